@@ -1,0 +1,2 @@
+func runSolverBenchmarks(arguments: [String]) {
+}

@@ -1,0 +1,2 @@
+func runStoreBenchmarks(arguments: [String]) {
+}

@@ -1,0 +1,2 @@
+func runThumbnailBenchmarks(arguments: [String]) {
+}

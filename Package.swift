@@ -1,0 +1,79 @@
+// swift-tools-version: 6.0
+//
+// ObjectLog: an object-graph persistence framework for Swift on Linux.
+//
+// Layers, lowest first (nothing lower imports anything higher):
+//   ObjectLogStore   bytes and files: header, records, CRC, reader/writer, recovery, index, compaction
+//   ObjectLog        the object engine users link
+//   ObjectLogTool    the `objectlog` commands, as a library; `objectlog` only calls it
+//   ReactionDiffusion, Thumbnails   clients' libraries, which know nothing of storage
+//   RDLab            the reaction-diffusion lab; `rdlab` only calls it
+//
+// System C libraries come in as system-library targets: zlib (CRC-32), libpng (thumbnails) and
+// SQLite (the benchmark peer only).
+
+import PackageDescription
+
+let package = Package(
+    name: "ObjectLog",
+    products: [
+        .library(name: "ObjectLog", targets: ["ObjectLog"]),
+        .library(name: "ObjectLogStore", targets: ["ObjectLogStore"]),
+        .library(name: "ReactionDiffusion", targets: ["ReactionDiffusion"]),
+        .library(name: "Thumbnails", targets: ["Thumbnails"]),
+        .executable(name: "objectlog", targets: ["objectlog"]),
+        .executable(name: "rdlab", targets: ["rdlab"]),
+        .executable(name: "objectlog-bench", targets: ["objectlog-bench"]),
+    ],
+    targets: [
+        // MARK: System libraries
+        .systemLibrary(
+            name: "CZlib",
+            path: "Sources/CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .systemLibrary(
+            name: "CPNG",
+            path: "Sources/CPNG",
+            pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // MARK: Storage
+        .target(name: "ObjectLogStore", dependencies: ["CZlib"]),
+        .target(name: "ObjectLog", dependencies: ["ObjectLogStore"]),
+        .target(name: "ObjectLogTool", dependencies: ["ObjectLog", "ObjectLogStore"]),
+        .executableTarget(name: "objectlog", dependencies: ["ObjectLogTool"]),
+
+        // MARK: Clients
+        .target(name: "ReactionDiffusion"),
+        .target(name: "Thumbnails", dependencies: ["CPNG"]),
+        .target(name: "RDLab", dependencies: ["ObjectLog", "ReactionDiffusion", "Thumbnails"]),
+        .executableTarget(name: "rdlab", dependencies: ["RDLab"]),
+
+        // MARK: Benchmarks
+        .executableTarget(
+            name: "objectlog-bench",
+            dependencies: [
+                "ObjectLog", "ObjectLogStore", "ReactionDiffusion", "Thumbnails", "CSQLite",
+            ],
+            path: "Benchmarks/ObjectLogBench"
+        ),
+
+        // MARK: Tests
+        .testTarget(name: "ObjectLogStoreTests", dependencies: ["ObjectLogStore"]),
+        .testTarget(name: "ObjectLogTests", dependencies: ["ObjectLog"]),
+        .testTarget(name: "ObjectLogToolTests", dependencies: ["ObjectLogTool"]),
+        .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),
+        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),
+        .testTarget(name: "RDLabTests", dependencies: ["RDLab"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// The ObjectLog module. Its contents arrive with its issue.

@@ -1,0 +1,1 @@
+// The ObjectLogStore module. Its contents arrive with its issue.

@@ -1,0 +1,1 @@
+// The ObjectLogTool module. Its contents arrive with its issue.

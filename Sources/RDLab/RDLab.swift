@@ -1,0 +1,1 @@
+// The RDLab module. Its contents arrive with its issue.

@@ -1,0 +1,1 @@
+// The ReactionDiffusion module. Its contents arrive with its issue.

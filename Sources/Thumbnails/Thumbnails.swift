@@ -1,0 +1,1 @@
+// The Thumbnails module. Its contents arrive with its issue.
