@@ -53,16 +53,23 @@ let package = Package(
         .executableTarget(name: "objectlog", dependencies: ["ObjectLogTool"]),
 
         // MARK: Clients
-        .target(name: "ReactionDiffusion"),
+        .target(name: "CReactionDiffusionSupport"),
+        .target(name: "ReactionDiffusion", dependencies: ["CReactionDiffusionSupport"]),
         .target(name: "Thumbnails", dependencies: ["CPNG"]),
         .target(name: "RDLab", dependencies: ["ObjectLog", "ReactionDiffusion", "Thumbnails"]),
         .executableTarget(name: "rdlab", dependencies: ["RDLab"]),
 
         // MARK: Benchmarks
+        .target(
+            name: "CSolverPeer",
+            path: "Benchmarks/CSolverPeer",
+            cSettings: [.unsafeFlags(["-O3", "-march=native"])]
+        ),
         .executableTarget(
             name: "objectlog-bench",
             dependencies: [
                 "ObjectLog", "ObjectLogStore", "ReactionDiffusion", "Thumbnails", "CSQLite",
+                "CSolverPeer",
             ],
             path: "Benchmarks/ObjectLogBench"
         ),

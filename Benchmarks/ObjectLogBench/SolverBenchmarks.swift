@@ -1,2 +1,202 @@
+// The solver's benchmark: Gray-Scott cell updates per second at 512 × 512, the Swift solver
+// against a straightforward C step compiled with -O3 -march=native (denormals flushed), in the
+// same run. Goals (issue 5): Swift ≥ 0.8× C single-threaded; Swift on two cores ≥ 1.7× its own
+// single-threaded speed; unorm8 no slower than float32.
+//
+//     objectlog-bench solver [--scale S] [--samples N]
+//
+// `--scale` multiplies the number of steps per sample (default 1: 200 steps), so CI's smoke run
+// can pass `--scale 0.05`.
+
+import CSolverPeer
+import Foundation
+import ReactionDiffusion
+
 func runSolverBenchmarks(arguments: [String]) {
+    var scale = 1.0
+    var samples = 5
+    var index = 0
+    while index < arguments.count {
+        let argument = arguments[index]
+        let value = index + 1 < arguments.count ? arguments[index + 1] : nil
+        switch argument {
+        case "--scale":
+            guard let text = value, let parsed = Double(text), parsed > 0, parsed.isFinite else {
+                print("error: --scale needs a positive number")
+                return
+            }
+            scale = parsed
+            index += 2
+        case "--samples":
+            guard let text = value, let parsed = Int(text), parsed > 0 else {
+                print("error: --samples needs a positive integer")
+                return
+            }
+            samples = parsed
+            index += 2
+        default:
+            index += 1
+        }
+    }
+    SolverBenchmark(scale: scale, samples: samples).run()
+}
+
+private struct SolverBenchmark {
+    let width = 512
+    let height = 512
+    let steps: Int
+    let samples: Int
+    let cores = ProcessInfo.processInfo.activeProcessorCount
+    let parameters = Model.grayScott.defaultParameters
+    let seed: Field
+
+    init(scale: Double, samples: Int) {
+        steps = max(2, Int((200 * scale).rounded()))
+        self.samples = samples
+        // Start from a developed pattern, so the timed steps see typical values (and denormals
+        // where the pattern meets the empty background).
+        let warm = Simulation(
+            model: .grayScott,
+            parameters: Model.grayScott.defaultParameters,
+            precision: .float32,
+            field: InitialState.make(for: .grayScott, width: width, height: height, seed: 1),
+            threadCount: ProcessInfo.processInfo.activeProcessorCount
+        )
+        warm.step(count: 500)
+        seed = warm.field
+    }
+
+    /// The best and median cell updates per second of `samples` timed calls to `body`, which
+    /// steps `steps` times.
+    func measure(_ body: () -> Void) -> (best: Double, median: Double) {
+        body()  // warm-up
+        var rates: [Double] = []
+        for _ in 0..<samples {
+            let start = ContinuousClock.now
+            body()
+            let elapsed = ContinuousClock.now - start
+            let seconds =
+                Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            rates.append(Double(width * height * steps) / seconds)
+        }
+        rates.sort()
+        return (rates.last!, rates[rates.count / 2])
+    }
+
+    func measureSwift(precision: Precision, threads: Int) -> (best: Double, median: Double) {
+        let simulation = Simulation(
+            model: .grayScott,
+            parameters: parameters,
+            precision: precision,
+            field: seed,
+            threadCount: threads
+        )
+        return measure { simulation.step(count: steps) }
+    }
+
+    func measureC(threads: Int) -> (best: Double, median: Double) {
+        var buffers = (
+            Array(seed.plane(0)),
+            Array(seed.plane(1)),
+            [Float](repeating: 0, count: width * height),
+            [Float](repeating: 0, count: width * height)
+        )
+        let p = parameters
+        return measure {
+            csp_gray_scott_run(
+                &buffers.0,
+                &buffers.1,
+                &buffers.2,
+                &buffers.3,
+                Int32(width),
+                Int32(height),
+                Int32(steps),
+                Int32(threads),
+                p.f,
+                p.k,
+                p.du,
+                p.dv
+            )
+        }
+    }
+
+    /// The largest difference between the Swift solver and the C peer after `steps` float32
+    /// steps from the same state: a check that both compute the same thing (the C compiler may
+    /// fuse multiply-adds, so they need not agree to the last bit).
+    func agreement() -> Float {
+        let simulation = Simulation(
+            model: .grayScott,
+            parameters: parameters,
+            precision: .float32,
+            field: seed
+        )
+        simulation.step(count: steps)
+        var u = Array(seed.plane(0))
+        var v = Array(seed.plane(1))
+        var nextU = [Float](repeating: 0, count: width * height)
+        var nextV = nextU
+        let p = parameters
+        csp_gray_scott_run(
+            &u,
+            &v,
+            &nextU,
+            &nextV,
+            Int32(width),
+            Int32(height),
+            Int32(steps),
+            1,
+            p.f,
+            p.k,
+            p.du,
+            p.dv
+        )
+        let peer = steps % 2 == 0 ? u + v : nextU + nextV
+        return zip(simulation.field.values, peer).map { abs($0 - $1) }.max() ?? .nan
+    }
+
+    func run() {
+        #if DEBUG
+        print("warning: objectlog-bench is a debug build; run `swift run -c release objectlog-bench`")
+        #endif
+        print(
+            "Solver: Gray-Scott \(width) × \(height), \(steps) steps per sample, best of \(samples), "
+                + "\(cores) cores"
+        )
+        let c1 = measureC(threads: 1)
+        let cN = measureC(threads: cores)
+        let swift1 = measureSwift(precision: .float32, threads: 1)
+        let swiftN = measureSwift(precision: .float32, threads: cores)
+        let unorm1 = measureSwift(precision: .unorm8, threads: 1)
+        let unormN = measureSwift(precision: .unorm8, threads: cores)
+
+        func row(_ name: String, _ rate: (best: Double, median: Double)) {
+            let best = String(format: "%8.1f", rate.best / 1e6)
+            let median = String(format: "%8.1f", rate.median / 1e6)
+            print("  \(name.padding(toLength: 34, withPad: " ", startingAt: 0)) \(best) \(median)")
+        }
+        print("  \("".padding(toLength: 34, withPad: " ", startingAt: 0))  Mcell/s   median")
+        row("C peer float32, 1 thread", c1)
+        row("C peer float32, \(cores) threads", cN)
+        row("Swift float32, 1 thread", swift1)
+        row("Swift float32, \(cores) threads", swiftN)
+        row("Swift unorm8, 1 thread", unorm1)
+        row("Swift unorm8, \(cores) threads", unormN)
+
+        func goal(_ name: String, _ ratio: Double, atLeast target: Double) {
+            let verdict = ratio >= target ? "met" : "NOT met"
+            let text = String(format: "%.2f× (goal ≥ %.2f×)", ratio, target)
+            print("  \(name.padding(toLength: 44, withPad: " ", startingAt: 0)) \(text)  \(verdict)")
+        }
+        print("Ratios (best rates):")
+        goal("Swift / C, float32, 1 thread", swift1.best / c1.best, atLeast: 0.8)
+        goal("Swift / C, float32, \(cores) threads", swiftN.best / cN.best, atLeast: 0.8)
+        if cores >= 2 {
+            goal("Swift \(cores) threads / 1 thread, float32", swiftN.best / swift1.best, atLeast: 1.7)
+        } else {
+            print("  Swift scaling: only 1 core, not measured")
+        }
+        goal("Swift unorm8 / float32, 1 thread", unorm1.best / swift1.best, atLeast: 1.0)
+        goal("Swift unorm8 / float32, \(cores) threads", unormN.best / swiftN.best, atLeast: 1.0)
+        print(String(format: "  largest |Swift − C| after %d float32 steps: %.3g", steps, agreement()))
+    }
 }

@@ -1,0 +1,112 @@
+/// Starting states like the original editor's seed images, made from an explicit random seed.
+///
+/// Equal arguments always give equal fields (see ``SeededGenerator``).
+///
+/// ```swift
+/// let field = InitialState.make(for: .fitzHughNagumo, width: 640, height: 640, seed: 1)
+/// ```
+public enum InitialState {
+    /// The seed `rdlab` uses when none is given.
+    public static let defaultSeed: UInt64 = 1
+
+    /// Returns the model's starting state on a `width` × `height` grid.
+    ///
+    /// - Gray-Scott: `u = 1`, `v = 0`, with a centred square whose side is 37% of the shorter
+    ///   dimension holding `u ≈ 0.25`, `v ≈ 0.75` (each ± 0.05 uniform noise).
+    /// - FitzHugh-Nagumo: a noisy background `a ≈ 0.13`, `b ≈ 0.29` with a centred vertical bar
+    ///   (16% of the width, 56% of the height) of `a ≈ 0.74`, `b ≈ 0.25` (each ± 0.05 noise).
+    /// - Belousov-Zhabotinsky: smooth value noise for each chemical, uniform in [0.3, 1.0] on a
+    ///   lattice about 1/16 of the grid apart and interpolated between, so its mean is ≈ 0.65.
+    ///   The lattice wraps, so the noise is seamless on a periodic grid.
+    ///
+    /// - Precondition: `width` and `height` are positive.
+    public static func make(for model: Model, width: Int, height: Int, seed: UInt64) -> Field {
+        var generator = SeededGenerator(seed: seed)
+        switch model {
+        case .grayScott:
+            return grayScott(width: width, height: height, generator: &generator)
+        case .fitzHughNagumo:
+            return fitzHughNagumo(width: width, height: height, generator: &generator)
+        case .belousovZhabotinsky:
+            return belousovZhabotinsky(width: width, height: height, generator: &generator)
+        }
+    }
+
+    private static func grayScott(
+        width: Int,
+        height: Int,
+        generator: inout SeededGenerator
+    ) -> Field {
+        var field = Field(chemicalCount: 2, width: width, height: height, repeating: 0)
+        for y in 0..<height {
+            for x in 0..<width {
+                field[0, y, x] = 1
+            }
+        }
+        let side = max(1, Int((0.37 * Double(min(width, height))).rounded()))
+        let left = (width - side) / 2
+        let top = (height - side) / 2
+        for y in top..<(top + side) {
+            for x in left..<(left + side) {
+                field[0, y, x] = generator.nextFloat(around: 0.25, spread: 0.05)
+                field[1, y, x] = generator.nextFloat(around: 0.75, spread: 0.05)
+            }
+        }
+        return field
+    }
+
+    private static func fitzHughNagumo(
+        width: Int,
+        height: Int,
+        generator: inout SeededGenerator
+    ) -> Field {
+        var field = Field(chemicalCount: 2, width: width, height: height, repeating: 0)
+        let bar = (
+            columns: Int(0.42 * Double(width))..<Int((0.58 * Double(width)).rounded(.up)),
+            rows: Int(0.22 * Double(height))..<Int((0.78 * Double(height)).rounded(.up))
+        )
+        for y in 0..<height {
+            for x in 0..<width {
+                let inBar = bar.columns.contains(x) && bar.rows.contains(y)
+                field[0, y, x] = generator.nextFloat(around: inBar ? 0.74 : 0.13, spread: 0.05)
+                field[1, y, x] = generator.nextFloat(around: inBar ? 0.25 : 0.29, spread: 0.05)
+            }
+        }
+        return field
+    }
+
+    private static func belousovZhabotinsky(
+        width: Int,
+        height: Int,
+        generator: inout SeededGenerator
+    ) -> Field {
+        var field = Field(chemicalCount: 3, width: width, height: height, repeating: 0)
+        let spacing = max(2, min(width, height) / 16)
+        let lattice = (columns: (width + spacing - 1) / spacing, rows: (height + spacing - 1) / spacing)
+        for chemical in 0..<3 {
+            var knots: [Float] = []
+            for _ in 0..<(lattice.columns * lattice.rows) {
+                knots.append(0.3 + 0.7 * generator.nextUnitFloat())
+            }
+            func knot(_ i: Int, _ j: Int) -> Float {
+                knots[(j % lattice.rows) * lattice.columns + (i % lattice.columns)]
+            }
+            for y in 0..<height {
+                let j = y / spacing
+                let ty = smoothstep(Float(y % spacing) / Float(spacing))
+                for x in 0..<width {
+                    let i = x / spacing
+                    let tx = smoothstep(Float(x % spacing) / Float(spacing))
+                    let top = knot(i, j) + (knot(i + 1, j) - knot(i, j)) * tx
+                    let bottom = knot(i, j + 1) + (knot(i + 1, j + 1) - knot(i, j + 1)) * tx
+                    field[chemical, y, x] = top + (bottom - top) * ty
+                }
+            }
+        }
+        return field
+    }
+
+    private static func smoothstep(_ t: Float) -> Float {
+        t * t * (3 - 2 * t)
+    }
+}

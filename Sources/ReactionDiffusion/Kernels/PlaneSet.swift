@@ -1,0 +1,165 @@
+/// Raw access to one buffer of chemical planes, shared by the threads of a step.
+///
+/// Each thread writes only its own rows of the target and only reads the source, so the
+/// unchecked `Sendable` conformance holds for the step's duration.
+struct PlaneSet: @unchecked Sendable {
+    /// The first value of plane 0.
+    let base: UnsafeMutablePointer<Float>
+    /// The number of columns.
+    let width: Int
+    /// The number of rows.
+    let height: Int
+
+    /// The first value of row `y` of `chemical`.
+    @inline(__always)
+    func row(_ chemical: Int, _ y: Int) -> UnsafeMutablePointer<Float> {
+        base + (chemical * height + y) * width
+    }
+}
+
+/// The three rows a stencil reads around row `y` of one chemical, after the boundary rule.
+struct RowTriple {
+    /// The row above, a row of zeros, or the wrapped last row.
+    let north: UnsafePointer<Float>
+    /// Row `y` itself.
+    let centre: UnsafePointer<Float>
+    /// The row below, a row of zeros, or the wrapped first row.
+    let south: UnsafePointer<Float>
+    /// The number of columns.
+    let width: Int
+    /// Whether reads past the left and right ends wrap (otherwise they are 0).
+    let wraps: Bool
+
+    @inline(__always)
+    init(planes: PlaneSet, chemical: Int, y: Int, zeroRow: UnsafePointer<Float>, wraps: Bool) {
+        let height = planes.height
+        centre = UnsafePointer(planes.row(chemical, y))
+        if y > 0 {
+            north = UnsafePointer(planes.row(chemical, y - 1))
+        } else {
+            north = wraps ? UnsafePointer(planes.row(chemical, height - 1)) : zeroRow
+        }
+        if y < height - 1 {
+            south = UnsafePointer(planes.row(chemical, y + 1))
+        } else {
+            south = wraps ? UnsafePointer(planes.row(chemical, 0)) : zeroRow
+        }
+        width = planes.width
+        self.wraps = wraps
+    }
+
+    /// The value at column `x` of `row`, for `x` in -1...width, after the boundary rule.
+    @inline(__always)
+    func read(_ row: UnsafePointer<Float>, _ x: Int) -> Float {
+        if x < 0 {
+            return wraps ? row[width - 1] : 0
+        }
+        if x >= width {
+            return wraps ? row[0] : 0
+        }
+        return row[x]
+    }
+
+    /// The five-point neighbourhood of column `x`, reading edges through the boundary rule.
+    @inline(__always)
+    func edgeCross(_ x: Int) -> Cross<Float> {
+        Cross(
+            north: north[x],
+            south: south[x],
+            west: read(centre, x - 1),
+            east: read(centre, x + 1),
+            centre: centre[x]
+        )
+    }
+
+    /// The five-point neighbourhoods of the lanes starting at column `x`, for
+    /// `1 <= x` and `x + lanes <= width - 1`.
+    @inline(__always)
+    func interiorCross<V: FloatLanes>(_ x: Int) -> Cross<V> {
+        Cross(
+            north: .load(north + x),
+            south: .load(south + x),
+            west: .load(centre + x - 1),
+            east: .load(centre + x + 1),
+            centre: .load(centre + x)
+        )
+    }
+
+    /// The 3×3 neighbourhood of column `x`, reading edges through the boundary rule.
+    @inline(__always)
+    func edgeBox(_ x: Int) -> Box<Float> {
+        Box(
+            northWest: read(north, x - 1),
+            north: north[x],
+            northEast: read(north, x + 1),
+            west: read(centre, x - 1),
+            centre: centre[x],
+            east: read(centre, x + 1),
+            southWest: read(south, x - 1),
+            south: south[x],
+            southEast: read(south, x + 1)
+        )
+    }
+
+    /// The 3×3 neighbourhoods of the lanes starting at column `x`, for
+    /// `1 <= x` and `x + lanes <= width - 1`.
+    @inline(__always)
+    func interiorBox<V: FloatLanes>(_ x: Int) -> Box<V> {
+        Box(
+            northWest: .load(north + x - 1),
+            north: .load(north + x),
+            northEast: .load(north + x + 1),
+            west: .load(centre + x - 1),
+            centre: .load(centre + x),
+            east: .load(centre + x + 1),
+            southWest: .load(south + x - 1),
+            south: .load(south + x),
+            southEast: .load(south + x + 1)
+        )
+    }
+}
+
+/// A cell and its four edge neighbours.
+struct Cross<V: FloatLanes> {
+    var north: V
+    var south: V
+    var west: V
+    var east: V
+    var centre: V
+
+    /// The five-point Laplacian with unit spacing, `(N + S + W + E) - 4·C`, summed in that order.
+    @inline(__always)
+    var laplacian: V {
+        (((north + south) + west) + east) - V(broadcast: 4) * centre
+    }
+}
+
+/// A cell and its eight neighbours.
+struct Box<V: FloatLanes> {
+    var northWest: V
+    var north: V
+    var northEast: V
+    var west: V
+    var centre: V
+    var east: V
+    var southWest: V
+    var south: V
+    var southEast: V
+
+    /// The 3×3 mean as the original computed it: the sum starts at the centre value, then adds all
+    /// nine cells row by row (so the centre counts twice), and is divided by 9.
+    @inline(__always)
+    var originalMean: V {
+        var sum = centre
+        sum = sum + northWest
+        sum = sum + north
+        sum = sum + northEast
+        sum = sum + west
+        sum = sum + centre
+        sum = sum + east
+        sum = sum + southWest
+        sum = sum + south
+        sum = sum + southEast
+        return sum / V(broadcast: 9)
+    }
+}

@@ -1,1 +1,0 @@
-// The ReactionDiffusion module. Its contents arrive with its issue.
