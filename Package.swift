@@ -54,7 +54,11 @@ let package = Package(
 
         // MARK: Clients
         .target(name: "CReactionDiffusionSupport"),
-        .target(name: "ReactionDiffusion", dependencies: ["CReactionDiffusionSupport"]),
+        .target(
+            name: "ReactionDiffusion",
+            dependencies: ["CReactionDiffusionSupport"],
+            swiftSettings: [.unsafeFlags(["-target-cpu", "native"])]
+        ),
         .target(name: "Thumbnails", dependencies: ["CPNG"]),
         .target(name: "RDLab", dependencies: ["ObjectLog", "ReactionDiffusion", "Thumbnails"]),
         .executableTarget(name: "rdlab", dependencies: ["RDLab"]),

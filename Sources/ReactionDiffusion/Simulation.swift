@@ -1,5 +1,4 @@
 import CReactionDiffusionSupport
-import Dispatch
 
 /// A running reaction-diffusion simulation: a model, its parameters and its current state.
 ///
@@ -110,49 +109,67 @@ public final class Simulation {
     public func step(count: Int = 1) {
         guard count > 0 else { return }
         let bands = min(threadCount, height)
-        for _ in 0..<count {
-            let stepper = RowStepper(
-                source: PlaneSet(base: current, width: width, height: height),
-                target: PlaneSet(base: next, width: width, height: height),
-                zeroRow: UnsafePointer(zeroRow),
-                wraps: boundary == .periodic
-            )
-            let job = StepJob(
-                stepper: stepper,
-                model: model,
-                parameters: parameters,
-                precision: precision,
-                height: height,
-                bands: bands
-            )
-            if bands == 1 {
-                job.run(band: 0)
-            } else {
-                DispatchQueue.concurrentPerform(iterations: bands) { band in
-                    job.run(band: band)
-                }
-            }
-            swap(&current, &next)
-            stepCount += 1
+        let job = StepJob(
+            buffers: (
+                PlaneSet(base: current, width: width, height: height),
+                PlaneSet(base: next, width: width, height: height)
+            ),
+            zeroRow: UnsafePointer(zeroRow),
+            wraps: boundary == .periodic,
+            model: model,
+            parameters: parameters,
+            precision: precision,
+            height: height,
+            bands: bands,
+            steps: count,
+            barrier: SpinBarrier(parties: bands)
+        )
+        runConcurrently(bands: bands) { band in
+            job.run(band: band)
         }
+        if count % 2 == 1 {
+            swap(&current, &next)
+        }
+        stepCount += count
     }
 }
 
-/// One step's work, split into bands of rows that run independently.
+/// The work of `steps` steps, split into bands of rows; each band runs on its own thread and
+/// waits at the barrier after every step for the others, whose rows the next step reads.
 private struct StepJob: @unchecked Sendable {
-    // Unchecked: the stepper's raw pointers are only read (source) or written in disjoint rows
-    // (target) by the bands, and the buffers outlive `concurrentPerform`.
-    let stepper: RowStepper
+    // Unchecked: within a step the bands only read the source buffer and write disjoint rows of
+    // the target; the barrier orders the steps; the buffers outlive the threads.
+    let buffers: (PlaneSet, PlaneSet)
+    let zeroRow: UnsafePointer<Float>
+    let wraps: Bool
     let model: Model
     let parameters: Parameters
     let precision: Precision
     let height: Int
     let bands: Int
+    let steps: Int
+    let barrier: SpinBarrier
 
     func run(band: Int) {
         let rows = (band * height / bands)..<((band + 1) * height / bands)
         let savedControl = rd_flush_denormals()
         defer { rd_restore_float_control(savedControl) }
+        for step in 0..<steps {
+            let even = step % 2 == 0
+            let stepper = RowStepper(
+                source: even ? buffers.0 : buffers.1,
+                target: even ? buffers.1 : buffers.0,
+                zeroRow: zeroRow,
+                wraps: wraps
+            )
+            stepRows(rows, with: stepper)
+            if bands > 1 {
+                barrier.arriveAndWait()
+            }
+        }
+    }
+
+    private func stepRows(_ rows: Range<Int>, with stepper: RowStepper) {
         switch (model, precision) {
         case (.grayScott, .unorm8):
             stepper.step(GrayScottRule(parameters), Unorm8Storage.self, rows: rows)

@@ -15,7 +15,7 @@ protocol FloatLanes {
 /// The SIMD vector the interior loops use.
 ///
 /// Eight lanes fill one AVX register, or two SSE registers on a baseline x86-64 build.
-typealias FloatVector = SIMD8<Float>
+typealias FloatVector = SIMD16<Float>
 
 extension Float: FloatLanes {
     @inline(__always)
@@ -30,14 +30,14 @@ extension Float: FloatLanes {
     }
 }
 
-extension SIMD8<Float>: FloatLanes {
+extension SIMD16<Float>: FloatLanes {
     @inline(__always)
     init(broadcast value: Float) {
         self.init(repeating: value)
     }
 
     @inline(__always)
-    func clampedToUnitInterval() -> SIMD8<Float> {
+    func clampedToUnitInterval() -> SIMD16<Float> {
         // Same selections as the scalar version, lane by lane, so NaN also becomes 0 here.
         let positive = self.replacing(with: 0, where: .!(self .> 0))
         return positive.replacing(with: 1, where: self .> 1)
