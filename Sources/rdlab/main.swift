@@ -1,1 +1,4 @@
+import Foundation
 import RDLab
+
+exit(RDLab.main(arguments: Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,91 @@
+/// A tool made of subcommands: dispatches to the one named first, prints help, and turns errors
+/// into `error: …` lines and exit statuses.
+///
+/// ```swift
+/// let tool = CommandGroup(name: "rdlab", help: ..., subcommands: [RunCommand.self])
+/// exit(tool.main(arguments: Array(CommandLine.arguments.dropFirst()), output: .standard))
+/// ```
+public struct CommandGroup {
+    /// The tool's name, such as `rdlab`.
+    public var name: String
+    /// The tool's help page (its SUBCOMMANDS section is filled in from `subcommands`).
+    public var help: CommandHelp
+    /// The subcommands, in the order help lists them.
+    public var subcommands: [any Command.Type]
+
+    /// Creates a tool.
+    public init(name: String, help: CommandHelp, subcommands: [any Command.Type]) {
+        self.name = name
+        self.help = help
+        self.subcommands = subcommands
+    }
+
+    /// The tool's help page, listing its subcommands.
+    public var helpText: String {
+        var page = help
+        page.subcommands = subcommands.map { CommandHelp.Entry($0.name, $0.help.overview) }
+        return page.text
+    }
+
+    /// Runs the command named by `arguments` (program name excluded) and returns the exit status.
+    public func main(arguments: [String], output: CommandOutput) -> Int32 {
+        do {
+            try dispatch(arguments, output: output)
+            return ExitCode.success.rawValue
+        } catch {
+            output.printError(error.description)
+            return error.exitCode.rawValue
+        }
+    }
+
+    private func dispatch(_ arguments: [String], output: CommandOutput) throws(CommandError) {
+        guard let first = arguments.first else {
+            output.print(helpText, terminator: false)
+            return
+        }
+        if first == "--help" || first == "-h" {
+            output.print(helpText, terminator: false)
+            return
+        }
+        if first == "help" {
+            guard arguments.count > 1 else {
+                output.print(helpText, terminator: false)
+                return
+            }
+            guard let command = subcommand(named: arguments[1]) else {
+                throw unknownCommand(arguments[1])
+            }
+            output.print(command.help.text, terminator: false)
+            return
+        }
+        guard let command = subcommand(named: first) else {
+            throw unknownCommand(first)
+        }
+        let rest = Array(arguments.dropFirst())
+        if rest.contains("--help") || rest.contains("-h") {
+            output.print(command.help.text, terminator: false)
+            return
+        }
+        var scanner = ArgumentScanner(rest, command: "\(name) \(command.name)")
+        let parsed = try command.init(parsing: &scanner)
+        try parsed.run(output: output)
+    }
+
+    private func subcommand(named commandName: String) -> (any Command.Type)? {
+        subcommands.first { $0.name == commandName }
+    }
+
+    private func unknownCommand(_ commandName: String) -> CommandError {
+        let known = subcommands.map { $0.name }.joined(separator: ", ")
+        return .usage(
+            "unknown command '\(commandName)'; use one of \(known), or see '\(name) --help'"
+        )
+    }
+}
+
+extension CommandOutput {
+    /// Writes text that already ends with a newline, or a line.
+    func print(_ text: String, terminator: Bool) {
+        print(terminator ? text : String(text.dropLast()))
+    }
+}

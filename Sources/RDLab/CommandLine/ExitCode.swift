@@ -1,0 +1,25 @@
+/// A process exit status, with the BSD `sysexits.h` values the tools use.
+///
+/// See: man 3 sysexits.
+public struct ExitCode: RawRepresentable, Hashable, Sendable {
+    /// The numeric status.
+    public var rawValue: Int32
+
+    /// Creates an exit status.
+    public init(rawValue: Int32) {
+        self.rawValue = rawValue
+    }
+
+    /// 0: the command did what was asked.
+    public static let success = ExitCode(rawValue: 0)
+    /// 64 (`EX_USAGE`): the command line was wrong.
+    public static let usage = ExitCode(rawValue: 64)
+    /// 65 (`EX_DATAERR`): input data was damaged or unsuitable.
+    public static let dataError = ExitCode(rawValue: 65)
+    /// 66 (`EX_NOINPUT`): an input file does not exist or cannot be read.
+    public static let noInput = ExitCode(rawValue: 66)
+    /// 73 (`EX_CANTCREAT`): an output file cannot be created.
+    public static let cannotCreate = ExitCode(rawValue: 73)
+    /// 74 (`EX_IOERR`): reading or writing failed.
+    public static let ioError = ExitCode(rawValue: 74)
+}

@@ -1,0 +1,334 @@
+import Foundation
+import ReactionDiffusion
+
+/// `rdlab run`: runs a model for a number of steps and writes the final state.
+///
+/// Saving runs in a store arrives with the client issue; until then every run behaves as with
+/// `--no-save`. PNG output arrives with the thumbnailer; until then `--png` is refused.
+public struct RunCommand: Command {
+    /// `run`.
+    public static let name = "run"
+
+    static let modelChoices = Model.allCases.map { ($0.name, $0) }
+    static let modelList = "gray-scott, fitzhugh-nagumo or belousov-zhabotinsky"
+    /// The largest width or height accepted, which keeps the state's memory within reason.
+    static let largestSide = 8_192
+
+    /// The command's help page.
+    public static let help = CommandHelp(
+        overview: "Run a reaction-diffusion model and write its final state.",
+        usage: """
+            rdlab run --model <model> [--preset <name>] [--set <name=value> ...] \
+            [--size <n> | --width <w> --height <h>] [--steps <n>] [--threads <t>] \
+            [--precision <precision>] [--boundary <boundary>] [--init <path.npy>] \
+            [--npy <out.npy>] [--png <out.png>] [--no-save] [--force]
+            """,
+        options: [
+            .init("--model <model>", "\(modelList)."),
+            .init(
+                "--preset <name>",
+                "Start from a preset's parameters (see 'rdlab presets');\nthe model's defaults otherwise."
+            ),
+            .init(
+                "--set <name=value>",
+                """
+                Set one parameter, such as f=0.05; may be repeated. Names:
+                \(Parameters.names.prefix(11).joined(separator: " "))
+                \(Parameters.names.dropFirst(11).joined(separator: " ")).
+                """
+            ),
+            .init("--size <n>", "A square grid of n × n cells (default: 640)."),
+            .init("--width <w>", "The grid's width, with --height."),
+            .init("--height <h>", "The grid's height, with --width."),
+            .init("--steps <n>", "The number of steps (default: 1000)."),
+            .init(
+                "--threads <t>",
+                "Threads to step with (default: all cores); results do\nnot depend on it."
+            ),
+            .init(
+                "--precision <precision>",
+                "unorm8 (default: clamp and round to k/255 after every\nstep, as the original) or float32."
+            ),
+            .init("--boundary <boundary>", "zero (default: cells outside read as 0) or periodic."),
+            .init(
+                "--init <path.npy>",
+                "Start from this state instead of the model's seed: float32,\nshape (chemicals, height, width)."
+            ),
+            .init("--npy <out.npy>", "Write the final state as a float32 .npy file."),
+            .init(
+                "--png <out.png>",
+                "Write a picture (not available yet: arrives with the\nthumbnailer)."
+            ),
+            .init(
+                "--no-save",
+                "Do not save the run (saving is not available yet, so runs\nare never saved)."
+            ),
+            .init("--force", "Run even with parameters outside the stable range."),
+        ]
+    )
+
+    /// The model to run.
+    public var model: Model
+    /// The preset the parameters started from, if any.
+    public var preset: Preset?
+    /// The parameters, after the preset and every `--set`.
+    public var parameters: Parameters
+    /// The grid's width.
+    public var width: Int
+    /// The grid's height.
+    public var height: Int
+    /// The number of steps.
+    public var steps: Int
+    /// The number of threads.
+    public var threads: Int
+    /// The state's precision.
+    public var precision: Precision
+    /// The boundary rule.
+    public var boundary: Boundary
+    /// The starting state, from `--init` or the model's seed.
+    public var initialState: Field
+    /// Where to write the final state as `.npy`, if anywhere.
+    public var numPyPath: String?
+    /// Whether `--no-save` was given.
+    public var noSave: Bool
+
+    /// Parses and checks the options, and reads `--init`.
+    public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
+        var model: Model?
+        var presetName: String?
+        var assignments: [(String, Float)] = []
+        var size: Int?
+        var width: Int?
+        var height: Int?
+        var steps: Int?
+        var threads: Int?
+        var precision: Precision?
+        var boundary: Boundary?
+        var initPath: String?
+        var numPyPath: String?
+        var pngPath: String?
+        var noSave = false
+        var force = false
+        var seen: Set<String> = []
+
+        while let option = try arguments.nextOption() {
+            if option != "--set" && !seen.insert(option).inserted {
+                throw .usage("'\(option)' is given more than once")
+            }
+            switch option {
+            case "--model": model = try arguments.choice(for: option, from: Self.modelChoices)
+            case "--preset": presetName = try arguments.value(for: option)
+            case "--set": assignments.append(try Self.assignment(try arguments.value(for: option)))
+            case "--size": size = try arguments.integer(for: option, in: 1...Self.largestSide)
+            case "--width": width = try arguments.integer(for: option, in: 1...Self.largestSide)
+            case "--height": height = try arguments.integer(for: option, in: 1...Self.largestSide)
+            case "--steps": steps = try arguments.integer(for: option, in: 0...1_000_000_000)
+            case "--threads": threads = try arguments.integer(for: option, in: 1...256)
+            case "--precision":
+                precision = try arguments.choice(
+                    for: option,
+                    from: Precision.allCases.map { ($0.rawValue, $0) }
+                )
+            case "--boundary":
+                boundary = try arguments.choice(
+                    for: option,
+                    from: Boundary.allCases.map { ($0.rawValue, $0) }
+                )
+            case "--init": initPath = try arguments.value(for: option)
+            case "--npy": numPyPath = try arguments.value(for: option)
+            case "--png": pngPath = try arguments.value(for: option)
+            case "--no-save": noSave = true
+            case "--force": force = true
+            default: throw arguments.unknownOption(option)
+            }
+        }
+
+        guard let model else {
+            throw .usage("missing '--model'; use \(Self.modelList)")
+        }
+        self.model = model
+        if let presetName {
+            guard let preset = Preset.named(presetName, for: model) else {
+                let names = model.presets.map(\.name).joined(separator: ", ")
+                throw .usage(
+                    "\(model.name) has no preset '\(presetName)'; its presets are \(names)"
+                )
+            }
+            self.preset = preset
+        }
+        var parameters = preset?.parameters ?? model.defaultParameters
+        for (name, value) in assignments {
+            do {
+                try parameters.setValue(value, forName: name)
+            } catch {
+                throw .usage(error.message)
+            }
+        }
+        let problems = parameters.stabilityProblems(for: model)
+        if !problems.isEmpty && !force {
+            throw .usage("\(problems.joined(separator: "; ")); pass --force to run anyway")
+        }
+        self.parameters = parameters
+
+        if size != nil && (width != nil || height != nil) {
+            throw .usage("use either '--size' or '--width' and '--height', not both")
+        }
+        if (width == nil) != (height == nil) {
+            throw .usage("'--width' and '--height' go together")
+        }
+        if let pngPath {
+            throw .usage(
+                "cannot write '\(pngPath)': PNG output arrives with the thumbnailer; use --npy for now"
+            )
+        }
+        self.steps = steps ?? 1_000
+        self.threads = threads ?? ProcessInfo.processInfo.activeProcessorCount
+        self.precision = precision ?? .unorm8
+        self.boundary = boundary ?? .zero
+        self.numPyPath = numPyPath
+        self.noSave = noSave
+
+        if let initPath {
+            let field = try Self.readInitialState(initPath, model: model)
+            if let side = size, field.width != side || field.height != side {
+                throw .usage(
+                    "'\(initPath)' is \(field.width) × \(field.height), not the \(side) × \(side) of '--size'"
+                )
+            }
+            if let width, let height, field.width != width || field.height != height {
+                throw .usage(
+                    "'\(initPath)' is \(field.width) × \(field.height), not the \(width) × \(height) asked for"
+                )
+            }
+            self.initialState = field
+            self.width = field.width
+            self.height = field.height
+        } else {
+            self.width = size ?? width ?? 640
+            self.height = size ?? height ?? 640
+            self.initialState = InitialState.make(
+                for: model,
+                width: self.width,
+                height: self.height,
+                seed: InitialState.defaultSeed
+            )
+        }
+    }
+
+    /// Parses `name=value` for `--set`.
+    static func assignment(_ text: String) throws(CommandError) -> (String, Float) {
+        guard let equals = text.firstIndex(of: "=") else {
+            throw .usage("'--set' needs name=value, not '\(text)'")
+        }
+        let name = String(text[..<equals])
+        let valueText = String(text[text.index(after: equals)...])
+        guard Parameters.names.contains(name.lowercased()) else {
+            throw .usage(
+                "unknown parameter '\(name)'; known parameters: \(Parameters.names.joined(separator: ", "))"
+            )
+        }
+        guard let value = Float(valueText), value.isFinite else {
+            throw .usage("'--set \(name)' needs a finite number, not '\(valueText)'")
+        }
+        return (name, value)
+    }
+
+    /// Reads and checks an `--init` file.
+    static func readInitialState(_ path: String, model: Model) throws(CommandError) -> Field {
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw CommandError(
+                "cannot read '\(path)': no such file or not readable",
+                exitCode: .noInput
+            )
+        }
+        let field: Field
+        do {
+            field = try NumPyFormat.read(contentsOf: path)
+        } catch {
+            throw CommandError(error.message, exitCode: .dataError)
+        }
+        guard field.chemicalCount == model.chemicalCount else {
+            throw CommandError(
+                "'\(path)' has \(field.chemicalCount) chemical(s); \(model.name) needs "
+                    + "\(model.chemicalCount) (\(model.chemicalNames.joined(separator: ", ")))",
+                exitCode: .dataError
+            )
+        }
+        guard field.width <= largestSide && field.height <= largestSide else {
+            throw CommandError(
+                "'\(path)' is larger than \(largestSide) × \(largestSide)",
+                exitCode: .dataError
+            )
+        }
+        guard let index = field.values.firstIndex(where: { !$0.isFinite }) else {
+            return field
+        }
+        let cell = index % field.cellCount
+        throw CommandError(
+            "'\(path)' holds a value that is not a finite number (chemical \(index / field.cellCount), "
+                + "row \(cell / field.width), column \(cell % field.width))",
+            exitCode: .dataError
+        )
+    }
+
+    /// Runs the simulation, prints a summary and writes the requested files.
+    public func run(output: CommandOutput) throws(CommandError) {
+        let simulation = Simulation(
+            model: model,
+            parameters: parameters,
+            precision: precision,
+            boundary: boundary,
+            field: initialState,
+            threadCount: threads
+        )
+        let clock = ContinuousClock()
+        let elapsed = clock.measure {
+            simulation.step(count: steps)
+        }
+        let seconds =
+            Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let field = simulation.field
+
+        let presetText = preset.map { " (\($0.name))" } ?? ""
+        let rate = seconds > 0 ? Double(width * height * steps) / seconds / 1e6 : 0
+        output.print(
+            "\(model.name)\(presetText), \(width) × \(height), \(steps) steps, \(precision.rawValue), "
+                + "\(boundary.rawValue) boundary, \(threads) thread\(threads == 1 ? "" : "s"): "
+                + String(format: "%.3f s (%.1f Mcell/s)", seconds, rate)
+        )
+        for (chemical, name) in model.chemicalNames.enumerated() {
+            let plane = field.plane(chemical)
+            let finite = plane.filter(\.isFinite)
+            guard !finite.isEmpty else {
+                output.print("  \(name): not a number everywhere (the run blew up)")
+                continue
+            }
+            let mean = finite.reduce(0, +) / Float(finite.count)
+            var line = String(
+                format: "  %@: min %.6g  mean %.6g  max %.6g",
+                name,
+                finite.min()!,
+                mean,
+                finite.max()!
+            )
+            if finite.count < plane.count {
+                line += "  (\(plane.count - finite.count) cells not a number)"
+            }
+            output.print(line)
+        }
+
+        if let numPyPath {
+            do {
+                try NumPyFormat.write(field, to: numPyPath)
+            } catch {
+                throw CommandError(error.message, exitCode: .cannotCreate)
+            }
+            output.print("wrote \(numPyPath)")
+        }
+        if !noSave {
+            output.printError(
+                "note: the run was not saved: saving runs arrives with the lab's store"
+            )
+        }
+    }
+}
