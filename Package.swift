@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "ObjectLogToolTests", dependencies: ["ObjectLogTool"]),
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),
-        .testTarget(name: "RDLabTests", dependencies: ["RDLab"]),
+        .testTarget(name: "RDLabTests", dependencies: ["RDLab", "ReactionDiffusion"]),
     ],
     swiftLanguageModes: [.v6]
 )

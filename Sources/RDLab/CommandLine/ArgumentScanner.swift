@@ -18,6 +18,8 @@ public struct ArgumentScanner: Sendable {
     private var index = 0
     /// The value given after `=` in the option just returned, if any.
     private var inlineValue: String?
+    /// The name of the option just returned.
+    private var currentOption = ""
     /// The command's full name for messages, such as `rdlab run`.
     public let command: String
 
@@ -36,7 +38,7 @@ public struct ArgumentScanner: Sendable {
     ///   take, or when the previous option's `=value` was not consumed.
     public mutating func nextOption() throws(CommandError) -> String? {
         if let value = inlineValue {
-            throw .usage("'\(arguments[index - 1])' takes no value (got '\(value)')")
+            throw .usage("'\(currentOption)' takes no value (got '\(value)')")
         }
         guard index < arguments.count else { return nil }
         let argument = arguments[index]
@@ -46,9 +48,11 @@ public struct ArgumentScanner: Sendable {
         }
         if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
             inlineValue = String(argument[argument.index(after: equals)...])
-            return String(argument[..<equals])
+            currentOption = String(argument[..<equals])
+        } else {
+            currentOption = argument
         }
-        return argument
+        return currentOption
     }
 
     /// Returns the value of `option`: the text after `=`, or else the next argument.
