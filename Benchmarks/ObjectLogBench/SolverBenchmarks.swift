@@ -156,7 +156,9 @@ private struct SolverBenchmark {
 
     func run() {
         #if DEBUG
-        print("warning: objectlog-bench is a debug build; run `swift run -c release objectlog-bench`")
+        print(
+            "warning: objectlog-bench is a debug build; run `swift run -c release objectlog-bench`"
+        )
         #endif
         print(
             "Solver: Gray-Scott \(width) × \(height), \(steps) steps per sample, best of \(samples), "
@@ -185,18 +187,26 @@ private struct SolverBenchmark {
         func goal(_ name: String, _ ratio: Double, atLeast target: Double) {
             let verdict = ratio >= target ? "met" : "NOT met"
             let text = String(format: "%.2f× (goal ≥ %.2f×)", ratio, target)
-            print("  \(name.padding(toLength: 44, withPad: " ", startingAt: 0)) \(text)  \(verdict)")
+            print(
+                "  \(name.padding(toLength: 44, withPad: " ", startingAt: 0)) \(text)  \(verdict)"
+            )
         }
         print("Ratios (best rates):")
         goal("Swift / C, float32, 1 thread", swift1.best / c1.best, atLeast: 0.8)
         goal("Swift / C, float32, \(cores) threads", swiftN.best / cN.best, atLeast: 0.8)
         if cores >= 2 {
-            goal("Swift \(cores) threads / 1 thread, float32", swiftN.best / swift1.best, atLeast: 1.7)
+            goal(
+                "Swift \(cores) threads / 1 thread, float32",
+                swiftN.best / swift1.best,
+                atLeast: 1.7
+            )
         } else {
             print("  Swift scaling: only 1 core, not measured")
         }
         goal("Swift unorm8 / float32, 1 thread", unorm1.best / swift1.best, atLeast: 1.0)
         goal("Swift unorm8 / float32, \(cores) threads", unormN.best / swiftN.best, atLeast: 1.0)
-        print(String(format: "  largest |Swift − C| after %d float32 steps: %.3g", steps, agreement()))
+        print(
+            String(format: "  largest |Swift − C| after %d float32 steps: %.3g", steps, agreement())
+        )
     }
 }

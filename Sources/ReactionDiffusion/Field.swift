@@ -22,7 +22,10 @@ public struct Field: Sendable, Hashable {
     ///
     /// - Precondition: all dimensions are positive.
     public init(chemicalCount: Int, width: Int, height: Int, repeating value: Float) {
-        precondition(chemicalCount > 0 && width > 0 && height > 0, "field dimensions must be positive")
+        precondition(
+            chemicalCount > 0 && width > 0 && height > 0,
+            "field dimensions must be positive"
+        )
         self.chemicalCount = chemicalCount
         self.width = width
         self.height = height
@@ -33,7 +36,10 @@ public struct Field: Sendable, Hashable {
     ///
     /// - Precondition: all dimensions are positive and `values.count` is their product.
     public init(chemicalCount: Int, width: Int, height: Int, values: [Float]) {
-        precondition(chemicalCount > 0 && width > 0 && height > 0, "field dimensions must be positive")
+        precondition(
+            chemicalCount > 0 && width > 0 && height > 0,
+            "field dimensions must be positive"
+        )
         precondition(values.count == chemicalCount * width * height, "value count must match shape")
         self.chemicalCount = chemicalCount
         self.width = width

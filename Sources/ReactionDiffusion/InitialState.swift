@@ -82,7 +82,9 @@ public enum InitialState {
     ) -> Field {
         var field = Field(chemicalCount: 3, width: width, height: height, repeating: 0)
         let spacing = max(2, min(width, height) / 16)
-        let lattice = (columns: (width + spacing - 1) / spacing, rows: (height + spacing - 1) / spacing)
+        let lattice = (
+            columns: (width + spacing - 1) / spacing, rows: (height + spacing - 1) / spacing
+        )
         for chemical in 0..<3 {
             var knots: [Float] = []
             for _ in 0..<(lattice.columns * lattice.rows) {

@@ -61,7 +61,10 @@ public enum NumPyFormat {
         guard bytes.count >= headerStart + headerLength else {
             throw NumPyError("the .npy header is truncated")
         }
-        let header = String(decoding: bytes[headerStart..<(headerStart + headerLength)], as: UTF8.self)
+        let header = String(
+            decoding: bytes[headerStart..<(headerStart + headerLength)],
+            as: UTF8.self
+        )
         let description = try HeaderDescription(parsing: header)
 
         let dimensions = description.shape
@@ -75,7 +78,9 @@ public enum NumPyFormat {
             )
         }
         guard chemicals > 0, height > 0, width > 0 else {
-            throw NumPyError("the array has shape \(description.shapeText); every dimension must be positive")
+            throw NumPyError(
+                "the array has shape \(description.shapeText); every dimension must be positive"
+            )
         }
         let (count, overflow) = chemicals.multipliedReportingOverflow(by: height * width)
         guard !overflow, height <= Int(Int32.max), width <= Int(Int32.max), count <= 1 << 34 else {
@@ -96,7 +101,8 @@ public enum NumPyFormat {
                 if description.scalarSize == 4 {
                     let bits = data.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self)
                     values[i] = Float(
-                        bitPattern: description.isLittleEndian ? UInt32(littleEndian: bits) : UInt32(bigEndian: bits)
+                        bitPattern: description.isLittleEndian
+                            ? UInt32(littleEndian: bits) : UInt32(bigEndian: bits)
                     )
                 } else {
                     let bits = data.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)

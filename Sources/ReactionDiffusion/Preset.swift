@@ -69,7 +69,13 @@ public struct Preset: Sendable, Hashable {
         ),
     ]
 
-    private static func grayScott(_ name: String, f: Float, k: Float, du: Float, dv: Float) -> Preset {
+    private static func grayScott(
+        _ name: String,
+        f: Float,
+        k: Float,
+        du: Float,
+        dv: Float
+    ) -> Preset {
         Preset(name: name, model: .grayScott, parameters: Parameters(f: f, k: k, du: du, dv: dv))
     }
 }

@@ -7,27 +7,81 @@ struct BadInputTests {
     @Test(
         "usage errors exit 64 with a one-line message",
         arguments: [
-            ([], "error: missing '--model'; use gray-scott, fitzhugh-nagumo or belousov-zhabotinsky"),
-            (["--model", "brusselator"], "error: unknown value 'brusselator' for '--model'; use gray-scott, fitzhugh-nagumo or belousov-zhabotinsky"),
-            (["--model", "gray-scott", "--preset", "Liquid"], "error: gray-scott has no preset 'Liquid'; its presets are Default, Worms, Spots, Strings, Bifurcation"),
-            (["--model", "gray-scott", "--set", "du=0.3"], "error: du = 0.3 is outside [0.0, 0.25] (diffusion rates above 0.25 make the explicit step unstable); pass --force to run anyway"),
+            (
+                [],
+                "error: missing '--model'; use gray-scott, fitzhugh-nagumo or belousov-zhabotinsky"
+            ),
+            (
+                ["--model", "brusselator"],
+                "error: unknown value 'brusselator' for '--model'; use gray-scott, fitzhugh-nagumo or belousov-zhabotinsky"
+            ),
+            (
+                ["--model", "gray-scott", "--preset", "Liquid"],
+                "error: gray-scott has no preset 'Liquid'; its presets are Default, Worms, Spots, Strings, Bifurcation"
+            ),
+            (
+                ["--model", "gray-scott", "--set", "du=0.3"],
+                "error: du = 0.3 is outside [0.0, 0.25] (diffusion rates above 0.25 make the explicit step unstable); pass --force to run anyway"
+            ),
             (["--model", "gray-scott", "--set", "feed=0.1"], "error: unknown parameter 'feed'"),
             (["--model", "gray-scott", "--set", "f"], "error: '--set' needs name=value, not 'f'"),
-            (["--model", "gray-scott", "--set", "f=fast"], "error: '--set f' needs a finite number, not 'fast'"),
-            (["--model", "gray-scott", "--set", "f=nan", "--force"], "error: '--set f' needs a finite number, not 'nan'"),
-            (["--model", "gray-scott", "--size", "0"], "error: '--size' must be between 1 and 8192, not 0"),
-            (["--model", "gray-scott", "--size", "8", "--width", "8", "--height", "8"], "error: use either '--size' or '--width' and '--height', not both"),
-            (["--model", "gray-scott", "--width", "8"], "error: '--width' and '--height' go together"),
-            (["--model", "gray-scott", "--steps", "-1"], "error: '--steps' must be between 0 and 1000000000, not -1"),
+            (
+                ["--model", "gray-scott", "--set", "f=fast"],
+                "error: '--set f' needs a finite number, not 'fast'"
+            ),
+            (
+                ["--model", "gray-scott", "--set", "f=nan", "--force"],
+                "error: '--set f' needs a finite number, not 'nan'"
+            ),
+            (
+                ["--model", "gray-scott", "--size", "0"],
+                "error: '--size' must be between 1 and 8192, not 0"
+            ),
+            (
+                ["--model", "gray-scott", "--size", "8", "--width", "8", "--height", "8"],
+                "error: use either '--size' or '--width' and '--height', not both"
+            ),
+            (
+                ["--model", "gray-scott", "--width", "8"],
+                "error: '--width' and '--height' go together"
+            ),
+            (
+                ["--model", "gray-scott", "--steps", "-1"],
+                "error: '--steps' must be between 0 and 1000000000, not -1"
+            ),
             (["--model", "gray-scott", "--steps"], "error: missing value for '--steps'"),
-            (["--model", "gray-scott", "--threads", "many"], "error: '--threads' needs an integer, not 'many'"),
-            (["--model", "gray-scott", "--precision", "float64"], "error: unknown value 'float64' for '--precision'; use unorm8 or float32"),
-            (["--model", "gray-scott", "--boundary", "mirror"], "error: unknown value 'mirror' for '--boundary'; use zero or periodic"),
-            (["--model", "gray-scott", "--png", "out.png"], "error: cannot write 'out.png': PNG output arrives with the thumbnailer; use --npy for now"),
-            (["--model", "gray-scott", "--bogus"], "error: unknown option '--bogus'; see 'rdlab run --help'"),
-            (["--model", "gray-scott", "extra"], "error: unexpected argument 'extra'; see 'rdlab run --help'"),
-            (["--model", "gray-scott", "--model", "gray-scott"], "error: '--model' is given more than once"),
-            (["--model", "gray-scott", "--no-save=yes"], "error: '--no-save' takes no value (got 'yes')"),
+            (
+                ["--model", "gray-scott", "--threads", "many"],
+                "error: '--threads' needs an integer, not 'many'"
+            ),
+            (
+                ["--model", "gray-scott", "--precision", "float64"],
+                "error: unknown value 'float64' for '--precision'; use unorm8 or float32"
+            ),
+            (
+                ["--model", "gray-scott", "--boundary", "mirror"],
+                "error: unknown value 'mirror' for '--boundary'; use zero or periodic"
+            ),
+            (
+                ["--model", "gray-scott", "--png", "out.png"],
+                "error: cannot write 'out.png': PNG output arrives with the thumbnailer; use --npy for now"
+            ),
+            (
+                ["--model", "gray-scott", "--bogus"],
+                "error: unknown option '--bogus'; see 'rdlab run --help'"
+            ),
+            (
+                ["--model", "gray-scott", "extra"],
+                "error: unexpected argument 'extra'; see 'rdlab run --help'"
+            ),
+            (
+                ["--model", "gray-scott", "--model", "gray-scott"],
+                "error: '--model' is given more than once"
+            ),
+            (
+                ["--model", "gray-scott", "--no-save=yes"],
+                "error: '--no-save' takes no value (got 'yes')"
+            ),
         ]
     )
     func usage(arguments: [String], message: String) throws {
@@ -42,45 +96,90 @@ struct BadInputTests {
     func unknownCommand() throws {
         let result = try RDLabProcess.run(["simulate"])
         #expect(result.exitCode == 64)
-        #expect(result.standardError == "error: unknown command 'simulate'; use one of run, presets, or see 'rdlab --help'\n")
+        #expect(
+            result.standardError
+                == "error: unknown command 'simulate'; use one of run, presets, or see 'rdlab --help'\n"
+        )
     }
 
     @Test("a missing --init file exits 66; a damaged or mismatched one exits 65")
     func initFiles() throws {
         let directory = try TemporaryDirectory()
-        let missing = try RDLabProcess.run(["run", "--model", "gray-scott", "--init", directory.path("none.npy")])
+        let missing = try RDLabProcess.run([
+            "run", "--model", "gray-scott", "--init", directory.path("none.npy"),
+        ])
         #expect(missing.exitCode == 66)
-        #expect(missing.errorLines == ["error: cannot read '\(directory.path("none.npy"))': no such file or not readable"])
+        #expect(
+            missing.errorLines == [
+                "error: cannot read '\(directory.path("none.npy"))': no such file or not readable"
+            ]
+        )
 
-        try Data("not numpy at all".utf8).write(to: URL(fileURLWithPath: directory.path("junk.npy")))
-        let junk = try RDLabProcess.run(["run", "--model", "gray-scott", "--init", directory.path("junk.npy")])
+        try Data("not numpy at all".utf8).write(
+            to: URL(fileURLWithPath: directory.path("junk.npy"))
+        )
+        let junk = try RDLabProcess.run([
+            "run", "--model", "gray-scott", "--init", directory.path("junk.npy"),
+        ])
         #expect(junk.exitCode == 65)
         #expect(junk.errorLines.count == 1)
-        #expect(junk.errorLines.first?.hasPrefix("error: '\(directory.path("junk.npy"))': not a NumPy .npy file") == true)
+        #expect(
+            junk.errorLines.first?.hasPrefix(
+                "error: '\(directory.path("junk.npy"))': not a NumPy .npy file"
+            ) == true
+        )
 
-        try NumPyFormat.write(Field(chemicalCount: 3, width: 4, height: 4, repeating: 0.5), to: directory.path("bz.npy"))
-        let mismatch = try RDLabProcess.run(["run", "--model", "gray-scott", "--init", directory.path("bz.npy")])
+        try NumPyFormat.write(
+            Field(chemicalCount: 3, width: 4, height: 4, repeating: 0.5),
+            to: directory.path("bz.npy")
+        )
+        let mismatch = try RDLabProcess.run([
+            "run", "--model", "gray-scott", "--init", directory.path("bz.npy"),
+        ])
         #expect(mismatch.exitCode == 65)
-        #expect(mismatch.errorLines == ["error: '\(directory.path("bz.npy"))' has 3 chemical(s); gray-scott needs 2 (u, v)"])
+        #expect(
+            mismatch.errorLines == [
+                "error: '\(directory.path("bz.npy"))' has 3 chemical(s); gray-scott needs 2 (u, v)"
+            ]
+        )
 
-        let size = try RDLabProcess.run(["run", "--model", "belousov-zhabotinsky", "--init", directory.path("bz.npy"), "--size", "5"])
+        let size = try RDLabProcess.run([
+            "run", "--model", "belousov-zhabotinsky", "--init", directory.path("bz.npy"), "--size",
+            "5",
+        ])
         #expect(size.exitCode == 64)
-        #expect(size.errorLines == ["error: '\(directory.path("bz.npy"))' is 4 × 4, not the 5 × 5 of '--size'"])
+        #expect(
+            size.errorLines == [
+                "error: '\(directory.path("bz.npy"))' is 4 × 4, not the 5 × 5 of '--size'"
+            ]
+        )
 
         var nan = Field(chemicalCount: 2, width: 3, height: 2, repeating: 0)
         nan[1, 1, 2] = .nan
         try NumPyFormat.write(nan, to: directory.path("nan.npy"))
-        let notFinite = try RDLabProcess.run(["run", "--model", "gray-scott", "--init", directory.path("nan.npy")])
+        let notFinite = try RDLabProcess.run([
+            "run", "--model", "gray-scott", "--init", directory.path("nan.npy"),
+        ])
         #expect(notFinite.exitCode == 65)
-        #expect(notFinite.errorLines == ["error: '\(directory.path("nan.npy"))' holds a value that is not a finite number (chemical 1, row 1, column 2)"])
+        #expect(
+            notFinite.errorLines == [
+                "error: '\(directory.path("nan.npy"))' holds a value that is not a finite number (chemical 1, row 1, column 2)"
+            ]
+        )
     }
 
     @Test("an --npy path that cannot be written exits 73")
     func unwritableOutput() throws {
         let path = "/nonexistent-directory-for-rdlab/out.npy"
-        let result = try RDLabProcess.run(["run", "--model", "gray-scott", "--size", "8", "--steps", "1", "--npy", path, "--no-save"])
+        let result = try RDLabProcess.run([
+            "run", "--model", "gray-scott", "--size", "8", "--steps", "1", "--npy", path,
+            "--no-save",
+        ])
         #expect(result.exitCode == 73)
         #expect(result.errorLines.count == 1)
-        #expect(result.errorLines.first?.hasPrefix("error: cannot write '\(path)': ") == true, "\(result.standardError)")
+        #expect(
+            result.errorLines.first?.hasPrefix("error: cannot write '\(path)': ") == true,
+            "\(result.standardError)"
+        )
     }
 }

@@ -11,7 +11,12 @@ struct PresetsCommandTests {
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.contains("gray-scott (u, v)"))
         #expect(lines.contains("belousov-zhabotinsky (a, b, c)"))
-        #expect(lines.contains { $0.hasPrefix("  Worms ") && $0.hasSuffix("f=0.049023 k=0.070117 du=0.172852 dv=0.058594") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("  Worms ")
+                    && $0.hasSuffix("f=0.049023 k=0.070117 du=0.172852 dv=0.058594")
+            }
+        )
         for preset in Preset.all {
             #expect(lines.contains { $0.hasPrefix("  \(preset.name) ") }, "\(preset.name)")
         }

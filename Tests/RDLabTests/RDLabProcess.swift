@@ -53,7 +53,9 @@ struct TemporaryDirectory: ~Copyable {
     let url: URL
 
     init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("rdlab-tests-\(UUID().uuidString)")
+        url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "rdlab-tests-\(UUID().uuidString)"
+        )
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 

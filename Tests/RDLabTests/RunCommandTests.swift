@@ -4,7 +4,10 @@ import Testing
 
 @Suite("rdlab run, end to end")
 struct RunCommandTests {
-    @Test("run --no-save --npy writes the same state as the library computes", arguments: Model.allCases)
+    @Test(
+        "run --no-save --npy writes the same state as the library computes",
+        arguments: Model.allCases
+    )
     func writesState(model: Model) throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("out.npy")
@@ -15,7 +18,11 @@ struct RunCommandTests {
         #expect(result.exitCode == 0)
         #expect(result.standardError == "")
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
-        #expect(lines.first?.hasPrefix("\(model.name), 40 × 24, 30 steps, unorm8, zero boundary, 3 threads: ") == true)
+        #expect(
+            lines.first?.hasPrefix(
+                "\(model.name), 40 × 24, 30 steps, unorm8, zero boundary, 3 threads: "
+            ) == true
+        )
         #expect(lines.count == 1 + model.chemicalCount + 1)
         #expect(lines.last == "wrote \(path)")
 
@@ -23,7 +30,12 @@ struct RunCommandTests {
         let simulation = Simulation(
             model: model,
             parameters: model.defaultParameters,
-            field: InitialState.make(for: model, width: 40, height: 24, seed: InitialState.defaultSeed)
+            field: InitialState.make(
+                for: model,
+                width: 40,
+                height: 24,
+                seed: InitialState.defaultSeed
+            )
         )
         simulation.step(count: 30)
         #expect(written == simulation.field)
@@ -40,7 +52,11 @@ struct RunCommandTests {
             "--boundary", "periodic", "--npy=\(path)", "--no-save",
         ])
         #expect(result.exitCode == 0, "\(result.standardError)")
-        #expect(result.standardOutput.hasPrefix("fitzhugh-nagumo (SpiralCoral), 20 × 20, 12 steps, float32, periodic"))
+        #expect(
+            result.standardOutput.hasPrefix(
+                "fitzhugh-nagumo (SpiralCoral), 20 × 20, 12 steps, float32, periodic"
+            )
+        )
         var parameters = Preset.named("SpiralCoral", for: .fitzHughNagumo)!.parameters
         parameters.k1 = 1.5
         parameters.delta = 3
@@ -49,7 +65,12 @@ struct RunCommandTests {
             parameters: parameters,
             precision: .float32,
             boundary: .periodic,
-            field: InitialState.make(for: .fitzHughNagumo, width: 20, height: 20, seed: InitialState.defaultSeed)
+            field: InitialState.make(
+                for: .fitzHughNagumo,
+                width: 20,
+                height: 20,
+                seed: InitialState.defaultSeed
+            )
         )
         simulation.step(count: 12)
         #expect(try NumPyFormat.read(contentsOf: path) == simulation.field)
@@ -79,15 +100,22 @@ struct RunCommandTests {
 
     @Test("without --no-save the run says it was not saved")
     func notSaved() throws {
-        let result = try RDLabProcess.run(["run", "--model", "gray-scott", "--size", "8", "--steps", "1"])
+        let result = try RDLabProcess.run([
+            "run", "--model", "gray-scott", "--size", "8", "--steps", "1",
+        ])
         #expect(result.exitCode == 0)
-        #expect(result.errorLines == ["note: the run was not saved: saving runs arrives with the lab's store"])
+        #expect(
+            result.errorLines == [
+                "note: the run was not saved: saving runs arrives with the lab's store"
+            ]
+        )
     }
 
     @Test("--force runs parameters outside the stable range")
     func force() throws {
         let result = try RDLabProcess.run([
-            "run", "--model", "gray-scott", "--set", "du=0.3", "--force", "--size", "8", "--steps", "2",
+            "run", "--model", "gray-scott", "--set", "du=0.3", "--force", "--size", "8", "--steps",
+            "2",
             "--no-save",
         ])
         #expect(result.exitCode == 0, "\(result.standardError)")
@@ -98,10 +126,15 @@ struct RunCommandTests {
         let result = try RDLabProcess.run(["run", "--help"])
         #expect(result.exitCode == 0)
         let text = result.standardOutput
-        #expect(text.hasPrefix("OVERVIEW: Run a reaction-diffusion model and write its final state.\n\nUSAGE: rdlab run --model <model>"))
+        #expect(
+            text.hasPrefix(
+                "OVERVIEW: Run a reaction-diffusion model and write its final state.\n\nUSAGE: rdlab run --model <model>"
+            )
+        )
         #expect(text.contains("\n\nOPTIONS:\n  --model <model>"))
         for flag in [
-            "--preset", "--set", "--size", "--width", "--height", "--steps", "--threads", "--precision",
+            "--preset", "--set", "--size", "--width", "--height", "--steps", "--threads",
+            "--precision",
             "--boundary", "--init", "--npy", "--png", "--no-save", "--force", "-h, --help",
         ] {
             #expect(text.contains("\n  \(flag)"), "\(flag)")

@@ -71,7 +71,13 @@ struct InvariantTests {
         let seed = InitialState.make(for: model, width: 41, height: 19, seed: 3)
         let (dx, dy) = (13, 5)
         let steps = TestFields.meaningfulSteps(model, precision, 15)
-        let direct = TestFields.solve(seed, model: model, precision: precision, boundary: .periodic, steps: steps)
+        let direct = TestFields.solve(
+            seed,
+            model: model,
+            precision: precision,
+            boundary: .periodic,
+            steps: steps
+        )
         let shifted = TestFields.solve(
             seed.shiftedCyclically(dx: dx, dy: dy),
             model: model,
@@ -84,12 +90,22 @@ struct InvariantTests {
         #expect(direct.values.allSatisfy { $0.isFinite })
     }
 
-    @Test("results are identical for any thread count", arguments: Model.allCases, Boundary.allCases)
+    @Test(
+        "results are identical for any thread count",
+        arguments: Model.allCases,
+        Boundary.allCases
+    )
     func threadCountIndependence(model: Model, boundary: Boundary) {
         let seed = InitialState.make(for: model, width: 45, height: 31, seed: 9)
         for precision in Precision.allCases {
             let steps = TestFields.meaningfulSteps(model, precision, 9)
-            let single = TestFields.solve(seed, model: model, precision: precision, boundary: boundary, steps: steps)
+            let single = TestFields.solve(
+                seed,
+                model: model,
+                precision: precision,
+                boundary: boundary,
+                steps: steps
+            )
             #expect(single.values.allSatisfy { $0.isFinite })
             for threads in [2, 3, 5, 31, 64] {
                 let parallel = TestFields.solve(
@@ -100,7 +116,10 @@ struct InvariantTests {
                     steps: steps,
                     threads: threads
                 )
-                #expect(TestFields.difference(parallel, single).count == 0, "\(precision), \(threads) threads")
+                #expect(
+                    TestFields.difference(parallel, single).count == 0,
+                    "\(precision), \(threads) threads"
+                )
             }
         }
     }
@@ -108,12 +127,24 @@ struct InvariantTests {
     @Test("stepping in several calls equals stepping in one")
     func splitSteps() {
         let seed = InitialState.make(for: .fitzHughNagumo, width: 30, height: 20, seed: 4)
-        let simulation = Simulation(model: .fitzHughNagumo, parameters: Model.fitzHughNagumo.defaultParameters, field: seed, threadCount: 2)
+        let simulation = Simulation(
+            model: .fitzHughNagumo,
+            parameters: Model.fitzHughNagumo.defaultParameters,
+            field: seed,
+            threadCount: 2
+        )
         simulation.step(count: 3)
         simulation.step()
         simulation.step(count: 5)
         #expect(simulation.stepCount == 9)
-        let once = TestFields.solve(seed, model: .fitzHughNagumo, precision: .unorm8, boundary: .zero, steps: 9, threads: 3)
+        let once = TestFields.solve(
+            seed,
+            model: .fitzHughNagumo,
+            precision: .unorm8,
+            boundary: .zero,
+            steps: 9,
+            threads: 3
+        )
         #expect(simulation.field == once)
     }
 }

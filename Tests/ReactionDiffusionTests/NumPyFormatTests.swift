@@ -16,7 +16,8 @@ struct NumPyFormatTests {
         #expect(header.hasSuffix("\n"))
         #expect(bytes.count == 10 + headerLength + 3 * 5 * 7 * 4)
         // Little-endian float32, C order: the first value comes first.
-        let first = UInt32(bytes[10 + headerLength]) | UInt32(bytes[11 + headerLength]) << 8
+        let first =
+            UInt32(bytes[10 + headerLength]) | UInt32(bytes[11 + headerLength]) << 8
             | UInt32(bytes[12 + headerLength]) << 16 | UInt32(bytes[13 + headerLength]) << 24
         #expect(first == field.values[0].bitPattern)
         #expect(try NumPyFormat.decode(bytes) == field)
@@ -41,7 +42,9 @@ struct NumPyFormatTests {
         while (10 + text.utf8.count + 1) % 16 != 0 { text += " " }
         text += "\n"
         let length = text.utf8.count
-        return [0x93] + Array("NUMPY".utf8) + [version, 0, UInt8(length & 0xFF), UInt8(length >> 8)]
+        return [0x93] + Array("NUMPY".utf8) + [
+            version, 0, UInt8(length & 0xFF), UInt8(length >> 8),
+        ]
             + Array(text.utf8) + data
     }
 
@@ -52,7 +55,10 @@ struct NumPyFormatTests {
             withUnsafeBytes(of: value.bitPattern.littleEndian) { data += $0 }
         }
         let double = try NumPyFormat.decode(
-            Self.file(header: "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", data: data)
+            Self.file(
+                header: "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }",
+                data: data
+            )
         )
         #expect(double.chemicalCount == 1 && double.height == 2 && double.width == 3)
         #expect(double.values == [0.25, -1.5, 3, 8, 0, 1])
@@ -61,7 +67,10 @@ struct NumPyFormatTests {
             withUnsafeBytes(of: value.bitPattern.bigEndian) { big += $0 }
         }
         let bigEndian = try NumPyFormat.decode(
-            Self.file(header: "{'shape': (1, 1, 2), 'fortran_order': False, 'descr': '>f4'}", data: big)
+            Self.file(
+                header: "{'shape': (1, 1, 2), 'fortran_order': False, 'descr': '>f4'}",
+                data: big
+            )
         )
         #expect(bigEndian.values == [1.5, -2])
     }
@@ -71,16 +80,59 @@ struct NumPyFormatTests {
         arguments: [
             ([UInt8](), "not a NumPy"),
             (Array("hello world, not numpy".utf8), "not a NumPy"),
-            (file(header: "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 1, 1), }", data: [0, 0, 0, 0]), "'<i4'"),
-            (file(header: "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 1, 1), }", data: [0, 0, 0, 0]), "Fortran"),
-            (file(header: "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 2), }", data: [0, 0, 0, 0]), "truncated"),
-            (file(header: "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 0, 2), }", data: []), "positive"),
-            (file(header: "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1), }", data: []), "expected"),
-            (file(header: "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999, 9), }", data: []), "too large"),
-            (file(header: "{'descr': '<f4', 'fortran_order': False, 'shape': (a, b), }", data: []), "shape"),
+            (
+                file(
+                    header: "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 1, 1), }",
+                    data: [0, 0, 0, 0]
+                ), "'<i4'"
+            ),
+            (
+                file(
+                    header: "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 1, 1), }",
+                    data: [0, 0, 0, 0]
+                ), "Fortran"
+            ),
+            (
+                file(
+                    header: "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 2), }",
+                    data: [0, 0, 0, 0]
+                ), "truncated"
+            ),
+            (
+                file(
+                    header: "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 0, 2), }",
+                    data: []
+                ), "positive"
+            ),
+            (
+                file(
+                    header: "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1), }",
+                    data: []
+                ), "expected"
+            ),
+            (
+                file(
+                    header:
+                        "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999, 9), }",
+                    data: []
+                ), "too large"
+            ),
+            (
+                file(
+                    header: "{'descr': '<f4', 'fortran_order': False, 'shape': (a, b), }",
+                    data: []
+                ), "shape"
+            ),
             (file(header: "{'descr': '<f4', 'fortran_order': False }", data: []), "shape"),
             (file(header: "{'descr': '<f4'", data: [], version: 9), "version 9"),
-            (Array(file(header: "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1), }", data: [])[0..<20]), "truncated"),
+            (
+                Array(
+                    file(
+                        header: "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1), }",
+                        data: []
+                    )[0..<20]
+                ), "truncated"
+            ),
         ]
     )
     func damaged(bytes: [UInt8], expected: String) {

@@ -25,7 +25,10 @@ struct ParametersTests {
             var copy = Parameters()
             try copy.setValue(parameters.value(forName: name)!, forName: name.uppercased())
             #expect(copy.value(forName: name) == parameters.value(forName: name))
-            #expect(copy.values.filter { $0.value != 0 }.count == (parameters.value(forName: name) == 0 ? 0 : 1))
+            #expect(
+                copy.values.filter { $0.value != 0 }.count
+                    == (parameters.value(forName: name) == 0 ? 0 : 1)
+            )
         }
     }
 
@@ -51,20 +54,34 @@ struct ParametersTests {
     @Test("presets have the issue's values and each model's defaults come first")
     func presetValues() {
         let worms = Preset.named("worms", for: .grayScott)
-        #expect(worms?.parameters == Parameters(f: 0.049023, k: 0.070117, du: 0.172852, dv: 0.058594))
-        #expect(Model.grayScott.defaultParameters == Parameters(f: 0.057031, k: 0.063672, du: 0.155762, dv: 0.0644))
-        #expect(Model.grayScott.presets.map(\.name) == ["Default", "Worms", "Spots", "Strings", "Bifurcation"])
+        #expect(
+            worms?.parameters == Parameters(f: 0.049023, k: 0.070117, du: 0.172852, dv: 0.058594)
+        )
+        #expect(
+            Model.grayScott.defaultParameters
+                == Parameters(f: 0.057031, k: 0.063672, du: 0.155762, dv: 0.0644)
+        )
+        #expect(
+            Model.grayScott.presets.map(\.name) == [
+                "Default", "Worms", "Spots", "Strings", "Bifurcation",
+            ]
+        )
         #expect(Model.fitzHughNagumo.presets.map(\.name) == ["Liquid", "SpiralCoral"])
         #expect(Model.fitzHughNagumo.defaultParameters.timestep == 0.02)
         #expect(Preset.named("SPIRALCORAL", for: .fitzHughNagumo)?.parameters.delta == 4)
-        #expect(Model.belousovZhabotinsky.defaultParameters == Parameters(alpha: 1, beta: 1, gamma: 1))
+        #expect(
+            Model.belousovZhabotinsky.defaultParameters == Parameters(alpha: 1, beta: 1, gamma: 1)
+        )
         #expect(Preset.named("Worms", for: .fitzHughNagumo) == nil)
     }
 
     @Test("every preset is within the stable range; out-of-range values are named")
     func stability() {
         for preset in Preset.all {
-            #expect(preset.parameters.stabilityProblems(for: preset.model).isEmpty, "\(preset.name)")
+            #expect(
+                preset.parameters.stabilityProblems(for: preset.model).isEmpty,
+                "\(preset.name)"
+            )
         }
         var parameters = Model.grayScott.defaultParameters
         parameters.du = 0.3
@@ -72,7 +89,10 @@ struct ParametersTests {
         #expect(problems.count == 1)
         #expect(problems.first?.hasPrefix("du = 0.3 is outside [0.0, 0.25]") == true)
         parameters.du = .nan
-        #expect(parameters.stabilityProblems(for: .grayScott).first?.contains("not a finite number") == true)
+        #expect(
+            parameters.stabilityProblems(for: .grayScott).first?.contains("not a finite number")
+                == true
+        )
         var fhn = Model.fitzHughNagumo.defaultParameters
         fhn.delta = 20
         #expect(fhn.stabilityProblems(for: .fitzHughNagumo).count == 1)

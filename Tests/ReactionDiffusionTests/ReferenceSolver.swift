@@ -111,7 +111,8 @@ enum TestFields {
         var generator = SeededGenerator(seed: seed)
         var field = Field(chemicalCount: chemicals, width: width, height: height, repeating: 0)
         for i in field.values.indices {
-            field.values[i] = range.lowerBound + (range.upperBound - range.lowerBound) * generator.nextUnitFloat()
+            field.values[i] =
+                range.lowerBound + (range.upperBound - range.lowerBound) * generator.nextUnitFloat()
         }
         return field
     }

@@ -35,13 +35,21 @@ struct SolverAgreementTests {
             threads: 2
         )
         let difference = TestFields.difference(actual, expected)
-        #expect(difference.count == 0, "\(difference.count) values differ, by up to \(difference.largest)")
+        #expect(
+            difference.count == 0,
+            "\(difference.count) values differ, by up to \(difference.largest)"
+        )
         #expect(actual.values.allSatisfy { $0.isFinite })
     }
 
     @Test("noise states with every preset", arguments: Preset.all, Precision.allCases)
     func presets(_ preset: Preset, precision: Precision) {
-        let noise = TestFields.noise(chemicals: preset.model.chemicalCount, width: 29, height: 21, seed: 5)
+        let noise = TestFields.noise(
+            chemicals: preset.model.chemicalCount,
+            width: 29,
+            height: 21,
+            seed: 5
+        )
         for boundary in Boundary.allCases {
             let expected = ReferenceSolver.run(
                 noise,
@@ -71,9 +79,21 @@ struct SolverAgreementTests {
     @Test("zero steps leave the state as given (after unorm8 rounding)")
     func zeroSteps() {
         let noise = TestFields.noise(chemicals: 2, width: 20, height: 10, seed: 8, in: -0.5..<1.5)
-        let float32 = TestFields.solve(noise, model: .grayScott, precision: .float32, boundary: .zero, steps: 0)
+        let float32 = TestFields.solve(
+            noise,
+            model: .grayScott,
+            precision: .float32,
+            boundary: .zero,
+            steps: 0
+        )
         #expect(float32 == noise)
-        let unorm8 = TestFields.solve(noise, model: .grayScott, precision: .unorm8, boundary: .zero, steps: 0)
+        let unorm8 = TestFields.solve(
+            noise,
+            model: .grayScott,
+            precision: .unorm8,
+            boundary: .zero,
+            steps: 0
+        )
         #expect(unorm8 == noise.quantizedToUnorm8())
         #expect(unorm8.values.allSatisfy { (0...1).contains($0) })
     }

@@ -43,7 +43,14 @@ struct Unorm8Tests {
     @Test("after many steps every value of every model is some k/255", arguments: Model.allCases)
     func stepsStayOnLevels(model: Model) {
         let seed = InitialState.make(for: model, width: 48, height: 32, seed: 21)
-        let result = TestFields.solve(seed, model: model, precision: .unorm8, boundary: .zero, steps: 40, threads: 2)
+        let result = TestFields.solve(
+            seed,
+            model: model,
+            precision: .unorm8,
+            boundary: .zero,
+            steps: 40,
+            threads: 2
+        )
         var offLevel = 0
         for value in result.values {
             let k = (value * 255).rounded()

@@ -22,7 +22,13 @@ struct RowStepper {
         let width = source.width
         for y in rows {
             let first = RowTriple(planes: source, chemical: 0, y: y, zeroRow: zeroRow, wraps: wraps)
-            let second = RowTriple(planes: source, chemical: 1, y: y, zeroRow: zeroRow, wraps: wraps)
+            let second = RowTriple(
+                planes: source,
+                chemical: 1,
+                y: y,
+                zeroRow: zeroRow,
+                wraps: wraps
+            )
             let outFirst = target.row(0, y)
             let outSecond = target.row(1, y)
 
@@ -74,7 +80,13 @@ struct RowStepper {
         let width = source.width
         for y in rows {
             let first = RowTriple(planes: source, chemical: 0, y: y, zeroRow: zeroRow, wraps: wraps)
-            let second = RowTriple(planes: source, chemical: 1, y: y, zeroRow: zeroRow, wraps: wraps)
+            let second = RowTriple(
+                planes: source,
+                chemical: 1,
+                y: y,
+                zeroRow: zeroRow,
+                wraps: wraps
+            )
             let third = RowTriple(planes: source, chemical: 2, y: y, zeroRow: zeroRow, wraps: wraps)
             let outFirst = target.row(0, y)
             let outSecond = target.row(1, y)

@@ -21,7 +21,8 @@ enum Unorm8 {
     /// would be wrong for 126 of the 256 values, and a division costs several times more.
     @inline(__always)
     static func fromInteger<V: FloatLanes>(_ k: V) -> V {
-        k * V(broadcast: 257 * 0x1p-16) + (k * V(broadcast: 257 * 0x1p-32) + k * V(broadcast: 257 * 0x1p-48))
+        k * V(broadcast: 257 * 0x1p-16)
+            + (k * V(broadcast: 257 * 0x1p-32) + k * V(broadcast: 257 * 0x1p-48))
     }
 }
 
