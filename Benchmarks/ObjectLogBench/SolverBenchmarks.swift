@@ -3,10 +3,10 @@
 // same run. Goals (issue 5): Swift ≥ 0.8× C single-threaded; Swift on two cores ≥ 1.7× its own
 // single-threaded speed; unorm8 no slower than float32.
 //
-//     objectlog-bench solver [--scale S] [--samples N]
+//     objectlog-bench solver [--scale S] [--samples N] [--size N]
 //
-// `--scale` multiplies the number of steps per sample (default 1: 200 steps), so CI's smoke run
-// can pass `--scale 0.05`.
+// `--scale` multiplies the number of steps per sample (default 1: 200 steps at 512 × 512), so
+// CI's smoke run can pass `--scale 0.05`; `--size` changes the grid (the goals are set at 512).
 
 import CSolverPeer
 import Foundation
@@ -15,6 +15,7 @@ import ReactionDiffusion
 func runSolverBenchmarks(arguments: [String]) {
     var scale = 1.0
     var samples = 5
+    var side = 512
     var index = 0
     while index < arguments.count {
         let argument = arguments[index]
@@ -34,24 +35,34 @@ func runSolverBenchmarks(arguments: [String]) {
             }
             samples = parsed
             index += 2
+        case "--size":
+            guard let text = value, let parsed = Int(text), parsed >= 16, parsed <= 8_192 else {
+                print("error: --size needs an integer from 16 to 8192")
+                return
+            }
+            side = parsed
+            index += 2
         default:
             index += 1
         }
     }
-    SolverBenchmark(scale: scale, samples: samples).run()
+    SolverBenchmark(side: side, scale: scale, samples: samples).run()
 }
 
 private struct SolverBenchmark {
-    let width = 512
-    let height = 512
+    let width: Int
+    let height: Int
     let steps: Int
     let samples: Int
     let cores = ProcessInfo.processInfo.activeProcessorCount
     let parameters = Model.grayScott.defaultParameters
     let seed: Field
 
-    init(scale: Double, samples: Int) {
-        steps = max(2, Int((200 * scale).rounded()))
+    init(side: Int, scale: Double, samples: Int) {
+        width = side
+        height = side
+        // About 5 × 10⁷ cell updates per sample at scale 1 (200 steps at 512 × 512).
+        steps = max(2, Int((200 * scale * 512 * 512 / Double(side * side)).rounded()))
         self.samples = samples
         // Start from a developed pattern, so the timed steps see typical values (and denormals
         // where the pattern meets the empty background).

@@ -52,20 +52,29 @@ struct InitialStateTests {
         #expect(Set(square.map(\.0)).count > 100, "the square should be noisy")
     }
 
-    @Test("FitzHugh-Nagumo: a noisy background with a centred vertical bar")
+    @Test("FitzHugh-Nagumo: a blotchy noisy background with a centred vertical bar")
     func fitzHughNagumo() {
-        let field = InitialState.make(for: .fitzHughNagumo, width: 100, height: 100, seed: 1)
-        #expect(abs(field[0, 50, 50] - 0.74) <= 0.05 && abs(field[1, 50, 50] - 0.25) <= 0.05)
-        #expect(abs(field[0, 50, 10] - 0.13) <= 0.05 && abs(field[1, 50, 10] - 0.29) <= 0.05)
-        #expect(abs(field[0, 5, 50] - 0.13) <= 0.05)
+        let field = InitialState.make(for: .fitzHughNagumo, width: 128, height: 128, seed: 1)
+        var background: [(Float, Float)] = []
         var barCells = 0
-        for y in 0..<100 {
-            for x in 0..<100 where field[0, y, x] > 0.5 {
-                barCells += 1
-                #expect(x >= 40 && x < 60 && y >= 20 && y < 80)
+        for y in 0..<128 {
+            for x in 0..<128 {
+                let (a, b) = (field[0, y, x], field[1, y, x])
+                if a > 0.5 {
+                    barCells += 1
+                    #expect(x >= 52 && x < 76 && y >= 28 && y < 100)
+                    #expect(abs(a - 0.74) <= 0.05 && abs(b - 0.25) <= 0.05)
+                } else {
+                    background.append((a, b))
+                    #expect(abs(a - 0.13) <= 0.18 && abs(b - 0.29) <= 0.18)
+                }
             }
         }
-        #expect(barCells > 600, "the bar is taller than it is wide")
+        #expect(barCells == 22 * 72, "a bar 16% wide and 56% tall")
+        let meanA = background.map(\.0).reduce(0, +) / Float(background.count)
+        let meanB = background.map(\.1).reduce(0, +) / Float(background.count)
+        #expect(abs(meanA - 0.13) < 0.03 && abs(meanB - 0.29) < 0.03)
+        #expect(background.map(\.0).max()! - background.map(\.0).min()! > 0.2, "blotches and noise")
     }
 
     @Test("Belousov-Zhabotinsky: smooth noise with mean about 0.65 per chemical")
