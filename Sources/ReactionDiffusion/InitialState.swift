@@ -12,7 +12,8 @@ public enum InitialState {
     /// Returns the model's starting state on a `width` × `height` grid.
     ///
     /// - Gray-Scott: `u = 1`, `v = 0`, with a centred square whose side is 37% of the shorter
-    ///   dimension holding `u ≈ 0.25`, `v ≈ 0.75` (each ± 0.05 uniform noise).
+    ///   dimension holding `u ≈ 0.25`, `v ≈ 0.75` (each ± 0.05 per cell, plus ± 0.1 of smooth
+    ///   blotches about 1/32 of the grid across).
     /// - FitzHugh-Nagumo: a noisy background `a ≈ 0.13`, `b ≈ 0.29` (± 0.05 per cell, plus
     ///   ± 0.13 of smooth blotches about 1/32 of the grid across) with a centred vertical bar
     ///   (16% of the width, 56% of the height) of `a ≈ 0.74`, `b ≈ 0.25` (± 0.05 per cell).
@@ -46,10 +47,21 @@ public enum InitialState {
         let side = max(1, Int((0.37 * Double(min(width, height))).rounded()))
         let left = (width - side) / 2
         let top = (height - side) / 2
+        // Smooth blotches (about 1/32 of the grid across) on top of per-cell noise give the
+        // 8-bit state the uneven start it needs to grow Strings and Bifurcation from inside the
+        // square, as the original's seed image did.
+        let spacing = max(2, min(width, height) / 32)
+        let blotches = (
+            u: valueNoise(width: side, height: side, spacing: spacing, generator: &generator),
+            v: valueNoise(width: side, height: side, spacing: spacing, generator: &generator)
+        )
         for y in top..<(top + side) {
             for x in left..<(left + side) {
-                field[0, y, x] = generator.nextFloat(around: 0.25, spread: 0.05)
-                field[1, y, x] = generator.nextFloat(around: 0.75, spread: 0.05)
+                let i = (y - top) * side + (x - left)
+                let u = generator.nextFloat(around: 0.25, spread: 0.05)
+                let v = generator.nextFloat(around: 0.75, spread: 0.05)
+                field[0, y, x] = u + 0.1 * blotches.u[i]
+                field[1, y, x] = v + 0.1 * blotches.v[i]
             }
         }
         return field

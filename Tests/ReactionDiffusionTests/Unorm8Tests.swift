@@ -61,3 +61,27 @@ struct Unorm8Tests {
         #expect(offLevel == 0)
     }
 }
+
+@Suite("The vector path stores every level exactly")
+struct Unorm8VectorPathTests {
+    @Test("a step that changes nothing keeps all 256 levels k/255 bit for bit")
+    func identityStep() {
+        // With every Gray-Scott rate zero and u·v = 0 in every cell, u' = u and v' = v: the step
+        // only re-quantises. Rows alternate between levels in u and levels in v.
+        var field = Field(chemicalCount: 2, width: 300, height: 4, repeating: 0)
+        for y in 0..<4 {
+            for x in 0..<300 {
+                field[y % 2, y, x] = Float((x + 7 * y) % 256) / 255
+            }
+        }
+        let result = TestFields.solve(
+            field,
+            model: .grayScott,
+            parameters: Parameters(),
+            precision: .unorm8,
+            boundary: .zero,
+            steps: 3
+        )
+        #expect(TestFields.difference(result, field).count == 0)
+    }
+}

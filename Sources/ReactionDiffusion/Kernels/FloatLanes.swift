@@ -10,6 +10,8 @@ protocol FloatLanes {
     static func / (lhs: Self, rhs: Self) -> Self
     /// Each lane clamped to [0, 1]; NaN becomes 0 (as a GPU's saturate does).
     func clampedToUnitInterval() -> Self
+    /// `self + lhs × rhs` rounded once (a fused multiply-add).
+    func addingProduct(_ lhs: Self, _ rhs: Self) -> Self
 }
 
 /// The SIMD vector the interior loops use.

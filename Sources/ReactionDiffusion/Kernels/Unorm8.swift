@@ -15,14 +15,14 @@ enum Unorm8 {
 
     /// Returns `k / 255` correctly rounded, for `k` holding integers in 0...255, without dividing.
     ///
-    /// `k / 255 = 257k · (2⁻¹⁶ + 2⁻³² + 2⁻⁴⁸ + …)`. The three products below are exact (257k has at
-    /// most 16 significant bits), so the sum is rounded once; the missing tail is below 2⁻⁴⁸ and,
-    /// as the test over all 256 values shows, never moves the result. Multiplying by 1/255 instead
-    /// would be wrong for 126 of the 256 values, and a division costs several times more.
+    /// `1/255 = c₁ + c₂`, with `c₁` the float nearest 1/255 and `c₂` the float nearest the rest.
+    /// `k·c₂ + k·c₁` fused is within 2⁻⁴⁰ of k/255, and k/255 (whose binary digits repeat k's
+    /// eight bits) is never that close to a rounding tie, so the result is correctly rounded; the
+    /// test over all 256 values checks it. Multiplying by 1/255 alone would be wrong for 126 of
+    /// the 256 values, and a division costs several times more.
     @inline(__always)
     static func fromInteger<V: FloatLanes>(_ k: V) -> V {
-        k * V(broadcast: 257 * 0x1p-16)
-            + (k * V(broadcast: 257 * 0x1p-32) + k * V(broadcast: 257 * 0x1p-48))
+        (k * V(broadcast: -0x1.fdfdfep-33)).addingProduct(k, V(broadcast: 0x1.010102p-8))
     }
 }
 
