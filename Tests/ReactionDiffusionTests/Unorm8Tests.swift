@@ -84,4 +84,32 @@ struct Unorm8VectorPathTests {
         )
         #expect(TestFields.difference(result, field).count == 0)
     }
+
+    @Test(
+        "NaN and infinite results clamp the same way on the vector path and the edges",
+        arguments: [Float.nan, .infinity, -.infinity, 1e30]
+    )
+    func nonFinite(feed: Float) {
+        let seed = InitialState.make(for: .grayScott, width: 40, height: 12, seed: 6)
+        var parameters = Model.grayScott.defaultParameters
+        parameters.f = feed
+        let expected = ReferenceSolver.run(
+            seed,
+            model: .grayScott,
+            parameters: parameters,
+            precision: .unorm8,
+            boundary: .zero,
+            steps: 2
+        )
+        let actual = TestFields.solve(
+            seed,
+            model: .grayScott,
+            parameters: parameters,
+            precision: .unorm8,
+            boundary: .zero,
+            steps: 2
+        )
+        #expect(TestFields.difference(actual, expected).count == 0)
+        #expect(actual.values.allSatisfy { (0...1).contains($0) })
+    }
 }

@@ -40,9 +40,9 @@ extension SIMD16<Float>: FloatLanes {
 
     @inline(__always)
     func clampedToUnitInterval() -> SIMD16<Float> {
-        // Same selections as the scalar version, lane by lane, so NaN also becomes 0 here.
-        let positive = self.replacing(with: 0, where: .!(self .> 0))
-        return positive.replacing(with: 1, where: self .> 1)
+        // One `maxps` and one `minps`; `maxps(x, 0)` returns 0 for NaN, as the scalar version
+        // does, and the unorm8 test over all levels and NaN checks that they agree.
+        pointwiseMin(pointwiseMax(self, .zero), .one)
     }
 }
 
