@@ -41,8 +41,10 @@ func makeRecords(_ count: Int, seed: UInt64 = 42) -> [BenchRecord] {
     return records
 }
 
-/// The SQLite peer: the C API, WAL mode, `synchronous=FULL`, prepared statements, no index
-/// beyond the integer primary key. This is how a careful SQLite user writes it.
+/// The SQLite peer, written as a careful SQLite user writes it.
+///
+/// It uses the C API, WAL mode, `synchronous=FULL`, prepared statements, and no index beyond
+/// the integer primary key.
 final class SQLitePeer {
     private var database: OpaquePointer?
     let path: String
