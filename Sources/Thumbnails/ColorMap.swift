@@ -83,6 +83,7 @@ public struct ColorMap: Sendable, Equatable, CustomStringConvertible {
 
     /// A value in [0, 1] as the nearest 8-bit value.
     private static func byte(_ value: Float) -> UInt8 {
-        UInt8((min(max(value, 0), 1) * 255).rounded())
+        // Adding 0.5 then truncating rounds halves up without calling into libm.
+        UInt8(min(max(value, 0), 1) * 255 + 0.5)
     }
 }
