@@ -3,7 +3,9 @@ import Testing
 
 @testable import Thumbnails
 
-/// Checks our PNGs with a second, independent reader: a Python script using only `zlib` and
+/// Checks our PNGs with a second, independent reader.
+///
+/// A Python script using only `zlib` and
 /// `struct` that walks the chunks, verifies every CRC, inflates the IDAT stream, undoes the row
 /// filters and writes the raw pixels back for comparison. Skipped when python3 is not installed.
 @Suite("PNG validity checked by an independent Python reader")

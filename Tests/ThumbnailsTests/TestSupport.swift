@@ -42,9 +42,10 @@ func makeSpotField(width: Int, height: Int, period: Double = 24) -> (u: [Float],
     return (u, v)
 }
 
-/// A builder of PNG files from raw parts, independent of libpng: chunks with CRC-32, and zlib
-/// streams made of stored (uncompressed) deflate blocks with Adler-32. Lets tests craft
-/// palette, 16-bit and other flavours, and headers that lie.
+/// A builder of PNG files from raw parts, independent of libpng.
+///
+/// Chunks with CRC-32, and zlib streams made of stored (uncompressed) deflate blocks with
+/// Adler-32. Lets tests craft palette, 16-bit and other flavours, and headers that lie.
 enum HandmadePNG {
     static let signature: [UInt8] = [137, 80, 78, 71, 13, 10, 26, 10]
 
