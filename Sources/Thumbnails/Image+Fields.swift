@@ -171,8 +171,7 @@ private func unitByte(_ value: Float) -> UInt8 {
 @inline(__always)
 private func scaledByte(_ value: Float, from lowerBound: Float, scale: Float) -> UInt8 {
     let scaled = (value - lowerBound) * scale + 0.5
-    // `!(scaled > 0)` is also true for NaN.
-    if !(scaled > 0) { return 0 }
-    if scaled >= 255 { return 255 }
-    return UInt8(scaled)
+    // `x > 0 ? x : 0` is also 0 for NaN; both selects compile to branch-free min/max.
+    let clamped = min(scaled > 0 ? scaled : 0, 255)
+    return UInt8(clamped)
 }

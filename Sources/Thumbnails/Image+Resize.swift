@@ -70,7 +70,8 @@ extension Image {
         }
     }
 
-    /// Area-averages `input` into `output`: rows of horizontal sums, then weighted rows.
+    /// Area-averages `input` into `output`: weighted horizontal sums of each contributing source
+    /// row, accumulated with the row's weight, then divided once.
     private static func resample(
         _ input: UnsafeBufferPointer<UInt8>,
         into output: UnsafeMutableBufferPointer<UInt8>,
@@ -79,36 +80,66 @@ extension Image {
         columns: AreaWeights,
         rows: AreaWeights
     ) {
-        let destinationWidth = columns.destinationCount
-        let rowLength = destinationWidth * channels
-        // Safe: the weights of one destination pixel sum to `columns.total * rows.total`, which
-        // times 255 is far below Int.max for any image that fits in memory, so `&+` and `&*`
-        // below cannot overflow.
+        guard let input = input.baseAddress, let output = output.baseAddress else { return }
+        let rowLength = columns.destinationCount * channels
+        let sourceRowLength = sourceWidth * channels
+        // Safe: the weights of one destination pixel multiply to `columns.total * rows.total`,
+        // which times 255 is far below Int.max for any image that fits in memory, so the
+        // wrapping `&+` and `&*` below never wrap.
         let denominator = columns.total * rows.total
         let half = denominator / 2
-        var horizontal = [Int](repeating: 0, count: rowLength)
-        var accumulated = [Int](repeating: 0, count: rowLength)
-        horizontal.withUnsafeMutableBufferPointer { horizontal in
-            accumulated.withUnsafeMutableBufferPointer { accumulated in
+        let horizontal = UnsafeMutablePointer<Int>.allocate(capacity: rowLength)
+        let accumulated = UnsafeMutablePointer<Int>.allocate(capacity: rowLength)
+        defer {
+            horizontal.deallocate()
+            accumulated.deallocate()
+        }
+        columns.table.withUnsafeBufferPointer { columnTable in
+            rows.table.withUnsafeBufferPointer { rowTable in
+                var cursor = 0
                 for destinationRow in 0..<rows.destinationCount {
-                    accumulated.update(repeating: 0)
-                    for (sourceRow, rowWeight) in rows.contributions(to: destinationRow) {
-                        sumColumns(
-                            of: UnsafeBufferPointer(
-                                rebasing: input[(sourceRow * sourceWidth * channels)...]
-                            ),
-                            into: horizontal,
-                            channels: channels,
-                            columns: columns
-                        )
+                    let firstRow = rowTable[cursor]
+                    let rowCount = rowTable[cursor + 1]
+                    accumulated.update(repeating: 0, count: rowLength)
+                    for step in 0..<rowCount {
+                        let rowWeight = rowTable[cursor + 2 + step]
+                        let source = input + (firstRow + step) * sourceRowLength
+                        // Constant channel counts let the compiler unroll the channel loops.
+                        switch channels {
+                        case 1:
+                            sumColumns(
+                                source,
+                                columnTable,
+                                into: horizontal,
+                                columns.destinationCount,
+                                channels: 1
+                            )
+                        case 3:
+                            sumColumns(
+                                source,
+                                columnTable,
+                                into: horizontal,
+                                columns.destinationCount,
+                                channels: 3
+                            )
+                        default:
+                            sumColumns(
+                                source,
+                                columnTable,
+                                into: horizontal,
+                                columns.destinationCount,
+                                channels: 4
+                            )
+                        }
                         for index in 0..<rowLength {
                             accumulated[index] =
                                 accumulated[index] &+ horizontal[index] &* rowWeight
                         }
                     }
-                    let base = destinationRow * rowLength
+                    cursor += 2 + rowCount
+                    let target = output + destinationRow * rowLength
                     for index in 0..<rowLength {
-                        output[base + index] = UInt8(
+                        target[index] = UInt8(
                             truncatingIfNeeded: (accumulated[index] &+ half) / denominator
                         )
                     }
@@ -120,23 +151,28 @@ extension Image {
     /// Weighted sums of one source row into one value per destination column and channel.
     @inline(__always)
     private static func sumColumns(
-        of row: UnsafeBufferPointer<UInt8>,
-        into sums: UnsafeMutableBufferPointer<Int>,
-        channels: Int,
-        columns: AreaWeights
+        _ row: UnsafePointer<UInt8>,
+        _ table: UnsafeBufferPointer<Int>,
+        into sums: UnsafeMutablePointer<Int>,
+        _ destinationCount: Int,
+        channels: Int
     ) {
-        for column in 0..<columns.destinationCount {
-            let first = columns.firstSource[column]
-            let weights = columns.weightStart[column]..<columns.weightStart[column + 1]
+        var cursor = 0
+        for column in 0..<destinationCount {
+            let count = table[cursor + 1]
+            var source = row + table[cursor] * channels
+            let target = sums + column * channels
             for channel in 0..<channels {
-                var sum = 0
-                var source = first * channels + channel
-                for weightIndex in weights {
-                    sum = sum &+ Int(row[source]) &* columns.weights[weightIndex]
-                    source = source &+ channels
-                }
-                sums[column * channels + channel] = sum
+                target[channel] = 0
             }
+            for step in 0..<count {
+                let weight = table[cursor + 2 + step]
+                for channel in 0..<channels {
+                    target[channel] = target[channel] &+ Int(source[channel]) &* weight
+                }
+                source += channels
+            }
+            cursor += 2 + count
         }
     }
 }
@@ -151,48 +187,34 @@ extension Image {
 struct AreaWeights: Sendable {
     /// The number of destination pixels.
     let destinationCount: Int
-    /// The first source pixel contributing to each destination pixel.
-    let firstSource: [Int]
-    /// Where each destination pixel's weights start in `weights`; one extra entry at the end.
-    let weightStart: [Int]
-    /// The weights of consecutive source pixels, destination pixel after destination pixel.
-    let weights: [Int]
+    /// For each destination pixel in order: its first contributing source pixel, the number of
+    /// contributing source pixels, then their weights.
+    let table: [Int]
     /// The sum of the weights of any destination pixel.
     let total: Int
 
     init(source: Int, destination: Int) {
         precondition(source >= 1 && destination >= 1)
         let divisor = greatestCommonDivisor(source, destination)
-        var firstSource: [Int] = []
-        var weightStart: [Int] = [0]
-        var weights: [Int] = []
-        firstSource.reserveCapacity(destination)
-        weightStart.reserveCapacity(destination + 1)
+        var table: [Int] = []
+        table.reserveCapacity(destination * (2 + source / destination + 2))
         for index in 0..<destination {
             let start = index * source
             let end = start + source
             let first = start / destination
             let last = (end - 1) / destination
-            firstSource.append(first)
+            table.append(first)
+            table.append(last - first + 1)
             for sourceIndex in first...last {
                 let overlap =
                     min(end, (sourceIndex + 1) * destination)
                     - max(start, sourceIndex * destination)
-                weights.append(overlap / divisor)
+                table.append(overlap / divisor)
             }
-            weightStart.append(weights.count)
         }
         self.destinationCount = destination
-        self.firstSource = firstSource
-        self.weightStart = weightStart
-        self.weights = weights
+        self.table = table
         self.total = source / divisor
-    }
-
-    /// The contributing source pixels of destination pixel `index` with their weights.
-    func contributions(to index: Int) -> [(source: Int, weight: Int)] {
-        let range = weightStart[index]..<weightStart[index + 1]
-        return range.map { (firstSource[index] + $0 - range.lowerBound, weights[$0]) }
     }
 }
 
