@@ -232,6 +232,32 @@ struct PNGTests {
         #expect(try Image(pngBytes: bytes) == image)
     }
 
+    @Test("an Adam7-interlaced file decodes to its pixels", arguments: PixelFormat.allCases)
+    func interlaced(format: PixelFormat) throws {
+        let image = try makeRandomImage(width: 11, height: 9, format: format, seed: 23)
+        #expect(try Image(pngBytes: HandmadePNG.interlacedFile(image)) == image)
+    }
+
+    @Test("encoding and decoding from many tasks at once give the same results")
+    func concurrent() async throws {
+        let images = try (0..<8).map {
+            try makeRandomImage(width: 64, height: 64, format: .rgba, seed: UInt64($0))
+        }
+        let matches = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for image in images {
+                group.addTask {
+                    var same = true
+                    for _ in 0..<10 {
+                        same = try same && Image(pngBytes: image.pngBytes()) == image
+                    }
+                    return same
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(matches == images.count)
+    }
+
     @Test("libpng's version is reported")
     func version() {
         #expect(Image.libpngVersion.hasPrefix("1."))

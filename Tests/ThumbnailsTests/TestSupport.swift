@@ -72,9 +72,45 @@ enum HandmadePNG {
         return bigEndian(UInt32(data.count)) + typeBytes + data + bigEndian(crc32(typeBytes + data))
     }
 
-    static func header(width: UInt32, height: UInt32, bitDepth: UInt8, colorType: UInt8) -> [UInt8]
-    {
-        chunk("IHDR", bigEndian(width) + bigEndian(height) + [bitDepth, colorType, 0, 0, 0])
+    static func header(
+        width: UInt32,
+        height: UInt32,
+        bitDepth: UInt8,
+        colorType: UInt8,
+        interlaced: Bool = false
+    ) -> [UInt8] {
+        chunk(
+            "IHDR",
+            bigEndian(width) + bigEndian(height) + [bitDepth, colorType, 0, 0, interlaced ? 1 : 0]
+        )
+    }
+
+    /// An Adam7-interlaced 8-bit PNG of `image`: the seven passes' sub-images one after another,
+    /// each row with filter type 0.
+    static func interlacedFile(_ image: Image) -> [UInt8] {
+        let passes = [
+            (0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2),
+            (0, 1, 1, 2),
+        ]
+        var raw: [UInt8] = []
+        for (startX, startY, stepX, stepY) in passes
+        where startX < image.width && startY < image.height {
+            for y in stride(from: startY, to: image.height, by: stepY) {
+                raw.append(0)
+                for x in stride(from: startX, to: image.width, by: stepX) {
+                    raw += image.pixel(x: x, y: y)
+                }
+            }
+        }
+        let colorTypes: [PixelFormat: UInt8] = [.gray: 0, .rgb: 2, .rgba: 6]
+        let ihdr = header(
+            width: UInt32(image.width),
+            height: UInt32(image.height),
+            bitDepth: 8,
+            colorType: colorTypes[image.format] ?? 0,
+            interlaced: true
+        )
+        return signature + ihdr + chunk("IDAT", storedZlib(raw)) + chunk("IEND", [])
     }
 
     /// A zlib stream holding `data` in stored blocks.
