@@ -2,11 +2,19 @@ import Foundation
 import ObjectLogStore
 
 func runStoreBenchmarks(arguments: [String]) {
+    do {
+        try probe(arguments: arguments)
+    } catch {
+        print("error: \(error)")
+    }
+}
+
+private func probe(arguments: [String]) throws {
     if arguments.first == "--probe-open" {
         let count = Int(arguments.dropFirst().first ?? "1000000") ?? 1_000_000
         let path = "/tmp/probe/p.olog"
         if !FileManager.default.fileExists(atPath: path) {
-            let store = try! LogStore.open(path: path)
+            let store = try LogStore.open(path: path)
             var transaction = Transaction()
             let keys = store.allocateKeys(count)
             for key in keys {
@@ -17,16 +25,16 @@ func runStoreBenchmarks(arguments: [String]) {
                     isInsert: true
                 )
             }
-            let t = measure { try! store.commit(transaction) }
+            let t = measure { try store.commit(transaction) }
             print("commit \(count): \(t)s")
-            try! store.close()
+            try store.close()
         }
         for usesIndex in [true, false] {
             var options = StoreOptions()
             options.readOnly = true
             options.usesIndex = usesIndex
             var store: LogStore?
-            let t = measure { store = try! LogStore.open(path: path, options: options) }
+            let t = measure { store = try LogStore.open(path: path, options: options) }
             print(
                 "open usesIndex=\(usesIndex): \(t * 1000) ms, \(store!.indexState), count \(store!.liveCount(entity: nil)), \(Double(store!.fileBytes) / t / 1e9) GB/s"
             )

@@ -164,7 +164,7 @@ package struct KeyDirectory {
     }
 
     /// Calls `body` with every live key and location, in no particular order.
-    package func forEach(_ body: (ObjectKey, RecordLocation) throws -> Void) rethrows {
+    package func forEachEntry(_ body: (ObjectKey, RecordLocation) throws -> Void) rethrows {
         let slots = storage.slots
         for index in 0..<storage.capacity where slots[index].key != 0 {
             let slot = slots[index]
@@ -179,7 +179,7 @@ package struct KeyDirectory {
     package func sortedEntries() -> [(key: ObjectKey, location: RecordLocation)] {
         var entries: [(key: ObjectKey, location: RecordLocation)] = []
         entries.reserveCapacity(count)
-        forEach { entries.append(($0, $1)) }
+        forEachEntry { entries.append(($0, $1)) }
         entries.sort { $0.key < $1.key }
         return entries
     }

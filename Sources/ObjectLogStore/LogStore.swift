@@ -427,7 +427,7 @@ public final class LogStore: @unchecked Sendable {
         let keys: [ObjectKey] = locked {
             var keys: [ObjectKey] = []
             keys.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
-            live.forEach { key, location in
+            live.forEachEntry { key, location in
                 if entity == nil || location.entity == entity { keys.append(key) }
             }
             return keys
@@ -503,7 +503,7 @@ public final class LogStore: @unchecked Sendable {
                     var items:
                         [(offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)] = []
                     items.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
-                    live.forEach { key, location in
+                    live.forEachEntry { key, location in
                         if entity == nil || location.entity == entity {
                             items.append((location.offset, key, location.length, location.entity))
                         }
@@ -990,7 +990,7 @@ extension LogStore {
             var position = UInt64(headerBytes.count)
             var items: [(key: ObjectKey, location: RecordLocation)] = []
             items.reserveCapacity(live.count)
-            live.forEach { items.append(($0, $1)) }
+            live.forEachEntry { items.append(($0, $1)) }
             items.sort { $0.location.offset < $1.location.offset }
             var buffer = ByteWriter(capacity: 8 << 20)
             var copied = 0
