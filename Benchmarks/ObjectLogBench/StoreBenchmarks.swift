@@ -25,7 +25,7 @@ private func probe(arguments: [String]) throws {
                     isInsert: true
                 )
             }
-            let t = measure { try store.commit(transaction) }
+            let t = try measure { try store.commit(transaction) }
             print("commit \(count): \(t)s")
             try store.close()
         }
@@ -34,7 +34,7 @@ private func probe(arguments: [String]) throws {
             options.readOnly = true
             options.usesIndex = usesIndex
             var store: LogStore?
-            let t = measure { store = try LogStore.open(path: path, options: options) }
+            let t = try measure { store = try LogStore.open(path: path, options: options) }
             print(
                 "open usesIndex=\(usesIndex): \(t * 1000) ms, \(store!.indexState), count \(store!.liveCount(entity: nil)), \(Double(store!.fileBytes) / t / 1e9) GB/s"
             )
