@@ -61,7 +61,8 @@ let package = Package(
             // (-march=native), and optimised even in debug builds so tests and rdlab stay fast.
             swiftSettings: [.unsafeFlags(["-target-cpu", "native", "-O"])]
         ),
-        .target(name: "Thumbnails", dependencies: ["CPNG"]),
+        .target(name: "CPNGSupport", dependencies: ["CPNG"]),
+        .target(name: "Thumbnails", dependencies: ["CPNGSupport"]),
         .target(name: "RDLab", dependencies: ["ObjectLog", "ReactionDiffusion", "Thumbnails"]),
         .executableTarget(name: "rdlab", dependencies: ["RDLab"]),
 
@@ -81,7 +82,7 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .testTarget(name: "ObjectLogStoreTests", dependencies: ["ObjectLogStore"]),
+        .testTarget(name: "ObjectLogStoreTests", dependencies: ["ObjectLogStore"], exclude: ["Fixtures"]),
         .testTarget(name: "ObjectLogTests", dependencies: ["ObjectLog"]),
         .testTarget(name: "ObjectLogToolTests", dependencies: ["ObjectLogTool"]),
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),

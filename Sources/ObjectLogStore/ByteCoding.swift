@@ -1,0 +1,125 @@
+import Foundation
+
+/// Appends little-endian fields to a growing byte array.
+///
+/// Every multi-byte integer in the store format is little-endian; nothing is copied from a
+/// memory layout.
+package struct ByteWriter {
+    package var bytes: [UInt8]
+
+    package init(capacity: Int = 0) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    package var count: Int { bytes.count }
+
+    package mutating func append(_ value: UInt8) { bytes.append(value) }
+
+    package mutating func append(_ value: UInt16) { appendLittleEndian(value) }
+
+    package mutating func append(_ value: UInt32) { appendLittleEndian(value) }
+
+    package mutating func append(_ value: UInt64) { appendLittleEndian(value) }
+
+    @inline(__always)
+    private mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    package mutating func append(_ value: Int64) { append(UInt64(bitPattern: value)) }
+
+    package mutating func append(_ value: Double) { append(value.bitPattern) }
+
+    package mutating func append<S: Sequence>(contentsOf sequence: S) where S.Element == UInt8 {
+        bytes.append(contentsOf: sequence)
+    }
+
+    /// Overwrites four bytes at `offset` with `value`, little-endian.
+    package mutating func patch(_ value: UInt32, at offset: Int) {
+        for index in 0..<4 {
+            bytes[offset + index] = UInt8(truncatingIfNeeded: value >> UInt32(8 * index))
+        }
+    }
+}
+
+/// Reads little-endian fields from a byte buffer, never past its end.
+///
+/// Every read checks the bytes remaining and throws `ByteReader.Underflow` instead of trapping,
+/// so data from disk can never crash the reader.
+package struct ByteReader {
+    /// Thrown when a read needs more bytes than remain.
+    package struct Underflow: Error {
+        /// The position (relative to the buffer's start) of the read that failed.
+        package var position: Int
+    }
+
+    package let buffer: UnsafeRawBufferPointer
+    package private(set) var position: Int
+
+    package init(_ buffer: UnsafeRawBufferPointer, position: Int = 0) {
+        self.buffer = buffer
+        self.position = position
+    }
+
+    package var remaining: Int { buffer.count - position }
+
+    package var isAtEnd: Bool { position >= buffer.count }
+
+    @inline(__always)
+    private mutating func take(_ count: Int) throws(Underflow) -> Int {
+        guard count >= 0, count <= remaining else { throw Underflow(position: position) }
+        let start = position
+        position += count
+        return start
+    }
+
+    package mutating func readUInt8() throws(Underflow) -> UInt8 {
+        buffer[try take(1)]
+    }
+
+    package mutating func readUInt16() throws(Underflow) -> UInt16 {
+        UInt16(littleEndianBytesOf: buffer, at: try take(2))
+    }
+
+    package mutating func readUInt32() throws(Underflow) -> UInt32 {
+        UInt32(littleEndianBytesOf: buffer, at: try take(4))
+    }
+
+    package mutating func readUInt64() throws(Underflow) -> UInt64 {
+        UInt64(littleEndianBytesOf: buffer, at: try take(8))
+    }
+
+    package mutating func readInt64() throws(Underflow) -> Int64 {
+        Int64(bitPattern: try readUInt64())
+    }
+
+    package mutating func readDouble() throws(Underflow) -> Double {
+        Double(bitPattern: try readUInt64())
+    }
+
+    package mutating func readBytes(_ count: Int) throws(Underflow) -> UnsafeRawBufferPointer {
+        let start = try take(count)
+        return UnsafeRawBufferPointer(rebasing: buffer[start..<(start + count)])
+    }
+
+    package mutating func skip(_ count: Int) throws(Underflow) {
+        _ = try take(count)
+    }
+}
+
+extension FixedWidthInteger {
+    /// Decodes a little-endian integer from `buffer` at `offset`; the caller has checked bounds.
+    @inline(__always)
+    package init(littleEndianBytesOf buffer: UnsafeRawBufferPointer, at offset: Int) {
+        var value = Self.zero
+        withUnsafeMutableBytes(of: &value) { target in
+            target.copyMemory(
+                from: UnsafeRawBufferPointer(
+                    rebasing: buffer[offset..<(offset + Self.bitWidth / 8)]
+                )
+            )
+        }
+        self = Self(littleEndian: value)
+    }
+}

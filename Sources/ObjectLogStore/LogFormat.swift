@@ -1,0 +1,406 @@
+import Foundation
+
+/// Constants and fixed layouts of the store file format, version 1.0 (FORMAT.md).
+package enum LogFormat {
+    /// The first eight bytes of every store file: `OBJLOG\r\n`.
+    package static let magic: [UInt8] = [0x4F, 0x42, 0x4A, 0x4C, 0x4F, 0x47, 0x0D, 0x0A]
+    /// The format major version this code writes; files with a higher major are refused.
+    package static let majorVersion: UInt16 = 1
+    /// The format minor version this code writes; higher minors of the same major are readable.
+    package static let minorVersion: UInt16 = 0
+    /// Bytes of the header before the metadata dictionary.
+    package static let headerFixedLength = 60
+    /// The largest metadata dictionary encoding accepted (16 MiB).
+    package static let maximumMetadataLength = 16 << 20
+    /// Bytes of a record frame before its payload.
+    package static let frameLength = 24
+    /// The largest record payload accepted (64 MiB); larger values belong in external blobs.
+    package static let maximumPayloadLength = 64 << 20
+    /// Bytes of a commit record's payload.
+    package static let commitPayloadLength = 56
+    /// Bytes of a whole commit record.
+    package static let commitRecordLength = frameLength + commitPayloadLength
+    /// The last eight bytes of every commit record: `OLCOMMIT`, so the last commit can be found
+    /// by scanning backwards from the end of the file.
+    package static let commitTrailer: [UInt8] = Array("OLCOMMIT".utf8)
+    /// Bytes of a blob identifier (a SHA-256 digest).
+    package static let blobIDLength = 32
+
+    /// Suffix of the lock file beside a store.
+    package static let lockSuffix = "-lock"
+    /// Suffix of the index checkpoint file beside a store.
+    package static let indexSuffix = "-index"
+    /// Suffix of the external blob directory beside a store.
+    package static let blobsSuffix = "-blobs"
+    /// Suffix of a compaction's output before it is renamed over the store.
+    package static let compactionSuffix = "-compact"
+    /// Suffix of a new store's file before it is renamed into place.
+    package static let creationSuffix = "-new"
+}
+
+/// The kinds of record in the log.
+package enum RecordType: UInt8, Sendable {
+    /// The full new value of an object (key = object key, entity = its entity tag).
+    case put = 1
+    /// The removal of an object.
+    case delete = 2
+    /// A full replacement of the metadata dictionary.
+    case metadata = 3
+    /// The end of a transaction; nothing before it since the previous commit counts without it.
+    case commit = 4
+}
+
+/// Flags of a put record.
+package enum PutFlags {
+    /// The put inserts a new object (otherwise it updates one).
+    package static let insert: UInt8 = 1
+}
+
+/// Flags of a commit record.
+package enum CommitFlags {
+    /// The commit closes a compaction's copy of the live state; it is not a user transaction.
+    package static let compaction: UInt8 = 1
+}
+
+/// The decoded fixed part of a record.
+package struct RecordFrame: Sendable {
+    package var checksum: UInt32
+    package var payloadLength: UInt32
+    package var type: UInt8
+    package var flags: UInt8
+    package var reserved: UInt16
+    package var entity: UInt32
+    package var key: UInt64
+
+    /// Decodes the 24 frame bytes at the start of `bytes`.
+    package init(_ bytes: UnsafeRawBufferPointer) {
+        checksum = UInt32(littleEndianBytesOf: bytes, at: 0)
+        payloadLength = UInt32(littleEndianBytesOf: bytes, at: 4)
+        type = bytes[8]
+        flags = bytes[9]
+        reserved = UInt16(littleEndianBytesOf: bytes, at: 10)
+        entity = UInt32(littleEndianBytesOf: bytes, at: 12)
+        key = UInt64(littleEndianBytesOf: bytes, at: 16)
+    }
+
+    /// The CRC-32 a record with this frame and `payload` must carry: bytes 4..<24 of the
+    /// frame, then the payload.
+    package static func checksum(
+        frame: UnsafeRawBufferPointer,
+        payload: UnsafeRawBufferPointer
+    ) -> UInt32 {
+        let head = CRC32.checksum(
+            UnsafeRawBufferPointer(rebasing: frame[4..<LogFormat.frameLength])
+        )
+        return CRC32.checksum(payload, continuing: head)
+    }
+}
+
+/// Appends one framed record to `writer`.
+package func appendRecord(
+    type: RecordType,
+    flags: UInt8 = 0,
+    entity: UInt32 = 0,
+    key: UInt64 = 0,
+    payload: UnsafeRawBufferPointer,
+    into writer: inout ByteWriter
+) {
+    let start = writer.count
+    writer.append(UInt32(0))  // checksum, patched below
+    writer.append(UInt32(payload.count))
+    writer.append(type.rawValue)
+    writer.append(flags)
+    writer.append(UInt16(0))
+    writer.append(entity)
+    writer.append(key)
+    writer.append(contentsOf: payload)
+    let checksum = writer.bytes.withUnsafeBytes { buffer in
+        RecordFrame.checksum(
+            frame: UnsafeRawBufferPointer(
+                rebasing: buffer[start..<(start + LogFormat.frameLength)]
+            ),
+            payload: UnsafeRawBufferPointer(rebasing: buffer[(start + LogFormat.frameLength)...])
+        )
+    }
+    writer.patch(checksum, at: start)
+}
+
+/// Appends one framed put record: the blob list and the object's value form the payload.
+package func appendPutRecord(
+    key: UInt64,
+    entity: UInt32,
+    flags: UInt8,
+    blobs: [BlobID],
+    payload: [UInt8],
+    into writer: inout ByteWriter
+) {
+    let start = writer.count
+    writer.append(UInt32(0))  // checksum, patched below
+    writer.append(UInt32(2 + blobs.count * LogFormat.blobIDLength + payload.count))
+    writer.append(RecordType.put.rawValue)
+    writer.append(flags)
+    writer.append(UInt16(0))
+    writer.append(entity)
+    writer.append(key)
+    writer.append(UInt16(blobs.count))
+    for blob in blobs { writer.append(contentsOf: blob.bytes) }
+    writer.append(contentsOf: payload)
+    let checksum = writer.bytes.withUnsafeBytes { buffer in
+        CRC32.checksum(UnsafeRawBufferPointer(rebasing: buffer[(start + 4)...]))
+    }
+    writer.patch(checksum, at: start)
+}
+
+/// The payload of a commit record.
+package struct CommitPayload: Sendable, Equatable {
+    /// When the transaction was committed, in microseconds since 1970-01-01 UTC.
+    package var timestampMicroseconds: Int64
+    /// Offset of the transaction's first record (the commit's own offset for an empty one).
+    package var firstRecordOffset: UInt64
+    /// How many records precede the commit in this transaction.
+    package var recordCount: UInt32
+    package var inserted: UInt32
+    package var updated: UInt32
+    package var deleted: UInt32
+    /// Offset of the latest metadata record in this file as of this commit; 0 when the header's
+    /// dictionary is still the latest.
+    package var metadataOffset: UInt64
+    /// The first key never handed out, as of this commit.
+    package var nextKey: UInt64
+
+    package func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: LogFormat.commitPayloadLength)
+        writer.append(timestampMicroseconds)
+        writer.append(firstRecordOffset)
+        writer.append(recordCount)
+        writer.append(inserted)
+        writer.append(updated)
+        writer.append(deleted)
+        writer.append(metadataOffset)
+        writer.append(nextKey)
+        writer.append(contentsOf: LogFormat.commitTrailer)
+        return writer.bytes
+    }
+
+    /// Decodes a commit payload; nil unless it is exactly the right length with the trailer.
+    package init?(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == LogFormat.commitPayloadLength,
+            bytes[48..<56].elementsEqual(LogFormat.commitTrailer)
+        else { return nil }
+        timestampMicroseconds = Int64(bitPattern: UInt64(littleEndianBytesOf: bytes, at: 0))
+        firstRecordOffset = UInt64(littleEndianBytesOf: bytes, at: 8)
+        recordCount = UInt32(littleEndianBytesOf: bytes, at: 16)
+        inserted = UInt32(littleEndianBytesOf: bytes, at: 20)
+        updated = UInt32(littleEndianBytesOf: bytes, at: 24)
+        deleted = UInt32(littleEndianBytesOf: bytes, at: 28)
+        metadataOffset = UInt64(littleEndianBytesOf: bytes, at: 32)
+        nextKey = UInt64(littleEndianBytesOf: bytes, at: 40)
+    }
+
+    package init(
+        timestampMicroseconds: Int64,
+        firstRecordOffset: UInt64,
+        recordCount: UInt32,
+        inserted: UInt32,
+        updated: UInt32,
+        deleted: UInt32,
+        metadataOffset: UInt64,
+        nextKey: UInt64
+    ) {
+        self.timestampMicroseconds = timestampMicroseconds
+        self.firstRecordOffset = firstRecordOffset
+        self.recordCount = recordCount
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.metadataOffset = metadataOffset
+        self.nextKey = nextKey
+    }
+
+    package var date: Date {
+        Date(timeIntervalSince1970: Double(timestampMicroseconds) / 1_000_000)
+    }
+
+    package static func now() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1_000_000).rounded())
+    }
+}
+
+// MARK: - Header
+
+/// The store file's header: identity, generation and the metadata dictionary as of the file's
+/// creation or last compaction.
+package struct StoreHeader: Sendable, Equatable {
+    package var majorVersion: UInt16 = LogFormat.majorVersion
+    package var minorVersion: UInt16 = LogFormat.minorVersion
+    package var storeUUID: UUID
+    /// Incremented by every compaction.
+    package var generation: UInt64
+    /// The first key never handed out when the file was written.
+    package var nextKey: UInt64
+    /// Transactions committed in earlier generations (folded away by compaction).
+    package var baseTransactionCount: UInt64
+    package var metadata: Metadata
+    /// Total header bytes; records start here.
+    package var length: Int = 0
+
+    package init(
+        storeUUID: UUID,
+        generation: UInt64,
+        nextKey: UInt64,
+        baseTransactionCount: UInt64,
+        metadata: Metadata
+    ) {
+        self.storeUUID = storeUUID
+        self.generation = generation
+        self.nextKey = nextKey
+        self.baseTransactionCount = baseTransactionCount
+        self.metadata = metadata
+    }
+
+    /// The header's bytes; also sets `length`.
+    package mutating func encoded() -> [UInt8] {
+        let metadataBytes = MetadataCoding.encode(metadata)
+        var writer = ByteWriter(capacity: LogFormat.headerFixedLength + metadataBytes.count + 4)
+        writer.append(contentsOf: LogFormat.magic)
+        writer.append(majorVersion)
+        writer.append(minorVersion)
+        writer.append(UInt32(LogFormat.headerFixedLength + metadataBytes.count + 4))
+        writer.append(contentsOf: uuidBytes(storeUUID))
+        writer.append(generation)
+        writer.append(nextKey)
+        writer.append(baseTransactionCount)
+        writer.append(UInt32(metadataBytes.count))
+        writer.append(contentsOf: metadataBytes)
+        writer.append(CRC32.checksum(writer.bytes))
+        length = writer.count
+        return writer.bytes
+    }
+
+    /// Reads and validates the header at the start of `file`.
+    package static func read(
+        from file: any StoreFile,
+        path: String,
+        fileSize: UInt64
+    ) throws -> StoreHeader {
+        guard fileSize > 0 else {
+            throw StoreError(.notAStore, "the file is empty, not an ObjectLog store", path: path)
+        }
+        let fixed = try file.read(at: 0, count: LogFormat.headerFixedLength)
+        guard fixed.count >= LogFormat.magic.count, Array(fixed[0..<8]) == LogFormat.magic else {
+            throw StoreError(
+                .notAStore,
+                "not an ObjectLog store (no OBJLOG magic at offset 0)",
+                path: path,
+                offset: 0
+            )
+        }
+        guard fixed.count == LogFormat.headerFixedLength else {
+            throw StoreError(
+                .corrupt,
+                "the header is cut short",
+                path: path,
+                offset: UInt64(fixed.count)
+            )
+        }
+        return try fixed.withUnsafeBytes { buffer in
+            let major = UInt16(littleEndianBytesOf: buffer, at: 8)
+            let minor = UInt16(littleEndianBytesOf: buffer, at: 10)
+            guard major <= LogFormat.majorVersion else {
+                throw StoreError(
+                    .unsupportedVersion,
+                    "format version \(major).\(minor) is newer than this library reads (\(LogFormat.majorVersion).x)",
+                    path: path,
+                    offset: 8
+                )
+            }
+            let length = Int(UInt32(littleEndianBytesOf: buffer, at: 12))
+            let metadataLength = Int(UInt32(littleEndianBytesOf: buffer, at: 56))
+            guard metadataLength <= LogFormat.maximumMetadataLength,
+                length == LogFormat.headerFixedLength + metadataLength + 4
+            else {
+                throw StoreError(
+                    .corrupt,
+                    "header length fields are inconsistent",
+                    path: path,
+                    offset: 12
+                )
+            }
+            guard UInt64(length) <= fileSize else {
+                throw StoreError(
+                    .corrupt,
+                    "the header runs past the end of the file",
+                    path: path,
+                    offset: 12
+                )
+            }
+            let rest = try file.read(
+                at: UInt64(LogFormat.headerFixedLength),
+                count: metadataLength + 4
+            )
+            guard rest.count == metadataLength + 4 else {
+                throw StoreError(
+                    .corrupt,
+                    "the header is cut short",
+                    path: path,
+                    offset: UInt64(LogFormat.headerFixedLength)
+                )
+            }
+            var crc = CRC32.checksum(buffer)
+            crc = rest.withUnsafeBytes {
+                CRC32.checksum(
+                    UnsafeRawBufferPointer(rebasing: $0[0..<metadataLength]),
+                    continuing: crc
+                )
+            }
+            let stored = rest.withUnsafeBytes {
+                UInt32(littleEndianBytesOf: $0, at: metadataLength)
+            }
+            guard crc == stored else {
+                throw StoreError(
+                    .corrupt,
+                    "header checksum mismatch (stored \(hex32(stored)), computed \(hex32(crc)))",
+                    path: path,
+                    offset: UInt64(length - 4)
+                )
+            }
+            let metadata: Metadata
+            do {
+                metadata = try MetadataCoding.decodeDictionary(Array(rest[0..<metadataLength]))
+            } catch let error as MetadataCoding.DecodingError {
+                throw StoreError(
+                    .corrupt,
+                    "header metadata: \(error.reason)",
+                    path: path,
+                    offset: UInt64(LogFormat.headerFixedLength + error.position)
+                )
+            }
+            var header = StoreHeader(
+                storeUUID: uuidFrom(UnsafeRawBufferPointer(rebasing: buffer[16..<32])),
+                generation: UInt64(littleEndianBytesOf: buffer, at: 32),
+                nextKey: UInt64(littleEndianBytesOf: buffer, at: 40),
+                baseTransactionCount: UInt64(littleEndianBytesOf: buffer, at: 48),
+                metadata: metadata
+            )
+            header.majorVersion = major
+            header.minorVersion = minor
+            header.length = length
+            return header
+        }
+    }
+}
+
+package func uuidBytes(_ uuid: UUID) -> [UInt8] {
+    withUnsafeBytes(of: uuid.uuid) { Array($0) }
+}
+
+package func uuidFrom(_ bytes: UnsafeRawBufferPointer) -> UUID {
+    var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: bytes) }
+    return UUID(uuid: value)
+}
+
+package func hex32(_ value: UInt32) -> String {
+    let digits = String(value, radix: 16)
+    return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
+}

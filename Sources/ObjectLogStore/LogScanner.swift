@@ -1,0 +1,327 @@
+/// One record found by a ``LogScanner``.
+package struct ScannedRecord: Sendable {
+    package var frame: RecordFrame
+    /// Offset of the record's frame in the file.
+    package var offset: UInt64
+
+    package var type: RecordType { RecordType(rawValue: frame.type)! }
+    package var totalLength: UInt64 { UInt64(LogFormat.frameLength) + UInt64(frame.payloadLength) }
+}
+
+/// One committed transaction found by a ``LogScanner``.
+package struct ScannedTransaction: Sendable {
+    /// The transaction's number (1 for a store's first), or 0 for a compaction's commit.
+    package var number: UInt64
+    package var commit: CommitPayload
+    /// Offset of the commit record.
+    package var commitOffset: UInt64
+    /// The commit record's stored CRC (the index checkpoint names its last covered commit by it).
+    package var commitChecksum: UInt32
+    package var records: [ScannedRecord]
+    package var isCompaction: Bool
+
+    /// Offset just past the commit record.
+    package var endOffset: UInt64 { commitOffset + UInt64(LogFormat.commitRecordLength) }
+}
+
+/// Damage found where a record should be.
+package struct LogDamage: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
+        /// The file ends inside, or is damaged only within, its last transaction: what a crash
+        /// during an unacknowledged save leaves. Opening for writing cuts it off.
+        case tornTail
+        /// Damage with a valid commit after it: committed data is unreadable.
+        case corrupt
+    }
+
+    package var kind: Kind
+    /// Offset of the first damaged byte range (a record's frame).
+    package var offset: UInt64
+    /// What is wrong.
+    package var reason: String
+    /// Where the valid log ends (just past the last good commit before the damage).
+    package var validEnd: UInt64
+    /// Valid commits found after the damage (0 for a torn tail).
+    package var laterCommits: Int
+}
+
+/// Reads a store's records in order, checking every frame, checksum and commit, and reports the
+/// committed transactions and where the valid log ends.
+///
+/// Records are read through a window of the file (8 MiB by default), so scanning needs little
+/// memory whatever the file's size.
+package struct LogScanner {
+    private let file: any StoreFile
+    private let path: String
+    private let fileSize: UInt64
+    private var window: [UInt8] = []
+    private var windowStart: UInt64 = 0
+    private let windowSize: Int
+
+    package init(file: any StoreFile, path: String, fileSize: UInt64, windowSize: Int = 8 << 20) {
+        self.file = file
+        self.path = path
+        self.fileSize = fileSize
+        self.windowSize = windowSize
+    }
+
+    /// Makes `[offset, offset + count)` available in the window; returns its start in the window,
+    /// or nil if the file ends before it.
+    private mutating func ensure(_ offset: UInt64, _ count: Int) throws -> Int? {
+        guard offset + UInt64(count) <= fileSize else { return nil }
+        if offset >= windowStart, offset + UInt64(count) <= windowStart + UInt64(window.count) {
+            return Int(offset - windowStart)
+        }
+        let length = Int(min(UInt64(max(windowSize, count)), fileSize - offset))
+        window = try file.read(at: offset, count: length)
+        windowStart = offset
+        guard window.count >= count else { return nil }
+        return 0
+    }
+
+    /// The outcome of a scan.
+    package struct Outcome: Sendable {
+        /// Just past the last valid commit (the header's end when there is none).
+        package var validEnd: UInt64
+        /// Damage after `validEnd`, if any.
+        package var damage: LogDamage?
+        /// Number of the last user transaction seen.
+        package var lastNumber: UInt64
+        /// The CRC of the last valid commit record, if any.
+        package var lastCommitChecksum: UInt32?
+    }
+
+    /// Scans from `start` (a transaction boundary) to the end of the file.
+    ///
+    /// - Parameters:
+    ///   - start: Offset of the first record to read.
+    ///   - lastNumber: The number of the last user transaction before `start`.
+    ///   - onRecord: Called for every record whose frame and checksum are valid, with its payload
+    ///     (valid only during the call), before its transaction is known to be committed.
+    ///   - onTransaction: Called for every committed transaction, in order.
+    /// - Returns: Where the valid log ends and any damage after it.
+    /// - Throws: ``StoreError`` `.io`, or what the closures throw.
+    package mutating func scan(
+        from start: UInt64,
+        lastNumber: UInt64,
+        onRecord: ((ScannedRecord, UnsafeRawBufferPointer) throws -> Void)? = nil,
+        onTransaction: (ScannedTransaction) throws -> Void
+    ) throws -> Outcome {
+        var offset = start
+        var transactionStart = start
+        var pending: [ScannedRecord] = []
+        var outcome = Outcome(
+            validEnd: start,
+            damage: nil,
+            lastNumber: lastNumber,
+            lastCommitChecksum: nil
+        )
+
+        func damage(_ reason: String) throws -> Outcome {
+            var result = outcome
+            result.damage = try classify(
+                at: offset,
+                transactionStart: transactionStart,
+                reason: reason
+            )
+            return result
+        }
+
+        while offset < fileSize {
+            guard let frameAt = try ensure(offset, LogFormat.frameLength) else {
+                return try damage(
+                    "incomplete record frame (\(fileSize - offset) bytes before the end of the file)"
+                )
+            }
+            let frame = window.withUnsafeBytes {
+                RecordFrame(
+                    UnsafeRawBufferPointer(
+                        rebasing: $0[frameAt..<(frameAt + LogFormat.frameLength)]
+                    )
+                )
+            }
+            guard let type = RecordType(rawValue: frame.type), frame.reserved == 0 else {
+                return try damage("unknown record type \(frame.type) or nonzero reserved bits")
+            }
+            guard Int(frame.payloadLength) <= LogFormat.maximumPayloadLength else {
+                return try damage("record length \(frame.payloadLength) exceeds the format's limit")
+            }
+            let total = LogFormat.frameLength + Int(frame.payloadLength)
+            guard let recordAt = try ensure(offset, total) else {
+                return try damage("record of \(total) bytes runs past the end of the file")
+            }
+            let (computed, problem): (UInt32, String?) = window.withUnsafeBytes { buffer in
+                let frameBytes = UnsafeRawBufferPointer(
+                    rebasing: buffer[recordAt..<(recordAt + LogFormat.frameLength)]
+                )
+                let payload = UnsafeRawBufferPointer(
+                    rebasing: buffer[(recordAt + LogFormat.frameLength)..<(recordAt + total)]
+                )
+                return (
+                    RecordFrame.checksum(frame: frameBytes, payload: payload),
+                    Self.structuralProblem(type: type, frame: frame, payload: payload)
+                )
+            }
+            guard computed == frame.checksum else {
+                return try damage(
+                    "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))"
+                )
+            }
+            if let problem { return try damage(problem) }
+            let record = ScannedRecord(frame: frame, offset: offset)
+            if type == .commit {
+                let commit = window.withUnsafeBytes {
+                    CommitPayload(
+                        UnsafeRawBufferPointer(
+                            rebasing: $0[(recordAt + LogFormat.frameLength)..<(recordAt + total)]
+                        )
+                    )!
+                }
+                let isCompaction = frame.flags & CommitFlags.compaction != 0
+                let expected = isCompaction ? 0 : outcome.lastNumber + 1
+                guard commit.firstRecordOffset == transactionStart,
+                    Int(commit.recordCount) == pending.count
+                else {
+                    return try damage("commit record does not match its transaction's records")
+                }
+                guard frame.key == expected else {
+                    return try damage("commit numbered \(frame.key) where \(expected) was expected")
+                }
+                let transaction = ScannedTransaction(
+                    number: frame.key,
+                    commit: commit,
+                    commitOffset: offset,
+                    commitChecksum: frame.checksum,
+                    records: pending,
+                    isCompaction: isCompaction
+                )
+                try onTransaction(transaction)
+                if !isCompaction { outcome.lastNumber = frame.key }
+                outcome.lastCommitChecksum = frame.checksum
+                pending.removeAll(keepingCapacity: true)
+                offset += UInt64(total)
+                transactionStart = offset
+                outcome.validEnd = offset
+            } else {
+                if let onRecord {
+                    try window.withUnsafeBytes { buffer in
+                        try onRecord(
+                            record,
+                            UnsafeRawBufferPointer(
+                                rebasing: buffer[
+                                    (recordAt + LogFormat.frameLength)..<(recordAt + total)
+                                ]
+                            )
+                        )
+                    }
+                }
+                pending.append(record)
+                offset += UInt64(total)
+            }
+        }
+        if !pending.isEmpty {
+            return try damage("the last transaction has no commit record")
+        }
+        return outcome
+    }
+
+    /// A structural problem with a record whose checksum is valid, or nil.
+    private static func structuralProblem(
+        type: RecordType,
+        frame: RecordFrame,
+        payload: UnsafeRawBufferPointer
+    ) -> String? {
+        switch type {
+        case .put:
+            guard payload.count >= 2 else { return "put record too short for its blob count" }
+            let blobs = Int(UInt16(littleEndianBytesOf: payload, at: 0))
+            guard payload.count >= 2 + blobs * LogFormat.blobIDLength else {
+                return "put record names \(blobs) blobs but is too short for them"
+            }
+            return frame.key == 0 ? "put record with key 0" : nil
+        case .delete:
+            return frame.payloadLength == 0 && frame.key != 0 ? nil : "malformed delete record"
+        case .metadata:
+            return nil
+        case .commit:
+            return CommitPayload(payload) == nil ? "malformed commit record" : nil
+        }
+    }
+
+    /// Decides whether damage at `offset` is a torn tail or corruption, by looking for valid
+    /// commit records after it.
+    private mutating func classify(
+        at offset: UInt64,
+        transactionStart: UInt64,
+        reason: String
+    ) throws -> LogDamage {
+        let commits = try validCommits(after: offset)
+        // Damage confined to the last transaction (no commit after it, or only that
+        // transaction's own commit at the very end of the file) is what an interrupted,
+        // unacknowledged save leaves: its sectors may reach the disk in any order.
+        let isTorn =
+            commits.isEmpty
+            || (commits.count == 1 && commits[0].firstRecordOffset == transactionStart
+                && commits[0].end == fileSize)
+        return LogDamage(
+            kind: isTorn ? .tornTail : .corrupt,
+            offset: offset,
+            reason: reason,
+            validEnd: transactionStart,
+            laterCommits: isTorn ? 0 : commits.count
+        )
+    }
+
+    /// Valid commit records wholly after `offset`, found by their trailer.
+    package mutating func validCommits(
+        after offset: UInt64
+    ) throws -> [(firstRecordOffset: UInt64, end: UInt64)] {
+        var found: [(UInt64, UInt64)] = []
+        let trailer = LogFormat.commitTrailer
+        var chunkStart = offset
+        let chunk = 1 << 20
+        while chunkStart < fileSize {
+            let length = Int(min(UInt64(chunk + trailer.count), fileSize - chunkStart))
+            let bytes = try file.read(at: chunkStart, count: length)
+            var index = 0
+            while index + trailer.count <= bytes.count {
+                if bytes[index] == trailer[0],
+                    bytes[index..<(index + trailer.count)].elementsEqual(trailer)
+                {
+                    let end = chunkStart + UInt64(index + trailer.count)
+                    if end >= UInt64(LogFormat.commitRecordLength),
+                        end - UInt64(LogFormat.commitRecordLength) > offset,
+                        let commit = try commitRecord(endingAt: end)
+                    {
+                        found.append((commit.firstRecordOffset, end))
+                    }
+                }
+                index += 1
+            }
+            chunkStart += UInt64(chunk)
+        }
+        return found
+    }
+
+    /// The commit record ending at `end`, if one with a valid checksum is there.
+    package func commitRecord(endingAt end: UInt64) throws -> CommitPayload? {
+        guard end >= UInt64(LogFormat.commitRecordLength), end <= fileSize else { return nil }
+        let bytes = try file.read(
+            at: end - UInt64(LogFormat.commitRecordLength),
+            count: LogFormat.commitRecordLength
+        )
+        guard bytes.count == LogFormat.commitRecordLength else { return nil }
+        return bytes.withUnsafeBytes { buffer -> CommitPayload? in
+            let frame = RecordFrame(buffer)
+            guard frame.type == RecordType.commit.rawValue, frame.reserved == 0,
+                Int(frame.payloadLength) == LogFormat.commitPayloadLength
+            else { return nil }
+            let payload = UnsafeRawBufferPointer(rebasing: buffer[LogFormat.frameLength...])
+            let frameBytes = UnsafeRawBufferPointer(rebasing: buffer[0..<LogFormat.frameLength])
+            guard RecordFrame.checksum(frame: frameBytes, payload: payload) == frame.checksum else {
+                return nil
+            }
+            return CommitPayload(payload)
+        }
+    }
+}

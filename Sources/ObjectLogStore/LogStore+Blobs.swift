@@ -1,0 +1,88 @@
+import Foundation
+
+extension LogStore {
+    /// The directory beside the store that holds its external blobs (`NAME.olog-blobs`).
+    public var blobDirectory: String { path + LogFormat.blobsSuffix }
+
+    /// Writes `bytes` as an external blob file beside the store and makes it durable; returns its
+    /// content address.
+    ///
+    /// A blob is written to a temporary name, synced, renamed to its digest and the directory
+    /// synced, so it exists whole before any commit names it. Writing the same content twice
+    /// writes it once.
+    ///
+    /// - Throws: ``StoreError`` `.readOnly`, `.io`.
+    public func writeBlob(_ bytes: Data) throws -> BlobID {
+        if isReadOnly { throw StoreError(.readOnly, "the store is open read-only", path: path) }
+        let id = BlobID(contentsOf: bytes)
+        let fileSystem = internalFileSystem
+        let directory = blobDirectory
+        let target = directory + "/" + id.hex
+        if fileSystem.kind(of: target) == .regular { return id }
+        if fileSystem.kind(of: directory) == .missing {
+            try fileSystem.makeDirectory(
+                directory,
+                permissions: 0o700 | (internalOptions.fileMode & 0o077)
+            )
+            try fileSystem.syncDirectory(directoryOf(path))
+        }
+        let temporary = target + ".tmp"
+        let file = try fileSystem.open(
+            temporary,
+            mode: .create(permissions: internalOptions.fileMode)
+        )
+        do {
+            try file.truncate(to: 0)
+            try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+            try file.sync()
+            file.close()
+        } catch {
+            file.close()
+            try? fileSystem.remove(temporary)
+            throw error
+        }
+        try fileSystem.rename(temporary, to: target)
+        try fileSystem.syncDirectory(directory)
+        return id
+    }
+
+    /// Reads an external blob and checks it against its content address.
+    ///
+    /// - Throws: ``StoreError`` `.missingBlob` if the file is missing or its bytes do not hash
+    ///   to `id`; `.io`.
+    public func readBlob(_ id: BlobID) throws -> Data {
+        let target = blobDirectory + "/" + id.hex
+        let fileSystem = internalFileSystem
+        guard fileSystem.kind(of: target) == .regular else {
+            throw StoreError(.missingBlob, "external blob \(id.hex) is missing", path: target)
+        }
+        let file = try fileSystem.open(target, mode: .read)
+        defer { file.close() }
+        let size = try file.size()
+        guard size <= UInt64(Int.max) else {
+            throw StoreError(.tooLarge, "blob too large", path: target)
+        }
+        let bytes = try file.read(at: 0, count: Int(size))
+        guard BlobID(contentsOf: bytes) == id else {
+            throw StoreError(
+                .missingBlob,
+                "external blob \(id.hex) does not match its checksum",
+                path: target
+            )
+        }
+        return Data(bytes)
+    }
+
+    /// The blob files present beside the store, with their sizes.
+    public func blobFiles() throws -> [(id: BlobID, bytes: UInt64)] {
+        let fileSystem = internalFileSystem
+        var result: [(BlobID, UInt64)] = []
+        for name in try fileSystem.contents(ofDirectory: blobDirectory) {
+            guard let id = BlobID(hex: name) else { continue }
+            let file = try fileSystem.open(blobDirectory + "/" + name, mode: .read)
+            result.append((id, try file.size()))
+            file.close()
+        }
+        return result
+    }
+}

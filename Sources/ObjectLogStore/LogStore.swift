@@ -1,0 +1,1214 @@
+import Foundation
+
+/// An open ObjectLog store file: a checksummed, append-only log of transactions that begins
+/// with a header holding the store's identity and metadata dictionary.
+///
+/// `LogStore` is the bytes-and-files layer under the object engine. It keeps, for every live
+/// object, where its latest value is in the log (a Bitcask-style keydir), appends each
+/// ``Transaction`` atomically, and reads values back on demand.
+///
+/// ```swift
+/// let store = try LogStore.open(path: "notes.olog")
+/// var transaction = Transaction()
+/// let key = store.allocateKeys(1).lowerBound
+/// transaction.put(key: key, entity: 1, payload: Array("hello".utf8), isInsert: true)
+/// try store.commit(transaction)
+/// try store.close()
+/// ```
+///
+/// ## Rules
+/// 1. One writer at a time: a second writable open of the same path, in this process or
+///    another, fails with ``StoreError/Code/locked``. Read-only opens are always allowed.
+/// 2. A commit that returned is durable (with the default options) and atomic; nothing of a
+///    transaction is visible before its commit record is.
+/// 3. After a failed `fdatasync` the handle is *poisoned*: later commits fail with
+///    ``StoreError/Code/poisoned`` until the store is reopened (the kernel may have dropped the
+///    dirty pages, so retrying could silently lose data).
+/// 4. `LogStore` is thread-safe; calls are serialised internally.
+public final class LogStore: @unchecked Sendable {
+    /// How the in-memory keydir was obtained at open.
+    public enum IndexState: String, Sendable {
+        /// From a valid index checkpoint, plus the log after it.
+        case loaded
+        /// By replaying the whole log (no valid index).
+        case rebuilt
+    }
+
+    // Safe: every mutable property below is read and written only while holding `lock`.
+    private let lock = NSLock()
+    private let fileSystem: any FileSystem
+    private let options: StoreOptions
+    private var file: any StoreFile
+    private var lockFile: (any StoreFile)?
+    private var header: StoreHeader
+    private var live: KeyDirectory
+    private var entityCounts: EntityCounter
+    private var liveRecordBytes: UInt64
+    private var currentMetadata: Metadata
+    private var metadataOffset: UInt64
+    private var nextKey: ObjectKey
+    private var lastNumber: UInt64
+    private var lastCommitChecksum: UInt32?
+    private var endOffset: UInt64
+    private var isPoisoned = false
+    private var isClosed = false
+
+    /// The store file's path.
+    public let path: String
+    /// How the keydir was obtained when the store was opened.
+    public let indexState: IndexState
+    /// Damage found after the last valid commit when the store was opened (a torn tail that a
+    /// writable open has cut off, or, with `salvage`, the corruption it stopped at).
+    public private(set) var damageAtOpen: StoreDamage?
+
+    // MARK: - Opening
+
+    /// Opens the store at `path`, creating it if allowed and missing.
+    ///
+    /// Every record is validated (or, with a valid index checkpoint, every record after it). A
+    /// torn tail — an incomplete last transaction, as a crash leaves — is dropped, and a writable
+    /// open cuts it off the file before anything new is appended. Damage before a valid commit is
+    /// corruption: the open fails with an error naming the byte offset, unless
+    /// `options.salvage` asks for a read-only open of what precedes it.
+    ///
+    /// - Throws: ``StoreError`` — `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`,
+    ///   `.locked` or `.io`.
+    public static func open(path: String, options: StoreOptions = StoreOptions()) throws -> LogStore
+    {
+        try LogStore(path: path, options: options)
+    }
+
+    private init(path: String, options: StoreOptions) throws {
+        self.path = path
+        self.options = options
+        fileSystem = options.fileSystem
+        var options = options
+        if options.salvage { options.readOnly = true }
+
+        switch fileSystem.kind(of: path) {
+        case .directory:
+            throw StoreError(.notAStore, "is a directory, not an ObjectLog store", path: path)
+        case .other: throw StoreError(.notAStore, "is not a regular file", path: path)
+        case .missing where options.readOnly || !options.createIfMissing:
+            throw StoreError(.notFound, "no store file at this path", path: path)
+        default: break
+        }
+
+        if !options.readOnly {
+            let lockFile = try fileSystem.open(
+                path + LogFormat.lockSuffix,
+                mode: .create(permissions: options.fileMode)
+            )
+            try lockFile.lockExclusive()
+            self.lockFile = lockFile
+            try Self.removeLeftovers(path: path, fileSystem: fileSystem)
+            if fileSystem.kind(of: path) == .missing {
+                try Self.create(path: path, options: options)
+            }
+        }
+
+        file = try fileSystem.open(path, mode: options.readOnly ? .read : .readWrite)
+        let fileSize = try file.size()
+        header = try StoreHeader.read(from: file, path: path, fileSize: fileSize)
+
+        live = KeyDirectory()
+        entityCounts = EntityCounter()
+        liveRecordBytes = 0
+        currentMetadata = header.metadata
+        metadataOffset = 0
+        nextKey = max(header.nextKey, 1)
+        lastNumber = header.baseTransactionCount
+        lastCommitChecksum = nil
+        endOffset = UInt64(header.length)
+
+        var start = UInt64(header.length)
+        var state = IndexState.rebuilt
+        if options.usesIndex,
+            let index = Self.loadIndex(
+                path: path,
+                fileSystem: fileSystem,
+                header: header,
+                file: file,
+                fileSize: fileSize
+            )
+        {
+            var directory = KeyDirectory(minimumCapacity: index.entries.count)
+            var counts = EntityCounter()
+            for (key, location) in index.entries {
+                directory.updateValue(location, forKey: key)
+                counts.add(location.entity, 1)
+            }
+            live = directory
+            entityCounts = counts
+            liveRecordBytes = index.liveBytes
+            metadataOffset = index.metadataOffset
+            nextKey = max(nextKey, index.nextKey)
+            lastNumber = index.lastNumber
+            lastCommitChecksum = index.lastCommitChecksum
+            start = index.coveredLength
+            endOffset = start
+            state = .loaded
+        }
+        indexState = state
+
+        var scanner = LogScanner(file: file, path: path, fileSize: fileSize)
+        let outcome = try scanner.scan(from: start, lastNumber: lastNumber) { transaction in
+            self.apply(transaction)
+        }
+        var damage: StoreDamage?
+        if let found = outcome.damage {
+            damage = StoreDamage(found)
+            if found.kind == .corrupt && !options.salvage {
+                throw StoreError(
+                    .corrupt,
+                    "\(found.reason); \(found.laterCommits) committed transaction(s) follow the damage "
+                        + "(open read-only with salvage, or run `objectlog recover`)",
+                    path: path,
+                    offset: found.offset
+                )
+            }
+            if !options.readOnly {
+                // Cut the torn tail off before anything new is appended after it.
+                try file.truncate(to: outcome.validEnd)
+                try file.sync()
+            }
+        }
+        damageAtOpen = damage
+        endOffset = outcome.validEnd
+        if metadataOffset != 0 {
+            currentMetadata = try readMetadataRecord(at: metadataOffset)
+        }
+    }
+
+    private static func create(path: String, options: StoreOptions) throws {
+        let fileSystem = options.fileSystem
+        var header = StoreHeader(
+            storeUUID: UUID(),
+            generation: 1,
+            nextKey: 1,
+            baseTransactionCount: 0,
+            metadata: [:]
+        )
+        let bytes = header.encoded()
+        let temporary = path + LogFormat.creationSuffix
+        let file = try fileSystem.open(temporary, mode: .create(permissions: options.fileMode))
+        do {
+            try file.truncate(to: 0)
+            try file.write(bytes, at: 0)
+            try file.sync()
+            file.close()
+        } catch {
+            file.close()
+            try? fileSystem.remove(temporary)
+            throw error
+        }
+        // A new store appears whole or not at all: written aside, synced, renamed into place,
+        // and the directory synced so the name survives a power loss.
+        try fileSystem.rename(temporary, to: path)
+        try fileSystem.syncDirectory(directoryOf(path))
+    }
+
+    /// Removes what an interrupted creation, compaction or blob write left behind.
+    private static func removeLeftovers(path: String, fileSystem: any FileSystem) throws {
+        for suffix in [
+            LogFormat.creationSuffix, LogFormat.compactionSuffix,
+            LogFormat.indexSuffix + LogFormat.creationSuffix,
+        ] {
+            try fileSystem.remove(path + suffix)
+        }
+        let blobs = path + LogFormat.blobsSuffix
+        for name in try fileSystem.contents(ofDirectory: blobs) where name.hasSuffix(".tmp") {
+            try fileSystem.remove(blobs + "/" + name)
+        }
+    }
+
+    private static func loadIndex(
+        path: String,
+        fileSystem: any FileSystem,
+        header: StoreHeader,
+        file: any StoreFile,
+        fileSize: UInt64
+    ) -> StoreIndex? {
+        guard fileSystem.kind(of: path + LogFormat.indexSuffix) == .regular,
+            let indexFile = try? fileSystem.open(path + LogFormat.indexSuffix, mode: .read),
+            let size = try? indexFile.size(), size <= UInt64(Int.max),
+            let bytes = try? indexFile.read(at: 0, count: Int(size)),
+            let index = StoreIndex.decode(bytes),
+            index.storeUUID == header.storeUUID, index.generation == header.generation,
+            index.coveredLength >= UInt64(header.length), index.coveredLength <= fileSize
+        else { return nil }
+        if index.coveredLength > UInt64(header.length) {
+            // The index names the commit it ends at; the log must still have exactly that commit.
+            let start = index.coveredLength - UInt64(LogFormat.commitRecordLength)
+            guard start >= UInt64(header.length),
+                let frameBytes = try? file.read(at: start, count: LogFormat.frameLength),
+                frameBytes.count == LogFormat.frameLength,
+                frameBytes.withUnsafeBytes({ RecordFrame($0).checksum })
+                    == index.lastCommitChecksum,
+                (try? LogScanner(file: file, path: path, fileSize: fileSize).commitRecord(
+                    endingAt: index.coveredLength
+                )) != nil
+            else { return nil }
+        }
+        return index
+    }
+
+    // MARK: - Applying transactions
+
+    private func apply(_ transaction: ScannedTransaction) {
+        // Work on locals: a class property mutated in a loop pays a dynamic exclusivity check
+        // per access, which dominated replay time.
+        var live = self.live
+        var counts = self.entityCounts
+        var recordBytes = self.liveRecordBytes
+        self.live = KeyDirectory()
+        for record in transaction.records {
+            switch record.type {
+            case .put:
+                let location = RecordLocation(
+                    entity: record.frame.entity,
+                    offset: record.offset,
+                    length: record.frame.payloadLength
+                )
+                if let old = live.updateValue(location, forKey: record.frame.key) {
+                    counts.add(old.entity, -1)
+                    recordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
+                }
+                counts.add(location.entity, 1)
+                recordBytes += record.totalLength
+            case .delete:
+                if let old = live.removeValue(forKey: record.frame.key) {
+                    counts.add(old.entity, -1)
+                    recordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
+                }
+            case .metadata:
+                metadataOffset = record.offset
+            case .commit:
+                break
+            }
+        }
+        self.live = live
+        self.entityCounts = counts
+        self.liveRecordBytes = recordBytes
+        if transaction.isCompaction { metadataOffset = 0 }
+        if !transaction.isCompaction { lastNumber = transaction.number }
+        nextKey = max(nextKey, transaction.commit.nextKey)
+        lastCommitChecksum = transaction.commitChecksum
+        endOffset = transaction.endOffset
+    }
+
+    private func readMetadataRecord(at offset: UInt64) throws -> Metadata {
+        let (frame, payload) = try readRecord(at: offset, file: file)
+        guard frame.type == RecordType.metadata.rawValue else {
+            throw StoreError(
+                .corrupt,
+                "the latest metadata offset does not point at a metadata record",
+                path: path,
+                offset: offset
+            )
+        }
+        do {
+            return try MetadataCoding.decodeDictionary(payload)
+        } catch {
+            throw StoreError(
+                .corrupt,
+                "metadata record: \(error.reason)",
+                path: path,
+                offset: offset + UInt64(LogFormat.frameLength + error.position)
+            )
+        }
+    }
+
+    /// Reads and checks one whole record.
+    private func readRecord(at offset: UInt64, file: any StoreFile) throws -> (RecordFrame, [UInt8])
+    {
+        let frameBytes = try file.read(at: offset, count: LogFormat.frameLength)
+        guard frameBytes.count == LogFormat.frameLength else {
+            throw StoreError(
+                .corrupt,
+                "record frame runs past the end of the file",
+                path: path,
+                offset: offset
+            )
+        }
+        let frame = frameBytes.withUnsafeBytes { RecordFrame($0) }
+        guard Int(frame.payloadLength) <= LogFormat.maximumPayloadLength else {
+            throw StoreError(
+                .corrupt,
+                "record length \(frame.payloadLength) exceeds the format's limit",
+                path: path,
+                offset: offset
+            )
+        }
+        let payload = try file.read(
+            at: offset + UInt64(LogFormat.frameLength),
+            count: Int(frame.payloadLength)
+        )
+        guard payload.count == Int(frame.payloadLength) else {
+            throw StoreError(
+                .corrupt,
+                "record runs past the end of the file",
+                path: path,
+                offset: offset
+            )
+        }
+        let computed = frameBytes.withUnsafeBytes { frameBuffer in
+            payload.withUnsafeBytes { RecordFrame.checksum(frame: frameBuffer, payload: $0) }
+        }
+        guard computed == frame.checksum else {
+            throw StoreError(
+                .corrupt,
+                "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
+                path: path,
+                offset: offset
+            )
+        }
+        return (frame, payload)
+    }
+
+    // MARK: - Reading
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// The store's unique identifier, fixed at creation.
+    public var storeUUID: UUID { locked { header.storeUUID } }
+
+    /// The store file's generation: 1 at creation, plus one per compaction.
+    public var generation: UInt64 { locked { header.generation } }
+
+    /// The format version of the file as opened (`major.minor`).
+    public var formatVersion: String { locked { "\(header.majorVersion).\(header.minorVersion)" } }
+
+    /// The latest committed metadata dictionary.
+    public var metadata: Metadata { locked { currentMetadata } }
+
+    /// Transactions committed over the store's life, including those folded away by compaction.
+    public var transactionCount: UInt64 { locked { lastNumber } }
+
+    /// Transactions committed in earlier generations (folded into the header by compaction).
+    public var baseTransactionCount: UInt64 { locked { header.baseTransactionCount } }
+
+    /// The size of the valid log in bytes (the file's size once any torn tail is cut off).
+    public var fileBytes: UInt64 { locked { endOffset } }
+
+    /// About how many bytes the store would take after compaction: the header, the live objects'
+    /// records and one commit record.
+    public var liveBytes: UInt64 {
+        locked { UInt64(header.length) + liveRecordBytes + UInt64(LogFormat.commitRecordLength) }
+    }
+
+    /// Whether the store was opened read-only.
+    public var isReadOnly: Bool { options.readOnly || options.salvage }
+
+    /// Hands out `count` fresh keys, never used before in this store.
+    ///
+    /// Keys become permanent with the next commit; keys handed out but never committed may be
+    /// handed out again after the store is reopened.
+    public func allocateKeys(_ count: Int) -> ClosedRange<ObjectKey> {
+        precondition(count > 0, "allocateKeys needs a positive count")
+        return locked {
+            let first = nextKey
+            nextKey += UInt64(count)
+            return first...(first + UInt64(count) - 1)
+        }
+    }
+
+    /// Where the live object `key`'s value is, or nil if no such object is live.
+    public func location(of key: ObjectKey) -> RecordLocation? {
+        locked { live[key] }
+    }
+
+    /// The keys of the live objects of `entity` (of every entity when nil), in ascending order.
+    public func liveKeys(entity: EntityTag?) -> [ObjectKey] {
+        let keys: [ObjectKey] = locked {
+            var keys: [ObjectKey] = []
+            keys.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
+            live.forEachEntry { key, location in
+                if entity == nil || location.entity == entity { keys.append(key) }
+            }
+            return keys
+        }
+        return keys.sorted()
+    }
+
+    /// The number of live objects of `entity` (of every entity when nil), without decoding any.
+    public func liveCount(entity: EntityTag?) -> Int {
+        locked {
+            guard let entity else { return live.count }
+            return entityCounts[entity]
+        }
+    }
+
+    /// Live object counts by entity tag.
+    public var liveCounts: [EntityTag: Int] { locked { entityCounts.nonZero } }
+
+    /// The latest value of the live object `key`, checked against its checksum; nil if no such
+    /// object is live.
+    ///
+    /// - Throws: ``StoreError`` `.corrupt` (naming the offset) if the record is damaged, `.io`.
+    public func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])? {
+        let found: (RecordLocation, any StoreFile)? = try locked {
+            if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+            return live[key].map { ($0, file) }
+        }
+        guard let (location, file) = found else { return nil }
+        let (_, payload) = try readRecord(at: location.offset, file: file)
+        return try splitPut(payload, offset: location.offset)
+    }
+
+    private func splitPut(
+        _ payload: [UInt8],
+        offset: UInt64
+    ) throws -> (payload: [UInt8], blobs: [BlobID]) {
+        guard payload.count >= 2 else {
+            throw StoreError(.corrupt, "put record too short", path: path, offset: offset)
+        }
+        let count = Int(UInt16(payload[0]) | UInt16(payload[1]) << 8)
+        let start = 2 + count * LogFormat.blobIDLength
+        guard payload.count >= start else {
+            throw StoreError(
+                .corrupt,
+                "put record too short for its blobs",
+                path: path,
+                offset: offset
+            )
+        }
+        var blobs: [BlobID] = []
+        for index in 0..<count {
+            let from = 2 + index * LogFormat.blobIDLength
+            blobs.append(BlobID(bytes: Array(payload[from..<(from + LogFormat.blobIDLength)]))!)
+        }
+        return (Array(payload[start...]), blobs)
+    }
+
+    /// Calls `body` with every live object of `entity` (every entity when nil), in log order,
+    /// reading the file sequentially and checking every checksum.
+    ///
+    /// The buffer is the object's payload (without its blob list) and is valid only during the
+    /// call. This is the fast path for fetching or filtering many objects.
+    ///
+    /// - Throws: ``StoreError`` `.corrupt` or `.io`, or what `body` throws.
+    public func forEachLiveObject(
+        entity: EntityTag?,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let (items, file):
+            ([(offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)], any StoreFile) =
+                try locked {
+                    if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+                    var items:
+                        [(offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)] = []
+                    items.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
+                    live.forEachEntry { key, location in
+                        if entity == nil || location.entity == entity {
+                            items.append((location.offset, key, location.length, location.entity))
+                        }
+                    }
+                    return (items, self.file)
+                }
+        let sorted = items.sorted { $0.offset < $1.offset }
+        var window: [UInt8] = []
+        var windowStart: UInt64 = 0
+        let windowSize = 8 << 20
+        for item in sorted {
+            let total = LogFormat.frameLength + Int(item.length)
+            if !(item.offset >= windowStart
+                && item.offset + UInt64(total) <= windowStart + UInt64(window.count))
+            {
+                window = try file.read(at: item.offset, count: max(windowSize, total))
+                windowStart = item.offset
+                guard window.count >= total else {
+                    throw StoreError(
+                        .corrupt,
+                        "record runs past the end of the file",
+                        path: path,
+                        offset: item.offset
+                    )
+                }
+            }
+            let at = Int(item.offset - windowStart)
+            try window.withUnsafeBytes { buffer in
+                let frameBytes = UnsafeRawBufferPointer(
+                    rebasing: buffer[at..<(at + LogFormat.frameLength)]
+                )
+                let payload = UnsafeRawBufferPointer(
+                    rebasing: buffer[(at + LogFormat.frameLength)..<(at + total)]
+                )
+                let frame = RecordFrame(frameBytes)
+                guard RecordFrame.checksum(frame: frameBytes, payload: payload) == frame.checksum,
+                    payload.count >= 2
+                else {
+                    throw StoreError(
+                        .corrupt,
+                        "record checksum mismatch",
+                        path: path,
+                        offset: item.offset
+                    )
+                }
+                let skip =
+                    2 + Int(UInt16(littleEndianBytesOf: payload, at: 0)) * LogFormat.blobIDLength
+                guard skip <= payload.count else {
+                    throw StoreError(
+                        .corrupt,
+                        "put record too short for its blobs",
+                        path: path,
+                        offset: item.offset
+                    )
+                }
+                try body(item.key, item.entity, UnsafeRawBufferPointer(rebasing: payload[skip...]))
+            }
+        }
+    }
+
+    // MARK: - Writing
+
+    private func checkWritable() throws {
+        if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+        if isReadOnly { throw StoreError(.readOnly, "the store is open read-only", path: path) }
+        if isPoisoned {
+            throw StoreError(
+                .poisoned,
+                "an earlier fsync failed; reopen the store before writing again",
+                path: path
+            )
+        }
+    }
+
+    /// Appends `transaction` and, with durable options, makes it durable before returning.
+    ///
+    /// The records and a commit record are written in one `write` at the end of the log, then
+    /// flushed with one `fdatasync`. If the write fails, the log is cut back to where it was; if
+    /// the flush fails, the handle is poisoned (rule 3).
+    ///
+    /// - Returns: The transaction's number, offset, time and counts.
+    /// - Throws: ``StoreError`` — `.readOnly`, `.poisoned`, `.closed`, `.tooLarge`,
+    ///   `.invalidArgument` (a key never allocated), `.io`.
+    @discardableResult
+    public func commit(_ transaction: Transaction) throws -> CommitInfo {
+        lock.lock()
+        defer { lock.unlock() }
+        try checkWritable()
+
+        let start = endOffset
+        let metadataBytes = transaction.metadata.map { MetadataCoding.encode($0) }
+        if let metadataBytes, metadataBytes.count > LogFormat.maximumMetadataLength {
+            throw StoreError(
+                .tooLarge,
+                "the metadata dictionary encodes to \(metadataBytes.count) bytes; the limit is 16 MiB",
+                path: path
+            )
+        }
+        var size =
+            LogFormat.commitRecordLength
+            + (metadataBytes.map { LogFormat.frameLength + $0.count } ?? 0)
+        for change in transaction.changes {
+            size += LogFormat.frameLength
+            if !change.isDelete {
+                size += 2 + change.blobs.count * LogFormat.blobIDLength + change.payload.count
+            }
+        }
+        var writer = ByteWriter(capacity: size)
+        var written: [(key: ObjectKey, location: RecordLocation?)] = []
+        written.reserveCapacity(transaction.changes.count)
+        // Which keys this transaction has put or deleted so far; built only once a delete needs
+        // to know whether its key is live.
+        var touched: [ObjectKey: Bool]?
+        var inserted: UInt32 = 0
+        var updated: UInt32 = 0
+        var deleted: UInt32 = 0
+        var recordCount: UInt32 = 0
+
+        for change in transaction.changes {
+            guard change.key != 0, change.key < nextKey else {
+                throw StoreError(
+                    .invalidArgument,
+                    "key \(change.key) was never allocated by this store",
+                    path: path
+                )
+            }
+            let offset = start + UInt64(writer.count)
+            if change.isDelete {
+                if touched == nil {
+                    var map: [ObjectKey: Bool] = [:]
+                    for entry in written { map[entry.key] = entry.location != nil }
+                    touched = map
+                }
+                let isLive = touched![change.key] ?? (live[change.key] != nil)
+                guard isLive else { continue }
+                appendRecord(
+                    type: .delete,
+                    entity: change.entity,
+                    key: change.key,
+                    payload: UnsafeRawBufferPointer(start: nil, count: 0),
+                    into: &writer
+                )
+                touched![change.key] = false
+                written.append((change.key, nil))
+                deleted += 1
+            } else {
+                let length = 2 + change.blobs.count * LogFormat.blobIDLength + change.payload.count
+                guard length <= LogFormat.maximumPayloadLength,
+                    change.blobs.count <= Int(UInt16.max)
+                else {
+                    throw StoreError(
+                        .tooLarge,
+                        "object \(change.key) encodes to \(length) bytes; the limit is \(LogFormat.maximumPayloadLength) (use external storage)",
+                        path: path
+                    )
+                }
+                appendPutRecord(
+                    key: change.key,
+                    entity: change.entity,
+                    flags: change.isInsert ? PutFlags.insert : 0,
+                    blobs: change.blobs,
+                    payload: change.payload,
+                    into: &writer
+                )
+                touched?[change.key] = true
+                written.append(
+                    (
+                        change.key,
+                        RecordLocation(
+                            entity: change.entity,
+                            offset: offset,
+                            length: UInt32(length)
+                        )
+                    )
+                )
+                if change.isInsert { inserted += 1 } else { updated += 1 }
+            }
+            recordCount += 1
+        }
+        var newMetadataOffset = metadataOffset
+        if let metadataBytes {
+            newMetadataOffset = start + UInt64(writer.count)
+            metadataBytes.withUnsafeBytes {
+                appendRecord(type: .metadata, payload: $0, into: &writer)
+            }
+            recordCount += 1
+        }
+        let commit = CommitPayload(
+            timestampMicroseconds: CommitPayload.now(),
+            firstRecordOffset: start,
+            recordCount: recordCount,
+            inserted: inserted,
+            updated: updated,
+            deleted: deleted,
+            metadataOffset: newMetadataOffset,
+            nextKey: nextKey
+        )
+        let commitAt = writer.count
+        commit.encoded().withUnsafeBytes {
+            appendRecord(type: .commit, key: lastNumber + 1, payload: $0, into: &writer)
+        }
+
+        do {
+            try file.write(writer.bytes, at: start)
+        } catch {
+            // Leave no partial transaction for the next one to follow.
+            do { try file.truncate(to: start) } catch { isPoisoned = true }
+            throw error
+        }
+        if options.durable {
+            do {
+                try file.sync()
+            } catch {
+                isPoisoned = true
+                throw error
+            }
+        }
+
+        // The transaction is committed: update the keydir (on locals, see `apply`).
+        var live = self.live
+        var counts = self.entityCounts
+        var recordBytes = self.liveRecordBytes
+        self.live = KeyDirectory()
+        for (key, location) in written {
+            let old: RecordLocation?
+            if let location {
+                old = live.updateValue(location, forKey: key)
+                counts.add(location.entity, 1)
+                recordBytes += UInt64(LogFormat.frameLength) + UInt64(location.length)
+            } else {
+                old = live.removeValue(forKey: key)
+            }
+            if let old {
+                counts.add(old.entity, -1)
+                recordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
+            }
+        }
+        self.live = live
+        self.entityCounts = counts
+        self.liveRecordBytes = recordBytes
+        if let metadata = transaction.metadata {
+            currentMetadata = metadata
+            metadataOffset = newMetadataOffset
+        }
+        lastNumber += 1
+        lastCommitChecksum = writer.bytes.withUnsafeBytes {
+            UInt32(littleEndianBytesOf: $0, at: commitAt)
+        }
+        endOffset = start + UInt64(writer.count)
+        return CommitInfo(
+            number: lastNumber,
+            offset: start,
+            date: commit.date,
+            inserted: Int(inserted),
+            updated: Int(updated),
+            deleted: Int(deleted)
+        )
+    }
+
+    // MARK: - Closing
+
+    /// Writes the index checkpoint (when writable), releases the writer lock and closes the file.
+    ///
+    /// Later calls fail with `.closed`. Closing twice does nothing.
+    public func close() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isClosed else { return }
+        defer {
+            isClosed = true
+            file.close()
+            lockFile?.close()
+            lockFile = nil
+        }
+        if !isReadOnly && !isPoisoned {
+            try writeIndex()
+        }
+    }
+
+    deinit {
+        try? close()
+    }
+
+    /// Writes the index checkpoint for the state as of the last commit.
+    ///
+    /// The caller holds `lock`.
+    private func writeIndex() throws {
+        let entries = live.sortedEntries()
+        let index = StoreIndex(
+            storeUUID: header.storeUUID,
+            generation: header.generation,
+            coveredLength: endOffset,
+            lastCommitChecksum: lastCommitChecksum ?? 0,
+            lastNumber: lastNumber,
+            nextKey: nextKey,
+            metadataOffset: metadataOffset,
+            liveBytes: liveRecordBytes,
+            entries: entries
+        )
+        let temporary = path + LogFormat.indexSuffix + LogFormat.creationSuffix
+        let indexFile = try fileSystem.open(temporary, mode: .create(permissions: options.fileMode))
+        do {
+            try indexFile.truncate(to: 0)
+            try indexFile.write(index.encoded(), at: 0)
+            try indexFile.sync()
+            indexFile.close()
+        } catch {
+            indexFile.close()
+            try? fileSystem.remove(temporary)
+            throw error
+        }
+        try fileSystem.rename(temporary, to: path + LogFormat.indexSuffix)
+        try fileSystem.syncDirectory(directoryOf(path))
+    }
+
+    /// Writes the index checkpoint now, so a later open need not replay the log.
+    public func checkpoint() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try checkWritable()
+        try writeIndex()
+    }
+
+    // Internal access for the extensions in other files (compaction, blobs).
+    var internalFileSystem: any FileSystem { fileSystem }
+    var internalOptions: StoreOptions { options }
+}
+
+/// Damage found in a store's log.
+public struct StoreDamage: Sendable, Equatable, CustomStringConvertible {
+    /// Whether the damage is a torn tail or corruption.
+    public enum Kind: String, Sendable {
+        /// An incomplete or damaged last transaction, as an interrupted save leaves; dropped.
+        case tornTail
+        /// Damage with valid commits after it: committed data cannot be read.
+        case corrupt
+    }
+
+    /// Whether the damage is a torn tail or corruption.
+    public var kind: Kind
+    /// The offset of the first damaged record.
+    public var offset: UInt64
+    /// What is wrong there.
+    public var reason: String
+    /// Where the valid log ends (just past the last good commit before the damage).
+    public var validEnd: UInt64
+    /// How many valid commits follow the damage (and are lost to a salvage).
+    public var laterCommits: Int
+
+    init(_ damage: LogDamage) {
+        kind = damage.kind == .tornTail ? .tornTail : .corrupt
+        offset = damage.offset
+        reason = damage.reason
+        validEnd = damage.validEnd
+        laterCommits = damage.laterCommits
+    }
+
+    /// A one-line account: kind, offset and reason.
+    public var description: String {
+        "\(kind == .tornTail ? "torn tail" : "corruption") at offset \(offset): \(reason)"
+    }
+}
+
+// MARK: - Compaction
+
+/// What a compaction did.
+public struct CompactionReport: Sendable, Equatable {
+    /// The file's size before.
+    public var bytesBefore: UInt64
+    /// The file's size after.
+    public var bytesAfter: UInt64
+    /// Live objects copied.
+    public var objects: Int
+    /// Unreferenced external blob files removed.
+    public var blobsRemoved: Int
+    /// Bytes of the removed blob files.
+    public var blobBytesRemoved: UInt64
+    /// The new generation.
+    public var generation: UInt64
+}
+
+extension LogStore {
+    /// Rewrites the store with only its live objects and the latest metadata folded into the
+    /// header, crash-safely, then removes external blobs no live object refers to.
+    ///
+    /// The new file (generation + 1) is written beside the store, synced, renamed over it and
+    /// the directory synced: a crash at any point leaves either the old or the new store, and
+    /// the next open removes what was left over.
+    ///
+    /// - Parameter progress: Called now and then with the fraction done, from 0 to 1.
+    /// - Returns: What was reclaimed.
+    /// - Throws: ``StoreError`` `.readOnly`, `.poisoned`, `.io`.
+    @discardableResult
+    public func compact(progress: ((Double) -> Void)? = nil) throws -> CompactionReport {
+        lock.lock()
+        defer { lock.unlock() }
+        try checkWritable()
+
+        let bytesBefore = endOffset
+        let temporary = path + LogFormat.compactionSuffix
+        let copy = try writeCopy(
+            to: temporary,
+            generation: header.generation + 1,
+            progress: progress
+        )
+        try fileSystem.rename(temporary, to: path)
+        try fileSystem.syncDirectory(directoryOf(path))
+        let newHeader = copy.header
+        let newLive = copy.live
+        let referenced = copy.referencedBlobs
+        let commitChecksum = copy.commitChecksum
+        let newEnd = copy.end
+
+        // The new file is the store now; switch to it.
+        let newFile = try fileSystem.open(path, mode: .readWrite)
+        file.close()
+        file = newFile
+        header = newHeader
+        live = newLive
+        liveRecordBytes = copy.recordBytes
+        metadataOffset = 0
+        lastCommitChecksum = commitChecksum
+        endOffset = newEnd
+        try writeIndex()
+
+        var blobsRemoved = 0
+        var blobBytesRemoved: UInt64 = 0
+        let directory = path + LogFormat.blobsSuffix
+        for name in try fileSystem.contents(ofDirectory: directory) {
+            guard let id = BlobID(hex: name), !referenced.contains(id) else { continue }
+            let blobPath = directory + "/" + name
+            if let blob = try? fileSystem.open(blobPath, mode: .read) {
+                blobBytesRemoved += (try? blob.size()) ?? 0
+                blob.close()
+            }
+            try fileSystem.remove(blobPath)
+            blobsRemoved += 1
+        }
+        if blobsRemoved > 0 { try fileSystem.syncDirectory(directory) }
+        progress?(1)
+        return CompactionReport(
+            bytesBefore: bytesBefore,
+            bytesAfter: newEnd,
+            objects: newLive.count,
+            blobsRemoved: blobsRemoved,
+            blobBytesRemoved: blobBytesRemoved,
+            generation: newHeader.generation
+        )
+    }
+
+    /// A copy of the live state written to a new file.
+    private struct Copy {
+        var header: StoreHeader
+        var live: KeyDirectory
+        var recordBytes: UInt64
+        var referencedBlobs: Set<BlobID>
+        var commitChecksum: UInt32
+        var end: UInt64
+    }
+
+    /// Writes the live objects and the latest metadata to a new synced file at `target`.
+    ///
+    /// They form one compaction commit. The caller holds `lock`.
+    private func writeCopy(
+        to target: String,
+        generation: UInt64,
+        progress: ((Double) -> Void)?
+    ) throws -> Copy {
+        var newHeader = StoreHeader(
+            storeUUID: header.storeUUID,
+            generation: generation,
+            nextKey: nextKey,
+            baseTransactionCount: lastNumber,
+            metadata: currentMetadata
+        )
+        let headerBytes = newHeader.encoded()
+        let output = try fileSystem.open(target, mode: .create(permissions: options.fileMode))
+        var newLive = KeyDirectory(minimumCapacity: live.count)
+        var recordBytes: UInt64 = 0
+        var referenced: Set<BlobID> = []
+        do {
+            try output.truncate(to: 0)
+            try output.write(headerBytes, at: 0)
+            var position = UInt64(headerBytes.count)
+            var items: [(key: ObjectKey, location: RecordLocation)] = []
+            items.reserveCapacity(live.count)
+            live.forEachEntry { items.append(($0, $1)) }
+            items.sort { $0.location.offset < $1.location.offset }
+            var buffer = ByteWriter(capacity: 8 << 20)
+            var copied = 0
+            for item in items {
+                let (frame, payload) = try readRecord(at: item.location.offset, file: file)
+                guard frame.key == item.key, frame.type == RecordType.put.rawValue else {
+                    throw StoreError(
+                        .corrupt,
+                        "the keydir does not match the record",
+                        path: path,
+                        offset: item.location.offset
+                    )
+                }
+                let (_, blobs) = try splitPut(payload, offset: item.location.offset)
+                referenced.formUnion(blobs)
+                newLive.updateValue(
+                    RecordLocation(
+                        entity: item.location.entity,
+                        offset: position + UInt64(buffer.count),
+                        length: item.location.length
+                    ),
+                    forKey: item.key
+                )
+                recordBytes += UInt64(LogFormat.frameLength) + UInt64(item.location.length)
+                payload.withUnsafeBytes {
+                    appendRecord(
+                        type: .put,
+                        flags: frame.flags,
+                        entity: frame.entity,
+                        key: frame.key,
+                        payload: $0,
+                        into: &buffer
+                    )
+                }
+                copied += 1
+                if buffer.count >= 8 << 20 {
+                    try output.write(buffer.bytes, at: position)
+                    position += UInt64(buffer.count)
+                    buffer.bytes.removeAll(keepingCapacity: true)
+                    progress?(Double(copied) / Double(max(items.count, 1)))
+                }
+            }
+            let commit = CommitPayload(
+                timestampMicroseconds: CommitPayload.now(),
+                firstRecordOffset: UInt64(headerBytes.count),
+                recordCount: UInt32(items.count),
+                inserted: 0,
+                updated: 0,
+                deleted: 0,
+                metadataOffset: 0,
+                nextKey: nextKey
+            )
+            let commitAt = buffer.count
+            commit.encoded().withUnsafeBytes {
+                appendRecord(
+                    type: .commit,
+                    flags: CommitFlags.compaction,
+                    payload: $0,
+                    into: &buffer
+                )
+            }
+            let checksum = buffer.bytes.withUnsafeBytes {
+                UInt32(littleEndianBytesOf: $0, at: commitAt)
+            }
+            try output.write(buffer.bytes, at: position)
+            let end = position + UInt64(buffer.count)
+            try output.sync()
+            output.close()
+            return Copy(
+                header: newHeader,
+                live: newLive,
+                recordBytes: recordBytes,
+                referencedBlobs: referenced,
+                commitChecksum: checksum,
+                end: end
+            )
+        } catch {
+            output.close()
+            try? fileSystem.remove(target)
+            throw error
+        }
+    }
+
+    /// Salvages a damaged store: writes what precedes the damage (the live objects and metadata
+    /// as of the last valid commit before it) into a new, valid store at `output`, with copies
+    /// of the external blobs those objects refer to.
+    ///
+    /// The damaged store is opened read-only and never modified.
+    ///
+    /// - Returns: The damage found (nil if the store was not damaged) and the number of objects
+    ///   saved.
+    /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.invalidArgument` (the output
+    ///   exists), `.io`.
+    public static func recover(
+        path: String,
+        to output: String
+    ) throws -> (damage: StoreDamage?, objects: Int) {
+        var options = StoreOptions()
+        options.salvage = true
+        options.usesIndex = false
+        let source = try LogStore.open(path: path, options: options)
+        defer { try? source.close() }
+        let fileSystem = source.fileSystem
+        guard fileSystem.kind(of: output) == .missing else {
+            throw StoreError(
+                .invalidArgument,
+                "the output already exists; choose a new path",
+                path: output
+            )
+        }
+        source.lock.lock()
+        defer { source.lock.unlock() }
+        let temporary = output + LogFormat.creationSuffix
+        let copy = try source.writeCopy(
+            to: temporary,
+            generation: source.header.generation + 1,
+            progress: nil
+        )
+        if !copy.referencedBlobs.isEmpty {
+            let blobs = output + LogFormat.blobsSuffix
+            try fileSystem.makeDirectory(blobs, permissions: 0o700)
+            for id in copy.referencedBlobs {
+                guard let data = try? source.readBlob(id) else { continue }
+                let file = try fileSystem.open(
+                    blobs + "/" + id.hex,
+                    mode: .create(permissions: 0o600)
+                )
+                try data.withUnsafeBytes { try file.write($0, at: 0) }
+                try file.sync()
+                file.close()
+            }
+            try fileSystem.syncDirectory(blobs)
+        }
+        try fileSystem.rename(temporary, to: output)
+        try fileSystem.syncDirectory(directoryOf(output))
+        return (source.damageAtOpen, copy.live.count)
+    }
+
+    // MARK: - Metadata without opening
+
+    /// Reads the latest committed metadata of the store at `path` without opening the store or
+    /// replaying its objects (compare Core Data's `metadataForPersistentStore(ofType:at:)`).
+    ///
+    /// It reads the header, finds the last valid commit record by scanning back from the end of
+    /// the file, and reads the metadata record that commit names: the time taken does not grow
+    /// with the number of objects.
+    ///
+    /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`, `.io`.
+    public static func readMetadata(path: String) throws -> Metadata {
+        try readMetadata(path: path, fileSystem: PosixFileSystem())
+    }
+
+    package static func readMetadata(path: String, fileSystem: any FileSystem) throws -> Metadata {
+        switch fileSystem.kind(of: path) {
+        case .missing: throw StoreError(.notFound, "no store file at this path", path: path)
+        case .directory:
+            throw StoreError(.notAStore, "is a directory, not an ObjectLog store", path: path)
+        case .other: throw StoreError(.notAStore, "is not a regular file", path: path)
+        case .regular: break
+        }
+        let file = try fileSystem.open(path, mode: .read)
+        defer { file.close() }
+        let size = try file.size()
+        let header = try StoreHeader.read(from: file, path: path, fileSize: size)
+        let scanner = LogScanner(file: file, path: path, fileSize: size)
+        let trailer = LogFormat.commitTrailer
+        let lowest = UInt64(header.length + LogFormat.commitRecordLength)
+        var chunkEnd = size
+        let chunk: UInt64 = 1 << 16
+        while chunkEnd >= lowest {
+            let chunkStart = max(chunkEnd >= chunk ? chunkEnd - chunk : 0, UInt64(header.length))
+            let bytes = try file.read(at: chunkStart, count: Int(chunkEnd - chunkStart))
+            var index = bytes.count - trailer.count
+            while index >= 0 {
+                if bytes[index] == trailer[0],
+                    bytes[index..<(index + trailer.count)].elementsEqual(trailer)
+                {
+                    let end = chunkStart + UInt64(index + trailer.count)
+                    if end >= lowest, let commit = try scanner.commitRecord(endingAt: end) {
+                        if commit.metadataOffset == 0 { return header.metadata }
+                        if let metadata = try? readMetadataPayload(
+                            file: file,
+                            offset: commit.metadataOffset,
+                            limit: end
+                        ) {
+                            return metadata
+                        }
+                    }
+                }
+                index -= 1
+            }
+            guard chunkStart > UInt64(header.length) else { break }
+            // Overlap by the trailer's length so a trailer across the boundary is still found.
+            chunkEnd = chunkStart + UInt64(trailer.count) - 1
+        }
+        return header.metadata
+    }
+
+    private static func readMetadataPayload(
+        file: any StoreFile,
+        offset: UInt64,
+        limit: UInt64
+    ) throws -> Metadata? {
+        let frameBytes = try file.read(at: offset, count: LogFormat.frameLength)
+        guard frameBytes.count == LogFormat.frameLength else { return nil }
+        let frame = frameBytes.withUnsafeBytes { RecordFrame($0) }
+        guard frame.type == RecordType.metadata.rawValue,
+            Int(frame.payloadLength) <= LogFormat.maximumMetadataLength,
+            offset + UInt64(LogFormat.frameLength) + UInt64(frame.payloadLength) <= limit
+        else { return nil }
+        let payload = try file.read(
+            at: offset + UInt64(LogFormat.frameLength),
+            count: Int(frame.payloadLength)
+        )
+        let checksum = frameBytes.withUnsafeBytes { f in
+            payload.withUnsafeBytes { RecordFrame.checksum(frame: f, payload: $0) }
+        }
+        guard checksum == frame.checksum else { return nil }
+        return try? MetadataCoding.decodeDictionary(payload)
+    }
+}

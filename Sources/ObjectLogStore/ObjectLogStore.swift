@@ -1,1 +1,0 @@
-// The ObjectLogStore module. Its contents arrive with its issue.

@@ -1,0 +1,204 @@
+import Foundation
+
+/// Object identity in the log: a store-wide unique, never-reused, non-zero 64-bit key.
+public typealias ObjectKey = UInt64
+
+/// The engine's number for an entity, carried in every object record's frame.
+public typealias EntityTag = UInt32
+
+/// The content address of an external blob: the SHA-256 digest of its bytes.
+///
+/// A blob's file name is its digest in lowercase hexadecimal, so no name read from a store can
+/// point outside the store's blob directory.
+public struct BlobID: Hashable, Sendable, CustomStringConvertible {
+    /// The 32 digest bytes.
+    public let bytes: [UInt8]
+
+    /// Creates an identifier from 32 digest bytes; nil for any other length.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == LogFormat.blobIDLength else { return nil }
+        self.bytes = bytes
+    }
+
+    /// Creates an identifier from 64 lowercase hexadecimal digits; nil otherwise.
+    public init?(hex: String) {
+        let utf8 = Array(hex.utf8)
+        guard utf8.count == 2 * LogFormat.blobIDLength else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(LogFormat.blobIDLength)
+        for index in stride(from: 0, to: utf8.count, by: 2) {
+            guard let high = hexValue(utf8[index]), let low = hexValue(utf8[index + 1]) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        self.bytes = bytes
+    }
+
+    /// The identifier of `data`'s content.
+    public init(contentsOf data: some Collection<UInt8>) {
+        bytes = SHA256.hash(data)
+    }
+
+    /// The digest in lowercase hexadecimal: the blob's file name.
+    public var hex: String {
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The hexadecimal digest.
+    public var description: String { hex }
+}
+
+private func hexValue(_ character: UInt8) -> UInt8? {
+    switch character {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+    default: nil
+    }
+}
+
+/// The changes of one save, applied atomically by ``LogStore/commit(_:)``.
+///
+/// A transaction holds the full new value of every inserted or updated object (a *put*), the
+/// keys of deleted objects, and optionally a new metadata dictionary. Either all of it becomes
+/// visible, or none of it.
+///
+/// ```swift
+/// var transaction = Transaction()
+/// let key = store.allocateKeys(1).lowerBound
+/// transaction.put(key: key, entity: 1, payload: bytes, isInsert: true)
+/// transaction.metadata = ["author": .string("Ada")]
+/// try store.commit(transaction)
+/// ```
+public struct Transaction: Sendable {
+    /// One put or delete.
+    public struct Change: Sendable {
+        /// The object's key.
+        public var key: ObjectKey
+        /// The object's entity tag.
+        public var entity: EntityTag
+        /// The object's encoded value (empty for a delete).
+        public var payload: [UInt8]
+        /// External blobs the value refers to.
+        public var blobs: [BlobID]
+        /// Whether the put inserts a new object.
+        public var isInsert: Bool
+        /// Whether this is a delete.
+        public var isDelete: Bool
+    }
+
+    /// The puts and deletes, in the order they were added.
+    public private(set) var changes: [Change] = []
+
+    /// A full replacement of the store's metadata dictionary, or nil to keep it.
+    public var metadata: Metadata?
+
+    /// Creates an empty transaction.
+    public init() {}
+
+    /// Adds the full new value of an object.
+    ///
+    /// - Parameters:
+    ///   - key: The object's key, from ``LogStore/allocateKeys(_:)`` for a new object.
+    ///   - entity: The object's entity tag.
+    ///   - payload: The engine's encoding of the object (at most 64 MiB).
+    ///   - blobs: External blobs written with ``LogStore/writeBlob(_:)`` that the value refers to.
+    ///   - isInsert: Whether this creates the object.
+    public mutating func put(
+        key: ObjectKey,
+        entity: EntityTag,
+        payload: [UInt8],
+        blobs: [BlobID] = [],
+        isInsert: Bool
+    ) {
+        changes.append(
+            Change(
+                key: key,
+                entity: entity,
+                payload: payload,
+                blobs: blobs,
+                isInsert: isInsert,
+                isDelete: false
+            )
+        )
+    }
+
+    /// Adds the deletion of an object.
+    public mutating func delete(key: ObjectKey, entity: EntityTag) {
+        changes.append(
+            Change(
+                key: key,
+                entity: entity,
+                payload: [],
+                blobs: [],
+                isInsert: false,
+                isDelete: true
+            )
+        )
+    }
+
+    /// Whether the transaction changes nothing.
+    public var isEmpty: Bool { changes.isEmpty && metadata == nil }
+}
+
+/// What a committed transaction was.
+public struct CommitInfo: Sendable, Equatable {
+    /// The transaction's number: 1 for the store's first, counting on across compactions.
+    public var number: UInt64
+    /// Offset of the transaction's first record in the store file (where it was written).
+    public var offset: UInt64
+    /// When it was committed.
+    public var date: Date
+    /// Objects inserted.
+    public var inserted: Int
+    /// Objects updated.
+    public var updated: Int
+    /// Objects deleted.
+    public var deleted: Int
+}
+
+/// How to open a store.
+public struct StoreOptions: Sendable {
+    /// Open without writing anything and without taking the writer lock.
+    public var readOnly = false
+    /// Make each commit durable before it returns.
+    ///
+    /// Durable means `write` then `fdatasync`: one flush per save.
+    /// Turning this off is for bulk loads only: a crash may lose recent commits (never atomicity).
+    public var durable = true
+    /// Create the store if no file is at the path (not with `readOnly`).
+    public var createIfMissing = true
+    /// Permission bits of files the store creates.
+    public var fileMode: UInt32 = 0o600
+    /// With `readOnly`: open a damaged store up to its last valid commit before the damage,
+    /// instead of failing.
+    public var salvage = false
+    /// Use the index checkpoint when it is valid; `false` forces a replay of the whole log.
+    public var usesIndex = true
+    /// The file system under the store: the real one, an in-memory one, or a test double.
+    package var fileSystem: any FileSystem = PosixFileSystem()
+
+    /// The default options: read-write, durable, created if missing, files mode 0600.
+    public init() {}
+
+    /// Options for a store held entirely in memory (no files), for tests and previews.
+    ///
+    /// Each use makes a new, empty file system: two in-memory stores never share data.
+    public static var inMemory: StoreOptions {
+        var options = StoreOptions()
+        options.fileSystem = MemoryFileSystem()
+        return options
+    }
+
+    /// Options with an explicit file system (the test seam).
+    package init(fileSystem: any FileSystem) {
+        self.fileSystem = fileSystem
+    }
+}

@@ -1,0 +1,345 @@
+import Foundation
+import Testing
+
+@testable import ObjectLogStore
+
+@Suite("Store basics")
+struct LogStoreTests {
+    @Test("CRC-32 of the ASCII bytes 123456789 is 0xCBF43926")
+    func crcTestVector() {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+    }
+
+    @Test("SHA-256 matches the FIPS 180-4 examples")
+    func sha256Vectors() {
+        #expect(
+            BlobID(contentsOf: Array("abc".utf8)).hex
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        )
+        #expect(
+            BlobID(contentsOf: [UInt8]()).hex
+                == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        )
+        let long = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        #expect(
+            BlobID(contentsOf: long).hex
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        )
+    }
+
+    @Test("puts, updates, deletes and metadata survive a reopen")
+    func roundTrip() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("a.olog")
+        do {
+            let store = try LogStore.open(path: path)
+            let keys = store.allocateKeys(3)
+            var first = Transaction()
+            first.put(key: keys.lowerBound, entity: 1, payload: [1, 2, 3], isInsert: true)
+            first.put(key: keys.lowerBound + 1, entity: 2, payload: [], isInsert: true)
+            first.put(
+                key: keys.lowerBound + 2,
+                entity: 1,
+                payload: Array(repeating: 7, count: 1000),
+                isInsert: true
+            )
+            first.metadata = ["author": .string("Ada"), "size": .integer(640)]
+            let info = try store.commit(first)
+            #expect(info.number == 1)
+            #expect(info.inserted == 3)
+            var second = Transaction()
+            second.put(key: keys.lowerBound, entity: 1, payload: [9], isInsert: false)
+            second.delete(key: keys.lowerBound + 1, entity: 2)
+            let info2 = try store.commit(second)
+            #expect(info2.number == 2)
+            #expect(info2.updated == 1)
+            #expect(info2.deleted == 1)
+            try store.close()
+        }
+        let store = try LogStore.open(path: path)
+        #expect(store.indexState == .loaded)
+        #expect(store.transactionCount == 2)
+        #expect(store.liveCount(entity: nil) == 2)
+        #expect(store.liveCount(entity: 1) == 2)
+        #expect(store.liveCount(entity: 2) == 0)
+        #expect(try store.readObject(1)?.payload == [9])
+        #expect(try store.readObject(2) == nil)
+        #expect(try store.readObject(3)?.payload == Array(repeating: 7, count: 1000))
+        #expect(store.metadata == ["author": .string("Ada"), "size": .integer(640)])
+        let fresh = store.allocateKeys(1).lowerBound
+        #expect(fresh == 4)
+    }
+
+    @Test("every metadata value type round-trips")
+    func metadataTypes() throws {
+        let metadata: Metadata = [
+            "s": .string("héllo"), "i": .integer(-5), "d": .double(2.5), "b": .bool(true),
+            "t": .date(Date(timeIntervalSince1970: 1_700_000_000.25)), "x": .data(Data([0, 255])),
+            "a": .array([.integer(1), .string("two")]), "n": .dictionary(["k": .bool(false)]),
+        ]
+        let bytes = MetadataCoding.encode(metadata)
+        #expect(try MetadataCoding.decodeDictionary(bytes) == metadata)
+        // Deterministic: the same dictionary always encodes to the same bytes.
+        #expect(MetadataCoding.encode(metadata) == bytes)
+    }
+
+    @Test("the metadata is read without replay, from the latest commit")
+    func staticMetadataRead() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("m.olog")
+        let store = try LogStore.open(path: path)
+        for round in 0..<50 {
+            var transaction = Transaction()
+            transaction.put(
+                key: store.allocateKeys(1).lowerBound,
+                entity: 1,
+                payload: [UInt8(round)],
+                isInsert: true
+            )
+            if round % 10 == 0 { transaction.metadata = ["round": .integer(Int64(round))] }
+            try store.commit(transaction)
+        }
+        #expect(try LogStore.readMetadata(path: path) == ["round": .integer(40)])
+        try store.compact()
+        #expect(try LogStore.readMetadata(path: path) == ["round": .integer(40)])
+        var transaction = Transaction()
+        transaction.metadata = ["round": .integer(99)]
+        try store.commit(transaction)
+        #expect(try LogStore.readMetadata(path: path) == ["round": .integer(99)])
+        // A torn tail after the last commit does not hide it.
+        let handle = FileHandle(forWritingAtPath: path)!
+        handle.seekToEndOfFile()
+        handle.write(Data([1, 2, 3, 4, 5]))
+        try handle.close()
+        #expect(try LogStore.readMetadata(path: path) == ["round": .integer(99)])
+    }
+
+    @Test("compaction keeps exactly the live state and folds the metadata")
+    func compaction() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("c.olog")
+        let store = try LogStore.open(path: path)
+        var generator = SeededGenerator(seed: 7)
+        var model: [ObjectKey: [UInt8]] = [:]
+        for _ in 0..<200 {
+            var transaction = Transaction()
+            for _ in 0..<5 {
+                if !model.isEmpty, Int.random(in: 0..<3, using: &generator) == 0 {
+                    let key = model.keys.sorted()[
+                        Int.random(in: 0..<model.count, using: &generator)
+                    ]
+                    transaction.delete(key: key, entity: 1)
+                    model[key] = nil
+                } else {
+                    let key = store.allocateKeys(1).lowerBound
+                    let payload = (0..<Int.random(in: 0..<40, using: &generator)).map { _ in
+                        UInt8.random(in: 0...255, using: &generator)
+                    }
+                    transaction.put(key: key, entity: 1, payload: payload, isInsert: true)
+                    model[key] = payload
+                }
+            }
+            try store.commit(transaction)
+        }
+        var meta = Transaction()
+        meta.metadata = ["k": .string("v")]
+        try store.commit(meta)
+        let before = try snapshot(store)
+        #expect(before == model)
+        let report = try store.compact()
+        #expect(report.bytesAfter < report.bytesBefore)
+        #expect(report.generation == 2)
+        #expect(try snapshot(store) == model)
+        // Keeps working after compaction, and after reopening (with and without the index).
+        var after = Transaction()
+        let key = store.allocateKeys(1).lowerBound
+        after.put(key: key, entity: 1, payload: [42], isInsert: true)
+        try store.commit(after)
+        model[key] = [42]
+        try store.close()
+        let reopened = try LogStore.open(path: path)
+        #expect(reopened.indexState == .loaded)
+        #expect(try snapshot(reopened) == model)
+        #expect(reopened.metadata == ["k": .string("v")])
+        #expect(reopened.transactionCount == 202)
+        try reopened.close()
+        var noIndex = StoreOptions()
+        noIndex.usesIndex = false
+        let rebuilt = try LogStore.open(path: path, options: noIndex)
+        #expect(rebuilt.indexState == .rebuilt)
+        #expect(try snapshot(rebuilt) == model)
+        #expect(rebuilt.transactionCount == 202)
+    }
+
+    @Test("leftovers of an interrupted compaction are removed on open")
+    func compactionLeftovers() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("l.olog")
+        let store = try LogStore.open(path: path)
+        var transaction = Transaction()
+        transaction.put(
+            key: store.allocateKeys(1).lowerBound,
+            entity: 1,
+            payload: [1],
+            isInsert: true
+        )
+        try store.commit(transaction)
+        try store.close()
+        writeBytes([1, 2, 3], to: path + "-compact")
+        writeBytes([4, 5, 6], to: path + "-new")
+        try FileManager.default.createDirectory(
+            atPath: path + "-blobs",
+            withIntermediateDirectories: true
+        )
+        writeBytes([7], to: path + "-blobs/abc.tmp")
+        let reopened = try LogStore.open(path: path)
+        #expect(!FileManager.default.fileExists(atPath: path + "-compact"))
+        #expect(!FileManager.default.fileExists(atPath: path + "-new"))
+        #expect(!FileManager.default.fileExists(atPath: path + "-blobs/abc.tmp"))
+        #expect(try reopened.readObject(1)?.payload == [1])
+    }
+
+    @Test("a stale or damaged index is ignored and the log replayed")
+    func staleIndex() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("i.olog")
+        let store = try LogStore.open(path: path)
+        var transaction = Transaction()
+        transaction.put(
+            key: store.allocateKeys(1).lowerBound,
+            entity: 1,
+            payload: [1],
+            isInsert: true
+        )
+        try store.commit(transaction)
+        try store.close()
+        var index = readBytes(path + "-index")
+        index[index.count / 2] ^= 0x10
+        writeBytes(index, to: path + "-index")
+        let reopened = try LogStore.open(path: path)
+        #expect(reopened.indexState == .rebuilt)
+        #expect(try reopened.readObject(1)?.payload == [1])
+    }
+
+    @Test("external blobs are content-addressed, verified, and removed once unreferenced")
+    func blobs() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("b.olog")
+        let store = try LogStore.open(path: path)
+        let content = Data((0..<100_000).map { UInt8($0 % 251) })
+        let id = try store.writeBlob(content)
+        #expect(try store.readBlob(id) == content)
+        var transaction = Transaction()
+        let key = store.allocateKeys(1).lowerBound
+        transaction.put(key: key, entity: 1, payload: [5], blobs: [id], isInsert: true)
+        try store.commit(transaction)
+        #expect(try store.readObject(key)?.blobs == [id])
+        #expect(try store.compact().blobsRemoved == 0)
+        var removal = Transaction()
+        removal.delete(key: key, entity: 1)
+        try store.commit(removal)
+        let report = try store.compact()
+        #expect(report.blobsRemoved == 1)
+        #expect(throws: StoreError.self) { try store.readBlob(id) }
+        // A blob whose bytes changed fails its check.
+        let other = try store.writeBlob(Data([1, 2, 3]))
+        writeBytes([1, 2, 4], to: store.blobDirectory + "/" + other.hex)
+        let error = #expect(throws: StoreError.self) { try store.readBlob(other) }
+        #expect(error?.code == .missingBlob)
+    }
+
+    @Test("in-memory stores work behind the same API and share nothing")
+    func inMemory() throws {
+        let store = try LogStore.open(path: "/memory/a.olog", options: .inMemory)
+        var transaction = Transaction()
+        transaction.put(
+            key: store.allocateKeys(1).lowerBound,
+            entity: 3,
+            payload: [1, 2],
+            isInsert: true
+        )
+        transaction.metadata = ["x": .bool(true)]
+        try store.commit(transaction)
+        #expect(try store.readObject(1)?.payload == [1, 2])
+        let other = try LogStore.open(path: "/memory/a.olog", options: .inMemory)
+        #expect(other.liveCount(entity: nil) == 0)
+    }
+
+    @Test("bad files are refused with clear errors")
+    func badFiles() throws {
+        let directory = TemporaryDirectory()
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let missing = #expect(throws: StoreError.self) {
+            try LogStore.open(path: directory.file("none.olog"), options: readOnly)
+        }
+        #expect(missing?.code == .notFound)
+        let isDirectory = #expect(throws: StoreError.self) {
+            try LogStore.open(path: directory.path)
+        }
+        #expect(isDirectory?.code == .notAStore)
+        writeBytes([], to: directory.file("empty.olog"))
+        let empty = #expect(throws: StoreError.self) {
+            try LogStore.open(path: directory.file("empty.olog"))
+        }
+        #expect(empty?.code == .notAStore)
+        writeBytes(Array("hello, world, this is text".utf8), to: directory.file("text.olog"))
+        let text = #expect(throws: StoreError.self) {
+            try LogStore.open(path: directory.file("text.olog"))
+        }
+        #expect(text?.code == .notAStore)
+        #expect(readBytes(directory.file("text.olog")) == Array("hello, world, this is text".utf8))
+    }
+
+    @Test("a second writer is refused; readers are allowed")
+    func writerLock() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("w.olog")
+        let store = try LogStore.open(path: path)
+        let error = #expect(throws: StoreError.self) { try LogStore.open(path: path) }
+        #expect(error?.code == .locked)
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let reader = try LogStore.open(path: path, options: readOnly)
+        #expect(reader.liveCount(entity: nil) == 0)
+        try store.close()
+        let again = try LogStore.open(path: path)
+        try again.close()
+    }
+
+    @Test("the writer lock is visible to another process")
+    func writerLockAcrossProcesses() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("p.olog")
+        let store = try LogStore.open(path: path)
+        // Another process (Python's flock, the same system call) must fail to take the lock.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c",
+            "import fcntl,sys\nf=open(sys.argv[1],'a')\ntry:\n fcntl.flock(f,fcntl.LOCK_EX|fcntl.LOCK_NB)\nexcept OSError:\n sys.exit(3)\nsys.exit(0)",
+            path + "-lock",
+        ]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 3)
+        try store.close()
+        // And a lock held by another process refuses us.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = [
+            "python3", "-c",
+            "import fcntl,sys,time\nf=open(sys.argv[1],'a')\nfcntl.flock(f,fcntl.LOCK_EX)\nopen(sys.argv[2],'w').close()\ntime.sleep(20)",
+            path + "-lock", path + ".held",
+        ]
+        try holder.run()
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: path + ".held") && Date() < deadline {
+            usleep(10_000)
+        }
+        let error = #expect(throws: StoreError.self) { try LogStore.open(path: path) }
+        #expect(error?.code == .locked)
+        kill(holder.processIdentifier, SIGKILL)
+        holder.waitUntilExit()
+    }
+}
