@@ -87,7 +87,7 @@ let package = Package(
         .testTarget(name: "ObjectLogToolTests", dependencies: ["ObjectLogTool"]),
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),
-        .testTarget(name: "RDLabTests", dependencies: ["RDLab", "ReactionDiffusion"]),
+        .testTarget(name: "RDLabTests", dependencies: ["RDLab", "ReactionDiffusion", "Thumbnails"]),
     ],
     swiftLanguageModes: [.v6]
 )

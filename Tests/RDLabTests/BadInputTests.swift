@@ -63,10 +63,6 @@ struct BadInputTests {
                 "error: unknown value 'mirror' for '--boundary'; use zero or periodic"
             ),
             (
-                ["--model", "gray-scott", "--png", "out.png"],
-                "error: cannot write 'out.png': PNG output arrives with the thumbnailer; use --npy for now"
-            ),
-            (
                 ["--model", "gray-scott", "--bogus"],
                 "error: unknown option '--bogus'; see 'rdlab run --help'"
             ),
@@ -166,6 +162,18 @@ struct BadInputTests {
                 "error: '\(directory.path("nan.npy"))' holds a value that is not a finite number (chemical 1, row 1, column 2)"
             ]
         )
+    }
+
+    @Test("a --png path that cannot be written exits 73")
+    func unwritablePicture() throws {
+        let path = "/nonexistent-directory-for-rdlab/out.png"
+        let result = try RDLabProcess.run([
+            "run", "--model", "gray-scott", "--size", "8", "--steps", "1", "--png", path,
+            "--no-save",
+        ])
+        #expect(result.exitCode == 73)
+        #expect(result.errorLines.count == 1)
+        #expect(result.errorLines.first?.hasPrefix("error: cannot write '\(path)': ") == true)
     }
 
     @Test("an --npy path that cannot be written exits 73")

@@ -1,6 +1,7 @@
 import Foundation
 import ReactionDiffusion
 import Testing
+import Thumbnails
 
 @Suite("rdlab run, end to end")
 struct RunCommandTests {
@@ -95,6 +96,30 @@ struct RunCommandTests {
             #expect(result.standardOutput.hasPrefix("belousov-zhabotinsky, 9 × 6, 0 steps"))
             let expected = precision == .unorm8 ? field.quantizedToUnorm8() : field
             #expect(try NumPyFormat.read(contentsOf: out) == expected)
+        }
+    }
+
+    @Test(
+        "--png draws the final state, one pixel per cell, in the original's colours",
+        arguments: Model.allCases
+    )
+    func picture(model: Model) throws {
+        let directory = try TemporaryDirectory()
+        let result = try RDLabProcess.run([
+            "run", "--model", model.name, "--width", "30", "--height", "20", "--steps", "25",
+            "--npy", directory.path("out.npy"), "--png", directory.path("out.png"), "--no-save",
+        ])
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        #expect(result.standardOutput.hasSuffix("wrote \(directory.path("out.png"))\n"))
+        let field = try NumPyFormat.read(contentsOf: directory.path("out.npy"))
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.path("out.png"))))
+        let picture = try Image(pngBytes: bytes)
+        #expect(picture.width == 30 && picture.height == 20)
+        for (y, x) in [(0, 0), (10, 15), (19, 29), (7, 3)] {
+            let channels = model.chemicalCount == 3 ? [0, 1, 2] : [0, 0, 1]
+            // unorm8 values are exactly k/255, so each channel is exactly k.
+            let expected = channels.map { UInt8((field[$0, y, x] * 255).rounded()) }
+            #expect(Array(picture.pixel(x: x, y: y).prefix(3)) == expected, "(\(x), \(y))")
         }
     }
 

@@ -1,10 +1,11 @@
 import Foundation
 import ReactionDiffusion
+import Thumbnails
 
 /// `rdlab run`: runs a model for a number of steps and writes the final state.
 ///
 /// Saving runs in a store arrives with the client issue; until then every run behaves as with
-/// `--no-save`. PNG output arrives with the thumbnailer; until then `--png` is refused.
+/// `--no-save`.
 public struct RunCommand: Command {
     /// `run`.
     public static let name = "run"
@@ -57,7 +58,7 @@ public struct RunCommand: Command {
             .init("--npy <out.npy>", "Write the final state as a float32 .npy file."),
             .init(
                 "--png <out.png>",
-                "Write a picture (not available yet: arrives with the\nthumbnailer)."
+                "Write the final state as a picture, one pixel per cell, drawn as\nthe original drew it (RGB = u, u, v or a, a, b or a, b, c)."
             ),
             .init(
                 "--no-save",
@@ -89,6 +90,8 @@ public struct RunCommand: Command {
     public var initialState: Field
     /// Where to write the final state as `.npy`, if anywhere.
     public var numPyPath: String?
+    /// Where to write the final state as a PNG picture, if anywhere.
+    public var pngPath: String?
     /// Whether `--no-save` was given.
     public var noSave: Bool
 
@@ -176,16 +179,12 @@ public struct RunCommand: Command {
         if (width == nil) != (height == nil) {
             throw .usage("'--width' and '--height' go together")
         }
-        if let pngPath {
-            throw .usage(
-                "cannot write '\(pngPath)': PNG output arrives with the thumbnailer; use --npy for now"
-            )
-        }
         self.steps = steps ?? 1_000
         self.threads = threads ?? ProcessInfo.processInfo.activeProcessorCount
         self.precision = precision ?? .unorm8
         self.boundary = boundary ?? .zero
         self.numPyPath = numPyPath
+        self.pngPath = pngPath
         self.noSave = noSave
 
         if let initPath {
@@ -325,9 +324,42 @@ public struct RunCommand: Command {
             }
             output.print("wrote \(numPyPath)")
         }
+        if let pngPath {
+            try Self.writePicture(field, model: model, to: pngPath)
+            output.print("wrote \(pngPath)")
+        }
         if !noSave {
             output.printError(
                 "note: the run was not saved: saving runs arrives with the lab's store"
+            )
+        }
+    }
+
+    /// Writes `field` as a PNG, one pixel per cell, in the original's colours.
+    static func writePicture(_ field: Field, model: Model, to path: String) throws(CommandError) {
+        let bytes: [UInt8]
+        do {
+            let planes = (0..<field.chemicalCount).map { Array(field.plane($0)) }
+            let rendering: FieldRendering = model.chemicalCount == 3 ? .threeChemical : .twoChemical
+            let image = try Image(
+                rendering: rendering,
+                fields: planes,
+                width: field.width,
+                height: field.height
+            )
+            bytes = try image.pngBytes()
+        } catch {
+            throw CommandError(
+                "cannot draw the picture for '\(path)': \(error)",
+                exitCode: .ioError
+            )
+        }
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw CommandError(
+                "cannot write '\(path)': \(error.localizedDescription)",
+                exitCode: .cannotCreate
             )
         }
     }
