@@ -40,9 +40,11 @@ extension SIMD16<Float>: FloatLanes {
 
     @inline(__always)
     func clampedToUnitInterval() -> SIMD16<Float> {
-        // One `maxps` and one `minps`; `maxps(x, 0)` returns 0 for NaN, as the scalar version
-        // does, and the unorm8 test over all levels and NaN checks that they agree.
-        pointwiseMin(pointwiseMax(self, .zero), .one)
+        // The same selections as the scalar version, lane by lane, so NaN also becomes 0 here.
+        // (LLVM turns the first into one `maxps`.) Not `pointwiseMin`/`pointwiseMax`: the
+        // standard library does not inline those, and calling them costs more than the step.
+        let positive = self.replacing(with: 0, where: .!(self .> 0))
+        return positive.replacing(with: 1, where: self .> 1)
     }
 }
 
