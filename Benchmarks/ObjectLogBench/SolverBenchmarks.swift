@@ -229,7 +229,7 @@ private struct SolverBenchmark {
         goal("Swift unorm8 / float32, 1 thread", unorm1.best / swift1.best, atLeast: 1.0)
         goal("Swift unorm8 / float32, \(cores) threads", unormN.best / swiftN.best, atLeast: 1.0)
         info("Swift / C, float32, \(cores) threads", swiftN.best / cN.best)
-        info("C \(cores) threads / 1 thread (the machine's scaling)", cN.best / c1.best)
+        info("C peer \(cores) threads / 1 thread", cN.best / c1.best)
         print(
             String(format: "  largest |Swift − C| after %d float32 steps: %.3g", steps, agreement())
         )
