@@ -40,22 +40,22 @@ public struct CommandGroup {
 
     private func dispatch(_ arguments: [String], output: CommandOutput) throws(CommandError) {
         guard let first = arguments.first else {
-            output.print(helpText, terminator: false)
+            output.printPage(helpText)
             return
         }
         if first == "--help" || first == "-h" {
-            output.print(helpText, terminator: false)
+            output.printPage(helpText)
             return
         }
         if first == "help" {
             guard arguments.count > 1 else {
-                output.print(helpText, terminator: false)
+                output.printPage(helpText)
                 return
             }
             guard let command = subcommand(named: arguments[1]) else {
                 throw unknownCommand(arguments[1])
             }
-            output.print(command.help.text, terminator: false)
+            output.printPage(command.help.text)
             return
         }
         guard let command = subcommand(named: first) else {
@@ -63,7 +63,7 @@ public struct CommandGroup {
         }
         let rest = Array(arguments.dropFirst())
         if rest.contains("--help") || rest.contains("-h") {
-            output.print(command.help.text, terminator: false)
+            output.printPage(command.help.text)
             return
         }
         var scanner = ArgumentScanner(rest, command: "\(name) \(command.name)")
@@ -84,8 +84,8 @@ public struct CommandGroup {
 }
 
 extension CommandOutput {
-    /// Writes text that already ends with a newline, or a line.
-    func print(_ text: String, terminator: Bool) {
-        print(terminator ? text : String(text.dropLast()))
+    /// Writes a page of text that already ends with a newline.
+    func printPage(_ text: String) {
+        print(text.hasSuffix("\n") ? String(text.dropLast()) : text)
     }
 }
