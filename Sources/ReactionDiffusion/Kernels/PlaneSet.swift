@@ -17,6 +17,39 @@ struct PlaneSet: @unchecked Sendable {
     }
 }
 
+/// One flag per row, shared by the threads of a step like ``PlaneSet``.
+struct RowFlags: @unchecked Sendable {
+    /// The flag of row 0.
+    let base: UnsafeMutablePointer<UInt8>
+
+    /// The flag of row `y`.
+    subscript(y: Int) -> UInt8 {
+        get { base[y] }
+        nonmutating set { base[y] = newValue }
+    }
+
+    /// Returns whether row `y` or a row next to it (after the boundary rule) is flagged.
+    ///
+    /// Rows beyond a zero boundary never change.
+    @inline(__always)
+    func aroundRow(_ y: Int, height: Int, wraps: Bool) -> Bool {
+        if base[y] != 0 {
+            return true
+        }
+        if y > 0 {
+            if base[y - 1] != 0 { return true }
+        } else if wraps && base[height - 1] != 0 {
+            return true
+        }
+        if y < height - 1 {
+            if base[y + 1] != 0 { return true }
+        } else if wraps && base[0] != 0 {
+            return true
+        }
+        return false
+    }
+}
+
 /// The three rows a stencil reads around row `y` of one chemical, after the boundary rule.
 struct RowTriple {
     /// The row above, a row of zeros, or the wrapped last row.

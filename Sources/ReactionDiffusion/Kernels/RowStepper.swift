@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Steps bands of rows: the edge columns through the boundary rule, the interior columns with
 /// SIMD loads and no bounds branches.
 ///
@@ -11,6 +19,16 @@ struct RowStepper {
     let wraps: Bool
 
     private var lanes: Int { FloatVector.scalarCount }
+
+    /// Whether row `y` of any chemical differs, bit for bit, between the target and the source.
+    func rowDiffers(_ y: Int, chemicalCount: Int) -> Bool {
+        for chemical in 0..<chemicalCount {
+            if memcmp(target.row(chemical, y), source.row(chemical, y), source.width * 4) != 0 {
+                return true
+            }
+        }
+        return false
+    }
 
     /// Steps `rows` of a two-chemical model.
     @inline(__always)
