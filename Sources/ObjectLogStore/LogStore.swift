@@ -124,7 +124,7 @@ public final class LogStore: @unchecked Sendable {
         var start = UInt64(header.length)
         var state = IndexState.rebuilt
         if options.usesIndex,
-            let index = Self.loadIndex(
+            let (index, directory, counts) = Self.loadIndex(
                 path: path,
                 fileSystem: fileSystem,
                 header: header,
@@ -132,12 +132,6 @@ public final class LogStore: @unchecked Sendable {
                 fileSize: fileSize
             )
         {
-            var directory = KeyDirectory(minimumCapacity: index.entries.count)
-            var counts = EntityCounter()
-            for (key, location) in index.entries {
-                directory.updateValue(location, forKey: key)
-                counts.add(location.entity, 1)
-            }
             live = directory
             entityCounts = counts
             liveRecordBytes = index.liveBytes
@@ -228,12 +222,28 @@ public final class LogStore: @unchecked Sendable {
         header: StoreHeader,
         file: any StoreFile,
         fileSize: UInt64
-    ) -> StoreIndex? {
+    ) -> (StoreIndex, KeyDirectory, EntityCounter)? {
         guard fileSystem.kind(of: path + LogFormat.indexSuffix) == .regular,
             let indexFile = try? fileSystem.open(path + LogFormat.indexSuffix, mode: .read),
             let size = try? indexFile.size(), size <= UInt64(Int.max),
-            let bytes = try? indexFile.read(at: 0, count: Int(size)),
-            let index = StoreIndex.decode(bytes),
+            size >= UInt64(StoreIndex.fixedLength + 4),
+            let bytes = try? indexFile.read(at: 0, count: Int(size))
+        else { return nil }
+        // Entries go straight into the keydir, sized from the count in the file (bounded by the
+        // bytes present).
+        let declared = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 56) }
+        var directory = KeyDirectory(
+            minimumCapacity: Int(min(declared, UInt64(bytes.count / StoreIndex.entryLength)))
+        )
+        var counts = EntityCounter()
+        guard
+            let index = StoreIndex.decode(
+                bytes,
+                visit: { key, location in
+                    directory.updateValue(location, forKey: key)
+                    counts.add(location.entity, 1)
+                }
+            ),
             index.storeUUID == header.storeUUID, index.generation == header.generation,
             index.coveredLength >= UInt64(header.length), index.coveredLength <= fileSize
         else { return nil }
@@ -250,7 +260,7 @@ public final class LogStore: @unchecked Sendable {
                 )) != nil
             else { return nil }
         }
-        return index
+        return (index, directory, counts)
     }
 
     // MARK: - Applying transactions
