@@ -41,8 +41,10 @@ package struct KeyDirectory {
         shift = 64 - capacity.trailingZeroBitCount
     }
 
-    /// A key's home slot: blocks of 64 consecutive keys are scattered by a Fibonacci hash, and
-    /// the keys of a block sit side by side. Keys are handed out consecutively, so this keeps
+    /// A key's home slot.
+    ///
+    /// Blocks of 64 consecutive keys are scattered by a Fibonacci hash, and the keys of a block
+    /// sit side by side. Keys are handed out consecutively, so this keeps
     /// most neighbours in the same cache lines and pages (a fully scattered hash made every
     /// insert of a bulk load a cache miss), while any stride still spreads over the table.
     @inline(__always)
