@@ -293,7 +293,7 @@ public final class LogStore: @unchecked Sendable {
                 }
             case .metadata:
                 metadataOffset = record.offset
-            case .commit:
+            case .commit, .padding:
                 break
             }
         }
@@ -701,6 +701,9 @@ public final class LogStore: @unchecked Sendable {
             }
             recordCount += 1
         }
+        let beforePadding = writer.count
+        appendPaddingBeforeCommit(base: start, into: &writer)
+        if writer.count != beforePadding { recordCount += 1 }
         let commit = CommitPayload(
             timestampMicroseconds: CommitPayload.now(),
             firstRecordOffset: start,
@@ -1043,10 +1046,14 @@ extension LogStore {
                     progress?(Double(copied) / Double(max(items.count, 1)))
                 }
             }
+            var recordCount = items.count
+            let beforePadding = buffer.count
+            appendPaddingBeforeCommit(base: position, into: &buffer)
+            if buffer.count != beforePadding { recordCount += 1 }
             let commit = CommitPayload(
                 timestampMicroseconds: CommitPayload.now(),
                 firstRecordOffset: UInt64(headerBytes.count),
-                recordCount: UInt32(items.count),
+                recordCount: UInt32(recordCount),
                 inserted: 0,
                 updated: 0,
                 deleted: 0,
