@@ -1,0 +1,111 @@
+import Foundation
+import ObjectLogStore
+
+/// `objectlog dump PATH [--entity NAME] [--format ndjson|json] [--full-blobs]`: every live
+/// object, read-only.
+struct DumpCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
+        name: "dump",
+        abstract: "Print every live object as JSON: id, entity, attributes and relationships.",
+        discussion: """
+            Objects come in ascending id order, so the output is the same before and after \
+            'objectlog compact'. Binary values are base64; external blobs are shown by length \
+            and SHA-256 unless --full-blobs is given. The store is not changed.
+            """,
+        usage: "<path> [--entity <name>] [--format <format>] [--full-blobs]",
+        arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
+        options: [
+            .option("--entity", value: "name", help: "Only objects of this entity."),
+            .option(
+                "--format",
+                value: "format",
+                help: "One object per line, or one JSON array (default: ndjson).",
+                allowedValues: ["ndjson", "json"]
+            ),
+            .flag("--full-blobs", help: "Include the content of external blobs as base64."),
+        ]
+    )
+
+    var path: String
+    var entityName: String?
+    var isArray: Bool
+    var fullBlobs: Bool
+
+    init(_ arguments: ParsedArguments, context: CommandContext) {
+        path = arguments.positionals[0]
+        entityName = arguments.value("--entity")
+        isArray = arguments.value("--format") == "json"
+        fullBlobs = arguments.flag("--full-blobs")
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        let store = try StoreAccess.openReadOnly(path)
+        defer { try? store.close() }
+        let names = EntityNames(metadata: store.metadata)
+        var entity: EntityTag?
+        if let entityName {
+            guard let tag = names.tag(named: entityName) else {
+                let known = names.countsByName(store.liveCounts).map(\.name)
+                throw ToolError.usage(
+                    "no entity named '\(entityName)' in \(path) (entities: "
+                        + (known.isEmpty ? "none" : known.joined(separator: ", ")) + ")",
+                    command: context.commandName
+                )
+            }
+            entity = tag
+        }
+        var blobSizes: [BlobID: UInt64] = [:]
+        for (id, bytes) in try store.blobFiles() { blobSizes[id] = bytes }
+
+        let output = context.output
+        if isArray { output.write("[") }
+        var first = true
+        for key in store.liveKeys(entity: entity) {
+            guard let location = store.location(of: key),
+                let (payload, blobs) = try store.readObject(key)
+            else { continue }
+            var members: [(String, JSONValue)] = [
+                ("id", .unsigned(key)),
+                ("entity", .string(names.name(of: location.entity))),
+                (
+                    "attributes",
+                    .object([("payload", .string(Data(payload).base64EncodedString()))])
+                ),
+                ("relationships", .object([])),
+            ]
+            if !blobs.isEmpty {
+                members.append(
+                    ("blobs", .array(try blobs.map { try blobJSON($0, store, blobSizes) }))
+                )
+            }
+            let object = JSONValue.object(members)
+            if isArray {
+                output.write(first ? "\n  " : ",\n  ")
+                output.write(
+                    object.rendered(pretty: true).replacingOccurrences(of: "\n", with: "\n  ")
+                )
+            } else {
+                output.writeLine(object.rendered())
+            }
+            first = false
+        }
+        if isArray { output.writeLine(first ? "]" : "\n]") }
+        return try DamageRendering.finish(store.damageAtOpen, path: path, context: context)
+    }
+
+    /// An external blob as its SHA-256 and length, or with its content for `--full-blobs`.
+    private func blobJSON(
+        _ id: BlobID,
+        _ store: LogStore,
+        _ sizes: [BlobID: UInt64]
+    ) throws -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("sha256", .string(id.hex)),
+            ("length", sizes[id].map { .unsigned($0) } ?? .null),
+        ]
+        if fullBlobs {
+            members.append(("base64", .string(try store.readBlob(id).base64EncodedString())))
+        }
+        return .object(members)
+    }
+}
