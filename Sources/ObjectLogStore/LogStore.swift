@@ -872,21 +872,88 @@ extension LogStore {
         try checkWritable()
 
         let bytesBefore = endOffset
+        let temporary = path + LogFormat.compactionSuffix
+        let copy = try writeCopy(
+            to: temporary,
+            generation: header.generation + 1,
+            progress: progress
+        )
+        try fileSystem.rename(temporary, to: path)
+        try fileSystem.syncDirectory(directoryOf(path))
+        let newHeader = copy.header
+        let newLive = copy.live
+        let referenced = copy.referencedBlobs
+        let commitChecksum = copy.commitChecksum
+        let newEnd = copy.end
+
+        // The new file is the store now; switch to it.
+        let newFile = try fileSystem.open(path, mode: .readWrite)
+        file.close()
+        file = newFile
+        header = newHeader
+        live = newLive
+        liveRecordBytes = newLive.values.reduce(0) {
+            $0 + UInt64(LogFormat.frameLength) + UInt64($1.length)
+        }
+        metadataOffset = 0
+        lastCommitChecksum = commitChecksum
+        endOffset = newEnd
+        try writeIndex()
+
+        var blobsRemoved = 0
+        var blobBytesRemoved: UInt64 = 0
+        let directory = path + LogFormat.blobsSuffix
+        for name in try fileSystem.contents(ofDirectory: directory) {
+            guard let id = BlobID(hex: name), !referenced.contains(id) else { continue }
+            let blobPath = directory + "/" + name
+            if let blob = try? fileSystem.open(blobPath, mode: .read) {
+                blobBytesRemoved += (try? blob.size()) ?? 0
+                blob.close()
+            }
+            try fileSystem.remove(blobPath)
+            blobsRemoved += 1
+        }
+        if blobsRemoved > 0 { try fileSystem.syncDirectory(directory) }
+        progress?(1)
+        return CompactionReport(
+            bytesBefore: bytesBefore,
+            bytesAfter: newEnd,
+            objects: newLive.count,
+            blobsRemoved: blobsRemoved,
+            blobBytesRemoved: blobBytesRemoved,
+            generation: newHeader.generation
+        )
+    }
+
+    /// A copy of the live state written to a new file.
+    private struct Copy {
+        var header: StoreHeader
+        var live: [ObjectKey: RecordLocation]
+        var referencedBlobs: Set<BlobID>
+        var commitChecksum: UInt32
+        var end: UInt64
+    }
+
+    /// Writes the live objects and the latest metadata to a new synced file at `target`.
+    ///
+    /// They form one compaction commit. The caller holds `lock`.
+    private func writeCopy(
+        to target: String,
+        generation: UInt64,
+        progress: ((Double) -> Void)?
+    ) throws -> Copy {
         var newHeader = StoreHeader(
             storeUUID: header.storeUUID,
-            generation: header.generation + 1,
+            generation: generation,
             nextKey: nextKey,
             baseTransactionCount: lastNumber,
             metadata: currentMetadata
         )
         let headerBytes = newHeader.encoded()
-        let temporary = path + LogFormat.compactionSuffix
-        let output = try fileSystem.open(temporary, mode: .create(permissions: options.fileMode))
+        let output = try fileSystem.open(target, mode: .create(permissions: options.fileMode))
         var newLive: [ObjectKey: RecordLocation] = [:]
         newLive.reserveCapacity(live.count)
         var referenced: Set<BlobID> = []
-        var commitChecksum: UInt32 = 0
-        var newEnd: UInt64 = 0
         do {
             try output.truncate(to: 0)
             try output.write(headerBytes, at: 0)
@@ -950,58 +1017,80 @@ extension LogStore {
                     into: &buffer
                 )
             }
-            commitChecksum = buffer.bytes.withUnsafeBytes {
+            let checksum = buffer.bytes.withUnsafeBytes {
                 UInt32(littleEndianBytesOf: $0, at: commitAt)
             }
             try output.write(buffer.bytes, at: position)
-            newEnd = position + UInt64(buffer.count)
+            let end = position + UInt64(buffer.count)
             try output.sync()
+            output.close()
+            return Copy(
+                header: newHeader,
+                live: newLive,
+                referencedBlobs: referenced,
+                commitChecksum: checksum,
+                end: end
+            )
         } catch {
             output.close()
-            try? fileSystem.remove(temporary)
+            try? fileSystem.remove(target)
             throw error
         }
-        output.close()
-        try fileSystem.rename(temporary, to: path)
-        try fileSystem.syncDirectory(directoryOf(path))
+    }
 
-        // The new file is the store now; switch to it.
-        let newFile = try fileSystem.open(path, mode: .readWrite)
-        file.close()
-        file = newFile
-        header = newHeader
-        live = newLive
-        liveRecordBytes = newLive.values.reduce(0) {
-            $0 + UInt64(LogFormat.frameLength) + UInt64($1.length)
+    /// Salvages a damaged store: writes what precedes the damage (the live objects and metadata
+    /// as of the last valid commit before it) into a new, valid store at `output`, with copies
+    /// of the external blobs those objects refer to.
+    ///
+    /// The damaged store is opened read-only and never modified.
+    ///
+    /// - Returns: The damage found (nil if the store was not damaged) and the number of objects
+    ///   saved.
+    /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.invalidArgument` (the output
+    ///   exists), `.io`.
+    public static func recover(
+        path: String,
+        to output: String
+    ) throws -> (damage: StoreDamage?, objects: Int) {
+        var options = StoreOptions()
+        options.salvage = true
+        options.usesIndex = false
+        let source = try LogStore.open(path: path, options: options)
+        defer { try? source.close() }
+        let fileSystem = source.fileSystem
+        guard fileSystem.kind(of: output) == .missing else {
+            throw StoreError(
+                .invalidArgument,
+                "the output already exists; choose a new path",
+                path: output
+            )
         }
-        metadataOffset = 0
-        lastCommitChecksum = commitChecksum
-        endOffset = newEnd
-        try writeIndex()
-
-        var blobsRemoved = 0
-        var blobBytesRemoved: UInt64 = 0
-        let directory = path + LogFormat.blobsSuffix
-        for name in try fileSystem.contents(ofDirectory: directory) {
-            guard let id = BlobID(hex: name), !referenced.contains(id) else { continue }
-            let blobPath = directory + "/" + name
-            if let blob = try? fileSystem.open(blobPath, mode: .read) {
-                blobBytesRemoved += (try? blob.size()) ?? 0
-                blob.close()
-            }
-            try fileSystem.remove(blobPath)
-            blobsRemoved += 1
-        }
-        if blobsRemoved > 0 { try fileSystem.syncDirectory(directory) }
-        progress?(1)
-        return CompactionReport(
-            bytesBefore: bytesBefore,
-            bytesAfter: newEnd,
-            objects: newLive.count,
-            blobsRemoved: blobsRemoved,
-            blobBytesRemoved: blobBytesRemoved,
-            generation: newHeader.generation
+        source.lock.lock()
+        defer { source.lock.unlock() }
+        let temporary = output + LogFormat.creationSuffix
+        let copy = try source.writeCopy(
+            to: temporary,
+            generation: source.header.generation + 1,
+            progress: nil
         )
+        if !copy.referencedBlobs.isEmpty {
+            let blobs = output + LogFormat.blobsSuffix
+            try fileSystem.makeDirectory(blobs, permissions: 0o700)
+            for id in copy.referencedBlobs {
+                guard let data = try? source.readBlob(id) else { continue }
+                let file = try fileSystem.open(
+                    blobs + "/" + id.hex,
+                    mode: .create(permissions: 0o600)
+                )
+                try data.withUnsafeBytes { try file.write($0, at: 0) }
+                try file.sync()
+                file.close()
+            }
+            try fileSystem.syncDirectory(blobs)
+        }
+        try fileSystem.rename(temporary, to: output)
+        try fileSystem.syncDirectory(directoryOf(output))
+        return (source.damageAtOpen, copy.live.count)
     }
 
     // MARK: - Metadata without opening
