@@ -68,7 +68,7 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .testTarget(name: "ObjectLogStoreTests", dependencies: ["ObjectLogStore"]),
+        .testTarget(name: "ObjectLogStoreTests", dependencies: ["ObjectLogStore"], exclude: ["Fixtures"]),
         .testTarget(name: "ObjectLogTests", dependencies: ["ObjectLog"]),
         .testTarget(name: "ObjectLogToolTests", dependencies: ["ObjectLogTool"]),
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),

@@ -1,0 +1,59 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Raw limits of this machine, measured in the same run as the workloads they bound.
+enum MachineLimits {
+    /// Latencies (seconds) of `count` appends of 100 bytes, each followed by `fdatasync`.
+    static func appendSyncLatencies(directory: String, count: Int) -> [Double] {
+        let path = directory + "/raw-append.bin"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_APPEND, 0o600)
+        precondition(descriptor >= 0, "cannot create \(path)")
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        let bytes = [UInt8](repeating: 0x5A, count: 100)
+        var latencies: [Double] = []
+        latencies.reserveCapacity(count)
+        for _ in 0..<count {
+            latencies.append(
+                measure {
+                    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                    fdatasync(descriptor)
+                }
+            )
+        }
+        return latencies
+    }
+
+    /// Sequential write bandwidth in bytes per second: `megabytes` written in 8 MiB writes, then
+    /// one `fdatasync`.
+    static func sequentialWriteBandwidth(directory: String, megabytes: Int) -> Double {
+        let path = directory + "/raw-sequential.bin"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+        precondition(descriptor >= 0, "cannot create \(path)")
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        let chunk = [UInt8](repeating: 0xA5, count: 8 << 20)
+        let total = max(1, megabytes / 8)
+        let seconds = measure {
+            for _ in 0..<total {
+                _ = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            }
+            fdatasync(descriptor)
+        }
+        return Double(total * chunk.count) / seconds
+    }
+
+    /// Peak resident set size of this process so far, in bytes.
+    static func peakResidentBytes() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_maxrss) * 1024
+    }
+}

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""An independent reader of ObjectLog store files, written from FORMAT.md alone.
+
+Usage:
+  olog-read.py STORE            print the header, every committed transaction and the live state as JSON
+  olog-read.py --annotate STORE print an annotated hex dump (for FORMAT.md's test vector)
+
+It uses only the Python standard library (zlib.crc32 is the same CRC-32 as the format's).
+"""
+import json
+import struct
+import sys
+import uuid
+import zlib
+
+MAGIC = b"OBJLOG\r\n"
+TRAILER = b"OLCOMMIT"
+MAX_PAYLOAD = 64 << 20
+
+
+class Damage(Exception):
+    def __init__(self, offset, reason):
+        super().__init__(f"offset {offset}: {reason}")
+        self.offset = offset
+        self.reason = reason
+
+
+def decode_value(data, pos, depth=0):
+    if depth >= 64:
+        raise ValueError("nested too deep")
+    tag = data[pos]
+    pos += 1
+    if tag == 1:
+        (n,) = struct.unpack_from("<I", data, pos)
+        return data[pos + 4 : pos + 4 + n].decode("utf-8"), pos + 4 + n
+    if tag == 2:
+        return struct.unpack_from("<q", data, pos)[0], pos + 8
+    if tag == 3:
+        return struct.unpack_from("<d", data, pos)[0], pos + 8
+    if tag == 4:
+        if data[pos] > 1:
+            raise ValueError("bad bool")
+        return bool(data[pos]), pos + 1
+    if tag == 5:
+        return {"date": struct.unpack_from("<d", data, pos)[0]}, pos + 8
+    if tag == 6:
+        (n,) = struct.unpack_from("<I", data, pos)
+        return {"data": data[pos + 4 : pos + 4 + n].hex()}, pos + 4 + n
+    if tag == 7:
+        (n,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        out = []
+        for _ in range(n):
+            v, pos = decode_value(data, pos, depth + 1)
+            out.append(v)
+        return out, pos
+    if tag == 8:
+        (n,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        out = {}
+        for _ in range(n):
+            (k,) = struct.unpack_from("<I", data, pos)
+            key = data[pos + 4 : pos + 4 + k].decode("utf-8")
+            pos += 4 + k
+            out[key], pos = decode_value(data, pos, depth + 1)
+        return out, pos
+    raise ValueError(f"unknown tag {tag}")
+
+
+def decode_dictionary(data):
+    value, end = decode_value(data, 0)
+    if end != len(data) or not isinstance(value, dict):
+        raise ValueError("metadata does not fill its field")
+    return value
+
+
+def read_header(data):
+    if data[:8] != MAGIC:
+        raise Damage(0, "not an ObjectLog store")
+    major, minor, length = struct.unpack_from("<HHI", data, 8)
+    (m,) = struct.unpack_from("<I", data, 56)
+    if length != 60 + m + 4 or length > len(data):
+        raise Damage(12, "bad header length")
+    (crc,) = struct.unpack_from("<I", data, 60 + m)
+    if zlib.crc32(data[: 60 + m]) != crc:
+        raise Damage(60 + m, "header CRC mismatch")
+    generation, next_key, base = struct.unpack_from("<QQQ", data, 32)
+    return {
+        "version": f"{major}.{minor}",
+        "length": length,
+        "uuid": str(uuid.UUID(bytes=bytes(data[16:32]))).upper(),
+        "generation": generation,
+        "nextKey": next_key,
+        "baseTransactions": base,
+        "metadata": decode_dictionary(data[60 : 60 + m]),
+    }
+
+
+def records(data, start):
+    """Yields (offset, crc, length, type, flags, entity, key, payload) until the data ends or is damaged."""
+    pos = start
+    while pos < len(data):
+        if len(data) - pos < 24:
+            raise Damage(pos, "incomplete frame")
+        crc, length, rtype, flags, reserved, entity, key = struct.unpack_from("<IIBBHIQ", data, pos)
+        if rtype not in (1, 2, 3, 4) or reserved != 0 or length > MAX_PAYLOAD or pos + 24 + length > len(data):
+            raise Damage(pos, "bad frame")
+        payload = data[pos + 24 : pos + 24 + length]
+        if zlib.crc32(payload, zlib.crc32(data[pos + 4 : pos + 24])) != crc:
+            raise Damage(pos, "CRC mismatch")
+        yield pos, crc, length, rtype, flags, entity, key, payload
+        pos += 24 + length
+
+
+def read_store(data):
+    header = read_header(data)
+    live, metadata = {}, header["metadata"]
+    transactions, pending = [], []
+    last_number = header["baseTransactions"]
+    txn_start = header["length"]
+    damage = None
+    try:
+        for offset, crc, length, rtype, flags, entity, key, payload in records(data, header["length"]):
+            if rtype != 4:
+                pending.append((offset, rtype, flags, entity, key, payload))
+                continue
+            if length != 56 or payload[48:] != TRAILER:
+                raise Damage(offset, "malformed commit")
+            micros, first, count, ins, upd, dele, meta_off, next_key = struct.unpack_from("<qQIIIIQQ", payload)
+            compaction = flags & 1
+            if first != txn_start or count != len(pending) or key != (0 if compaction else last_number + 1):
+                raise Damage(offset, "commit does not match its transaction")
+            for r_offset, r_type, r_flags, r_entity, r_key, r_payload in pending:
+                if r_type == 1:
+                    (b,) = struct.unpack_from("<H", r_payload, 0)
+                    blobs = [r_payload[2 + 32 * i : 34 + 32 * i].hex() for i in range(b)]
+                    live[r_key] = {"entity": r_entity, "value": r_payload[2 + 32 * b :].hex(), "blobs": blobs}
+                elif r_type == 2:
+                    live.pop(r_key, None)
+                elif r_type == 3:
+                    metadata = decode_dictionary(r_payload)
+            if not compaction:
+                last_number = key
+            transactions.append(
+                {"number": key, "offset": first, "commitOffset": offset, "time": micros,
+                 "inserted": ins, "updated": upd, "deleted": dele, "records": count, "compaction": bool(compaction)}
+            )
+            pending = []
+            txn_start = offset + 24 + length
+        if pending:
+            raise Damage(txn_start, "last transaction has no commit")
+    except Damage as error:
+        damage = {"offset": error.offset, "reason": error.reason, "validEnd": txn_start}
+    return {
+        "header": header,
+        "transactions": transactions,
+        "transactionCount": last_number,
+        "metadata": metadata,
+        "live": {str(k): v for k, v in sorted(live.items())},
+        "damage": damage,
+    }
+
+
+def annotate(data):
+    header = read_header(data)
+    m = header["length"] - 64
+    out = []
+
+    def line(offset, chunk, meaning):
+        out.append(f"{offset:08x}  {' '.join(f'{b:02x}' for b in chunk):<47}  {meaning}")
+
+    out.append(f"HEADER (H = {header['length']})")
+    line(0, data[0:8], 'magic "OBJLOG\\r\\n"')
+    line(8, data[8:12], f"major {header['version'].split('.')[0]}, minor {header['version'].split('.')[1]}")
+    line(12, data[12:16], f"H = {header['length']}")
+    line(16, data[16:32], f"store UUID {header['uuid']}")
+    line(32, data[32:40], f"generation {header['generation']}")
+    line(40, data[40:48], f"next key {header['nextKey']}")
+    line(48, data[48:56], f"base transaction count {header['baseTransactions']}")
+    line(56, data[56:60], f"M = {m}")
+    line(60, data[60 : 60 + m], f"metadata {json.dumps(header['metadata'])}")
+    line(60 + m, data[60 + m : 64 + m], f"header CRC 0x{struct.unpack_from('<I', data, 60 + m)[0]:08X}")
+    names = {1: "put", 2: "delete", 3: "metadata", 4: "commit"}
+    for offset, crc, length, rtype, flags, entity, key, payload in records(data, header["length"]):
+        if rtype == 1 and flags & 1:
+            what = "put (insert)"
+        elif rtype == 1:
+            what = "put (update)"
+        elif rtype == 4:
+            what = f"commit of transaction {key}"
+        else:
+            what = names[rtype]
+        out.append(what.upper() if rtype == 4 else what)
+        line(offset, data[offset : offset + 4], f"CRC 0x{crc:08X}")
+        line(offset + 4, data[offset + 4 : offset + 8], f"L = {length}")
+        line(offset + 8, data[offset + 8 : offset + 12], f"type {rtype}, flags {flags}, reserved 0")
+        line(offset + 12, data[offset + 12 : offset + 16], f"entity {entity}")
+        line(offset + 16, data[offset + 16 : offset + 24], f"key {key}")
+        p = offset + 24
+        if rtype == 1:
+            (b,) = struct.unpack_from("<H", payload, 0)
+            line(p, payload[:2], f"{b} blobs")
+            line(p + 2 + 32 * b, payload[2 + 32 * b :], f"value {bytes(payload[2 + 32 * b:])!r}")
+        elif rtype == 3:
+            line(p, payload, f"metadata {json.dumps(decode_dictionary(payload))}")
+        elif rtype == 4:
+            micros, first, count, ins, upd, dele, meta_off, next_key = struct.unpack_from("<qQIIIIQQ", payload)
+            line(p, payload[0:8], f"time {micros} µs since 1970")
+            line(p + 8, payload[8:16], f"first record at {first}")
+            line(p + 16, payload[16:20], f"{count} records")
+            line(p + 20, payload[20:32], f"{ins} inserted, {upd} updated, {dele} deleted")
+            line(p + 32, payload[32:40], f"latest metadata record at {meta_off}")
+            line(p + 40, payload[40:48], f"next key {next_key}")
+            line(p + 48, payload[48:56], '"OLCOMMIT"')
+    out.append(f"end of file at {len(data)}")
+    return "\n".join(out)
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "--annotate":
+        print(annotate(open(argv[2], "rb").read()))
+        return 0
+    if len(argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 64
+    try:
+        data = open(argv[1], "rb").read()
+        print(json.dumps(read_store(data), indent=1, sort_keys=True))
+    except Damage as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 65
+    except OSError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 66
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
