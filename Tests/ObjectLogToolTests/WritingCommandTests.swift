@@ -71,7 +71,7 @@ struct WritingCommandTests {
             try runTool("dump", fixture.path).lines.first { $0.contains("\"blobs\"") }
         )
         #expect(line.contains("\"id\":\(fixture.blobOwner!)"))
-        #expect(line.contains("{\"sha256\":\"\(blob.id.hex)\",\"length\":\(blob.bytes.count)}"))
+        #expect(line.contains("{\"length\":\(blob.bytes.count),\"sha256\":\"\(blob.id.hex)\"}"))
         #expect(!line.contains("base64"))
         let full = try #require(
             try runTool("dump", fixture.path, "--full-blobs").lines.first {

@@ -54,31 +54,23 @@ struct DumpCommand: ToolCommand {
             }
             entity = tag
         }
+        if let problem = names.schemaProblem {
+            context.warn("\(path): \(problem); objects are shown with their raw payloads")
+        }
         var blobSizes: [BlobID: UInt64] = [:]
         for (id, bytes) in try store.blobFiles() { blobSizes[id] = bytes }
+        let rendering = ObjectRendering(
+            store: store,
+            names: names,
+            fullBlobs: fullBlobs,
+            blobSizes: blobSizes
+        )
 
         let output = context.output
         if isArray { output.write("[") }
         var first = true
         for key in store.liveKeys(entity: entity) {
-            guard let location = store.location(of: key),
-                let (payload, blobs) = try store.readObject(key)
-            else { continue }
-            var members: [(String, JSONValue)] = [
-                ("id", .unsigned(key)),
-                ("entity", .string(names.name(of: location.entity))),
-                (
-                    "attributes",
-                    .object([("payload", .string(Data(payload).base64EncodedString()))])
-                ),
-                ("relationships", .object([])),
-            ]
-            if !blobs.isEmpty {
-                members.append(
-                    ("blobs", .array(try blobs.map { try blobJSON($0, store, blobSizes) }))
-                )
-            }
-            let object = JSONValue.object(members)
+            guard let object = try rendering.json(key: key) else { continue }
             if isArray {
                 output.write(first ? "\n  " : ",\n  ")
                 output.write(
@@ -91,21 +83,5 @@ struct DumpCommand: ToolCommand {
         }
         if isArray { output.writeLine(first ? "]" : "\n]") }
         return try DamageRendering.finish(store.damageAtOpen, path: path, context: context)
-    }
-
-    /// An external blob as its SHA-256 and length, or with its content for `--full-blobs`.
-    private func blobJSON(
-        _ id: BlobID,
-        _ store: LogStore,
-        _ sizes: [BlobID: UInt64]
-    ) throws -> JSONValue {
-        var members: [(String, JSONValue)] = [
-            ("sha256", .string(id.hex)),
-            ("length", sizes[id].map { .unsigned($0) } ?? .null),
-        ]
-        if fullBlobs {
-            members.append(("base64", .string(try store.readBlob(id).base64EncodedString())))
-        }
-        return .object(members)
     }
 }

@@ -1,3 +1,4 @@
+import ObjectLog
 import ObjectLogStore
 
 /// `objectlog info PATH [--json]`: what a store is and holds, read without changing it.
@@ -34,6 +35,7 @@ struct InfoCommand: ToolCommand {
         let transactionsInFile = inspection.transactions.filter { !$0.isCompaction }.count
         let entities = names.countsByName(inspection.liveCounts)
         let liveObjects = inspection.liveObjects.count
+        let modelHash = inspection.metadata[PersistentStoreCoordinator.modelHashKey]?.stringValue
 
         if json {
             var members: [(String, JSONValue)] = [
@@ -49,6 +51,7 @@ struct InfoCommand: ToolCommand {
                 ("reclaimableShare", .double((share * 10_000).rounded() / 10_000)),
                 ("liveObjects", .number(liveObjects)),
                 ("entities", .object(entities.map { ($0.name, .number($0.count)) })),
+                ("modelHash", modelHash.map { .string($0) } ?? .null),
                 ("blobCount", .number(inspection.blobCount)),
                 ("blobBytes", .unsigned(inspection.blobBytes)),
                 ("indexStatus", .string(inspection.indexStatus.rawValue)),
@@ -82,6 +85,8 @@ struct InfoCommand: ToolCommand {
             )
             line("index", inspection.indexStatus.rawValue)
             line("live objects", String(liveObjects))
+            if let modelHash { line("model hash", modelHash) }
+            if let problem = names.schemaProblem { line("model", problem) }
             if let damage = inspection.damage { line("damage", damage.description) }
             output.writeLine("entities:")
             if entities.isEmpty { output.writeLine("  (none)") }

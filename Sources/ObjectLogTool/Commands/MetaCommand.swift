@@ -1,10 +1,11 @@
+import ObjectLog
 import ObjectLogStore
 
 /// `objectlog meta PATH [get KEY | set KEY VALUE [--type T] | delete KEY]`: the store's
 /// metadata dictionary.
 struct MetaCommand: ToolCommand {
     /// Keys with this prefix belong to the ObjectLog engine (its model schema and hash).
-    static let reservedKeyPrefix = "ObjectLog."
+    static let reservedKeyPrefix = PersistentStoreCoordinator.reservedKeyPrefix
 
     static let configuration = CommandConfiguration(
         name: "meta",

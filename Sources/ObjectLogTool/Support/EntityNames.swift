@@ -1,13 +1,44 @@
+import Foundation
+import ObjectLog
 import ObjectLogStore
 
-/// Entity names for the tags in record frames, from the schema the engine keeps in a store's
-/// metadata; a tag without a known name shows as `entity N`.
+/// The engine's schema as stored in a store's metadata, for naming entity tags and decoding
+/// payloads; a tag the schema does not name shows as `entity N`.
 struct EntityNames: Sendable {
-    private var namesByTag: [EntityTag: String] = [:]
+    /// The stored schema, if the store has a readable one (stores written by the engine do).
+    let schema: ModelSchema?
+    /// Why a stored schema could not be read, if there is one that cannot.
+    let schemaProblem: String?
+    private let namesByTag: [EntityTag: String]
 
-    /// The names found in `metadata` (none yet when the store has no engine schema).
+    /// Reads the schema the engine keeps under ``PersistentStoreCoordinator/modelKey``.
     init(metadata: Metadata) {
-        namesByTag = [:]
+        var names: [EntityTag: String] = [:]
+        switch metadata[PersistentStoreCoordinator.modelKey] {
+        case nil:
+            schema = nil
+            schemaProblem = nil
+        case .string(let json)?:
+            do {
+                let decoded = try ModelSchema.decode(json: Data(json.utf8))
+                for entity in decoded.entities { names[entity.tag] = entity.name }
+                schema = decoded
+                schemaProblem = nil
+            } catch {
+                schema = nil
+                schemaProblem = "the stored model cannot be read: \(error.message)"
+            }
+        case let value?:
+            schema = nil
+            schemaProblem =
+                "the stored model is a \(MetadataRendering.typeName(value)), not a JSON string"
+        }
+        namesByTag = names
+    }
+
+    /// The schema's description of the entity with `tag`, if it has one.
+    func entity(tag: EntityTag) -> ModelSchema.Entity? {
+        schema?.entity(tag: tag)
     }
 
     /// The entity's name, or `entity N` when the schema does not name tag N.
@@ -25,10 +56,8 @@ struct EntityNames: Sendable {
         return nil
     }
 
-    /// Whether the schema names any entity.
-    var hasSchema: Bool { !namesByTag.isEmpty }
-
-    /// Live counts by entity name, sorted by name.
+    /// Live counts by entity name, sorted by name; every entity of the schema is listed, with
+    /// 0 when it has no live objects.
     func countsByName(_ counts: [EntityTag: Int]) -> [(name: String, count: Int)] {
         var result: [(name: String, count: Int)] = []
         for tag in Set(counts.keys).union(namesByTag.keys) {

@@ -11,6 +11,8 @@ enum JSONValue: Sendable, Equatable {
     case string(String)
     case array([JSONValue])
     case object([(String, JSONValue)])
+    /// Text that is already valid JSON (a `Codable` attribute's stored encoding), written as is.
+    case raw(String)
 
     static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         lhs.rendered() == rhs.rendered()
@@ -37,6 +39,7 @@ enum JSONValue: Sendable, Equatable {
         case .unsigned(let value): text += String(value)
         case .double(let value): text += Self.render(value)
         case .string(let value): Self.writeString(value, into: &text)
+        case .raw(let value): text += value
         case .array(let values):
             guard !values.isEmpty else {
                 text += "[]"

@@ -1,3 +1,4 @@
+import ObjectLog
 import ObjectLogStore
 
 /// A failure the tool reports as one `error: …` line on standard error, with its exit code.
@@ -54,6 +55,12 @@ struct ToolError: Error, Sendable {
         switch error {
         case let error as ToolError: error
         case let error as StoreError: ToolError(error)
+        case let error as ObjectLogError:
+            if let storeError = error.storeError {
+                ToolError(storeError)
+            } else {
+                ToolError(error.code == .corrupt ? .dataError : .ioError, error.message)
+            }
         default: ToolError(.ioError, String(describing: error))
         }
     }
