@@ -271,4 +271,21 @@ struct WritingCommandTests {
                 == (try runTool("dump", directory.file("a.olog.recovered")).standardOutput)
         )
     }
+
+    @Test("recover names an external blob it could not copy")
+    func recoverMissingBlob() throws {
+        let directory = TemporaryDirectory()
+        let fixture = try makeFixtureStore(at: directory.file("a.olog"), withBlob: true)
+        let blobPath = fixture.path + "-blobs/" + fixture.blob!.id.hex
+        try FileManager.default.removeItem(atPath: blobPath)
+        let output = directory.file("saved.olog")
+        let run = try runTool("recover", fixture.path, "-o", output)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(
+            run.lines == [
+                "recovered \(fixture.objects.count) live object(s) from \(fixture.path) into \(output)",
+                "lost: external blob \(blobPath): external blob referenced by a live object is missing",
+            ]
+        )
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import ObjectLogStore
 
 /// `objectlog compact PATH`: rewrites the store with only its live state, crash-safely.
@@ -28,6 +29,16 @@ struct CompactCommand: ToolCommand {
     var json: Bool
     var discardingTornTail: Bool
 
+    /// How long compaction runs before the progress bar appears: one second, or the
+    /// milliseconds in `OBJECTLOG_PROGRESS_DELAY_MS` (so tests can see the bar on a small store).
+    static var progressDelay: Duration {
+        let environment = ProcessInfo.processInfo.environment
+        guard let text = environment["OBJECTLOG_PROGRESS_DELAY_MS"], let milliseconds = Int(text),
+            milliseconds >= 0
+        else { return .seconds(1) }
+        return .milliseconds(milliseconds)
+    }
+
     init(_ arguments: ParsedArguments, context: CommandContext) {
         path = arguments.positionals[0]
         json = arguments.flag("--json")
@@ -42,7 +53,8 @@ struct CompactCommand: ToolCommand {
         let generationBefore = store.generation
         let bar = ProgressBar(
             output: context.output,
-            isTerminal: !json && context.output.isTerminal
+            isTerminal: !json && context.output.isTerminal,
+            delay: Self.progressDelay
         )
         let report: CompactionReport
         do {
