@@ -7,8 +7,8 @@ import Darwin
 /// The `objectlog` command-line tool as a library: the executable only calls ``main()``.
 ///
 /// ```swift
-/// let output = OutputStream.memory()
-/// let errors = OutputStream.memory()
+/// let output = TextOutput.memory()
+/// let errors = TextOutput.memory()
 /// let status = ObjectLogTool.run(["info", "app.olog"], output: output, errorOutput: errors)
 /// ```
 public enum ObjectLogTool {
@@ -16,8 +16,8 @@ public enum ObjectLogTool {
     ///
     /// - Returns: The status to exit with.
     public static func main() -> Int32 {
-        let output = OutputStream.descriptor(STDOUT_FILENO)
-        let errorOutput = OutputStream.descriptor(STDERR_FILENO)
+        let output = TextOutput.descriptor(STDOUT_FILENO)
+        let errorOutput = TextOutput.descriptor(STDERR_FILENO)
         let status = run(
             Array(CommandLine.arguments.dropFirst()),
             output: output,
@@ -37,8 +37,8 @@ public enum ObjectLogTool {
     ///   data, 66 missing file, 73 cannot create, 74 I/O error or locked store.
     public static func run(
         _ arguments: [String],
-        output: OutputStream,
-        errorOutput: OutputStream
+        output: TextOutput,
+        errorOutput: TextOutput
     ) -> ExitCode {
         let context = CommandContext(
             output: output,

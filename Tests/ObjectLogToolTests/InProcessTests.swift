@@ -65,13 +65,13 @@ struct InProcessTests {
     @Test("The progress bar draws only on a terminal, and only after the delay")
     func progressBar() {
         let start = ContinuousClock.now
-        let pipe = OutputStream.memory()
+        let pipe = TextOutput.memory()
         let notTerminal = ProgressBar(output: pipe, isTerminal: false, start: start)
         notTerminal.update(0.5, now: start + .seconds(5))
         notTerminal.finish()
         #expect(pipe.capturedText.isEmpty)
 
-        let terminal = OutputStream.memory()
+        let terminal = TextOutput.memory()
         let bar = ProgressBar(output: terminal, isTerminal: true, start: start, width: 10)
         bar.update(0.2, now: start + .milliseconds(500))
         #expect(terminal.capturedText.isEmpty, "nothing before one second")
@@ -85,8 +85,8 @@ struct InProcessTests {
 
     @Test("The library entry point reports errors the same way as the executable")
     func libraryEntryPoint() {
-        let output = OutputStream.memory()
-        let errors = OutputStream.memory()
+        let output = TextOutput.memory()
+        let errors = TextOutput.memory()
         let status = ObjectLogTool.run(
             ["info", "/nonexistent/x.olog"],
             output: output,

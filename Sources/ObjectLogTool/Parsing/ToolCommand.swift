@@ -20,13 +20,13 @@ protocol ToolCommand: Sendable {
 /// Where a command writes, and what it knows about its surroundings.
 final class CommandContext {
     /// Standard output: the command's results.
-    let output: OutputStream
+    let output: TextOutput
     /// Standard error: `error: …` and `warning: …` lines.
-    let errorOutput: OutputStream
+    let errorOutput: TextOutput
     /// The command as typed so far (`objectlog info`), for messages.
     var commandName: String
 
-    init(output: OutputStream, errorOutput: OutputStream, commandName: String) {
+    init(output: TextOutput, errorOutput: TextOutput, commandName: String) {
         self.output = output
         self.errorOutput = errorOutput
         self.commandName = commandName

@@ -1,7 +1,7 @@
 /// A one-line progress bar for long operations, drawn only on a terminal and only once the
 /// operation has taken longer than a delay (one second), so short runs and pipes see nothing.
 final class ProgressBar {
-    private let output: OutputStream
+    private let output: TextOutput
     private let isEnabled: Bool
     private let start: ContinuousClock.Instant
     private let delay: Duration
@@ -18,7 +18,7 @@ final class ProgressBar {
     ///   - delay: How long the operation must run before the bar appears.
     ///   - width: The number of cells in the bar.
     init(
-        output: OutputStream,
+        output: TextOutput,
         isTerminal: Bool,
         start: ContinuousClock.Instant = .now,
         delay: Duration = .seconds(1),

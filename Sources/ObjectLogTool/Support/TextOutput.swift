@@ -8,7 +8,7 @@ import Darwin
 ///
 /// Writes are collected and flushed in large chunks so `dump` of many objects makes few system
 /// calls.
-public final class OutputStream {
+public final class TextOutput {
     private enum Destination {
         case descriptor(Int32)
         case memory
@@ -25,13 +25,13 @@ public final class OutputStream {
     }
 
     /// A stream writing to a file descriptor.
-    public static func descriptor(_ descriptor: Int32) -> OutputStream {
-        OutputStream(destination: .descriptor(descriptor))
+    public static func descriptor(_ descriptor: Int32) -> TextOutput {
+        TextOutput(destination: .descriptor(descriptor))
     }
 
     /// A stream that keeps what is written in ``captured``.
-    public static func memory() -> OutputStream {
-        OutputStream(destination: .memory)
+    public static func memory() -> TextOutput {
+        TextOutput(destination: .memory)
     }
 
     /// Whether the stream is a terminal (`isatty`); a memory stream never is.
@@ -91,7 +91,7 @@ public final class OutputStream {
     deinit { flush() }
 }
 
-/// `write(2)`, named apart from ``OutputStream/write(_:)``.
+/// `write(2)`, named apart from ``TextOutput/write(_:)``.
 private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
     write(descriptor, bytes, count)
 }
