@@ -221,6 +221,7 @@ public final class ManagedObjectContext {
             let record = try? store.readObject(object.key)
         else { return }
         object.loadedRecordOffset = location.offset
+        object.recordOffsetBound = 0
         record.payload.withUnsafeBytes { buffer in
             var reader = PayloadReader(buffer)
             try? ObjectDecoder.decode(
@@ -386,6 +387,7 @@ public final class ManagedObjectContext {
         try? ObjectEncoder.encode(fresh, entity: entity, to: &writer, blobs: &sink)
         snapshots[object.key] = writer.bytes
         object.loadedRecordOffset = location.offset
+        object.recordOffsetBound = 0
     }
 
     // MARK: - Notifications
