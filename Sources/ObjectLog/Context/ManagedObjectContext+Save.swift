@@ -72,12 +72,14 @@ extension ManagedObjectContext {
         // Records of this save lie before the log's end after it; later writes lie beyond.
         let commitOffset = endOffset
         var saved = ObjectChanges(transactionNumber: info?.number)
+        saved.inserted.reserveCapacity(inserted.count)
+        saved.updated.reserveCapacity(updated.count)
         for object in inserted where !skipped.contains(object.key) {
             object.lifecycle = []
             object.accessState = .tracksUpdates
             object.loadedRecordOffset = 0
             object.recordOffsetBound = commitOffset
-            saved.inserted.insert(object.objectID)
+            saved.inserted.append(object.objectID)
         }
         for object in updated where !skipped.contains(object.key) {
             object.lifecycle = []
@@ -86,10 +88,10 @@ extension ManagedObjectContext {
             if !object.isFault { object.accessState = .tracksUpdates }
             updatedMap[object.key] = nil
             snapshots[object.key] = nil
-            saved.updated.insert(object.objectID)
+            saved.updated.append(object.objectID)
         }
         for object in deleted where !skipped.contains(object.key) {
-            saved.deleted.insert(object.objectID)
+            saved.deleted.append(object.objectID)
             registry[object.key] = nil
             deletedMap[object.key] = nil
             snapshots[object.key] = nil

@@ -39,6 +39,7 @@ public final class ManagedObjectContext {
     var deletedMap: [ObjectKey: ManagedObject] = [:]
     /// Payloads of updated objects as they were before their first change.
     var snapshots: [ObjectKey: [UInt8]] = [:]
+    private var lastInsertedEntity: EntityDescription?
     private var nextKey: ObjectKey = 1
     private var lastKey: ObjectKey = 0
     private var willSaveHandlers: [(ManagedObjectContext) throws -> Void] = []
@@ -97,8 +98,15 @@ public final class ManagedObjectContext {
             object.managedObjectContext == nil,
             "\(object) already belongs to another context"
         )
-        guard let entity = model.entity(for: type(of: object)) else {
-            preconditionFailure("class \(type(of: object)) is not an entity of the model")
+        let entity: EntityDescription
+        if let cached = lastInsertedEntity, cached.objectType == type(of: object) {
+            entity = cached
+        } else {
+            guard let found = model.entity(for: type(of: object)) else {
+                preconditionFailure("class \(type(of: object)) is not an entity of the model")
+            }
+            entity = found
+            lastInsertedEntity = found
         }
         if nextKey > lastKey {
             let range = store.allocateKeys(4096)
@@ -434,12 +442,10 @@ public final class ManagedObjectContext {
     /// The IDs of the pending changes.
     func pendingChanges() -> ObjectChanges {
         ObjectChanges(
-            inserted: Set(
-                insertedList.lazy.filter { $0.isInserted && $0.managedObjectContext === self }
-                    .map(\.objectID)
-            ),
-            updated: Set(updatedMap.values.lazy.map(\.objectID)),
-            deleted: Set(deletedMap.values.lazy.map(\.objectID))
+            inserted: insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
+                .map(\.objectID),
+            updated: updatedMap.values.map(\.objectID),
+            deleted: deletedMap.values.map(\.objectID)
         )
     }
 
@@ -454,13 +460,13 @@ public final class ManagedObjectContext {
         var merged = ObjectChanges(inserted: changes.inserted)
         for id in changes.updated {
             guard let object = registry[id.key] else { continue }
-            merged.updated.insert(id)
+            merged.updated.append(id)
             if object.isFault { continue }
             refresh(object, mergeChanges: true)
         }
         for id in changes.deleted {
             guard let object = registry[id.key] else { continue }
-            merged.deleted.insert(id)
+            merged.deleted.append(id)
             registry[id.key] = nil
             updatedMap[id.key] = nil
             deletedMap[id.key] = nil
