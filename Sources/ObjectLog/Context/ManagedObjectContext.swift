@@ -32,7 +32,7 @@ public final class ManagedObjectContext {
     /// A name for debugging.
     public var name: String?
 
-    var registry: [ObjectKey: ManagedObject] = [:]
+    var registry = ObjectTable()
     var insertedList: [ManagedObject] = []
     var insertedCount = 0
     var updatedMap: [ObjectKey: ManagedObject] = [:]
@@ -80,7 +80,7 @@ public final class ManagedObjectContext {
     public var deletedObjects: Set<ManagedObject> { Set(deletedMap.values) }
 
     /// Every object the context knows, faults included.
-    public var registeredObjects: Set<ManagedObject> { Set(registry.values) }
+    public var registeredObjects: Set<ManagedObject> { Set(registry.allObjects) }
 
     // MARK: - Insert and delete
 
@@ -343,12 +343,12 @@ public final class ManagedObjectContext {
 
     /// Forgets every registered object and unsaved change; the objects leave the context.
     public func reset() {
-        for object in registry.values {
+        for object in registry.allObjects {
             object.managedObjectContext = nil
             object.lifecycle = []
             object.accessState = []
         }
-        registry = [:]
+        registry = ObjectTable()
         insertedList = []
         insertedCount = 0
         updatedMap = [:]
