@@ -113,6 +113,9 @@ extension ManagedObjectContext {
         scratch.entity = entity
         scratch.managedObjectContext = self
         var failure: ObjectLogError?
+        // Every record the scan sees is older than the log's end now, and every later write
+        // lies beyond it.
+        let scanBound = store.fileBytes
         do {
             try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
                 let registered = registry[key]
@@ -147,7 +150,8 @@ extension ManagedObjectContext {
                         source: RecordSource(store: store, key: key)
                     )
                     object.accessState = .tracksUpdates
-                    object.loadedRecordOffset = store.location(of: key)?.offset ?? 0
+                    object.loadedRecordOffset = 0
+                    object.recordOffsetBound = scanBound
                 }
                 matches.append(object)
             }

@@ -38,6 +38,7 @@ extension ManagedObjectContext {
                         isInsert: isInsert,
                         isDelete: false,
                         expectedOffset: object.loadedRecordOffset,
+                        offsetBound: object.recordOffsetBound,
                         uniqueValues: entity.uniquenessConstraints.map {
                             ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
                         }
@@ -56,34 +57,41 @@ extension ManagedObjectContext {
                     isInsert: false,
                     isDelete: true,
                     expectedOffset: object.loadedRecordOffset,
+                    offsetBound: object.recordOffsetBound,
                     uniqueValues: []
                 )
             )
         }
         let known = registry
-        let (info, conflicts) = try coordinator.commit(
+        let (info, endOffset, conflicts) = try coordinator.commit(
             changes,
             objectIDs: { key in known[key]?.objectID ?? ObjectID(entityName: "?", key: key) },
             policy: mergePolicy
         )
         let skipped = Set(conflicts)
+        // Records of this save lie before the log's end after it; later writes lie beyond.
+        let commitOffset = endOffset
         var saved = ObjectChanges(transactionNumber: info?.number)
+        saved.inserted.reserveCapacity(inserted.count)
+        saved.updated.reserveCapacity(updated.count)
         for object in inserted where !skipped.contains(object.key) {
             object.lifecycle = []
             object.accessState = .tracksUpdates
-            object.loadedRecordOffset = store.location(of: object.key)?.offset ?? 0
-            saved.inserted.insert(object.objectID)
+            object.loadedRecordOffset = 0
+            object.recordOffsetBound = commitOffset
+            saved.inserted.append(object.objectID)
         }
         for object in updated where !skipped.contains(object.key) {
             object.lifecycle = []
-            object.loadedRecordOffset = store.location(of: object.key)?.offset ?? 0
+            object.loadedRecordOffset = 0
+            object.recordOffsetBound = commitOffset
             if !object.isFault { object.accessState = .tracksUpdates }
             updatedMap[object.key] = nil
             snapshots[object.key] = nil
-            saved.updated.insert(object.objectID)
+            saved.updated.append(object.objectID)
         }
         for object in deleted where !skipped.contains(object.key) {
-            saved.deleted.insert(object.objectID)
+            saved.deleted.append(object.objectID)
             registry[object.key] = nil
             deletedMap[object.key] = nil
             snapshots[object.key] = nil

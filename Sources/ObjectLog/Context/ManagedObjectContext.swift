@@ -32,13 +32,14 @@ public final class ManagedObjectContext {
     /// A name for debugging.
     public var name: String?
 
-    var registry: [ObjectKey: ManagedObject] = [:]
+    var registry = ObjectTable()
     var insertedList: [ManagedObject] = []
     var insertedCount = 0
     var updatedMap: [ObjectKey: ManagedObject] = [:]
     var deletedMap: [ObjectKey: ManagedObject] = [:]
     /// Payloads of updated objects as they were before their first change.
     var snapshots: [ObjectKey: [UInt8]] = [:]
+    private var lastInsertedEntity: EntityDescription?
     private var nextKey: ObjectKey = 1
     private var lastKey: ObjectKey = 0
     private var willSaveHandlers: [(ManagedObjectContext) throws -> Void] = []
@@ -79,7 +80,7 @@ public final class ManagedObjectContext {
     public var deletedObjects: Set<ManagedObject> { Set(deletedMap.values) }
 
     /// Every object the context knows, faults included.
-    public var registeredObjects: Set<ManagedObject> { Set(registry.values) }
+    public var registeredObjects: Set<ManagedObject> { Set(registry.allObjects) }
 
     // MARK: - Insert and delete
 
@@ -97,8 +98,15 @@ public final class ManagedObjectContext {
             object.managedObjectContext == nil,
             "\(object) already belongs to another context"
         )
-        guard let entity = model.entity(for: type(of: object)) else {
-            preconditionFailure("class \(type(of: object)) is not an entity of the model")
+        let entity: EntityDescription
+        if let cached = lastInsertedEntity, cached.objectType == type(of: object) {
+            entity = cached
+        } else {
+            guard let found = model.entity(for: type(of: object)) else {
+                preconditionFailure("class \(type(of: object)) is not an entity of the model")
+            }
+            entity = found
+            lastInsertedEntity = found
         }
         if nextKey > lastKey {
             let range = store.allocateKeys(4096)
@@ -221,6 +229,7 @@ public final class ManagedObjectContext {
             let record = try? store.readObject(object.key)
         else { return }
         object.loadedRecordOffset = location.offset
+        object.recordOffsetBound = 0
         record.payload.withUnsafeBytes { buffer in
             var reader = PayloadReader(buffer)
             try? ObjectDecoder.decode(
@@ -334,12 +343,12 @@ public final class ManagedObjectContext {
 
     /// Forgets every registered object and unsaved change; the objects leave the context.
     public func reset() {
-        for object in registry.values {
+        for object in registry.allObjects {
             object.managedObjectContext = nil
             object.lifecycle = []
             object.accessState = []
         }
-        registry = [:]
+        registry = ObjectTable()
         insertedList = []
         insertedCount = 0
         updatedMap = [:]
@@ -386,6 +395,7 @@ public final class ManagedObjectContext {
         try? ObjectEncoder.encode(fresh, entity: entity, to: &writer, blobs: &sink)
         snapshots[object.key] = writer.bytes
         object.loadedRecordOffset = location.offset
+        object.recordOffsetBound = 0
     }
 
     // MARK: - Notifications
@@ -432,12 +442,10 @@ public final class ManagedObjectContext {
     /// The IDs of the pending changes.
     func pendingChanges() -> ObjectChanges {
         ObjectChanges(
-            inserted: Set(
-                insertedList.lazy.filter { $0.isInserted && $0.managedObjectContext === self }
-                    .map(\.objectID)
-            ),
-            updated: Set(updatedMap.values.lazy.map(\.objectID)),
-            deleted: Set(deletedMap.values.lazy.map(\.objectID))
+            inserted: insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
+                .map(\.objectID),
+            updated: updatedMap.values.map(\.objectID),
+            deleted: deletedMap.values.map(\.objectID)
         )
     }
 
@@ -452,13 +460,13 @@ public final class ManagedObjectContext {
         var merged = ObjectChanges(inserted: changes.inserted)
         for id in changes.updated {
             guard let object = registry[id.key] else { continue }
-            merged.updated.insert(id)
+            merged.updated.append(id)
             if object.isFault { continue }
             refresh(object, mergeChanges: true)
         }
         for id in changes.deleted {
             guard let object = registry[id.key] else { continue }
-            merged.deleted.insert(id)
+            merged.deleted.append(id)
             registry[id.key] = nil
             updatedMap[id.key] = nil
             deletedMap[id.key] = nil

@@ -23,6 +23,16 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible, Comparable 
     /// `Entity#key`.
     public var description: String { "\(entityName)#\(key)" }
 
+    /// Compares keys and entity names.
+    public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        lhs.key == rhs.key && lhs.entityName == rhs.entityName
+    }
+
+    /// Hashes the key only: keys are unique in a store, and hashing them is cheap.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+    }
+
     /// Orders by key (keys are unique store-wide).
     public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool { lhs.key < rhs.key }
 }

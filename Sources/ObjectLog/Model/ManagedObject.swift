@@ -34,6 +34,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var lifecycle: Lifecycle = []
     /// Offset of the record this object's values were loaded from (optimistic locking).
     var loadedRecordOffset: UInt64 = 0
+    /// When the exact offset is not known: the values are from a record older than this
+    /// offset (a save's commit offset, or the log's end before a scan).
+    var recordOffsetBound: UInt64 = 0
     /// Set while the model is probing an inverse key path.
     var probedStorage: AnyKeyPath?
 

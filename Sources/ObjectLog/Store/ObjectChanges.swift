@@ -1,14 +1,18 @@
 /// The IDs of objects a save or merge inserted, updated and deleted.
 ///
+/// The IDs are lists (in save order, each ID once) rather than sets, because building a set of
+/// a million IDs after a bulk save costs more than the save's own bookkeeping; make a `Set`
+/// when you need membership tests.
+///
 /// Posted to did-save and objects-did-change observers, and accepted by
 /// ``ManagedObjectContext/mergeChanges(from:)`` in another context.
 public struct ObjectChanges: Sendable, Hashable {
     /// Objects that were inserted.
-    public var inserted: Set<ObjectID>
+    public var inserted: [ObjectID]
     /// Objects that were updated.
-    public var updated: Set<ObjectID>
+    public var updated: [ObjectID]
     /// Objects that were deleted.
-    public var deleted: Set<ObjectID>
+    public var deleted: [ObjectID]
     /// The store's transaction number of the save, when the changes come from a save.
     public var transactionNumber: UInt64?
     /// The context that saved, so it can skip merging its own changes.
@@ -16,9 +20,9 @@ public struct ObjectChanges: Sendable, Hashable {
 
     /// Creates a change set.
     public init(
-        inserted: Set<ObjectID> = [],
-        updated: Set<ObjectID> = [],
-        deleted: Set<ObjectID> = [],
+        inserted: [ObjectID] = [],
+        updated: [ObjectID] = [],
+        deleted: [ObjectID] = [],
         transactionNumber: UInt64? = nil
     ) {
         self.inserted = inserted

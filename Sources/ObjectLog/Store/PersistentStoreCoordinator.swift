@@ -156,24 +156,31 @@ public final class PersistentStoreCoordinator: Sendable {
         var isDelete: Bool
         /// The record offset the context loaded, for optimistic locking; 0 to skip the check.
         var expectedOffset: UInt64
+        /// Without an exact offset: the loaded record was older than this offset.
+        var offsetBound: UInt64
         /// Encoded values per uniqueness constraint.
         var uniqueValues: [[UInt8]]
     }
 
     /// Checks conflicts and uniqueness and commits, all under the lock.
-    /// - Returns: the commit, and the keys of conflicting objects if `lockingConflicts` is not
+    /// - Returns: the commit, the log's end after it, and the keys of conflicting objects if `lockingConflicts` is not
     ///   `.error` (they were left out).
     func commit(
         _ changes: [Change],
         objectIDs: (ObjectKey) -> ObjectID,
         policy: MergePolicy
-    ) throws(ObjectLogError) -> (CommitInfo?, conflicts: [ObjectKey]) {
-        let result: Result<(CommitInfo?, [ObjectKey]), ObjectLogError> = state.withLock { state in
+    ) throws(ObjectLogError) -> (CommitInfo?, endOffset: UInt64, conflicts: [ObjectKey]) {
+        let result: Result<(CommitInfo?, UInt64, [ObjectKey]), ObjectLogError> = state.withLock { state in
             var conflicts: [ObjectKey] = []
             if policy != .overwrite {
-                for change in changes where !change.isInsert && change.expectedOffset != 0 {
+                for change in changes where !change.isInsert {
                     let current = store.location(of: change.key)?.offset
-                    if current != change.expectedOffset { conflicts.append(change.key) }
+                    if change.expectedOffset != 0 {
+                        if current != change.expectedOffset { conflicts.append(change.key) }
+                    } else if change.offsetBound != 0 {
+                        // Any write after the one this context saw lies beyond the bound.
+                        if (current ?? .max) >= change.offsetBound { conflicts.append(change.key) }
+                    }
                 }
                 if !conflicts.isEmpty, policy == .error {
                     return .failure(
@@ -207,7 +214,7 @@ public final class PersistentStoreCoordinator: Sendable {
                 }
             }
             if state.hasStagedMetadata { transaction.metadata = state.stagedMetadata }
-            guard !transaction.isEmpty else { return .success((nil, conflicts)) }
+            guard !transaction.isEmpty else { return .success((nil, 0, conflicts)) }
             let info: CommitInfo
             do {
                 info = try store.commit(transaction)
@@ -217,7 +224,9 @@ public final class PersistentStoreCoordinator: Sendable {
             state.hasStagedMetadata = false
             state.stagedMetadata = [:]
             applyUniqueness(kept, state: &state)
-            return .success((info, conflicts))
+            // This process is the store's only writer and saves are serialised by this lock,
+            // so the log's end is the end of this transaction.
+            return .success((info, store.fileBytes, conflicts))
         }
         return try result.get()
     }
