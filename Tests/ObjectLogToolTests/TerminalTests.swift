@@ -17,39 +17,32 @@ func runToolOnTerminal(
 {
     // The pseudo-terminal calls are not in the Glibc module (they need _XOPEN_SOURCE), so
     // they are looked up in the C library by name.
-    let master = PseudoTerminal.openMaster(O_RDWR | O_NOCTTY)
+    let master = PseudoTerminal.openMaster(O_RDWR | O_NOCTTY | O_CLOEXEC)
     guard master >= 0, PseudoTerminal.grant(master) == 0, PseudoTerminal.unlock(master) == 0,
         let name = PseudoTerminal.slaveName(master)
     else { throw ToolTestError("cannot open a pseudo-terminal") }
     defer { close(master) }
-    let slave = open(name, O_RDWR | O_NOCTTY)
+    // Held open here so the terminal stays up while the tool runs and after it exits.
+    let slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)
     guard slave >= 0 else { throw ToolTestError("cannot open the pseudo-terminal's slave side") }
-    let terminal = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
-
-    let process = Process()
-    process.executableURL = toolExecutable
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    process.standardOutput = terminal
-    process.standardError = FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    close(slave)
-    // Read until the child's side closes (EIO on Linux), so the terminal never fills up.
+    defer { close(slave) }
+    let run = try ToolLauncher.shared.run(
+        arguments: arguments,
+        directory: nil,
+        environment: environment,
+        outputPath: name
+    )
+    // The tool has exited: what it wrote is waiting on the master side.
     var bytes: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
     while true {
+        var request = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+        guard poll(&request, 1, 100) > 0 else { break }
         let count = read(master, &buffer, buffer.count)
-        if count > 0 {
-            bytes.append(contentsOf: buffer[0..<count])
-        } else if count < 0 && errno == EINTR {
-            continue
-        } else {
-            break
-        }
+        guard count > 0 else { break }
+        bytes.append(contentsOf: buffer[0..<count])
     }
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: bytes, as: UTF8.self))
+    return (run.status, String(decoding: bytes, as: UTF8.self))
 }
 
 /// `posix_openpt`, `grantpt`, `unlockpt` and `ptsname` from the C library.
@@ -129,21 +122,12 @@ struct TerminalTests {
         let directory = TemporaryDirectory()
         let path = directory.file("large.olog")
         try makeLargeStore(at: path, megabytes: 20)
-        let process = Process()
-        process.executableURL = toolExecutable
-        process.arguments = ["compact", path]
-        var environment = ProcessInfo.processInfo.environment
-        environment["OBJECTLOG_PROGRESS_DELAY_MS"] = "0"
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(
-            decoding: pipe.fileHandleForReading.readDataToEndOfFile(),
-            as: UTF8.self
+        let run = try runTool(
+            arguments: ["compact", path],
+            environment: ["OBJECTLOG_PROGRESS_DELAY_MS": "0"]
         )
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let output = run.standardOutput
+        #expect(run.status == 0)
         #expect(output.hasPrefix("compacted \(path)"))
         #expect(!output.contains("\r"))
     }

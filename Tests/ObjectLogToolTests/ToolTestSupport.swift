@@ -85,41 +85,126 @@ func runTool(_ arguments: String..., in directory: TemporaryDirectory? = nil) th
 }
 
 /// Runs `objectlog` with `arguments` and returns its status and output.
-func runTool(arguments: [String], in directory: TemporaryDirectory? = nil) throws -> ToolRun {
-    let process = Process()
-    process.executableURL = toolExecutable
-    process.arguments = arguments
-    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory.path) }
-    let output = Pipe()
-    let error = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // Both pipes are drained while the tool runs, so a large dump cannot fill a pipe and stall.
-    let errorData = LockedData()
-    let errorReader = Thread {
-        errorData.set(error.fileHandleForReading.readDataToEndOfFile())
-    }
-    errorReader.start()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    while !errorData.isSet { usleep(1000) }
-    return ToolRun(
-        status: process.terminationStatus,
-        standardOutput: String(decoding: outputData, as: UTF8.self),
-        standardError: String(decoding: errorData.value, as: UTF8.self)
+func runTool(
+    arguments: [String],
+    in directory: TemporaryDirectory? = nil,
+    environment: [String: String] = [:]
+) throws -> ToolRun {
+    try ToolLauncher.shared.run(
+        arguments: arguments,
+        directory: directory?.path,
+        environment: environment,
+        outputPath: nil
     )
 }
 
-/// Data handed from a reader thread.
-final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data: Data?
+/// Starts `objectlog` processes from a helper shell rather than from the test process.
+///
+/// A process spawned from the test process shares, until its `exec`, every open file
+/// description of the test process, including the writer locks of stores other tests have
+/// open: a test that closes a store and reopens it at that moment finds it locked. The helper
+/// shell is started once and holds no stores, so the children it starts take nothing with them.
+final class ToolLauncher: @unchecked Sendable {
+    static let shared = ToolLauncher()
 
-    func set(_ value: Data) { lock.withLock { data = value } }
-    var isSet: Bool { lock.withLock { data != nil } }
-    var value: Data { lock.withLock { data ?? Data() } }
+    // Safe: `counter` and writes to `input` happen only while holding `lock`.
+    private let lock = NSLock()
+    private let shell = Process()
+    private let input: FileHandle
+    private let scratch: String
+    private var counter = 0
+
+    private init() {
+        scratch =
+            FileManager.default.temporaryDirectory.path + "/objectlog-launcher-"
+            + UUID().uuidString
+        let pipe = Pipe()
+        input = pipe.fileHandleForWriting
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.standardInput = pipe
+        shell.standardOutput = FileHandle.nullDevice
+        shell.standardError = FileHandle.nullDevice
+        do {
+            try FileManager.default.createDirectory(
+                atPath: scratch,
+                withIntermediateDirectories: true
+            )
+            try shell.run()
+        } catch {
+            fatalError("cannot start the helper shell: \(error)")
+        }
+    }
+
+    /// Runs the tool and waits for it.
+    ///
+    /// - Parameters:
+    ///   - arguments: The tool's arguments.
+    ///   - directory: The working directory, if not the test process's.
+    ///   - environment: Variables to set for the tool.
+    ///   - outputPath: Where standard output goes (a terminal's device), instead of being
+    ///     captured.
+    /// - Returns: The exit status and what the tool wrote.
+    /// - Throws: ``ToolTestError`` if the tool does not finish within two minutes.
+    func run(
+        arguments: [String],
+        directory: String?,
+        environment: [String: String],
+        outputPath: String?
+    ) throws -> ToolRun {
+        let id = lock.withLock {
+            counter += 1
+            return counter
+        }
+        let base = scratch + "/\(id)"
+        let (output, error, status) = (base + ".out", base + ".err", base + ".status")
+        var command = ""
+        if let directory { command += "cd \(quoted(directory)) && " }
+        for (name, value) in environment.sorted(by: { $0.key < $1.key }) {
+            command += "export \(name)=\(quoted(value)) && "
+        }
+        command += "exec " + ([toolExecutable.path] + arguments).map(quoted).joined(separator: " ")
+        command += " </dev/null >\(quoted(outputPath ?? output)) 2>\(quoted(error))"
+        let line =
+            "{ ( \(command) ); echo $? >\(quoted(status + ".tmp")); "
+            + "mv \(quoted(status + ".tmp")) \(quoted(status)); } &\n"
+        try lock.withLock { try input.write(contentsOf: Data(line.utf8)) }
+
+        let deadline = Date().addingTimeInterval(120)
+        while !FileManager.default.fileExists(atPath: status) {
+            guard Date() < deadline else {
+                throw ToolTestError("objectlog did not finish: \(line)")
+            }
+            usleep(1000)
+        }
+        defer {
+            for path in [output, error, status] {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
+        let statusText = String(
+            decoding: FileManager.default.contents(atPath: status) ?? Data(),
+            as: UTF8.self
+        )
+        guard let code = Int32(statusText.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw ToolTestError("no exit status from: \(line)")
+        }
+        return ToolRun(
+            status: code,
+            standardOutput: String(
+                decoding: FileManager.default.contents(atPath: output) ?? Data(),
+                as: UTF8.self
+            ),
+            standardError: String(
+                decoding: FileManager.default.contents(atPath: error) ?? Data(),
+                as: UTF8.self
+            )
+        )
+    }
+
+    /// `text` in single quotes for the shell.
+    private func quoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
 }
 
 /// A file's bytes and modification time, to prove a command left it alone.
