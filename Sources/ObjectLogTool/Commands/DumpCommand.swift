@@ -9,8 +9,11 @@ struct DumpCommand: ToolCommand {
         abstract: "Print every live object as JSON: id, entity, attributes and relationships.",
         discussion: """
             Objects come in ascending id order, so the output is the same before and after \
-            'objectlog compact'. Binary values are base64; external blobs are shown by length \
-            and SHA-256 unless --full-blobs is given. The store is not changed.
+            'objectlog compact'. Attributes are decoded with the model the engine keeps in the \
+            store's metadata: dates as ISO 8601, binary values as base64, and binary values over \
+            1024 bytes or in external blobs as their length and SHA-256 unless --full-blobs is \
+            given. Relationships hold the target objects' ids. An object the model does not \
+            describe shows its raw payload in base64. The store is not changed.
             """,
         usage: "<path> [--entity <name>] [--format <format>] [--full-blobs]",
         arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
