@@ -252,6 +252,54 @@ struct EngineStoreTests {
         #expect(run.standardError == "error: \(fixture.path): 3 problem(s) found (reference)\n")
     }
 
+    @Test("verify reports a relationship whose inverse does not refer back")
+    func verifyInverses() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("lab.olog")
+        let container = try PersistentContainer(path: path, for: sampleEntities)
+        let context = container.newContext()
+        let group = SampleGroup(context: context)
+        for index in 0..<2 {
+            let sample = Sample(context: context)
+            sample.name = "sample \(index)"
+            sample.group = group
+        }
+        try context.save()
+        let groupKey = group.objectID.key
+        // The group's value while it lists two samples.
+        let older = try #require(try container.coordinator.store.readObject(groupKey))
+        let third = Sample(context: context)
+        third.group = group
+        try context.save()
+        let thirdKey = third.objectID.key
+        try container.close()
+        #expect(try runTool("verify", path).status == 0)
+
+        // Put the older group value back beneath the engine: the third sample's group is the
+        // group, but the group's samples no longer include it.
+        let store = try openWriter(path)
+        let location = try #require(store.location(of: groupKey))
+        var transaction = Transaction()
+        transaction.put(
+            key: groupKey,
+            entity: location.entity,
+            payload: older.payload,
+            isInsert: false
+        )
+        try store.commit(transaction)
+        let offset = try #require(store.location(of: thirdKey)).offset
+        try store.close()
+
+        let run = try runTool("verify", path)
+        #expect(run.status == 65)
+        #expect(
+            run.lines.first
+                == "reference at offset \(offset): object #\(thirdKey) (Sample).group refers to "
+                + "#\(groupKey), but #\(groupKey).samples does not refer back to #\(thirdKey)"
+        )
+        #expect(run.standardError == "error: \(path): 1 problem(s) found (reference)\n")
+    }
+
     @Test("dump output is identical before and after compact")
     func dumpSurvivesCompaction() throws {
         let directory = TemporaryDirectory()

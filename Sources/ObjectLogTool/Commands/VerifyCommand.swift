@@ -119,6 +119,10 @@ struct VerifyCommand: ToolCommand {
 
         var objectFindings: [Finding] = []
         var references = 0
+        // Every object's relationship values, for the inverse check after the scan.
+        var relationships:
+            [ObjectKey: (entity: ModelSchema.Entity, values: [String: StoredValue])] =
+                [:]
         try store.forEachLiveObject(entity: nil) { key, tag, payload in
             let offset = store.location(of: key)?.offset
             guard let entity = schema.entity(tag: tag) else {
@@ -148,7 +152,10 @@ struct VerifyCommand: ToolCommand {
                 )
                 return
             }
+            var relationshipValues: [String: StoredValue] = [:]
             for (name, value) in values {
+                if case .toOne = value { relationshipValues[name] = value }
+                if case .toMany = value { relationshipValues[name] = value }
                 let targets: [ObjectKey]
                 switch value {
                 case .toOne(let target?): targets = [target]
@@ -185,9 +192,59 @@ struct VerifyCommand: ToolCommand {
                     }
                 }
             }
+            relationships[key] = (entity, relationshipValues)
         }
+        objectFindings.append(contentsOf: inverseFindings(relationships, store: store))
         findings.append(contentsOf: objectFindings.sorted { ($0.offset ?? 0) < ($1.offset ?? 0) })
         return references
+    }
+
+    /// Checks that each relationship with an inverse is matched by the inverse on its target:
+    /// if a sample's `group` is #1, #1's `samples` must include the sample.
+    ///
+    /// Targets that are not live were already reported; they are skipped here.
+    private func inverseFindings(
+        _ relationships: [ObjectKey: (entity: ModelSchema.Entity, values: [String: StoredValue])],
+        store: LogStore
+    ) -> [Finding] {
+        var findings: [Finding] = []
+        for key in relationships.keys.sorted() {
+            let (entity, values) = relationships[key]!
+            for property in entity.properties where property.kind == .relationship {
+                guard let inverse = property.inverse, let value = values[property.name] else {
+                    continue
+                }
+                let targets: [ObjectKey]
+                switch value {
+                case .toOne(let target?): targets = [target]
+                case .toMany(let keys): targets = keys
+                default: continue
+                }
+                for target in targets {
+                    guard let (targetEntity, targetValues) = relationships[target],
+                        targetEntity.name == property.destination
+                    else { continue }
+                    let matches: Bool
+                    switch targetValues[inverse] {
+                    case .toOne(let back)?: matches = back == key
+                    case .toMany(let back)?: matches = back.contains(key)
+                    default: matches = false
+                    }
+                    guard !matches else { continue }
+                    findings.append(
+                        Finding(
+                            kind: "reference",
+                            file: nil,
+                            offset: store.location(of: key)?.offset,
+                            message: "object #\(key) (\(entity.name)).\(property.name) refers to "
+                                + "#\(target), but #\(target).\(inverse) does not refer back to "
+                                + "#\(key)"
+                        )
+                    )
+                }
+            }
+        }
+        return findings
     }
 
     /// The store layer's problem as a finding.
