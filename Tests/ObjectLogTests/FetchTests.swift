@@ -47,7 +47,10 @@ struct FetchTests {
         let rows = try context.fetch(FetchRequest<Cell>(predicate: #Predicate { $0.row < 3 }))
         rows[0].value = 60
         context.delete(rows[1])
-        let big = FetchRequest<Cell>(predicate: #Predicate { $0.value >= 50 }, sortBy: [SortDescriptor(\.row)])
+        let big = FetchRequest<Cell>(
+            predicate: #Predicate { $0.value >= 50 },
+            sortBy: [SortDescriptor(\.row)]
+        )
         #expect(try context.fetch(big).map(\.row) == [0, 100])
         #expect(try context.count(FetchRequest<Cell>()) == 20)
         var saved = big
@@ -77,7 +80,9 @@ struct FetchTests {
             )
         )
         #expect(spots.map(\.name) == ["Spirals", "Spots"])
-        let withNotes = try reader.count(FetchRequest<Configuration>(predicate: #Predicate { $0.notes != nil }))
+        let withNotes = try reader.count(
+            FetchRequest<Configuration>(predicate: #Predicate { $0.notes != nil })
+        )
         #expect(withNotes == 2)
     }
 

@@ -16,7 +16,10 @@ struct MetadataTests {
             #expect(container.metadata["theme"] == .string("dark"))
             #expect(try PersistentContainer.metadataForStore(at: path)["theme"] == nil)
             do {
-                try container.setMetadata(.string("x"), forKey: PersistentStoreCoordinator.modelHashKey)
+                try container.setMetadata(
+                    .string("x"),
+                    forKey: PersistentStoreCoordinator.modelHashKey
+                )
                 Issue.record("reserved keys must be refused")
             } catch {
                 #expect(error.code == .invalidArgument)
@@ -107,7 +110,9 @@ struct MetadataTests {
         try context.save()
         context.delete(doomed)
         try context.save()
-        #expect(events == ["will", "change", "did", "will", "change", "did", "will", "change", "did"])
+        #expect(
+            events == ["will", "change", "did", "will", "change", "did", "will", "change", "did"]
+        )
         #expect(saved[0].inserted == [cell.objectID])
         #expect(saved[1].updated == [cell.objectID] && saved[1].inserted == [doomed.objectID])
         #expect(saved[2].deleted == [doomed.objectID])

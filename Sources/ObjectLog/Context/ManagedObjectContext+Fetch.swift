@@ -26,9 +26,10 @@ extension ManagedObjectContext {
         if request.predicate == nil {
             total = store.liveCount(entity: entity.tag)
             if request.includesPendingChanges {
-                total += insertedList.lazy.filter {
-                    $0.isInserted && $0.managedObjectContext === self && $0.entity === entity
-                }.count
+                total +=
+                    insertedList.lazy.filter {
+                        $0.isInserted && $0.managedObjectContext === self && $0.entity === entity
+                    }.count
                 total -= deletedMap.values.lazy.filter { $0.entity === entity }.count
             }
         } else {
@@ -40,8 +41,9 @@ extension ManagedObjectContext {
     }
 
     /// Returns the IDs of the objects a request selects, without registering them.
-    public func fetchIdentifiers<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> [ObjectID]
-    {
+    public func fetchIdentifiers<T: ManagedObject>(
+        _ request: FetchRequest<T>
+    ) throws(ObjectLogError) -> [ObjectID] {
         let entity = entityOrTrap(T.self)
         if request.predicate == nil, request.sortDescriptors.isEmpty {
             return window(allKeys(of: entity, request), request).map {
@@ -67,24 +69,32 @@ extension ManagedObjectContext {
         return entity
     }
 
-    private func window<Element>(_ elements: [Element], _ request: FetchRequest<some ManagedObject>)
+    private func window<Element>(
+        _ elements: [Element],
+        _ request: FetchRequest<some ManagedObject>
+    )
         -> [Element]
     {
         let start = min(max(0, request.fetchOffset), elements.count)
-        let end = request.fetchLimit.map { min(elements.count, start + max(0, $0)) } ?? elements.count
+        let end =
+            request.fetchLimit.map { min(elements.count, start + max(0, $0)) } ?? elements.count
         if start == 0, end == elements.count { return elements }
         return Array(elements[start..<end])
     }
 
     /// Saved keys plus pending inserts, minus pending deletes.
-    private func allKeys(of entity: EntityDescription, _ request: FetchRequest<some ManagedObject>)
+    private func allKeys(
+        of entity: EntityDescription,
+        _ request: FetchRequest<some ManagedObject>
+    )
         -> [ObjectKey]
     {
         var keys = store.liveKeys(entity: entity.tag)
         guard request.includesPendingChanges else { return keys }
         if !deletedMap.isEmpty { keys.removeAll { deletedMap[$0] != nil } }
         for object in insertedList
-        where object.isInserted && object.managedObjectContext === self && object.entity === entity {
+        where object.isInserted && object.managedObjectContext === self && object.entity === entity
+        {
             keys.append(object.key)
         }
         return keys
@@ -122,7 +132,9 @@ extension ManagedObjectContext {
                 if let registered {
                     if pending, registered.isDeleted { return }
                     if !registered.isFault, pending || !registered.hasChanges {
-                        if let typed = registered as? T, try evaluate(typed) { matches.append(typed) }
+                        if let typed = registered as? T, try evaluate(typed) {
+                            matches.append(typed)
+                        }
                         return
                     }
                 }
@@ -138,7 +150,9 @@ extension ManagedObjectContext {
                     matches.append(typed)
                     return
                 }
-                let object = (register ? makeFault(key: key, entity: entity) : entity.objectType.init()) as! T
+                let object =
+                    (register ? makeFault(key: key, entity: entity) : entity.objectType.init())
+                    as! T
                 object.key = key
                 object.entity = entity
                 if register {
@@ -163,7 +177,9 @@ extension ManagedObjectContext {
         if let failure { throw failure }
         if pending {
             for object in insertedList
-            where object.isInserted && object.managedObjectContext === self && object.entity === entity {
+            where object.isInserted && object.managedObjectContext === self
+                && object.entity === entity
+            {
                 if let typed = object as? T, try evaluate(typed) { matches.append(typed) }
             }
         }

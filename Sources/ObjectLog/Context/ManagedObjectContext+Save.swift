@@ -126,7 +126,9 @@ extension ManagedObjectContext {
         var errors: [ObjectLogError] = []
         for objects in [inserted, updated] {
             for object in objects {
-                guard let entity = object.entity, !entity.relationshipAccessors.isEmpty else { continue }
+                guard let entity = object.entity, !entity.relationshipAccessors.isEmpty else {
+                    continue
+                }
                 for (index, accessor) in entity.relationshipAccessors.enumerated() {
                     let rule = entity.rules[index]
                     let count = accessor.keys(of: object).count
@@ -161,7 +163,9 @@ extension ManagedObjectContext {
             for (index, accessor) in entity.relationshipAccessors.enumerated()
             where entity.rules[index].deleteRule == .deny {
                 let remaining = accessor.keys(of: object).filter { key in
-                    guard let destination = registry[key] else { return store.location(of: key) != nil }
+                    guard let destination = registry[key] else {
+                        return store.location(of: key) != nil
+                    }
                     return !destination.isDeleted
                 }
                 if !remaining.isEmpty {

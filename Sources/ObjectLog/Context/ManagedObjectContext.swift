@@ -200,7 +200,8 @@ public final class ManagedObjectContext {
     /// The registered object with a key, or a fault if the store has it.
     func registeredObject(forKey key: ObjectKey) -> ManagedObject? {
         if let registered = registry[key] { return registered }
-        guard let location = store.location(of: key), let entity = model.entity(tag: location.entity)
+        guard let location = store.location(of: key),
+            let entity = model.entity(tag: location.entity)
         else { return nil }
         return makeFault(key: key, entity: entity)
     }
@@ -287,10 +288,15 @@ public final class ManagedObjectContext {
     }
 
     /// The last saved values of an object's properties (relationships as object keys).
+    ///
     /// - Parameters:
     ///   - object: A registered object.
     ///   - keys: Property names, or `nil` for all.
-    public func committedValues(of object: ManagedObject, forKeys keys: [String]? = nil) -> [String: Any] {
+    /// - Returns: Property names to saved values; empty for inserted objects.
+    public func committedValues(
+        of object: ManagedObject,
+        forKeys keys: [String]? = nil
+    ) -> [String: Any] {
         guard let entity = object.entity, !object.isInserted else { return [:] }
         let payload: [UInt8]
         if let snapshot = snapshots[object.key] {
@@ -302,11 +308,12 @@ public final class ManagedObjectContext {
         }
         let values = payload.withUnsafeBytes { buffer in
             var reader = PayloadReader(buffer)
-            return (try? ObjectDecoder.decodeValues(
-                &reader,
-                entity: entity,
-                source: RecordSource(store: store, key: object.key)
-            )) ?? [:]
+            return
+                (try? ObjectDecoder.decodeValues(
+                    &reader,
+                    entity: entity,
+                    source: RecordSource(store: store, key: object.key)
+                )) ?? [:]
         }
         guard let keys else { return values }
         return values.filter { keys.contains($0.key) }
@@ -375,7 +382,8 @@ public final class ManagedObjectContext {
         }
         let fresh = entity.objectType.init()
         fresh.entity = entity
-        guard let location = store.location(of: object.key), let record = try? store.readObject(object.key)
+        guard let location = store.location(of: object.key),
+            let record = try? store.readObject(object.key)
         else { return }
         let decoded: Void? = record.payload.withUnsafeBytes { buffer in
             var reader = PayloadReader(buffer)

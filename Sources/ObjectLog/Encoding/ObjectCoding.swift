@@ -18,7 +18,11 @@ enum ObjectEncoder {
 
     /// The concatenated encodings of a uniqueness group's attributes (self-delimiting, so equal
     /// bytes mean equal values).
-    static func uniqueValue(of object: ManagedObject, group: [Int], entity: EntityDescription) -> [UInt8] {
+    static func uniqueValue(
+        of object: ManagedObject,
+        group: [Int],
+        entity: EntityDescription
+    ) -> [UInt8] {
         var writer = PayloadWriter()
         var sink = BlobSink(store: nil)
         for index in group {
@@ -45,7 +49,8 @@ enum ObjectDecoder {
         entity: EntityDescription,
         source: RecordSource?
     ) throws(ObjectLogError) {
-        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint() }
+        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint()
+        }
         guard count == UInt64(entity.accessors.count) else {
             throw ObjectLogError(
                 .corrupt,
@@ -63,7 +68,8 @@ enum ObjectDecoder {
         entity: EntityDescription,
         source: RecordSource?
     ) throws(ObjectLogError) -> [String: Any] {
-        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint() }
+        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint()
+        }
         guard count == UInt64(entity.accessors.count) else {
             throw ObjectLogError(.corrupt, "payload of \(entity.name) has \(count) properties")
         }

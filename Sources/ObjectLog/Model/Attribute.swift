@@ -69,7 +69,11 @@ public struct Attribute<Value> {
     }
 
     /// Unavailable: attributes are only for properties of ``ManagedObject`` subclasses.
-    @available(*, unavailable, message: "@Attribute is only for properties of ManagedObject subclasses")
+    @available(
+        *,
+        unavailable,
+        message: "@Attribute is only for properties of ManagedObject subclasses"
+    )
     public var wrappedValue: Value {
         get { fatalError("unavailable") }
         set { fatalError("unavailable") }

@@ -17,19 +17,30 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// The declared inverse key path of each relationship, parallel to ``relationshipAccessors``.
     nonisolated(unsafe) var declaredInverses: [AnyKeyPath?] = []
     /// Delete rules and counts, parallel to ``relationshipAccessors``.
-    nonisolated(unsafe) var rules: [(deleteRule: DeleteRule, minimumCount: Int, maximumCount: Int)] = []
+    nonisolated(unsafe) var rules:
+        [(deleteRule: DeleteRule, minimumCount: Int, maximumCount: Int)] = []
     /// Accessor indices of each uniqueness constraint.
     nonisolated(unsafe) var uniquenessConstraints: [[Int]] = []
     /// The stored description of the entity.
     nonisolated(unsafe) public internal(set) var schema: ModelSchema.Entity
 
-    init(name: String, tag: EntityTag, objectType: ManagedObject.Type, accessors: [PropertyAccessor]) {
+    init(
+        name: String,
+        tag: EntityTag,
+        objectType: ManagedObject.Type,
+        accessors: [PropertyAccessor]
+    ) {
         self.name = name
         self.tag = tag
         self.objectType = objectType
         self.accessors = accessors
         self.relationshipAccessors = accessors.compactMap { $0 as? RelationshipAccessor }
-        self.schema = ModelSchema.Entity(name: name, tag: tag, properties: [], uniquenessConstraints: [])
+        self.schema = ModelSchema.Entity(
+            name: name,
+            tag: tag,
+            properties: [],
+            uniquenessConstraints: []
+        )
     }
 
     /// The names of the entity's persistent attributes, in payload order.

@@ -73,7 +73,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether the object was deleted and the deletion is not saved yet.
     public var isDeleted: Bool { lifecycle.contains(.deleted) }
     /// Whether the object is inserted, updated or deleted.
-    public var hasChanges: Bool { !lifecycle.intersection([.inserted, .updated, .deleted]).isEmpty }
+    public var hasChanges: Bool {
+        !lifecycle.intersection([.inserted, .updated, .deleted]).isEmpty
+    }
 
     /// Called once, just after the object is inserted into a context.
     open func awakeFromInsert() {}

@@ -27,7 +27,10 @@ class PropertyAccessor: @unchecked Sendable {
 
     /// The wrapper storage of this property in `object`.
     @inline(__always)
-    final func storage<Wrapper>(_ object: ManagedObject, as: Wrapper.Type) -> UnsafeMutablePointer<
+    final func storage<Wrapper>(
+        _ object: ManagedObject,
+        as: Wrapper.Type
+    ) -> UnsafeMutablePointer<
         Wrapper
     > {
         // Safe: `offset` is the field offset the Swift runtime reported for this stored property
@@ -39,17 +42,28 @@ class PropertyAccessor: @unchecked Sendable {
     }
 
     /// Appends the property's payload encoding.
-    func encode(_ object: ManagedObject, to writer: inout PayloadWriter, blobs: inout BlobSink)
+    func encode(
+        _ object: ManagedObject,
+        to writer: inout PayloadWriter,
+        blobs: inout BlobSink
+    )
         throws(ObjectLogError)
     {}
 
     /// Reads the property from a payload into `object`'s storage.
-    func decode(from reader: inout PayloadReader, into object: ManagedObject, source: RecordSource?)
+    func decode(
+        from reader: inout PayloadReader,
+        into object: ManagedObject,
+        source: RecordSource?
+    )
         throws(ObjectLogError)
     {}
 
     /// Reads the property from a payload as a type-erased value (for committed values).
-    func decodeValue(from reader: inout PayloadReader, source: RecordSource?) throws(ObjectLogError) -> Any {
+    func decodeValue(
+        from reader: inout PayloadReader,
+        source: RecordSource?
+    ) throws(ObjectLogError) -> Any {
         ()
     }
 
@@ -81,7 +95,10 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
         storage(object, as: Attribute<Value>.self).pointee.value = value
     }
 
-    override func decodeValue(from reader: inout PayloadReader, source: RecordSource?)
+    override func decodeValue(
+        from reader: inout PayloadReader,
+        source: RecordSource?
+    )
         throws(ObjectLogError) -> Any
     {
         try ObjectLogError.wrapping { () throws(PayloadError) in try Value.decode(from: &reader) }
@@ -147,7 +164,10 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
         }
     }
 
-    override func decodeValue(from reader: inout PayloadReader, source: RecordSource?)
+    override func decodeValue(
+        from reader: inout PayloadReader,
+        source: RecordSource?
+    )
         throws(ObjectLogError) -> Any
     {
         let data: Data? = try ObjectLogError.wrapping { () throws(PayloadError) -> Data? in
@@ -214,7 +234,10 @@ final class CodableAttributeAccessor<Value: Codable>: PropertyAccessor, @uncheck
         }
     }
 
-    override func decodeValue(from reader: inout PayloadReader, source: RecordSource?)
+    override func decodeValue(
+        from reader: inout PayloadReader,
+        source: RecordSource?
+    )
         throws(ObjectLogError) -> Any
     {
         try decodeTyped(from: &reader)
@@ -243,7 +266,13 @@ class RelationshipAccessor: PropertyAccessor, @unchecked Sendable {
     /// The destination entity, resolved when the model is built.
     var destination: EntityDescription?
 
-    init(name: String, offset: Int, destinationType: ManagedObject.Type, isToMany: Bool, isOrdered: Bool) {
+    init(
+        name: String,
+        offset: Int,
+        destinationType: ManagedObject.Type,
+        isToMany: Bool,
+        isOrdered: Bool
+    ) {
         self.destinationType = destinationType
         self.isToMany = isToMany
         self.isOrdered = isOrdered
@@ -329,7 +358,8 @@ final class TypedRelationshipAccessor<Value: RelationshipValue>: RelationshipAcc
         setKeys(keys, of: object)
     }
 
-    private func decodeKeys(from reader: inout PayloadReader) throws(ObjectLogError) -> [ObjectKey] {
+    private func decodeKeys(from reader: inout PayloadReader) throws(ObjectLogError) -> [ObjectKey]
+    {
         try ObjectLogError.wrapping { () throws(PayloadError) -> [ObjectKey] in
             guard isToMany else {
                 let key = try reader.readVarint()
@@ -347,7 +377,10 @@ final class TypedRelationshipAccessor<Value: RelationshipValue>: RelationshipAcc
         }
     }
 
-    override func decodeValue(from reader: inout PayloadReader, source: RecordSource?)
+    override func decodeValue(
+        from reader: inout PayloadReader,
+        source: RecordSource?
+    )
         throws(ObjectLogError) -> Any
     {
         try decodeKeys(from: &reader)
@@ -364,11 +397,19 @@ final class TypedRelationshipAccessor<Value: RelationshipValue>: RelationshipAcc
 protocol PropertyWrapperDescribing {
     /// Makes the accessor of a property stored at `offset`, reading its declaration from
     /// `prototype`.
-    static func makeAccessor(name: String, offset: Int, prototype: ManagedObject) -> PropertyAccessor
+    static func makeAccessor(
+        name: String,
+        offset: Int,
+        prototype: ManagedObject
+    ) -> PropertyAccessor
 }
 
 extension Attribute: PropertyWrapperDescribing {
-    static func makeAccessor(name: String, offset: Int, prototype: ManagedObject) -> PropertyAccessor {
+    static func makeAccessor(
+        name: String,
+        offset: Int,
+        prototype: ManagedObject
+    ) -> PropertyAccessor {
         let probe = PropertyAccessor(name: name, offset: offset)
         let wrapper = probe.storage(prototype, as: Attribute<Value>.self).pointee
         if let native = Value.self as? any AttributeValue.Type {
@@ -398,7 +439,11 @@ extension Attribute: PropertyWrapperDescribing {
 }
 
 extension Relationship: PropertyWrapperDescribing {
-    static func makeAccessor(name: String, offset: Int, prototype: ManagedObject) -> PropertyAccessor {
+    static func makeAccessor(
+        name: String,
+        offset: Int,
+        prototype: ManagedObject
+    ) -> PropertyAccessor {
         TypedRelationshipAccessor<Value>(name: name, offset: offset)
     }
 }

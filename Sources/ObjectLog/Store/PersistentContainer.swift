@@ -36,7 +36,11 @@ public final class PersistentContainer: Sendable {
         options: StoreOptions = StoreOptions(),
         automaticallyMergesChangesIntoMainContext: Bool = true
     ) throws(ObjectLogError) {
-        self.coordinator = try PersistentStoreCoordinator(model: model, path: path, options: options)
+        self.coordinator = try PersistentStoreCoordinator(
+            model: model,
+            path: path,
+            options: options
+        )
         self.automaticallyMergesChangesIntoMainContext = automaticallyMergesChangesIntoMainContext
     }
 
@@ -51,7 +55,9 @@ public final class PersistentContainer: Sendable {
     }
 
     /// Creates an in-memory container for the given classes (tests and previews).
-    public static func inMemory(for types: [ManagedObject.Type]) throws(ObjectLogError)
+    public static func inMemory(
+        for types: [ManagedObject.Type]
+    ) throws(ObjectLogError)
         -> PersistentContainer
     {
         try PersistentContainer(path: ":memory:", for: types, options: .inMemory)
@@ -125,7 +131,9 @@ public final class PersistentContainer: Sendable {
         return stream
     }
 
-    /// Closes the store (writing its index checkpoint). Contexts must not be used afterwards.
+    /// Closes the store, writing its index checkpoint.
+    ///
+    /// Contexts must not be used afterwards.
     public func close() throws(ObjectLogError) {
         do {
             try coordinator.store.close()

@@ -42,7 +42,11 @@ public final class PersistentStoreCoordinator: Sendable {
     /// written with the same model.
     /// - Throws: ``ObjectLogError/Code/modelMismatch`` listing every added, removed and changed
     ///   entity and property; ``ObjectLogError/Code/store`` if the store cannot be opened.
-    public init(model: ManagedObjectModel, path: String, options: StoreOptions = StoreOptions())
+    public init(
+        model: ManagedObjectModel,
+        path: String,
+        options: StoreOptions = StoreOptions()
+    )
         throws(ObjectLogError)
     {
         self.model = model
@@ -72,7 +76,9 @@ public final class PersistentStoreCoordinator: Sendable {
         guard !options.readOnly else { return }
         var transaction = Transaction()
         var initial = metadata
-        initial[Self.modelKey] = .string(String(decoding: model.schema.canonicalJSON(), as: UTF8.self))
+        initial[Self.modelKey] = .string(
+            String(decoding: model.schema.canonicalJSON(), as: UTF8.self)
+        )
         initial[Self.modelHashKey] = .string(model.versionHash)
         transaction.metadata = initial
         do {
@@ -170,7 +176,8 @@ public final class PersistentStoreCoordinator: Sendable {
         objectIDs: (ObjectKey) -> ObjectID,
         policy: MergePolicy
     ) throws(ObjectLogError) -> (CommitInfo?, endOffset: UInt64, conflicts: [ObjectKey]) {
-        let result: Result<(CommitInfo?, UInt64, [ObjectKey]), ObjectLogError> = state.withLock { state in
+        let result: Result<(CommitInfo?, UInt64, [ObjectKey]), ObjectLogError> = state.withLock {
+            state in
             var conflicts: [ObjectKey] = []
             if policy != .overwrite {
                 for change in changes where !change.isInsert {
@@ -244,7 +251,9 @@ public final class PersistentStoreCoordinator: Sendable {
         let scratch = entity.objectType.init()
         try? store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
             var reader = PayloadReader(buffer)
-            guard (try? ObjectDecoder.decode(&reader, into: scratch, entity: entity, source: nil)) != nil
+            guard
+                (try? ObjectDecoder.decode(&reader, into: scratch, entity: entity, source: nil))
+                    != nil
             else { return }
             for (index, group) in entity.uniquenessConstraints.enumerated() {
                 let value = ObjectEncoder.uniqueValue(of: scratch, group: group, entity: entity)
