@@ -21,7 +21,9 @@ struct FetchTests {
 
     @Test("predicate, sort, offset and limit select and order like the plain-array model")
     func predicateSortWindow() throws {
-        let (_, context) = try makeCells()
+        let (container, context) = try makeCells()
+        var rowKeys: [Int: ObjectKey] = [:]
+        for cell in try context.fetch(Cell.self) { rowKeys[cell.row] = cell.objectID.key }
         let expected = (0..<20).filter { Double($0 % 7) >= 2 }
             .sorted { (Double($0 % 7), $1) > (Double($1 % 7), $0) }
         let request = FetchRequest<Cell>(
@@ -35,7 +37,15 @@ struct FetchTests {
         #expect(try context.fetch(window).map(\.row) == Array(expected[3..<7]))
         #expect(try context.count(window) == 4)
         #expect(try context.count(request) == expected.count)
-        #expect(try context.fetchIdentifiers(window).count == 4)
+        #expect(
+            try context.fetchIdentifiers(window).map(\.key)
+                == Array(expected[3..<7]).map { rowKeys[$0] }
+        )
+        var decoded = FetchRequest<Cell>()
+        decoded.returnsObjectsAsFaults = false
+        let all = try container.newContext().fetch(decoded)
+        #expect(all.count == 20 && all.allSatisfy { !$0.isFault })
+        #expect(all.map(\.value) == (0..<20).map { Double($0 % 7) })
     }
 
     @Test("pending inserts, updates and deletes are included by default and excluded on request")

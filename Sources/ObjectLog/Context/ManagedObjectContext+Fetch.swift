@@ -10,7 +10,8 @@ extension ManagedObjectContext {
     /// - Throws: ``ObjectLogError/Code/invalidArgument`` if the predicate cannot be evaluated.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> [T] {
         let entity = entityOrTrap(T.self)
-        if request.predicate == nil, request.sortDescriptors.isEmpty {
+        if request.predicate == nil, request.sortDescriptors.isEmpty, request.returnsObjectsAsFaults
+        {
             let keys = window(allKeys(of: entity, request), request)
             return keys.map { key in (registry[key] ?? makeFault(key: key, entity: entity)) as! T }
         }
@@ -138,14 +139,16 @@ extension ManagedObjectContext {
                         return
                     }
                 }
-                var reader = PayloadReader(buffer)
-                try ObjectDecoder.decode(
-                    &reader,
-                    into: scratch,
-                    entity: entity,
-                    source: RecordSource(store: store, key: key)
-                )
-                guard try evaluate(scratch) else { return }
+                if predicate != nil {
+                    var reader = PayloadReader(buffer)
+                    try ObjectDecoder.decode(
+                        &reader,
+                        into: scratch,
+                        entity: entity,
+                        source: RecordSource(store: store, key: key)
+                    )
+                    guard try evaluate(scratch) else { return }
+                }
                 if let typed = registered as? T {
                     matches.append(typed)
                     return
@@ -155,7 +158,8 @@ extension ManagedObjectContext {
                     as! T
                 object.key = key
                 object.entity = entity
-                if register {
+                if register || !request.sortDescriptors.isEmpty {
+                    // Sorting needs the values, whether or not the object is registered.
                     var fill = PayloadReader(buffer)
                     try ObjectDecoder.decode(
                         &fill,
@@ -163,6 +167,8 @@ extension ManagedObjectContext {
                         entity: entity,
                         source: RecordSource(store: store, key: key)
                     )
+                }
+                if register {
                     object.accessState = .tracksUpdates
                     object.loadedRecordOffset = 0
                     object.recordOffsetBound = scanBound
