@@ -11,7 +11,7 @@ import ObjectLogStore
 /// let context = container.mainContext
 /// ```
 ///
-/// Pass ``StoreOptions/inMemory`` for a store without files (tests, previews). Background work
+/// Pass `StoreOptions.inMemory` for a store without files (tests, previews). Background work
 /// runs in ``performBackgroundTask(_:)``; its saves are merged into ``mainContext``
 /// automatically when ``automaticallyMergesChangesIntoMainContext`` is `true`.
 public final class PersistentContainer: Sendable {
@@ -25,7 +25,7 @@ public final class PersistentContainer: Sendable {
     /// - Parameters:
     ///   - path: The store file.
     ///   - model: The model.
-    ///   - options: Store options; ``StoreOptions/inMemory`` for no files.
+    ///   - options: Store options; `StoreOptions.inMemory` for no files.
     ///   - automaticallyMergesChangesIntoMainContext: Whether other contexts' saves reach the
     ///     main context by themselves.
     /// - Throws: ``ObjectLogError`` with code `modelMismatch` (listing the differences) or
