@@ -109,3 +109,38 @@ struct FetchTests {
         #expect(context.registeredObjects.count == 5)
     }
 }
+
+@Suite("Predicates over relationships")
+struct RelationshipPredicateTests {
+    @Test("predicates can follow a to-one relationship and compare object IDs")
+    func followRelationship() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        var ids: [ObjectID] = []
+        for name in ["A", "B"] {
+            let configuration = Configuration(context: context)
+            configuration.name = name
+            ids.append(configuration.objectID)
+            for step in 0..<3 {
+                let snapshot = Snapshot(context: context)
+                snapshot.step = step
+                snapshot.configuration = configuration
+            }
+        }
+        try context.save()
+        let reader = container.newContext()
+        let byName = try reader.fetch(
+            FetchRequest<Snapshot>(
+                predicate: #Predicate { $0.configuration?.name == "B" && $0.step >= 1 },
+                sortBy: [SortDescriptor(\.step, order: .reverse)]
+            )
+        )
+        #expect(byName.map(\.step) == [2, 1])
+        #expect(byName.allSatisfy { $0.configuration?.name == "B" })
+        let wanted = ids[0]
+        let byID = try reader.count(
+            FetchRequest<Snapshot>(predicate: #Predicate { $0.configuration?.objectID == wanted })
+        )
+        #expect(byID == 3)
+    }
+}
