@@ -54,7 +54,8 @@ let package = Package(
 
         // MARK: Clients
         .target(name: "ReactionDiffusion"),
-        .target(name: "Thumbnails", dependencies: ["CPNG"]),
+        .target(name: "CPNGSupport", dependencies: ["CPNG"]),
+        .target(name: "Thumbnails", dependencies: ["CPNGSupport"]),
         .target(name: "RDLab", dependencies: ["ObjectLog", "ReactionDiffusion", "Thumbnails"]),
         .executableTarget(name: "rdlab", dependencies: ["RDLab"]),
 

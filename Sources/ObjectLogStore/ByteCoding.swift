@@ -16,21 +16,15 @@ package struct ByteWriter {
 
     package mutating func append(_ value: UInt8) { bytes.append(value) }
 
-    package mutating func append(_ value: UInt16) {
-        bytes.append(UInt8(truncatingIfNeeded: value))
-        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
-    }
+    package mutating func append(_ value: UInt16) { appendLittleEndian(value) }
 
-    package mutating func append(_ value: UInt32) {
-        for shift in stride(from: 0, to: 32, by: 8) {
-            bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift)))
-        }
-    }
+    package mutating func append(_ value: UInt32) { appendLittleEndian(value) }
 
-    package mutating func append(_ value: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) {
-            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-        }
+    package mutating func append(_ value: UInt64) { appendLittleEndian(value) }
+
+    @inline(__always)
+    private mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
     package mutating func append(_ value: Int64) { append(UInt64(bitPattern: value)) }

@@ -125,6 +125,32 @@ package func appendRecord(
     writer.patch(checksum, at: start)
 }
 
+/// Appends one framed put record: the blob list and the object's value form the payload.
+package func appendPutRecord(
+    key: UInt64,
+    entity: UInt32,
+    flags: UInt8,
+    blobs: [BlobID],
+    payload: [UInt8],
+    into writer: inout ByteWriter
+) {
+    let start = writer.count
+    writer.append(UInt32(0))  // checksum, patched below
+    writer.append(UInt32(2 + blobs.count * LogFormat.blobIDLength + payload.count))
+    writer.append(RecordType.put.rawValue)
+    writer.append(flags)
+    writer.append(UInt16(0))
+    writer.append(entity)
+    writer.append(key)
+    writer.append(UInt16(blobs.count))
+    for blob in blobs { writer.append(contentsOf: blob.bytes) }
+    writer.append(contentsOf: payload)
+    let checksum = writer.bytes.withUnsafeBytes { buffer in
+        CRC32.checksum(UnsafeRawBufferPointer(rebasing: buffer[(start + 4)...]))
+    }
+    writer.patch(checksum, at: start)
+}
+
 /// The payload of a commit record.
 package struct CommitPayload: Sendable, Equatable {
     /// When the transaction was committed, in microseconds since 1970-01-01 UTC.

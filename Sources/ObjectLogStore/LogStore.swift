@@ -41,8 +41,8 @@ public final class LogStore: @unchecked Sendable {
     private var file: any StoreFile
     private var lockFile: (any StoreFile)?
     private var header: StoreHeader
-    private var live: [ObjectKey: RecordLocation]
-    private var entityCounts: [EntityTag: Int]
+    private var live: KeyDirectory
+    private var entityCounts: EntityCounter
     private var liveRecordBytes: UInt64
     private var currentMetadata: Metadata
     private var metadataOffset: UInt64
@@ -111,8 +111,8 @@ public final class LogStore: @unchecked Sendable {
         let fileSize = try file.size()
         header = try StoreHeader.read(from: file, path: path, fileSize: fileSize)
 
-        live = [:]
-        entityCounts = [:]
+        live = KeyDirectory()
+        entityCounts = EntityCounter()
         liveRecordBytes = 0
         currentMetadata = header.metadata
         metadataOffset = 0
@@ -124,7 +124,7 @@ public final class LogStore: @unchecked Sendable {
         var start = UInt64(header.length)
         var state = IndexState.rebuilt
         if options.usesIndex,
-            let index = Self.loadIndex(
+            let (index, directory, counts) = Self.loadIndex(
                 path: path,
                 fileSystem: fileSystem,
                 header: header,
@@ -132,11 +132,8 @@ public final class LogStore: @unchecked Sendable {
                 fileSize: fileSize
             )
         {
-            live.reserveCapacity(index.entries.count)
-            for (key, location) in index.entries {
-                live[key] = location
-                entityCounts[location.entity, default: 0] += 1
-            }
+            live = directory
+            entityCounts = counts
             liveRecordBytes = index.liveBytes
             metadataOffset = index.metadataOffset
             nextKey = max(nextKey, index.nextKey)
@@ -225,12 +222,28 @@ public final class LogStore: @unchecked Sendable {
         header: StoreHeader,
         file: any StoreFile,
         fileSize: UInt64
-    ) -> StoreIndex? {
+    ) -> (StoreIndex, KeyDirectory, EntityCounter)? {
         guard fileSystem.kind(of: path + LogFormat.indexSuffix) == .regular,
             let indexFile = try? fileSystem.open(path + LogFormat.indexSuffix, mode: .read),
             let size = try? indexFile.size(), size <= UInt64(Int.max),
-            let bytes = try? indexFile.read(at: 0, count: Int(size)),
-            let index = StoreIndex.decode(bytes),
+            size >= UInt64(StoreIndex.fixedLength + 4),
+            let bytes = try? indexFile.read(at: 0, count: Int(size))
+        else { return nil }
+        // Entries go straight into the keydir, sized from the count in the file (bounded by the
+        // bytes present).
+        let declared = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 56) }
+        var directory = KeyDirectory(
+            minimumCapacity: Int(min(declared, UInt64(bytes.count / StoreIndex.entryLength)))
+        )
+        var counts = EntityCounter()
+        guard
+            let index = StoreIndex.decode(
+                bytes,
+                visit: { key, location in
+                    directory.updateValue(location, forKey: key)
+                    counts.add(location.entity, 1)
+                }
+            ),
             index.storeUUID == header.storeUUID, index.generation == header.generation,
             index.coveredLength >= UInt64(header.length), index.coveredLength <= fileSize
         else { return nil }
@@ -247,12 +260,18 @@ public final class LogStore: @unchecked Sendable {
                 )) != nil
             else { return nil }
         }
-        return index
+        return (index, directory, counts)
     }
 
     // MARK: - Applying transactions
 
     private func apply(_ transaction: ScannedTransaction) {
+        // Work on locals: a class property mutated in a loop pays a dynamic exclusivity check
+        // per access, which dominated replay time.
+        var live = self.live
+        var counts = self.entityCounts
+        var recordBytes = self.liveRecordBytes
+        self.live = KeyDirectory()
         for record in transaction.records {
             switch record.type {
             case .put:
@@ -262,15 +281,15 @@ public final class LogStore: @unchecked Sendable {
                     length: record.frame.payloadLength
                 )
                 if let old = live.updateValue(location, forKey: record.frame.key) {
-                    entityCounts[old.entity, default: 0] -= 1
-                    liveRecordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
+                    counts.add(old.entity, -1)
+                    recordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
                 }
-                entityCounts[location.entity, default: 0] += 1
-                liveRecordBytes += record.totalLength
+                counts.add(location.entity, 1)
+                recordBytes += record.totalLength
             case .delete:
                 if let old = live.removeValue(forKey: record.frame.key) {
-                    entityCounts[old.entity, default: 0] -= 1
-                    liveRecordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
+                    counts.add(old.entity, -1)
+                    recordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
                 }
             case .metadata:
                 metadataOffset = record.offset
@@ -278,6 +297,9 @@ public final class LogStore: @unchecked Sendable {
                 break
             }
         }
+        self.live = live
+        self.entityCounts = counts
+        self.liveRecordBytes = recordBytes
         if transaction.isCompaction { metadataOffset = 0 }
         if !transaction.isCompaction { lastNumber = transaction.number }
         nextKey = max(nextKey, transaction.commit.nextKey)
@@ -413,8 +435,12 @@ public final class LogStore: @unchecked Sendable {
     /// The keys of the live objects of `entity` (of every entity when nil), in ascending order.
     public func liveKeys(entity: EntityTag?) -> [ObjectKey] {
         let keys: [ObjectKey] = locked {
-            guard let entity else { return Array(live.keys) }
-            return live.compactMap { $0.value.entity == entity ? $0.key : nil }
+            var keys: [ObjectKey] = []
+            keys.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
+            live.forEachEntry { key, location in
+                if entity == nil || location.entity == entity { keys.append(key) }
+            }
+            return keys
         }
         return keys.sorted()
     }
@@ -423,12 +449,12 @@ public final class LogStore: @unchecked Sendable {
     public func liveCount(entity: EntityTag?) -> Int {
         locked {
             guard let entity else { return live.count }
-            return entityCounts[entity] ?? 0
+            return entityCounts[entity]
         }
     }
 
     /// Live object counts by entity tag.
-    public var liveCounts: [EntityTag: Int] { locked { entityCounts.filter { $0.value > 0 } } }
+    public var liveCounts: [EntityTag: Int] { locked { entityCounts.nonZero } }
 
     /// The latest value of the live object `key`, checked against its checksum; nil if no such
     /// object is live.
@@ -486,9 +512,11 @@ public final class LogStore: @unchecked Sendable {
                     if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
                     var items:
                         [(offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)] = []
-                    items.reserveCapacity(entity.map { entityCounts[$0] ?? 0 } ?? live.count)
-                    for (key, location) in live where entity == nil || location.entity == entity {
-                        items.append((location.offset, key, location.length, location.entity))
+                    items.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
+                    live.forEachEntry { key, location in
+                        if entity == nil || location.entity == entity {
+                            items.append((location.offset, key, location.length, location.entity))
+                        }
                     }
                     return (items, self.file)
                 }
@@ -576,12 +604,29 @@ public final class LogStore: @unchecked Sendable {
         try checkWritable()
 
         let start = endOffset
-        var writer = ByteWriter(
-            capacity: 256 + transaction.changes.reduce(0) { $0 + 64 + $1.payload.count }
-        )
+        let metadataBytes = transaction.metadata.map { MetadataCoding.encode($0) }
+        if let metadataBytes, metadataBytes.count > LogFormat.maximumMetadataLength {
+            throw StoreError(
+                .tooLarge,
+                "the metadata dictionary encodes to \(metadataBytes.count) bytes; the limit is 16 MiB",
+                path: path
+            )
+        }
+        var size =
+            LogFormat.commitRecordLength
+            + (metadataBytes.map { LogFormat.frameLength + $0.count } ?? 0)
+        for change in transaction.changes {
+            size += LogFormat.frameLength
+            if !change.isDelete {
+                size += 2 + change.blobs.count * LogFormat.blobIDLength + change.payload.count
+            }
+        }
+        var writer = ByteWriter(capacity: size)
         var written: [(key: ObjectKey, location: RecordLocation?)] = []
         written.reserveCapacity(transaction.changes.count)
-        var pendingLive: [ObjectKey: Bool] = [:]
+        // Which keys this transaction has put or deleted so far; built only once a delete needs
+        // to know whether its key is live.
+        var touched: [ObjectKey: Bool]?
         var inserted: UInt32 = 0
         var updated: UInt32 = 0
         var deleted: UInt32 = 0
@@ -597,7 +642,12 @@ public final class LogStore: @unchecked Sendable {
             }
             let offset = start + UInt64(writer.count)
             if change.isDelete {
-                let isLive = pendingLive[change.key] ?? (live[change.key] != nil)
+                if touched == nil {
+                    var map: [ObjectKey: Bool] = [:]
+                    for entry in written { map[entry.key] = entry.location != nil }
+                    touched = map
+                }
+                let isLive = touched![change.key] ?? (live[change.key] != nil)
                 guard isLive else { continue }
                 appendRecord(
                     type: .delete,
@@ -606,7 +656,7 @@ public final class LogStore: @unchecked Sendable {
                     payload: UnsafeRawBufferPointer(start: nil, count: 0),
                     into: &writer
                 )
-                pendingLive[change.key] = false
+                touched![change.key] = false
                 written.append((change.key, nil))
                 deleted += 1
             } else {
@@ -620,21 +670,15 @@ public final class LogStore: @unchecked Sendable {
                         path: path
                     )
                 }
-                var payload = ByteWriter(capacity: length)
-                payload.append(UInt16(change.blobs.count))
-                for blob in change.blobs { payload.append(contentsOf: blob.bytes) }
-                payload.append(contentsOf: change.payload)
-                payload.bytes.withUnsafeBytes { buffer in
-                    appendRecord(
-                        type: .put,
-                        flags: change.isInsert ? PutFlags.insert : 0,
-                        entity: change.entity,
-                        key: change.key,
-                        payload: buffer,
-                        into: &writer
-                    )
-                }
-                pendingLive[change.key] = true
+                appendPutRecord(
+                    key: change.key,
+                    entity: change.entity,
+                    flags: change.isInsert ? PutFlags.insert : 0,
+                    blobs: change.blobs,
+                    payload: change.payload,
+                    into: &writer
+                )
+                touched?[change.key] = true
                 written.append(
                     (
                         change.key,
@@ -650,22 +694,15 @@ public final class LogStore: @unchecked Sendable {
             recordCount += 1
         }
         var newMetadataOffset = metadataOffset
-        if let metadata = transaction.metadata {
+        if let metadataBytes {
             newMetadataOffset = start + UInt64(writer.count)
-            let bytes = MetadataCoding.encode(metadata)
-            guard bytes.count <= LogFormat.maximumMetadataLength else {
-                throw StoreError(
-                    .tooLarge,
-                    "the metadata dictionary encodes to \(bytes.count) bytes; the limit is 16 MiB",
-                    path: path
-                )
+            metadataBytes.withUnsafeBytes {
+                appendRecord(type: .metadata, payload: $0, into: &writer)
             }
-            bytes.withUnsafeBytes { appendRecord(type: .metadata, payload: $0, into: &writer) }
             recordCount += 1
         }
-        let timestamp = CommitPayload.now()
         let commit = CommitPayload(
-            timestampMicroseconds: timestamp,
+            timestampMicroseconds: CommitPayload.now(),
             firstRecordOffset: start,
             recordCount: recordCount,
             inserted: inserted,
@@ -674,7 +711,7 @@ public final class LogStore: @unchecked Sendable {
             metadataOffset: newMetadataOffset,
             nextKey: nextKey
         )
-        let commitOffset = start + UInt64(writer.count)
+        let commitAt = writer.count
         commit.encoded().withUnsafeBytes {
             appendRecord(type: .commit, key: lastNumber + 1, payload: $0, into: &writer)
         }
@@ -695,28 +732,35 @@ public final class LogStore: @unchecked Sendable {
             }
         }
 
-        // The transaction is committed: update the keydir.
+        // The transaction is committed: update the keydir (on locals, see `apply`).
+        var live = self.live
+        var counts = self.entityCounts
+        var recordBytes = self.liveRecordBytes
+        self.live = KeyDirectory()
         for (key, location) in written {
             let old: RecordLocation?
             if let location {
                 old = live.updateValue(location, forKey: key)
-                entityCounts[location.entity, default: 0] += 1
-                liveRecordBytes += UInt64(LogFormat.frameLength) + UInt64(location.length)
+                counts.add(location.entity, 1)
+                recordBytes += UInt64(LogFormat.frameLength) + UInt64(location.length)
             } else {
                 old = live.removeValue(forKey: key)
             }
             if let old {
-                entityCounts[old.entity, default: 0] -= 1
-                liveRecordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
+                counts.add(old.entity, -1)
+                recordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
             }
         }
+        self.live = live
+        self.entityCounts = counts
+        self.liveRecordBytes = recordBytes
         if let metadata = transaction.metadata {
             currentMetadata = metadata
             metadataOffset = newMetadataOffset
         }
         lastNumber += 1
         lastCommitChecksum = writer.bytes.withUnsafeBytes {
-            UInt32(littleEndianBytesOf: $0, at: Int(commitOffset - start))
+            UInt32(littleEndianBytesOf: $0, at: commitAt)
         }
         endOffset = start + UInt64(writer.count)
         return CommitInfo(
@@ -757,10 +801,7 @@ public final class LogStore: @unchecked Sendable {
     ///
     /// The caller holds `lock`.
     private func writeIndex() throws {
-        var entries: [(key: ObjectKey, location: RecordLocation)] = []
-        entries.reserveCapacity(live.count)
-        for (key, location) in live { entries.append((key, location)) }
-        entries.sort { $0.key < $1.key }
+        let entries = live.sortedEntries()
         let index = StoreIndex(
             storeUUID: header.storeUUID,
             generation: header.generation,
@@ -892,9 +933,7 @@ extension LogStore {
         file = newFile
         header = newHeader
         live = newLive
-        liveRecordBytes = newLive.values.reduce(0) {
-            $0 + UInt64(LogFormat.frameLength) + UInt64($1.length)
-        }
+        liveRecordBytes = copy.recordBytes
         metadataOffset = 0
         lastCommitChecksum = commitChecksum
         endOffset = newEnd
@@ -928,7 +967,8 @@ extension LogStore {
     /// A copy of the live state written to a new file.
     private struct Copy {
         var header: StoreHeader
-        var live: [ObjectKey: RecordLocation]
+        var live: KeyDirectory
+        var recordBytes: UInt64
         var referencedBlobs: Set<BlobID>
         var commitChecksum: UInt32
         var end: UInt64
@@ -951,16 +991,17 @@ extension LogStore {
         )
         let headerBytes = newHeader.encoded()
         let output = try fileSystem.open(target, mode: .create(permissions: options.fileMode))
-        var newLive: [ObjectKey: RecordLocation] = [:]
-        newLive.reserveCapacity(live.count)
+        var newLive = KeyDirectory(minimumCapacity: live.count)
+        var recordBytes: UInt64 = 0
         var referenced: Set<BlobID> = []
         do {
             try output.truncate(to: 0)
             try output.write(headerBytes, at: 0)
             var position = UInt64(headerBytes.count)
-            let items = live.map { (key: $0.key, location: $0.value) }.sorted {
-                $0.location.offset < $1.location.offset
-            }
+            var items: [(key: ObjectKey, location: RecordLocation)] = []
+            items.reserveCapacity(live.count)
+            live.forEachEntry { items.append(($0, $1)) }
+            items.sort { $0.location.offset < $1.location.offset }
             var buffer = ByteWriter(capacity: 8 << 20)
             var copied = 0
             for item in items {
@@ -975,11 +1016,15 @@ extension LogStore {
                 }
                 let (_, blobs) = try splitPut(payload, offset: item.location.offset)
                 referenced.formUnion(blobs)
-                newLive[item.key] = RecordLocation(
-                    entity: item.location.entity,
-                    offset: position + UInt64(buffer.count),
-                    length: item.location.length
+                newLive.updateValue(
+                    RecordLocation(
+                        entity: item.location.entity,
+                        offset: position + UInt64(buffer.count),
+                        length: item.location.length
+                    ),
+                    forKey: item.key
                 )
+                recordBytes += UInt64(LogFormat.frameLength) + UInt64(item.location.length)
                 payload.withUnsafeBytes {
                     appendRecord(
                         type: .put,
@@ -1027,6 +1072,7 @@ extension LogStore {
             return Copy(
                 header: newHeader,
                 live: newLive,
+                recordBytes: recordBytes,
                 referencedBlobs: referenced,
                 commitChecksum: checksum,
                 end: end

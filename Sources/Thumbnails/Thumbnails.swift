@@ -1,1 +1,0 @@
-// The Thumbnails module. Its contents arrive with its issue.
