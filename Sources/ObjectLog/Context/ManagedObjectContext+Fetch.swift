@@ -118,11 +118,16 @@ extension ManagedObjectContext {
                 throw ObjectLogError(.invalidArgument, "cannot evaluate the predicate: \(error)")
             }
         }
-        // Objects not yet registered are decoded into one reused scratch object; only matches
-        // are decoded again into objects of their own.
-        guard let scratch = entity.objectType.init() as? T else { return [] }
-        scratch.entity = entity
-        scratch.managedObjectContext = self
+        // Objects not yet registered are decoded into a scratch object; a match keeps the
+        // scratch object (so it is decoded once) and a fresh one replaces it.
+        func makeScratch() -> T? {
+            guard let object = entity.objectType.init() as? T else { return nil }
+            object.entity = entity
+            object.managedObjectContext = self
+            return object
+        }
+        guard var scratch = makeScratch() else { return [] }
+        let needsValues = predicate != nil || register || !request.sortDescriptors.isEmpty
         var failure: ObjectLogError?
         // Every record the scan sees is older than the log's end now, and every later write
         // lies beyond it.
@@ -139,7 +144,7 @@ extension ManagedObjectContext {
                         return
                     }
                 }
-                if predicate != nil {
+                if needsValues {
                     var reader = PayloadReader(buffer)
                     try ObjectDecoder.decode(
                         &reader,
@@ -153,25 +158,17 @@ extension ManagedObjectContext {
                     matches.append(typed)
                     return
                 }
-                let object =
-                    (register ? makeFault(key: key, entity: entity) : entity.objectType.init())
-                    as! T
+                let object = scratch
+                guard let next = makeScratch() else { return }
+                scratch = next
                 object.key = key
-                object.entity = entity
-                if register || !request.sortDescriptors.isEmpty {
-                    // Sorting needs the values, whether or not the object is registered.
-                    var fill = PayloadReader(buffer)
-                    try ObjectDecoder.decode(
-                        &fill,
-                        into: object,
-                        entity: entity,
-                        source: RecordSource(store: store, key: key)
-                    )
-                }
                 if register {
+                    registry[key] = object
                     object.accessState = .tracksUpdates
                     object.loadedRecordOffset = 0
                     object.recordOffsetBound = scanBound
+                } else {
+                    object.managedObjectContext = nil
                 }
                 matches.append(object)
             }
