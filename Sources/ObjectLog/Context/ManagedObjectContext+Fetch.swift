@@ -146,13 +146,19 @@ extension ManagedObjectContext {
                 }
                 if needsValues {
                     var reader = PayloadReader(buffer)
+                    scratch.key = key
                     try ObjectDecoder.decode(
                         &reader,
                         into: scratch,
                         entity: entity,
-                        source: RecordSource(store: store, key: key)
+                        source: RecordSource(store: store, key: key, context: self)
                     )
-                    guard try evaluate(scratch) else { return }
+                    guard try evaluate(scratch) else {
+                        if registered == nil, entity.hasExternalData {
+                            forgetExternalReferences(ofKey: key, entity: entity)
+                        }
+                        return
+                    }
                 }
                 if let typed = registered as? T {
                     matches.append(typed)
@@ -164,7 +170,7 @@ extension ManagedObjectContext {
                 object.key = key
                 if register {
                     registry[key] = object
-                    object.accessState = .tracksUpdates
+                    object.accessState.insert(.tracksUpdates)
                     object.loadedRecordOffset = 0
                     object.recordOffsetBound = scanBound
                 } else {

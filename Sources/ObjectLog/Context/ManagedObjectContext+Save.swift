@@ -29,7 +29,7 @@ extension ManagedObjectContext {
             for object in objects {
                 guard let entity = object.entity else { continue }
                 writer.removeAll()
-                var sink = BlobSink(store: store)
+                var sink = BlobSink(store: store, context: self)
                 try ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
                 transaction.put(
                     key: object.key,
@@ -102,7 +102,7 @@ extension ManagedObjectContext {
             object.lifecycle = []
             object.loadedRecordOffset = 0
             object.recordOffsetBound = commitOffset
-            if !object.isFault { object.accessState = .tracksUpdates }
+            if !object.isFault { object.accessState.insert(.tracksUpdates) }
             updatedMap[object.key] = nil
             snapshots[object.key] = nil
             saved.updated.append(object.objectID)

@@ -32,9 +32,13 @@ enum ObjectEncoder {
     }
 
     /// The encoding of one property (to compare values).
-    static func encodedValue(of object: ManagedObject, accessor: PropertyAccessor) -> [UInt8] {
+    static func encodedValue(
+        of object: ManagedObject,
+        accessor: PropertyAccessor,
+        context: ManagedObjectContext?
+    ) -> [UInt8] {
         var writer = PayloadWriter()
-        var sink = BlobSink(store: nil)
+        var sink = BlobSink(store: nil, context: context)
         try? accessor.encode(object, to: &writer, blobs: &sink)
         return writer.bytes
     }

@@ -47,6 +47,9 @@ public struct Attribute<Value> {
     let options: AttributeOptions
     /// Whether `Value` conforms to ``AttributeValue`` (otherwise it is `Codable` only).
     let isNative: Bool
+    /// For external data not loaded yet: the property's payload index plus one, else 0.
+    @usableFromInline
+    var pendingExternal: UInt16 = 0
 
     /// Declares an attribute stored natively.
     /// - Parameters:
@@ -87,12 +90,42 @@ public struct Attribute<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
     ) -> Value {
         get {
-            object.prepareRead(storageKeyPath)
+            if object.accessState.rawValue != 0 { readSlowly(object, storageKeyPath) }
             return object[keyPath: storageKeyPath].value
         }
         set {
-            object.prepareWrite()
+            if object.accessState.rawValue != 0 { writeSlowly(object, storageKeyPath) }
             object[keyPath: storageKeyPath].value = newValue
+        }
+    }
+
+    /// Loads a fault, and external data that is read for the first time.
+    @usableFromInline
+    static func readSlowly<Object: ManagedObject>(
+        _ object: Object,
+        _ storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
+    ) {
+        object.willRead(storageKeyPath)
+        guard object.accessState.contains(.pendingExternal) else { return }
+        let pending = object[keyPath: storageKeyPath].pendingExternal
+        guard pending != 0 else { return }
+        object[keyPath: storageKeyPath].pendingExternal = 0
+        let data = object.managedObjectContext?.loadExternalData(
+            of: object,
+            propertyIndex: Int(pending) - 1
+        )
+        if let value = data as? Value { object[keyPath: storageKeyPath].value = value }
+    }
+
+    /// Loads a fault and records the change; a new value replaces unloaded external data.
+    @usableFromInline
+    static func writeSlowly<Object: ManagedObject>(
+        _ object: Object,
+        _ storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
+    ) {
+        object.willWrite()
+        if object.accessState.contains(.pendingExternal) {
+            object[keyPath: storageKeyPath].pendingExternal = 0
         }
     }
 }

@@ -10,6 +10,8 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     let objectType: ManagedObject.Type
     /// Persistent properties in payload order.
     let accessors: [PropertyAccessor]
+    /// Whether some attribute has external storage.
+    let hasExternalData: Bool
     /// The relationships among ``accessors``.
     let relationshipAccessors: [RelationshipAccessor]
     /// Relationship accessors by their wrapper's storage key path, learnt by probing inverses.
@@ -34,6 +36,10 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         self.tag = tag
         self.objectType = objectType
         self.accessors = accessors
+        for (index, accessor) in accessors.enumerated() { accessor.index = index }
+        self.hasExternalData = accessors.contains {
+            $0.attribute?.options.contains(.externalStorage) == true
+        }
         self.relationshipAccessors = accessors.compactMap { $0 as? RelationshipAccessor }
         self.schema = ModelSchema.Entity(
             name: name,

@@ -123,6 +123,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Runs before a wrapped property is written when ``accessState`` is not empty.
     @usableFromInline
     final func willWrite() {
+        if accessState.contains(.probing) { return }
         if accessState.contains(.fault) { fireFault() }
         if accessState.contains(.tracksUpdates) {
             accessState.remove(.tracksUpdates)
@@ -151,6 +152,8 @@ struct AccessState: OptionSet, Sendable {
     static let tracksUpdates = AccessState(rawValue: 2)
     /// Reads record their storage key path (model discovery).
     static let probing = AccessState(rawValue: 4)
+    /// Some external data is loaded only when first read.
+    static let pendingExternal = AccessState(rawValue: 8)
 }
 
 /// Where an object is in its context's unit of work.

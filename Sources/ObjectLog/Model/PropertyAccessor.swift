@@ -5,8 +5,15 @@ import ObjectLogStore
 struct BlobSink {
     /// The store that receives external data; `nil` when encoding only to compare values.
     let store: LogStore?
+    /// The context whose unloaded external data may be referenced again.
+    var context: ManagedObjectContext?
     /// The blobs the payload references.
     var blobs: [BlobID] = []
+
+    init(store: LogStore?, context: ManagedObjectContext? = nil) {
+        self.store = store
+        self.context = context
+    }
 }
 
 /// Reads and writes one property of every object of an entity through its field offset.
@@ -17,6 +24,8 @@ class PropertyAccessor: @unchecked Sendable {
     let name: String
     /// The byte offset of the wrapper's storage in the object, reported by the Swift runtime.
     let offset: Int
+    /// The property's position in the payload.
+    var index = 0
     /// The schema type, optionality and options of an attribute; `nil` for relationships.
     var attribute: (type: AttributeType, isOptional: Bool, options: AttributeOptions)?
 
@@ -124,7 +133,19 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
         to writer: inout PayloadWriter,
         blobs: inout BlobSink
     ) throws(ObjectLogError) {
-        let value = storage(object, as: Attribute<Value>.self).pointee.value
+        let wrapper = storage(object, as: Attribute<Value>.self)
+        if wrapper.pointee.pendingExternal != 0,
+            let reference = blobs.context?.externalReference(of: object, propertyIndex: index)
+        {
+            // Unloaded external data is written back as the same blob reference.
+            if Value.isOptionalType { writer.write(byte: 1) }
+            writer.write(byte: 1)
+            writer.write(raw: reference.blob.bytes)
+            writer.write(varint: UInt64(reference.byteCount))
+            blobs.blobs.append(reference.blob)
+            return
+        }
+        let value = wrapper.pointee.value
         let data: Data
         if Value.isOptionalType {
             guard let present = value as? Data else {
@@ -158,10 +179,39 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
         into object: ManagedObject,
         source: RecordSource?
     ) throws(ObjectLogError) {
-        let value = try decodeValue(from: &reader, source: source)
-        if let typed = value as? Value {
-            storage(object, as: Attribute<Value>.self).pointee.value = typed
+        let wrapper = storage(object, as: Attribute<Value>.self)
+        if let context = source?.context {
+            // Leave blob data unread until the property is read.
+            let reference = try ObjectLogError.wrapping {
+                () throws(PayloadError) -> (BlobID, Int)? in
+                var peek = reader
+                if Value.isOptionalType, try peek.readByte() == 0 { return nil }
+                guard try peek.readByte() == 1 else { return nil }
+                let start = peek.offset
+                guard let id = BlobID(bytes: Array(try peek.readRaw(count: 32))) else {
+                    throw .malformed(offset: start, "blob ID")
+                }
+                let count = try peek.readVarint()
+                guard count <= UInt64(Int.max) else { throw .malformed(offset: start, "length") }
+                reader = peek
+                return (id, Int(count))
+            }
+            if let (blob, count) = reference {
+                context.recordExternalReference(
+                    blob,
+                    byteCount: count,
+                    of: object,
+                    propertyIndex: index
+                )
+                if let placeholder = Data() as? Value { wrapper.pointee.value = placeholder }
+                wrapper.pointee.pendingExternal = UInt16(truncatingIfNeeded: index + 1)
+                object.accessState.insert(.pendingExternal)
+                return
+            }
         }
+        let value = try decodeValue(from: &reader, source: source)
+        if let typed = value as? Value { wrapper.pointee.value = typed }
+        wrapper.pointee.pendingExternal = 0
     }
 
     override func decodeValue(
@@ -194,8 +244,10 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
     }
 
     override func copy(from source: ManagedObject, to target: ManagedObject) {
-        storage(target, as: Attribute<Value>.self).pointee.value =
-            storage(source, as: Attribute<Value>.self).pointee.value
+        let wrapper = storage(source, as: Attribute<Value>.self).pointee
+        storage(target, as: Attribute<Value>.self).pointee.value = wrapper.value
+        storage(target, as: Attribute<Value>.self).pointee.pendingExternal = wrapper.pendingExternal
+        if wrapper.pendingExternal != 0 { target.accessState.insert(.pendingExternal) }
     }
 }
 
@@ -454,6 +506,14 @@ struct RecordSource {
     let store: LogStore
     /// The record's key.
     let key: ObjectKey
+    /// The context that loads external data lazily; `nil` reads it at once.
+    var context: ManagedObjectContext?
+
+    init(store: LogStore, key: ObjectKey, context: ManagedObjectContext? = nil) {
+        self.store = store
+        self.key = key
+        self.context = context
+    }
 
     /// Reads external data by the blob hash stored in the payload.
     ///
