@@ -18,6 +18,9 @@ struct RandomizedModelTests {
     struct SnapshotState: Equatable {
         var step: Int
         var configuration: ObjectKey?
+        /// The state's fill byte and size (large sizes go to blob files).
+        var fill: UInt8
+        var size: Int
     }
 
     /// The plain model: what the context shows (`work`) and what the store holds (`saved`).
@@ -63,12 +66,17 @@ struct RandomizedModelTests {
             case 20..<40:
                 let object = Snapshot(context: context)
                 object.step = Int.random(in: 0..<1000, using: &generator)
+                let fill = UInt8.random(in: 0...255, using: &generator)
+                let size = Bool.random(using: &generator) ? ExternalStorage.minimumByteCount : 3
+                object.state = Data(repeating: fill, count: size)
                 if let owner = work.configurations.keys.sorted().randomElement(using: &generator) {
                     object.configuration = configuration(owner)
                 }
                 work.snapshots[object.objectID.key] = SnapshotState(
                     step: object.step,
-                    configuration: object.configuration?.objectID.key
+                    configuration: object.configuration?.objectID.key,
+                    fill: fill,
+                    size: size
                 )
             case 40..<50:
                 guard let key = work.configurations.keys.sorted().randomElement(using: &generator)
@@ -121,6 +129,13 @@ struct RandomizedModelTests {
                 work = saved
             }
             try check(context, against: work, location)
+            if step.isMultiple(of: 20) {
+                for object in try context.fetch(Snapshot.self) {
+                    let expected = work.snapshots[object.objectID.key]
+                    #expect(object.state.count == expected?.size, "\(location)")
+                    #expect(object.state.first == expected?.fill, "\(location)")
+                }
+            }
             if step.isMultiple(of: 25) {
                 try check(container.newContext(), against: saved, location + " (saved state)")
             }
