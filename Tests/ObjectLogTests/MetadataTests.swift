@@ -119,3 +119,17 @@ struct MetadataTests {
         #expect(saved[2].transactionNumber ?? 0 > saved[1].transactionNumber ?? .max)
     }
 }
+
+@Suite("Types re-exported for users of ObjectLog alone")
+struct ReexportTests {
+    @Test("metadata and store option types are reachable through ObjectLog")
+    func names() throws {
+        let value: ObjectLog.MetadataValue = .array([.integer(1), .string("a")])
+        var options = ObjectLog.StoreOptions.inMemory
+        options.durable = false
+        let container = try PersistentContainer(path: "x", for: [Tag.self], options: options)
+        try container.setMetadata(value, forKey: "list")
+        let metadata: ObjectLog.Metadata = container.metadata
+        #expect(metadata["list"] == value)
+    }
+}
