@@ -144,3 +144,36 @@ struct RelationshipPredicateTests {
         #expect(byID == 3)
     }
 }
+
+@Suite("Sort comparators")
+struct SortComparatorTests {
+    @Test("fast comparators order like SortDescriptor.compare for every attribute kind")
+    func agreesWithFoundation() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        var generator = SeededGenerator(seed: 99)
+        let objects = (0..<60).map { index in
+            let configuration = Configuration(context: context)
+            configuration.name = ["b", "B", "a10", "a2", "é"][index % 5] + "\(index % 3)"
+            configuration.feed = Double(Int.random(in: 0..<5, using: &generator))
+            configuration.width = Int32.random(in: -3...3, using: &generator)
+            configuration.created = Date(timeIntervalSinceReferenceDate: Double(index % 4))
+            configuration.notes = index.isMultiple(of: 3) ? nil : "n\(index % 2)"
+            return configuration
+        }
+        let descriptors: [SortDescriptor<Configuration>] = [
+            SortDescriptor(\.feed), SortDescriptor(\.feed, order: .reverse),
+            SortDescriptor(\.width),
+            SortDescriptor(\.created, order: .reverse), SortDescriptor(\.name),
+            SortDescriptor(\.notes), SortDescriptor(\.timestep),
+        ]
+        for descriptor in descriptors {
+            let fast = ManagedObjectContext.comparator(descriptor)
+            for lhs in objects.prefix(20) {
+                for rhs in objects.suffix(20) {
+                    #expect(fast(lhs, rhs) == descriptor.compare(lhs, rhs), "\(descriptor)")
+                }
+            }
+        }
+    }
+}

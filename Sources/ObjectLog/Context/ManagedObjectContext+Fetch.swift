@@ -198,10 +198,10 @@ extension ManagedObjectContext {
     /// Sorts by the request's descriptors, then by key; with a small window only the first
     /// `offset + limit` are fully ordered.
     private func sort<T: ManagedObject>(_ objects: inout [T], _ request: FetchRequest<T>) {
-        let descriptors = request.sortDescriptors
+        let comparators = request.sortDescriptors.map(Self.comparator)
         func less(_ lhs: T, _ rhs: T) -> Bool {
-            for descriptor in descriptors {
-                switch descriptor.compare(lhs, rhs) {
+            for compare in comparators {
+                switch compare(lhs, rhs) {
                 case .orderedAscending: return true
                 case .orderedDescending: return false
                 case .orderedSame: continue
@@ -230,5 +230,31 @@ extension ManagedObjectContext {
             }
         }
         objects.sort(by: less)
+    }
+
+    /// A comparison for a sort descriptor: a direct key-path comparison for plain `Comparable`
+    /// values (several times faster than `SortDescriptor.compare`), else the descriptor itself.
+    ///
+    /// Strings keep the descriptor's comparison, which may be localized.
+    static func comparator<T: ManagedObject>(
+        _ descriptor: SortDescriptor<T>
+    ) -> (T, T) -> ComparisonResult {
+        let fallback: (T, T) -> ComparisonResult = { descriptor.compare($0, $1) }
+        guard let keyPath = descriptor.keyPath,
+            let valueType = type(of: keyPath).valueType as? any Comparable.Type,
+            valueType != String.self, valueType != Substring.self
+        else { return fallback }
+        let ascending = descriptor.order == .forward
+        func make<Value: Comparable>(_: Value.Type) -> ((T, T) -> ComparisonResult)? {
+            guard let typed = keyPath as? KeyPath<T, Value> else { return nil }
+            return { lhs, rhs in
+                let left = lhs[keyPath: typed]
+                let right = rhs[keyPath: typed]
+                if left < right { return ascending ? .orderedAscending : .orderedDescending }
+                if right < left { return ascending ? .orderedDescending : .orderedAscending }
+                return .orderedSame
+            }
+        }
+        return make(valueType) ?? fallback
     }
 }
