@@ -85,12 +85,33 @@ class PropertyAccessor: @unchecked Sendable {
 
 /// Accesses an attribute whose type conforms to ``AttributeValue``.
 final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @unchecked Sendable {
+    /// The offset of the value itself in the object.
+    ///
+    /// It is the wrapper's offset plus the value's offset in the wrapper. Addressing the value
+    /// directly needs only `Value`'s metadata, which the class has at hand, instead of looking
+    /// up `Attribute<Value>`'s on every access.
+    private let valueOffset: Int
+
+    override init(name: String, offset: Int) {
+        valueOffset = offset + (MemoryLayout<Attribute<Value>>.offset(of: \.value) ?? 0)
+        super.init(name: name, offset: offset)
+    }
+
+    @inline(__always)
+    private func value(in object: ManagedObject) -> UnsafeMutablePointer<Value> {
+        // Safe: as for `storage(_:as:)`; `valueOffset` adds the stored `value` field's offset
+        // within the wrapper struct, reported by `MemoryLayout.offset(of:)`.
+        UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            .advanced(by: valueOffset)
+            .assumingMemoryBound(to: Value.self)
+    }
+
     override func encode(
         _ object: ManagedObject,
         to writer: inout PayloadWriter,
         blobs: inout BlobSink
     ) throws(ObjectLogError) {
-        storage(object, as: Attribute<Value>.self).pointee.value.encode(to: &writer)
+        value(in: object).pointee.encode(to: &writer)
     }
 
     override func decode(
@@ -98,10 +119,10 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
         into object: ManagedObject,
         source: RecordSource?
     ) throws(ObjectLogError) {
-        let value = try ObjectLogError.wrapping { () throws(PayloadError) in
+        let decoded = try ObjectLogError.wrapping { () throws(PayloadError) in
             try Value.decode(from: &reader)
         }
-        storage(object, as: Attribute<Value>.self).pointee.value = value
+        value(in: object).pointee = decoded
     }
 
     override func decodeValue(
@@ -114,12 +135,11 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
     }
 
     override func value(of object: ManagedObject) -> Any {
-        storage(object, as: Attribute<Value>.self).pointee.value
+        value(in: object).pointee
     }
 
     override func copy(from source: ManagedObject, to target: ManagedObject) {
-        storage(target, as: Attribute<Value>.self).pointee.value =
-            storage(source, as: Attribute<Value>.self).pointee.value
+        value(in: target).pointee = value(in: source).pointee
     }
 }
 
