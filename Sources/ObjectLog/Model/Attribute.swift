@@ -90,7 +90,9 @@ public struct Attribute<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
     ) -> Value {
         get {
-            if object.accessState.rawValue != 0 { readSlowly(object, storageKeyPath) }
+            if object.accessState.rawValue & AccessState.readBits != 0 {
+                readSlowly(object, storageKeyPath)
+            }
             return object[keyPath: storageKeyPath].value
         }
         set {

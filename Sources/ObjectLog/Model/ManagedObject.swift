@@ -101,7 +101,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Runs before a wrapped property is read: loads a fault.
     @inlinable
     final func prepareRead(_ storage: AnyKeyPath) {
-        if accessState.rawValue != 0 { willRead(storage) }
+        if accessState.rawValue & AccessState.readBits != 0 { willRead(storage) }
     }
 
     /// Runs before a wrapped property is written: loads a fault and records the change.
@@ -154,6 +154,9 @@ struct AccessState: OptionSet, Sendable {
     static let probing = AccessState(rawValue: 4)
     /// Some external data is loaded only when first read.
     static let pendingExternal = AccessState(rawValue: 8)
+    /// The bits a read must act on (a clean object's reads stay on the fast path).
+    @usableFromInline
+    static let readBits: UInt8 = 1 | 4 | 8
 }
 
 /// Where an object is in its context's unit of work.
