@@ -168,12 +168,29 @@ struct SortComparatorTests {
             SortDescriptor(\.notes), SortDescriptor(\.timestep),
         ]
         for descriptor in descriptors {
-            let fast = ManagedObjectContext.comparator(descriptor)
+            let fast = context.comparator(descriptor)
             for lhs in objects.prefix(20) {
                 for rhs in objects.suffix(20) {
-                    #expect(fast(lhs, rhs) == descriptor.compare(lhs, rhs), "\(descriptor)")
+                    #expect(fast.compare(lhs, rhs) == descriptor.compare(lhs, rhs), "\(descriptor)")
                 }
             }
         }
+        #expect(context.comparator(SortDescriptor(\Configuration.feed)).isDirect)
+        #expect(context.comparator(SortDescriptor(\Configuration.width, order: .reverse)).isDirect)
+        #expect(!context.comparator(SortDescriptor(\Configuration.name)).isDirect)
+        #expect(!context.comparator(SortDescriptor(\Configuration.doubledFeed)).isDirect)
+        #expect(!context.comparator(SortDescriptor(\Configuration.negatedWidth)).isDirect)
+        let reversed = try context.fetch(
+            FetchRequest<Configuration>(sortBy: [
+                SortDescriptor(\.negatedWidth), SortDescriptor(\.feed),
+            ])
+        )
+        #expect(reversed.map(\.width) == objects.map(\.width).sorted(by: >))
     }
+}
+
+extension Configuration {
+    /// Computed properties over one attribute must not be mistaken for the attribute.
+    var doubledFeed: Double { feed * 2 }
+    var negatedWidth: Int32 { -width }
 }

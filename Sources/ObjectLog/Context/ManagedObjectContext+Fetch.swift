@@ -198,7 +198,7 @@ extension ManagedObjectContext {
     /// Sorts by the request's descriptors, then by key; with a small window only the first
     /// `offset + limit` are fully ordered.
     private func sort<T: ManagedObject>(_ objects: inout [T], _ request: FetchRequest<T>) {
-        let comparators = request.sortDescriptors.map(Self.comparator)
+        let comparators = request.sortDescriptors.map { comparator($0).compare }
         func less(_ lhs: T, _ rhs: T) -> Bool {
             for compare in comparators {
                 switch compare(lhs, rhs) {
@@ -232,11 +232,37 @@ extension ManagedObjectContext {
         objects.sort(by: less)
     }
 
-    /// A comparison for a sort descriptor: a direct key-path comparison for plain `Comparable`
-    /// values (several times faster than `SortDescriptor.compare`), else the descriptor itself.
+    /// A comparison for a sort descriptor.
     ///
-    /// Strings keep the descriptor's comparison, which may be localized.
-    static func comparator<T: ManagedObject>(
+    /// A descriptor on an attribute itself compares the stored values directly; one on another
+    /// plain `Comparable` key path compares through the key path; anything else, and strings
+    /// (whose comparison may be localized), uses `SortDescriptor.compare`, which costs several
+    /// hundred nanoseconds a call.
+    func comparator<T: ManagedObject>(
+        _ descriptor: SortDescriptor<T>
+    ) -> (compare: (T, T) -> ComparisonResult, isDirect: Bool) {
+        if let keyPath = descriptor.keyPath, let entity = model.entity(for: T.self) {
+            let prototype = entity.objectType.init()
+            let probe = Probe()
+            prototype.probe = probe
+            prototype.accessState = .probing
+            _ = prototype[keyPath: keyPath as AnyKeyPath]
+            prototype.accessState = []
+            prototype.probe = nil
+            // Only a key path that is exactly one attribute's wrapped property maps to it.
+            if probe.reads == 1, let wrapped = probe.wrapped, wrapped == keyPath,
+                let offset = probe.offset,
+                let accessor = entity.accessors.first(where: { $0.offset == offset }),
+                let direct = accessor.makeComparator(ascending: descriptor.order == .forward)
+            {
+                return ({ direct($0, $1) }, true)
+            }
+        }
+        return (keyPathComparator(descriptor), false)
+    }
+
+    /// A comparison through the descriptor's key path for plain `Comparable` values.
+    private func keyPathComparator<T: ManagedObject>(
         _ descriptor: SortDescriptor<T>
     ) -> (T, T) -> ComparisonResult {
         let fallback: (T, T) -> ComparisonResult = { descriptor.compare($0, $1) }

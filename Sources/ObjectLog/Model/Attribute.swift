@@ -91,7 +91,7 @@ public struct Attribute<Value> {
     ) -> Value {
         get {
             if object.accessState.rawValue & AccessState.readBits != 0 {
-                readSlowly(object, storageKeyPath)
+                readSlowly(object, wrappedKeyPath, storageKeyPath)
             }
             return object[keyPath: storageKeyPath].value
         }
@@ -105,9 +105,21 @@ public struct Attribute<Value> {
     @usableFromInline
     static func readSlowly<Object: ManagedObject>(
         _ object: Object,
+        _ wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         _ storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
     ) {
         object.willRead(storageKeyPath)
+        if let probe = object.probe {
+            probe.wrapped = wrappedKeyPath
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            // A key path to a stored class property projects the property in place, so this
+            // is the wrapper's address; if it ever were a temporary, no accessor would have
+            // the offset and the caller would not use it.
+            probe.offset = withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) {
+                UnsafeRawPointer($0) - base
+            }
+            return
+        }
         guard object.accessState.contains(.pendingExternal) else { return }
         let pending = object[keyPath: storageKeyPath].pendingExternal
         guard pending != 0 else { return }

@@ -38,7 +38,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// offset (a save's commit offset, or the log's end before a scan).
     var recordOffsetBound: UInt64 = 0
     /// Set while the model is probing an inverse key path.
-    var probedStorage: AnyKeyPath?
+    var probe: Probe?
 
     /// Creates an object that belongs to no context yet; insert it with
     /// ``ManagedObjectContext/insert(_:)``.
@@ -114,7 +114,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @usableFromInline
     final func willRead(_ storage: AnyKeyPath) {
         if accessState.contains(.probing) {
-            probedStorage = storage
+            probe?.storage = storage
+            probe?.reads += 1
             return
         }
         if accessState.contains(.fault) { fireFault() }
@@ -165,4 +166,16 @@ struct Lifecycle: OptionSet, Sendable {
     static let inserted = Lifecycle(rawValue: 1)
     static let updated = Lifecycle(rawValue: 2)
     static let deleted = Lifecycle(rawValue: 4)
+}
+
+/// What a read of a prototype in probing mode revealed about a key path.
+final class Probe {
+    /// The storage key path of the last wrapper read.
+    var storage: AnyKeyPath?
+    /// The wrapped-property key path of the last attribute read.
+    var wrapped: AnyKeyPath?
+    /// The byte offset in the object of the last attribute wrapper read.
+    var offset: Int?
+    /// How many wrapped properties were read.
+    var reads = 0
 }

@@ -180,13 +180,15 @@ public final class ManagedObjectModel: Sendable {
             accessor.mark(prototype, with: ObjectKey(index + 1))
         }
         prototype.accessState = .probing
-        prototype.probedStorage = nil
+        let probe = Probe()
+        prototype.probe = probe
         _ = prototype[keyPath: path]
         prototype.accessState = []
         defer {
             for accessor in entity.relationshipAccessors { accessor.mark(prototype, with: 0) }
         }
-        guard let storage = prototype.probedStorage,
+        prototype.probe = nil
+        guard let storage = probe.storage,
             let wrapper = prototype[keyPath: storage] as? any RelationshipStorage
         else { return nil }
         let marker = Int(wrapper.probeMarker)

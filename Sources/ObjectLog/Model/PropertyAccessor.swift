@@ -81,6 +81,12 @@ class PropertyAccessor: @unchecked Sendable {
 
     /// Copies the property's value from `source` to `target` (same class).
     func copy(from source: ManagedObject, to target: ManagedObject) {}
+
+    /// A comparison of the property's values that reads storage directly, for `Comparable`
+    /// value types other than strings; `nil` otherwise.
+    func makeComparator(ascending: Bool) -> ((ManagedObject, ManagedObject) -> ComparisonResult)? {
+        nil
+    }
 }
 
 /// Accesses an attribute whose type conforms to ``AttributeValue``.
@@ -140,6 +146,30 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
 
     override func copy(from source: ManagedObject, to target: ManagedObject) {
         value(in: target).pointee = value(in: source).pointee
+    }
+
+    override func makeComparator(
+        ascending: Bool
+    ) -> ((ManagedObject, ManagedObject) -> ComparisonResult)? {
+        guard let comparable = Value.self as? any Comparable.Type, Value.self != String.self,
+            Value.self != String?.self
+        else { return nil }
+        let offset = valueOffset
+        func make<C: Comparable>(_: C.Type) -> (ManagedObject, ManagedObject) -> ComparisonResult {
+            { lhs, rhs in
+                if lhs.isFault { lhs.fireFault() }
+                if rhs.isFault { rhs.fireFault() }
+                // Safe: as for `value(in:)`; `C` is `Value`, opened as `Comparable`.
+                let left = UnsafeRawPointer(Unmanaged.passUnretained(lhs).toOpaque())
+                    .advanced(by: offset).assumingMemoryBound(to: C.self).pointee
+                let right = UnsafeRawPointer(Unmanaged.passUnretained(rhs).toOpaque())
+                    .advanced(by: offset).assumingMemoryBound(to: C.self).pointee
+                if left < right { return ascending ? .orderedAscending : .orderedDescending }
+                if right < left { return ascending ? .orderedDescending : .orderedAscending }
+                return .orderedSame
+            }
+        }
+        return make(comparable)
     }
 }
 
