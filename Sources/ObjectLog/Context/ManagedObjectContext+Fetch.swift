@@ -15,7 +15,7 @@ extension ManagedObjectContext {
             let keys = window(allKeys(of: entity, request), request)
             return keys.map { key in (registry[key] ?? makeFault(key: key, entity: entity)) as! T }
         }
-        var matches = try matchingObjects(of: entity, request, register: true)
+        var matches = try matchingObjects(of: entity, request, register: true).objects
         sort(&matches, request)
         return window(matches, request)
     }
@@ -34,7 +34,7 @@ extension ManagedObjectContext {
                 total -= deletedMap.values.lazy.filter { $0.entity === entity }.count
             }
         } else {
-            total = try matchingObjects(of: entity, request, register: false).count
+            total = try matchingObjects(of: entity, request, register: false, countOnly: true).count
         }
         total = max(0, total - request.fetchOffset)
         if let limit = request.fetchLimit { total = min(total, limit) }
@@ -51,7 +51,7 @@ extension ManagedObjectContext {
                 ObjectID(entityName: entity.name, key: $0)
             }
         }
-        var matches = try matchingObjects(of: entity, request, register: false)
+        var matches = try matchingObjects(of: entity, request, register: false).objects
         sort(&matches, request)
         return window(matches, request).map(\.objectID)
     }
@@ -101,13 +101,20 @@ extension ManagedObjectContext {
         return keys
     }
 
-    /// The objects that satisfy the predicate, unsorted.
+    /// The objects that satisfy the predicate, unsorted, and their number; with `countOnly`
+    /// only the number.
     private func matchingObjects<T: ManagedObject>(
         of entity: EntityDescription,
         _ request: FetchRequest<T>,
-        register: Bool
-    ) throws(ObjectLogError) -> [T] {
+        register: Bool,
+        countOnly: Bool = false
+    ) throws(ObjectLogError) -> (objects: [T], count: Int) {
         var matches: [T] = []
+        var count = 0
+        func accept(_ object: T) {
+            count += 1
+            if !countOnly { matches.append(object) }
+        }
         let predicate = request.predicate
         let pending = request.includesPendingChanges
         func evaluate(_ object: T) throws(ObjectLogError) -> Bool {
@@ -126,7 +133,7 @@ extension ManagedObjectContext {
             object.managedObjectContext = self
             return object
         }
-        guard var scratch = makeScratch() else { return [] }
+        guard var scratch = makeScratch() else { return ([], 0) }
         let needsValues = predicate != nil || register || !request.sortDescriptors.isEmpty
         var failure: ObjectLogError?
         // Every record the scan sees is older than the log's end now, and every later write
@@ -138,9 +145,7 @@ extension ManagedObjectContext {
                 if let registered {
                     if pending, registered.isDeleted { return }
                     if !registered.isFault, pending || !registered.hasChanges {
-                        if let typed = registered as? T, try evaluate(typed) {
-                            matches.append(typed)
-                        }
+                        if let typed = registered as? T, try evaluate(typed) { accept(typed) }
                         return
                     }
                 }
@@ -161,7 +166,11 @@ extension ManagedObjectContext {
                     }
                 }
                 if let typed = registered as? T {
-                    matches.append(typed)
+                    accept(typed)
+                    return
+                }
+                if countOnly {
+                    count += 1
                     return
                 }
                 let object = scratch
@@ -176,7 +185,7 @@ extension ManagedObjectContext {
                 } else {
                     object.managedObjectContext = nil
                 }
-                matches.append(object)
+                accept(object)
             }
         } catch let error as ObjectLogError {
             failure = error
@@ -189,10 +198,10 @@ extension ManagedObjectContext {
             where object.isInserted && object.managedObjectContext === self
                 && object.entity === entity
             {
-                if let typed = object as? T, try evaluate(typed) { matches.append(typed) }
+                if let typed = object as? T, try evaluate(typed) { accept(typed) }
             }
         }
-        return matches
+        return (matches, count)
     }
 
     /// Sorts by the request's descriptors, then by key; with a small window only the first
