@@ -1,6 +1,10 @@
 import ObjectLogStore
 
 /// One entity of a model: a ``ManagedObject`` subclass, its tag and its properties.
+///
+/// Entity descriptions are immutable once their model is built.
+// The `nonisolated(unsafe)` properties below are written only while `ManagedObjectModel.init`
+// builds the model, before the description is shared; afterwards they are only read.
 public final class EntityDescription: Sendable, CustomStringConvertible {
     /// The entity name.
     public let name: String

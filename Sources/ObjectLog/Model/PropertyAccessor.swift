@@ -19,6 +19,8 @@ struct BlobSink {
 /// Reads and writes one property of every object of an entity through its field offset.
 ///
 /// Accessors are made once per entity when the model is built and are immutable afterwards.
+// `@unchecked Sendable`: the few `var`s (index, attribute info, resolved inverse and
+// destination) are set while `ManagedObjectModel.init` runs, before the model is shared.
 class PropertyAccessor: @unchecked Sendable {
     /// The property name (the declared name, without the wrapper's underscore).
     let name: String
