@@ -245,6 +245,8 @@ package struct LogScanner {
             return nil
         case .commit:
             return CommitPayload(payload) == nil ? "malformed commit record" : nil
+        case .padding:
+            return nil
         }
     }
 

@@ -179,7 +179,7 @@ public struct StoreInspection: Sendable {
                     case .metadata:
                         metadataOffset = record.offset
                         changedMetadata = true
-                    case .commit:
+                    case .commit, .padding:
                         break
                     }
                 }
