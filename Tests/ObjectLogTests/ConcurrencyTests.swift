@@ -123,3 +123,31 @@ struct ConcurrencyTests {
         #expect(try first.count(FetchRequest<Tag>()) == 0)
     }
 }
+
+@Suite("Background contexts")
+struct BackgroundContextTests {
+    @Test("perform keeps one context across calls and its saves reach other contexts")
+    func perform() async throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let background = container.newBackgroundContext()
+        let id = try await background.perform { context in
+            let tag = Tag(context: context)
+            tag.label = "first"
+            try context.save()
+            return tag.objectID
+        }
+        let registered = await background.perform { context in
+            context.registeredObjects.map(\.objectID)
+        }
+        #expect(registered == [id])
+        let label = try await background.perform { context in
+            let tag = try context.existingObject(with: id) as? Tag
+            tag?.label = "second"
+            try context.save()
+            return tag?.label
+        }
+        #expect(label == "second")
+        let reader = container.newContext()
+        #expect((try reader.existingObject(with: id) as? Tag)?.label == "second")
+    }
+}

@@ -201,3 +201,52 @@ struct ContextTests {
         #expect(Set(loaded.map(\.state.count)) == [3, ExternalStorage.minimumByteCount])
     }
 }
+
+@Suite("Lazily loaded external data")
+struct LazyExternalDataTests {
+    @Test("external data is read on first access only, and survives saves that do not read it")
+    func lazyLoading() throws {
+        let directory = TemporaryDirectory()
+        let state = Data(
+            (0..<(ExternalStorage.minimumByteCount * 2)).map { UInt8(truncatingIfNeeded: $0) }
+        )
+        let id: ObjectID
+        do {
+            let container = try makeContainer(directory)
+            let context = container.newContext()
+            let snapshot = Snapshot(context: context)
+            snapshot.state = state
+            snapshot.step = 1
+            id = snapshot.objectID
+            try context.save()
+            try container.close()
+        }
+        do {
+            let container = try makeContainer(directory)
+            let context = container.newContext()
+            let snapshot = try #require(try context.existingObject(with: id) as? Snapshot)
+            #expect(snapshot.step == 1)
+            #expect(
+                context.externalReferences.count == 1,
+                "the blob is not read with the other values"
+            )
+            snapshot.step = 2
+            #expect(Array(context.changedValues(of: snapshot).keys) == ["step"])
+            try context.save()
+            #expect(context.externalReferences.count == 1)
+            let predicate = try context.fetch(
+                FetchRequest<Snapshot>(predicate: #Predicate { $0.step > 5 })
+            )
+            #expect(predicate.isEmpty)
+            #expect(snapshot.state == state)
+            #expect(context.externalReferences.isEmpty)
+            try container.close()
+        }
+        let container = try makeContainer(directory)
+        let context = container.newContext()
+        let snapshot = try #require(try context.existingObject(with: id) as? Snapshot)
+        #expect(snapshot.step == 2)
+        #expect(snapshot.state == state)
+        #expect(try container.coordinator.store.blobFiles().count == 1)
+    }
+}

@@ -16,7 +16,10 @@ struct MetadataTests {
             #expect(container.metadata["theme"] == .string("dark"))
             #expect(try PersistentContainer.metadataForStore(at: path)["theme"] == nil)
             do {
-                try container.setMetadata(.string("x"), forKey: PersistentStoreCoordinator.modelHashKey)
+                try container.setMetadata(
+                    .string("x"),
+                    forKey: PersistentStoreCoordinator.modelHashKey
+                )
                 Issue.record("reserved keys must be refused")
             } catch {
                 #expect(error.code == .invalidArgument)
@@ -107,10 +110,26 @@ struct MetadataTests {
         try context.save()
         context.delete(doomed)
         try context.save()
-        #expect(events == ["will", "change", "did", "will", "change", "did", "will", "change", "did"])
+        #expect(
+            events == ["will", "change", "did", "will", "change", "did", "will", "change", "did"]
+        )
         #expect(saved[0].inserted == [cell.objectID])
         #expect(saved[1].updated == [cell.objectID] && saved[1].inserted == [doomed.objectID])
         #expect(saved[2].deleted == [doomed.objectID])
         #expect(saved[2].transactionNumber ?? 0 > saved[1].transactionNumber ?? .max)
+    }
+}
+
+@Suite("Types re-exported for users of ObjectLog alone")
+struct ReexportTests {
+    @Test("metadata and store option types are reachable through ObjectLog")
+    func names() throws {
+        let value: ObjectLog.MetadataValue = .array([.integer(1), .string("a")])
+        var options = ObjectLog.StoreOptions.inMemory
+        options.durable = false
+        let container = try PersistentContainer(path: "x", for: [Tag.self], options: options)
+        try container.setMetadata(value, forKey: "list")
+        let metadata: ObjectLog.Metadata = container.metadata
+        #expect(metadata["list"] == value)
     }
 }

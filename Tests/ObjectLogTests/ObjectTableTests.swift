@@ -5,7 +5,10 @@ import Testing
 
 @Suite("Context registry table")
 struct ObjectTableTests {
-    @Test("random inserts, replacements and removals agree with a Dictionary", arguments: [11, 12, 13] as [UInt64])
+    @Test(
+        "random inserts, replacements and removals agree with a Dictionary",
+        arguments: [11, 12, 13] as [UInt64]
+    )
     func agreesWithDictionary(seed: UInt64) {
         var generator = SeededGenerator(seed: seed)
         var table = ObjectTable()
@@ -23,11 +26,17 @@ struct ObjectTableTests {
             }
             if step.isMultiple(of: 997) {
                 for probe in 1...3_000 as ClosedRange<ObjectKey> {
-                    #expect(table[probe] === reference[probe], "seed \(seed) step \(step) key \(probe)")
+                    #expect(
+                        table[probe] === reference[probe],
+                        "seed \(seed) step \(step) key \(probe)"
+                    )
                 }
             }
         }
         #expect(table.count == reference.count)
-        #expect(Set(table.allObjects.map(ObjectIdentifier.init)) == Set(reference.values.map(ObjectIdentifier.init)))
+        #expect(
+            Set(table.allObjects.map(ObjectIdentifier.init))
+                == Set(reference.values.map(ObjectIdentifier.init))
+        )
     }
 }

@@ -35,7 +35,9 @@ struct RelationshipTests {
         }
         let container = try makeContainer(directory)
         let context = container.newContext()
-        let configuration = try #require(try context.existingObject(with: configurationID) as? Configuration)
+        let configuration = try #require(
+            try context.existingObject(with: configurationID) as? Configuration
+        )
         #expect(configuration.snapshots.map(\.step) == [1])
         #expect(configuration.snapshots.first?.configuration === configuration)
     }
@@ -134,7 +136,9 @@ struct RelationshipTests {
         #expect(loaded.notes.allSatisfy { $0.folder === loaded })
     }
 
-    @Test("unique attributes and compound constraints fail the save with entity, attributes and objects")
+    @Test(
+        "unique attributes and compound constraints fail the save with entity, attributes and objects"
+    )
     func uniqueness() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)
         let context = container.newContext()

@@ -6,7 +6,8 @@ final class TemporaryDirectory {
     let path: String
 
     init() {
-        path = FileManager.default.temporaryDirectory.path + "/objectlog-engine-" + UUID().uuidString
+        path =
+            FileManager.default.temporaryDirectory.path + "/objectlog-engine-" + UUID().uuidString
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
@@ -96,7 +97,10 @@ let testEntities: [ManagedObject.Type] = [
     Configuration.self, Snapshot.self, Folder.self, Note.self, Tag.self, Cell.self,
 ]
 
-func makeContainer(_ directory: TemporaryDirectory, name: String = "test.objectlog") throws
+func makeContainer(
+    _ directory: TemporaryDirectory,
+    name: String = "test.objectlog"
+) throws
     -> PersistentContainer
 {
     try PersistentContainer(path: directory.file(name), for: testEntities)

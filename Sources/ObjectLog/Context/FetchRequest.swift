@@ -25,6 +25,11 @@ public struct FetchRequest<Result: ManagedObject> {
     public var fetchOffset: Int
     /// Whether unsaved inserts, changes and deletes of the context count.
     public var includesPendingChanges: Bool
+    /// Whether objects without a predicate or sort come back as faults (the default).
+    ///
+    /// Set it to `false` when you will read every result: the objects are then decoded in one
+    /// sequential pass over the log instead of one read per object on first access.
+    public var returnsObjectsAsFaults: Bool
 
     /// Creates a request.
     /// - Parameters:
@@ -43,5 +48,6 @@ public struct FetchRequest<Result: ManagedObject> {
         self.fetchLimit = fetchLimit
         self.fetchOffset = fetchOffset
         self.includesPendingChanges = true
+        self.returnsObjectsAsFaults = true
     }
 }

@@ -20,52 +20,69 @@ extension ManagedObjectContext {
         let deleted = Array(deletedMap.values)
         try validate(inserted: inserted, updated: updated, deleted: deleted)
 
-        var changes: [PersistentStoreCoordinator.Change] = []
-        changes.reserveCapacity(inserted.count + updated.count + deleted.count)
+        var transaction = Transaction()
+        var lockChecks: [PersistentStoreCoordinator.LockCheck] = []
+        lockChecks.reserveCapacity(updated.count + deleted.count)
+        var uniqueChanges: [PersistentStoreCoordinator.UniqueChange] = []
         var writer = PayloadWriter()
         for (objects, isInsert) in [(inserted, true), (updated, false)] {
             for object in objects {
                 guard let entity = object.entity else { continue }
                 writer.removeAll()
-                var sink = BlobSink(store: store)
+                var sink = BlobSink(store: store, context: self)
                 try ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
-                changes.append(
-                    PersistentStoreCoordinator.Change(
-                        key: object.key,
-                        entity: entity,
-                        payload: writer.bytes,
-                        blobs: sink.blobs,
-                        isInsert: isInsert,
-                        isDelete: false,
-                        expectedOffset: object.loadedRecordOffset,
-                        offsetBound: object.recordOffsetBound,
-                        uniqueValues: entity.uniquenessConstraints.map {
-                            ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
-                        }
-                    )
+                transaction.put(
+                    key: object.key,
+                    entity: entity.tag,
+                    payload: writer.bytes,
+                    blobs: sink.blobs,
+                    isInsert: isInsert
                 )
+                if !isInsert {
+                    lockChecks.append(
+                        .init(
+                            key: object.key,
+                            expectedOffset: object.loadedRecordOffset,
+                            offsetBound: object.recordOffsetBound
+                        )
+                    )
+                }
+                if !entity.uniquenessConstraints.isEmpty {
+                    uniqueChanges.append(
+                        .init(
+                            key: object.key,
+                            entity: entity,
+                            isDelete: false,
+                            values: entity.uniquenessConstraints.map {
+                                ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
+                            }
+                        )
+                    )
+                }
             }
         }
         for object in deleted {
             guard let entity = object.entity else { continue }
-            changes.append(
-                PersistentStoreCoordinator.Change(
+            transaction.delete(key: object.key, entity: entity.tag)
+            lockChecks.append(
+                .init(
                     key: object.key,
-                    entity: entity,
-                    payload: [],
-                    blobs: [],
-                    isInsert: false,
-                    isDelete: true,
                     expectedOffset: object.loadedRecordOffset,
-                    offsetBound: object.recordOffsetBound,
-                    uniqueValues: []
+                    offsetBound: object.recordOffsetBound
                 )
             )
+            if !entity.uniquenessConstraints.isEmpty {
+                uniqueChanges.append(
+                    .init(key: object.key, entity: entity, isDelete: true, values: [])
+                )
+            }
         }
-        let known = registry
         let (info, endOffset, conflicts) = try coordinator.commit(
-            changes,
-            objectIDs: { key in known[key]?.objectID ?? ObjectID(entityName: "?", key: key) },
+            transaction,
+            lockChecks: lockChecks,
+            uniqueChanges: uniqueChanges,
+            objectIDs: { key in self.registry[key]?.objectID ?? ObjectID(entityName: "?", key: key)
+            },
             policy: mergePolicy
         )
         let skipped = Set(conflicts)
@@ -85,7 +102,7 @@ extension ManagedObjectContext {
             object.lifecycle = []
             object.loadedRecordOffset = 0
             object.recordOffsetBound = commitOffset
-            if !object.isFault { object.accessState = .tracksUpdates }
+            if !object.isFault { object.accessState.insert(.tracksUpdates) }
             updatedMap[object.key] = nil
             snapshots[object.key] = nil
             saved.updated.append(object.objectID)
@@ -126,7 +143,9 @@ extension ManagedObjectContext {
         var errors: [ObjectLogError] = []
         for objects in [inserted, updated] {
             for object in objects {
-                guard let entity = object.entity, !entity.relationshipAccessors.isEmpty else { continue }
+                guard let entity = object.entity, !entity.relationshipAccessors.isEmpty else {
+                    continue
+                }
                 for (index, accessor) in entity.relationshipAccessors.enumerated() {
                     let rule = entity.rules[index]
                     let count = accessor.keys(of: object).count
@@ -161,7 +180,9 @@ extension ManagedObjectContext {
             for (index, accessor) in entity.relationshipAccessors.enumerated()
             where entity.rules[index].deleteRule == .deny {
                 let remaining = accessor.keys(of: object).filter { key in
-                    guard let destination = registry[key] else { return store.location(of: key) != nil }
+                    guard let destination = registry[key] else {
+                        return store.location(of: key) != nil
+                    }
                     return !destination.isDeleted
                 }
                 if !remaining.isEmpty {

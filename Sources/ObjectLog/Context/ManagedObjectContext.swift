@@ -39,6 +39,8 @@ public final class ManagedObjectContext {
     var deletedMap: [ObjectKey: ManagedObject] = [:]
     /// Payloads of updated objects as they were before their first change.
     var snapshots: [ObjectKey: [UInt8]] = [:]
+    /// Blob references of external data that has not been read yet.
+    var externalReferences: [ExternalDataKey: (blob: BlobID, byteCount: Int)] = [:]
     private var lastInsertedEntity: EntityDescription?
     private var nextKey: ObjectKey = 1
     private var lastKey: ObjectKey = 0
@@ -200,7 +202,8 @@ public final class ManagedObjectContext {
     /// The registered object with a key, or a fault if the store has it.
     func registeredObject(forKey key: ObjectKey) -> ManagedObject? {
         if let registered = registry[key] { return registered }
-        guard let location = store.location(of: key), let entity = model.entity(tag: location.entity)
+        guard let location = store.location(of: key),
+            let entity = model.entity(tag: location.entity)
         else { return nil }
         return makeFault(key: key, entity: entity)
     }
@@ -236,9 +239,48 @@ public final class ManagedObjectContext {
                 &reader,
                 into: object,
                 entity: entity,
-                source: RecordSource(store: store, key: object.key)
+                source: RecordSource(store: store, key: object.key, context: self)
             )
         }
+    }
+
+    // MARK: - Lazily loaded external data
+
+    /// Remembers where unread external data of an object lives.
+    func recordExternalReference(
+        _ blob: BlobID,
+        byteCount: Int,
+        of object: ManagedObject,
+        propertyIndex: Int
+    ) {
+        externalReferences[ExternalDataKey(key: object.key, propertyIndex: propertyIndex)] = (
+            blob, byteCount
+        )
+    }
+
+    /// The blob reference of unread external data.
+    func externalReference(
+        of object: ManagedObject,
+        propertyIndex: Int
+    ) -> (
+        blob: BlobID, byteCount: Int
+    )? {
+        externalReferences[ExternalDataKey(key: object.key, propertyIndex: propertyIndex)]
+    }
+
+    /// Drops the unread external data references of an object that was only looked at.
+    func forgetExternalReferences(ofKey key: ObjectKey, entity: EntityDescription) {
+        for accessor in entity.accessors
+        where accessor.attribute?.options.contains(.externalStorage) == true {
+            externalReferences[ExternalDataKey(key: key, propertyIndex: accessor.index)] = nil
+        }
+    }
+
+    /// Reads external data on first access; `nil` if its blob cannot be read.
+    func loadExternalData(of object: ManagedObject, propertyIndex: Int) -> Data? {
+        let key = ExternalDataKey(key: object.key, propertyIndex: propertyIndex)
+        guard let reference = externalReferences.removeValue(forKey: key) else { return nil }
+        return try? store.readBlob(reference.blob)
     }
 
     /// Loads a fault and records that a saved object is about to change.
@@ -255,7 +297,7 @@ public final class ManagedObjectContext {
         }
         if snapshots[object.key] == nil {
             var writer = PayloadWriter()
-            var sink = BlobSink(store: nil)
+            var sink = BlobSink(store: nil, context: self)
             try? ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
             snapshots[object.key] = writer.bytes
         }
@@ -271,15 +313,21 @@ public final class ManagedObjectContext {
         }
         guard let snapshot = snapshots[object.key] else { return [:] }
         let committed = entity.objectType.init()
+        committed.key = object.key
         let decoded: Void? = snapshot.withUnsafeBytes { buffer in
             var reader = PayloadReader(buffer)
-            return try? ObjectDecoder.decode(&reader, into: committed, entity: entity, source: nil)
+            return try? ObjectDecoder.decode(
+                &reader,
+                into: committed,
+                entity: entity,
+                source: RecordSource(store: store, key: object.key, context: self)
+            )
         }
         guard decoded != nil else { return [:] }
         var values: [String: Any] = [:]
         for accessor in entity.accessors
-        where ObjectEncoder.encodedValue(of: object, accessor: accessor)
-            != ObjectEncoder.encodedValue(of: committed, accessor: accessor)
+        where ObjectEncoder.encodedValue(of: object, accessor: accessor, context: self)
+            != ObjectEncoder.encodedValue(of: committed, accessor: accessor, context: self)
         {
             values[accessor.name] = accessor.value(of: object)
         }
@@ -287,10 +335,15 @@ public final class ManagedObjectContext {
     }
 
     /// The last saved values of an object's properties (relationships as object keys).
+    ///
     /// - Parameters:
     ///   - object: A registered object.
     ///   - keys: Property names, or `nil` for all.
-    public func committedValues(of object: ManagedObject, forKeys keys: [String]? = nil) -> [String: Any] {
+    /// - Returns: Property names to saved values; empty for inserted objects.
+    public func committedValues(
+        of object: ManagedObject,
+        forKeys keys: [String]? = nil
+    ) -> [String: Any] {
         guard let entity = object.entity, !object.isInserted else { return [:] }
         let payload: [UInt8]
         if let snapshot = snapshots[object.key] {
@@ -302,11 +355,12 @@ public final class ManagedObjectContext {
         }
         let values = payload.withUnsafeBytes { buffer in
             var reader = PayloadReader(buffer)
-            return (try? ObjectDecoder.decodeValues(
-                &reader,
-                entity: entity,
-                source: RecordSource(store: store, key: object.key)
-            )) ?? [:]
+            return
+                (try? ObjectDecoder.decodeValues(
+                    &reader,
+                    entity: entity,
+                    source: RecordSource(store: store, key: object.key)
+                )) ?? [:]
         }
         guard let keys else { return values }
         return values.filter { keys.contains($0.key) }
@@ -354,6 +408,7 @@ public final class ManagedObjectContext {
         updatedMap = [:]
         deletedMap = [:]
         snapshots = [:]
+        externalReferences = [:]
     }
 
     /// Reloads an object from the store.
@@ -375,7 +430,9 @@ public final class ManagedObjectContext {
         }
         let fresh = entity.objectType.init()
         fresh.entity = entity
-        guard let location = store.location(of: object.key), let record = try? store.readObject(object.key)
+        fresh.key = object.key
+        guard let location = store.location(of: object.key),
+            let record = try? store.readObject(object.key)
         else { return }
         let decoded: Void? = record.payload.withUnsafeBytes { buffer in
             var reader = PayloadReader(buffer)
@@ -383,7 +440,7 @@ public final class ManagedObjectContext {
                 &reader,
                 into: fresh,
                 entity: entity,
-                source: RecordSource(store: store, key: object.key)
+                source: RecordSource(store: store, key: object.key, context: self)
             )
         }
         guard decoded != nil else { return }
@@ -391,7 +448,7 @@ public final class ManagedObjectContext {
             accessor.copy(from: fresh, to: object)
         }
         var writer = PayloadWriter()
-        var sink = BlobSink(store: nil)
+        var sink = BlobSink(store: nil, context: self)
         try? ObjectEncoder.encode(fresh, entity: entity, to: &writer, blobs: &sink)
         snapshots[object.key] = writer.bytes
         object.loadedRecordOffset = location.offset
@@ -476,4 +533,10 @@ public final class ManagedObjectContext {
         }
         if !merged.isEmpty { post(objectsDidChange: merged) }
     }
+}
+
+/// Identifies a property of an object whose external data is not loaded yet.
+struct ExternalDataKey: Hashable {
+    var key: ObjectKey
+    var propertyIndex: Int
 }

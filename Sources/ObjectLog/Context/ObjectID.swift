@@ -5,7 +5,7 @@ import ObjectLogStore
 /// Object IDs are `Sendable`: pass them between contexts and tasks, and turn them back into
 /// objects with ``ManagedObjectContext/object(with:)`` or
 /// ``ManagedObjectContext/existingObject(with:)``. An object that was never inserted has the key 0.
-public struct ObjectID: Hashable, Sendable, CustomStringConvertible, Comparable {
+public struct ObjectID: Hashable, Sendable, Codable, CustomStringConvertible, Comparable {
     /// The name of the object's entity.
     public let entityName: String
     /// The object's key in the store (never reused).

@@ -2,28 +2,28 @@ import ObjectLogStore
 
 /// The registry of a context: object keys to objects, in an open-addressing hash table.
 ///
-/// Keys are unique non-zero integers handed out in sequence, so a multiplicative (Fibonacci)
-/// hash spreads them well; this is several times cheaper than `Dictionary`'s seeded SipHash,
-/// and the registry is touched for every inserted and fetched object. Linear probing with
-/// backward-shift deletion keeps lookups short without tombstones.
+/// Keys are unique non-zero integers handed out in ascending runs, so the low bits of the key
+/// are a collision-free slot for a run and consecutive objects land in consecutive slots,
+/// which keeps a bulk insert or fetch cache-friendly. This is several times cheaper than
+/// `Dictionary`'s seeded SipHash, and the registry is touched for every inserted and fetched
+/// object. Linear probing with backward-shift deletion keeps lookups short without
+/// tombstones.
 struct ObjectTable {
     private var keys: [ObjectKey]
     private var objects: [ManagedObject?]
-    private var shift: UInt64
     /// The number of registered objects.
     private(set) var count = 0
 
     init() {
         keys = Array(repeating: 0, count: 16)
         objects = Array(repeating: nil, count: 16)
-        shift = 64 - 4
     }
 
     private var mask: Int { keys.count - 1 }
 
     @inline(__always)
     private func slot(for key: ObjectKey) -> Int {
-        Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift)
+        Int(truncatingIfNeeded: key ^ (key >> 32)) & mask
     }
 
     /// The object with a key; assigning `nil` removes it.
@@ -100,7 +100,6 @@ struct ObjectTable {
         let oldObjects = objects
         keys = Array(repeating: 0, count: oldKeys.count * 2)
         objects = Array(repeating: nil, count: oldKeys.count * 2)
-        shift -= 1
         count = 0
         for index in oldKeys.indices where oldKeys[index] != 0 {
             if let object = oldObjects[index] { insert(object, for: oldKeys[index]) }

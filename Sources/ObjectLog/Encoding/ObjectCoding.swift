@@ -18,7 +18,11 @@ enum ObjectEncoder {
 
     /// The concatenated encodings of a uniqueness group's attributes (self-delimiting, so equal
     /// bytes mean equal values).
-    static func uniqueValue(of object: ManagedObject, group: [Int], entity: EntityDescription) -> [UInt8] {
+    static func uniqueValue(
+        of object: ManagedObject,
+        group: [Int],
+        entity: EntityDescription
+    ) -> [UInt8] {
         var writer = PayloadWriter()
         var sink = BlobSink(store: nil)
         for index in group {
@@ -28,9 +32,13 @@ enum ObjectEncoder {
     }
 
     /// The encoding of one property (to compare values).
-    static func encodedValue(of object: ManagedObject, accessor: PropertyAccessor) -> [UInt8] {
+    static func encodedValue(
+        of object: ManagedObject,
+        accessor: PropertyAccessor,
+        context: ManagedObjectContext?
+    ) -> [UInt8] {
         var writer = PayloadWriter()
-        var sink = BlobSink(store: nil)
+        var sink = BlobSink(store: nil, context: context)
         try? accessor.encode(object, to: &writer, blobs: &sink)
         return writer.bytes
     }
@@ -45,7 +53,8 @@ enum ObjectDecoder {
         entity: EntityDescription,
         source: RecordSource?
     ) throws(ObjectLogError) {
-        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint() }
+        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint()
+        }
         guard count == UInt64(entity.accessors.count) else {
             throw ObjectLogError(
                 .corrupt,
@@ -63,7 +72,8 @@ enum ObjectDecoder {
         entity: EntityDescription,
         source: RecordSource?
     ) throws(ObjectLogError) -> [String: Any] {
-        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint() }
+        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint()
+        }
         guard count == UInt64(entity.accessors.count) else {
             throw ObjectLogError(.corrupt, "payload of \(entity.name) has \(count) properties")
         }

@@ -34,7 +34,9 @@ public struct PayloadReader {
             guard offset < buffer.count else { throw PayloadError.truncated(offset: offset) }
             let byte = buffer[offset]
             offset += 1
-            guard shift < 64 else { throw PayloadError.malformed(offset: offset, "varint too long") }
+            guard shift < 64 else {
+                throw PayloadError.malformed(offset: offset, "varint too long")
+            }
             result |= UInt64(byte & 0x7F) << shift
             if byte < 0x80 { return result }
             shift += 7

@@ -126,7 +126,10 @@ public final class StoreInspector: Sendable {
     public func object(key: ObjectKey) throws(ObjectLogError) -> GenericObject? {
         guard let location = store.location(of: key) else { return nil }
         guard let entity = schema.entity(tag: location.entity) else {
-            throw ObjectLogError(.corrupt, "object #\(key) has unknown entity tag \(location.entity)")
+            throw ObjectLogError(
+                .corrupt,
+                "object #\(key) has unknown entity tag \(location.entity)"
+            )
         }
         let record: (payload: [UInt8], blobs: [BlobID])?
         do {

@@ -107,7 +107,9 @@ public enum StoredValue: Sendable, Hashable, CustomStringConvertible {
                     throw .malformed(offset: start, "blob ID")
                 }
                 let count = try reader.readVarint()
-                guard count <= UInt64(Int.max) else { throw .malformed(offset: start, "blob length") }
+                guard count <= UInt64(Int.max) else {
+                    throw .malformed(offset: start, "blob length")
+                }
                 return .externalData(id, byteCount: Int(count))
             case let mode: throw .malformed(offset: reader.offset - 1, "storage mode \(mode)")
             }

@@ -47,6 +47,9 @@ public struct Attribute<Value> {
     let options: AttributeOptions
     /// Whether `Value` conforms to ``AttributeValue`` (otherwise it is `Codable` only).
     let isNative: Bool
+    /// For external data not loaded yet: the property's payload index plus one, else 0.
+    @usableFromInline
+    var pendingExternal: UInt16 = 0
 
     /// Declares an attribute stored natively.
     /// - Parameters:
@@ -69,7 +72,11 @@ public struct Attribute<Value> {
     }
 
     /// Unavailable: attributes are only for properties of ``ManagedObject`` subclasses.
-    @available(*, unavailable, message: "@Attribute is only for properties of ManagedObject subclasses")
+    @available(
+        *,
+        unavailable,
+        message: "@Attribute is only for properties of ManagedObject subclasses"
+    )
     public var wrappedValue: Value {
         get { fatalError("unavailable") }
         set { fatalError("unavailable") }
@@ -83,12 +90,56 @@ public struct Attribute<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
     ) -> Value {
         get {
-            object.prepareRead(storageKeyPath)
+            if object.accessState.rawValue & AccessState.readBits != 0 {
+                readSlowly(object, wrappedKeyPath, storageKeyPath)
+            }
             return object[keyPath: storageKeyPath].value
         }
         set {
-            object.prepareWrite()
+            if object.accessState.rawValue != 0 { writeSlowly(object, storageKeyPath) }
             object[keyPath: storageKeyPath].value = newValue
+        }
+    }
+
+    /// Loads a fault, and external data that is read for the first time.
+    @usableFromInline
+    static func readSlowly<Object: ManagedObject>(
+        _ object: Object,
+        _ wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        _ storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
+    ) {
+        object.willRead(storageKeyPath)
+        if let probe = object.probe {
+            probe.wrapped = wrappedKeyPath
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            // A key path to a stored class property projects the property in place, so this
+            // is the wrapper's address; if it ever were a temporary, no accessor would have
+            // the offset and the caller would not use it.
+            probe.offset = withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) {
+                UnsafeRawPointer($0) - base
+            }
+            return
+        }
+        guard object.accessState.contains(.pendingExternal) else { return }
+        let pending = object[keyPath: storageKeyPath].pendingExternal
+        guard pending != 0 else { return }
+        object[keyPath: storageKeyPath].pendingExternal = 0
+        let data = object.managedObjectContext?.loadExternalData(
+            of: object,
+            propertyIndex: Int(pending) - 1
+        )
+        if let value = data as? Value { object[keyPath: storageKeyPath].value = value }
+    }
+
+    /// Loads a fault and records the change; a new value replaces unloaded external data.
+    @usableFromInline
+    static func writeSlowly<Object: ManagedObject>(
+        _ object: Object,
+        _ storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
+    ) {
+        object.willWrite()
+        if object.accessState.contains(.pendingExternal) {
+            object[keyPath: storageKeyPath].pendingExternal = 0
         }
     }
 }

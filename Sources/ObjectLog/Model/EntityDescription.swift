@@ -1,6 +1,10 @@
 import ObjectLogStore
 
 /// One entity of a model: a ``ManagedObject`` subclass, its tag and its properties.
+///
+/// Entity descriptions are immutable once their model is built.
+// The `nonisolated(unsafe)` properties below are written only while `ManagedObjectModel.init`
+// builds the model, before the description is shared; afterwards they are only read.
 public final class EntityDescription: Sendable, CustomStringConvertible {
     /// The entity name.
     public let name: String
@@ -10,6 +14,8 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     let objectType: ManagedObject.Type
     /// Persistent properties in payload order.
     let accessors: [PropertyAccessor]
+    /// Whether some attribute has external storage.
+    let hasExternalData: Bool
     /// The relationships among ``accessors``.
     let relationshipAccessors: [RelationshipAccessor]
     /// Relationship accessors by their wrapper's storage key path, learnt by probing inverses.
@@ -17,19 +23,34 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// The declared inverse key path of each relationship, parallel to ``relationshipAccessors``.
     nonisolated(unsafe) var declaredInverses: [AnyKeyPath?] = []
     /// Delete rules and counts, parallel to ``relationshipAccessors``.
-    nonisolated(unsafe) var rules: [(deleteRule: DeleteRule, minimumCount: Int, maximumCount: Int)] = []
+    nonisolated(unsafe) var rules:
+        [(deleteRule: DeleteRule, minimumCount: Int, maximumCount: Int)] = []
     /// Accessor indices of each uniqueness constraint.
     nonisolated(unsafe) var uniquenessConstraints: [[Int]] = []
     /// The stored description of the entity.
     nonisolated(unsafe) public internal(set) var schema: ModelSchema.Entity
 
-    init(name: String, tag: EntityTag, objectType: ManagedObject.Type, accessors: [PropertyAccessor]) {
+    init(
+        name: String,
+        tag: EntityTag,
+        objectType: ManagedObject.Type,
+        accessors: [PropertyAccessor]
+    ) {
         self.name = name
         self.tag = tag
         self.objectType = objectType
         self.accessors = accessors
+        for (index, accessor) in accessors.enumerated() { accessor.index = index }
+        self.hasExternalData = accessors.contains {
+            $0.attribute?.options.contains(.externalStorage) == true
+        }
         self.relationshipAccessors = accessors.compactMap { $0 as? RelationshipAccessor }
-        self.schema = ModelSchema.Entity(name: name, tag: tag, properties: [], uniquenessConstraints: [])
+        self.schema = ModelSchema.Entity(
+            name: name,
+            tag: tag,
+            properties: [],
+            uniquenessConstraints: []
+        )
     }
 
     /// The names of the entity's persistent attributes, in payload order.

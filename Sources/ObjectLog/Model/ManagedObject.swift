@@ -38,7 +38,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// offset (a save's commit offset, or the log's end before a scan).
     var recordOffsetBound: UInt64 = 0
     /// Set while the model is probing an inverse key path.
-    var probedStorage: AnyKeyPath?
+    var probe: Probe?
 
     /// Creates an object that belongs to no context yet; insert it with
     /// ``ManagedObjectContext/insert(_:)``.
@@ -73,7 +73,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether the object was deleted and the deletion is not saved yet.
     public var isDeleted: Bool { lifecycle.contains(.deleted) }
     /// Whether the object is inserted, updated or deleted.
-    public var hasChanges: Bool { !lifecycle.intersection([.inserted, .updated, .deleted]).isEmpty }
+    public var hasChanges: Bool {
+        !lifecycle.intersection([.inserted, .updated, .deleted]).isEmpty
+    }
 
     /// Called once, just after the object is inserted into a context.
     open func awakeFromInsert() {}
@@ -99,7 +101,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Runs before a wrapped property is read: loads a fault.
     @inlinable
     final func prepareRead(_ storage: AnyKeyPath) {
-        if accessState.rawValue != 0 { willRead(storage) }
+        if accessState.rawValue & AccessState.readBits != 0 { willRead(storage) }
     }
 
     /// Runs before a wrapped property is written: loads a fault and records the change.
@@ -112,7 +114,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @usableFromInline
     final func willRead(_ storage: AnyKeyPath) {
         if accessState.contains(.probing) {
-            probedStorage = storage
+            probe?.storage = storage
+            probe?.reads += 1
             return
         }
         if accessState.contains(.fault) { fireFault() }
@@ -121,6 +124,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Runs before a wrapped property is written when ``accessState`` is not empty.
     @usableFromInline
     final func willWrite() {
+        if accessState.contains(.probing) { return }
         if accessState.contains(.fault) { fireFault() }
         if accessState.contains(.tracksUpdates) {
             accessState.remove(.tracksUpdates)
@@ -149,6 +153,11 @@ struct AccessState: OptionSet, Sendable {
     static let tracksUpdates = AccessState(rawValue: 2)
     /// Reads record their storage key path (model discovery).
     static let probing = AccessState(rawValue: 4)
+    /// Some external data is loaded only when first read.
+    static let pendingExternal = AccessState(rawValue: 8)
+    /// The bits a read must act on (a clean object's reads stay on the fast path).
+    @usableFromInline
+    static let readBits: UInt8 = 1 | 4 | 8
 }
 
 /// Where an object is in its context's unit of work.
@@ -157,4 +166,16 @@ struct Lifecycle: OptionSet, Sendable {
     static let inserted = Lifecycle(rawValue: 1)
     static let updated = Lifecycle(rawValue: 2)
     static let deleted = Lifecycle(rawValue: 4)
+}
+
+/// What a read of a prototype in probing mode revealed about a key path.
+final class Probe {
+    /// The storage key path of the last wrapper read.
+    var storage: AnyKeyPath?
+    /// The wrapped-property key path of the last attribute read.
+    var wrapped: AnyKeyPath?
+    /// The byte offset in the object of the last attribute wrapper read.
+    var offset: Int?
+    /// How many wrapped properties were read.
+    var reads = 0
 }

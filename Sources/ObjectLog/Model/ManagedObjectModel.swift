@@ -1,5 +1,5 @@
-@_spi(Reflection) import Swift
 import ObjectLogStore
+@_spi(Reflection) import Swift
 
 /// The entities of an application, discovered from their classes.
 ///
@@ -92,10 +92,16 @@ public final class ManagedObjectModel: Sendable {
             offset,
             fieldType,
             _ in
-            guard let wrapper = fieldType as? any PropertyWrapperDescribing.Type else { return true }
+            guard let wrapper = fieldType as? any PropertyWrapperDescribing.Type else {
+                return true
+            }
             var propertyName = String(cString: name)
             if propertyName.hasPrefix("_") { propertyName.removeFirst() }
-            let accessor = wrapper.makeAccessor(name: propertyName, offset: offset, prototype: prototype)
+            let accessor = wrapper.makeAccessor(
+                name: propertyName,
+                offset: offset,
+                prototype: prototype
+            )
             if let attribute = accessor.attribute, attribute.options.contains(.transient) {
                 return true
             }
@@ -129,7 +135,8 @@ public final class ManagedObjectModel: Sendable {
                     let destination = accessor.destination,
                     let destinationPrototype = prototypes[ObjectIdentifier(destination.objectType)]
                 else { continue }
-                guard let inverse = probe(inversePath, on: destinationPrototype, of: destination) else {
+                guard let inverse = probe(inversePath, on: destinationPrototype, of: destination)
+                else {
                     throw ObjectLogError(
                         .invalidModel,
                         "the inverse of '\(entity.name).\(accessor.name)' is not a relationship"
@@ -173,13 +180,15 @@ public final class ManagedObjectModel: Sendable {
             accessor.mark(prototype, with: ObjectKey(index + 1))
         }
         prototype.accessState = .probing
-        prototype.probedStorage = nil
+        let probe = Probe()
+        prototype.probe = probe
         _ = prototype[keyPath: path]
         prototype.accessState = []
         defer {
             for accessor in entity.relationshipAccessors { accessor.mark(prototype, with: 0) }
         }
-        guard let storage = prototype.probedStorage,
+        prototype.probe = nil
+        guard let storage = probe.storage,
             let wrapper = prototype[keyPath: storage] as? any RelationshipStorage
         else { return nil }
         let marker = Int(wrapper.probeMarker)

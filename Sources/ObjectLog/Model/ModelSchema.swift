@@ -29,7 +29,12 @@ public struct ModelSchema: Codable, Sendable, Hashable {
         public var uniquenessConstraints: [[String]]
 
         /// Creates an entity description.
-        public init(name: String, tag: UInt32, properties: [Property], uniquenessConstraints: [[String]]) {
+        public init(
+            name: String,
+            tag: UInt32,
+            properties: [Property],
+            uniquenessConstraints: [[String]]
+        ) {
             self.name = name
             self.tag = tag
             self.properties = properties
@@ -189,7 +194,7 @@ public struct ModelSchema: Codable, Sendable, Hashable {
 }
 
 extension ModelSchema.Property {
-    /// A short description, e.g. `string?` or `to-many Snapshot (cascade)`.
+    /// A short description such as `string?` or `to-many Snapshot (cascade)`.
     public var summary: String {
         switch kind {
         case .attribute:

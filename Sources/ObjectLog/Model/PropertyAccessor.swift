@@ -5,18 +5,29 @@ import ObjectLogStore
 struct BlobSink {
     /// The store that receives external data; `nil` when encoding only to compare values.
     let store: LogStore?
+    /// The context whose unloaded external data may be referenced again.
+    var context: ManagedObjectContext?
     /// The blobs the payload references.
     var blobs: [BlobID] = []
+
+    init(store: LogStore?, context: ManagedObjectContext? = nil) {
+        self.store = store
+        self.context = context
+    }
 }
 
 /// Reads and writes one property of every object of an entity through its field offset.
 ///
 /// Accessors are made once per entity when the model is built and are immutable afterwards.
+// `@unchecked Sendable`: the few `var`s (index, attribute info, resolved inverse and
+// destination) are set while `ManagedObjectModel.init` runs, before the model is shared.
 class PropertyAccessor: @unchecked Sendable {
     /// The property name (the declared name, without the wrapper's underscore).
     let name: String
     /// The byte offset of the wrapper's storage in the object, reported by the Swift runtime.
     let offset: Int
+    /// The property's position in the payload.
+    var index = 0
     /// The schema type, optionality and options of an attribute; `nil` for relationships.
     var attribute: (type: AttributeType, isOptional: Bool, options: AttributeOptions)?
 
@@ -27,7 +38,10 @@ class PropertyAccessor: @unchecked Sendable {
 
     /// The wrapper storage of this property in `object`.
     @inline(__always)
-    final func storage<Wrapper>(_ object: ManagedObject, as: Wrapper.Type) -> UnsafeMutablePointer<
+    final func storage<Wrapper>(
+        _ object: ManagedObject,
+        as: Wrapper.Type
+    ) -> UnsafeMutablePointer<
         Wrapper
     > {
         // Safe: `offset` is the field offset the Swift runtime reported for this stored property
@@ -39,17 +53,28 @@ class PropertyAccessor: @unchecked Sendable {
     }
 
     /// Appends the property's payload encoding.
-    func encode(_ object: ManagedObject, to writer: inout PayloadWriter, blobs: inout BlobSink)
+    func encode(
+        _ object: ManagedObject,
+        to writer: inout PayloadWriter,
+        blobs: inout BlobSink
+    )
         throws(ObjectLogError)
     {}
 
     /// Reads the property from a payload into `object`'s storage.
-    func decode(from reader: inout PayloadReader, into object: ManagedObject, source: RecordSource?)
+    func decode(
+        from reader: inout PayloadReader,
+        into object: ManagedObject,
+        source: RecordSource?
+    )
         throws(ObjectLogError)
     {}
 
     /// Reads the property from a payload as a type-erased value (for committed values).
-    func decodeValue(from reader: inout PayloadReader, source: RecordSource?) throws(ObjectLogError) -> Any {
+    func decodeValue(
+        from reader: inout PayloadReader,
+        source: RecordSource?
+    ) throws(ObjectLogError) -> Any {
         ()
     }
 
@@ -58,16 +83,43 @@ class PropertyAccessor: @unchecked Sendable {
 
     /// Copies the property's value from `source` to `target` (same class).
     func copy(from source: ManagedObject, to target: ManagedObject) {}
+
+    /// A comparison of the property's values that reads storage directly, for `Comparable`
+    /// value types other than strings; `nil` otherwise.
+    func makeComparator(ascending: Bool) -> ((ManagedObject, ManagedObject) -> ComparisonResult)? {
+        nil
+    }
 }
 
 /// Accesses an attribute whose type conforms to ``AttributeValue``.
 final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @unchecked Sendable {
+    /// The offset of the value itself in the object.
+    ///
+    /// It is the wrapper's offset plus the value's offset in the wrapper. Addressing the value
+    /// directly needs only `Value`'s metadata, which the class has at hand, instead of looking
+    /// up `Attribute<Value>`'s on every access.
+    private let valueOffset: Int
+
+    override init(name: String, offset: Int) {
+        valueOffset = offset + (MemoryLayout<Attribute<Value>>.offset(of: \.value) ?? 0)
+        super.init(name: name, offset: offset)
+    }
+
+    @inline(__always)
+    private func value(in object: ManagedObject) -> UnsafeMutablePointer<Value> {
+        // Safe: as for `storage(_:as:)`; `valueOffset` adds the stored `value` field's offset
+        // within the wrapper struct, reported by `MemoryLayout.offset(of:)`.
+        UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            .advanced(by: valueOffset)
+            .assumingMemoryBound(to: Value.self)
+    }
+
     override func encode(
         _ object: ManagedObject,
         to writer: inout PayloadWriter,
         blobs: inout BlobSink
     ) throws(ObjectLogError) {
-        storage(object, as: Attribute<Value>.self).pointee.value.encode(to: &writer)
+        value(in: object).pointee.encode(to: &writer)
     }
 
     override func decode(
@@ -75,25 +127,51 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
         into object: ManagedObject,
         source: RecordSource?
     ) throws(ObjectLogError) {
-        let value = try ObjectLogError.wrapping { () throws(PayloadError) in
+        let decoded = try ObjectLogError.wrapping { () throws(PayloadError) in
             try Value.decode(from: &reader)
         }
-        storage(object, as: Attribute<Value>.self).pointee.value = value
+        value(in: object).pointee = decoded
     }
 
-    override func decodeValue(from reader: inout PayloadReader, source: RecordSource?)
+    override func decodeValue(
+        from reader: inout PayloadReader,
+        source: RecordSource?
+    )
         throws(ObjectLogError) -> Any
     {
         try ObjectLogError.wrapping { () throws(PayloadError) in try Value.decode(from: &reader) }
     }
 
     override func value(of object: ManagedObject) -> Any {
-        storage(object, as: Attribute<Value>.self).pointee.value
+        value(in: object).pointee
     }
 
     override func copy(from source: ManagedObject, to target: ManagedObject) {
-        storage(target, as: Attribute<Value>.self).pointee.value =
-            storage(source, as: Attribute<Value>.self).pointee.value
+        value(in: target).pointee = value(in: source).pointee
+    }
+
+    override func makeComparator(
+        ascending: Bool
+    ) -> ((ManagedObject, ManagedObject) -> ComparisonResult)? {
+        guard let comparable = Value.self as? any Comparable.Type, Value.self != String.self,
+            Value.self != String?.self
+        else { return nil }
+        let offset = valueOffset
+        func make<C: Comparable>(_: C.Type) -> (ManagedObject, ManagedObject) -> ComparisonResult {
+            { lhs, rhs in
+                if lhs.isFault { lhs.fireFault() }
+                if rhs.isFault { rhs.fireFault() }
+                // Safe: as for `value(in:)`; `C` is `Value`, opened as `Comparable`.
+                let left = UnsafeRawPointer(Unmanaged.passUnretained(lhs).toOpaque())
+                    .advanced(by: offset).assumingMemoryBound(to: C.self).pointee
+                let right = UnsafeRawPointer(Unmanaged.passUnretained(rhs).toOpaque())
+                    .advanced(by: offset).assumingMemoryBound(to: C.self).pointee
+                if left < right { return ascending ? .orderedAscending : .orderedDescending }
+                if right < left { return ascending ? .orderedDescending : .orderedAscending }
+                return .orderedSame
+            }
+        }
+        return make(comparable)
     }
 }
 
@@ -107,7 +185,19 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
         to writer: inout PayloadWriter,
         blobs: inout BlobSink
     ) throws(ObjectLogError) {
-        let value = storage(object, as: Attribute<Value>.self).pointee.value
+        let wrapper = storage(object, as: Attribute<Value>.self)
+        if wrapper.pointee.pendingExternal != 0,
+            let reference = blobs.context?.externalReference(of: object, propertyIndex: index)
+        {
+            // Unloaded external data is written back as the same blob reference.
+            if Value.isOptionalType { writer.write(byte: 1) }
+            writer.write(byte: 1)
+            writer.write(raw: reference.blob.bytes)
+            writer.write(varint: UInt64(reference.byteCount))
+            blobs.blobs.append(reference.blob)
+            return
+        }
+        let value = wrapper.pointee.value
         let data: Data
         if Value.isOptionalType {
             guard let present = value as? Data else {
@@ -141,13 +231,45 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
         into object: ManagedObject,
         source: RecordSource?
     ) throws(ObjectLogError) {
-        let value = try decodeValue(from: &reader, source: source)
-        if let typed = value as? Value {
-            storage(object, as: Attribute<Value>.self).pointee.value = typed
+        let wrapper = storage(object, as: Attribute<Value>.self)
+        if let context = source?.context {
+            // Leave blob data unread until the property is read.
+            let reference = try ObjectLogError.wrapping {
+                () throws(PayloadError) -> (BlobID, Int)? in
+                var peek = reader
+                if Value.isOptionalType, try peek.readByte() == 0 { return nil }
+                guard try peek.readByte() == 1 else { return nil }
+                let start = peek.offset
+                guard let id = BlobID(bytes: Array(try peek.readRaw(count: 32))) else {
+                    throw .malformed(offset: start, "blob ID")
+                }
+                let count = try peek.readVarint()
+                guard count <= UInt64(Int.max) else { throw .malformed(offset: start, "length") }
+                reader = peek
+                return (id, Int(count))
+            }
+            if let (blob, count) = reference {
+                context.recordExternalReference(
+                    blob,
+                    byteCount: count,
+                    of: object,
+                    propertyIndex: index
+                )
+                if let placeholder = Data() as? Value { wrapper.pointee.value = placeholder }
+                wrapper.pointee.pendingExternal = UInt16(truncatingIfNeeded: index + 1)
+                object.accessState.insert(.pendingExternal)
+                return
+            }
         }
+        let value = try decodeValue(from: &reader, source: source)
+        if let typed = value as? Value { wrapper.pointee.value = typed }
+        wrapper.pointee.pendingExternal = 0
     }
 
-    override func decodeValue(from reader: inout PayloadReader, source: RecordSource?)
+    override func decodeValue(
+        from reader: inout PayloadReader,
+        source: RecordSource?
+    )
         throws(ObjectLogError) -> Any
     {
         let data: Data? = try ObjectLogError.wrapping { () throws(PayloadError) -> Data? in
@@ -174,8 +296,10 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
     }
 
     override func copy(from source: ManagedObject, to target: ManagedObject) {
-        storage(target, as: Attribute<Value>.self).pointee.value =
-            storage(source, as: Attribute<Value>.self).pointee.value
+        let wrapper = storage(source, as: Attribute<Value>.self).pointee
+        storage(target, as: Attribute<Value>.self).pointee.value = wrapper.value
+        storage(target, as: Attribute<Value>.self).pointee.pendingExternal = wrapper.pendingExternal
+        if wrapper.pendingExternal != 0 { target.accessState.insert(.pendingExternal) }
     }
 }
 
@@ -214,7 +338,10 @@ final class CodableAttributeAccessor<Value: Codable>: PropertyAccessor, @uncheck
         }
     }
 
-    override func decodeValue(from reader: inout PayloadReader, source: RecordSource?)
+    override func decodeValue(
+        from reader: inout PayloadReader,
+        source: RecordSource?
+    )
         throws(ObjectLogError) -> Any
     {
         try decodeTyped(from: &reader)
@@ -243,7 +370,13 @@ class RelationshipAccessor: PropertyAccessor, @unchecked Sendable {
     /// The destination entity, resolved when the model is built.
     var destination: EntityDescription?
 
-    init(name: String, offset: Int, destinationType: ManagedObject.Type, isToMany: Bool, isOrdered: Bool) {
+    init(
+        name: String,
+        offset: Int,
+        destinationType: ManagedObject.Type,
+        isToMany: Bool,
+        isOrdered: Bool
+    ) {
         self.destinationType = destinationType
         self.isToMany = isToMany
         self.isOrdered = isOrdered
@@ -329,7 +462,8 @@ final class TypedRelationshipAccessor<Value: RelationshipValue>: RelationshipAcc
         setKeys(keys, of: object)
     }
 
-    private func decodeKeys(from reader: inout PayloadReader) throws(ObjectLogError) -> [ObjectKey] {
+    private func decodeKeys(from reader: inout PayloadReader) throws(ObjectLogError) -> [ObjectKey]
+    {
         try ObjectLogError.wrapping { () throws(PayloadError) -> [ObjectKey] in
             guard isToMany else {
                 let key = try reader.readVarint()
@@ -347,7 +481,10 @@ final class TypedRelationshipAccessor<Value: RelationshipValue>: RelationshipAcc
         }
     }
 
-    override func decodeValue(from reader: inout PayloadReader, source: RecordSource?)
+    override func decodeValue(
+        from reader: inout PayloadReader,
+        source: RecordSource?
+    )
         throws(ObjectLogError) -> Any
     {
         try decodeKeys(from: &reader)
@@ -364,11 +501,19 @@ final class TypedRelationshipAccessor<Value: RelationshipValue>: RelationshipAcc
 protocol PropertyWrapperDescribing {
     /// Makes the accessor of a property stored at `offset`, reading its declaration from
     /// `prototype`.
-    static func makeAccessor(name: String, offset: Int, prototype: ManagedObject) -> PropertyAccessor
+    static func makeAccessor(
+        name: String,
+        offset: Int,
+        prototype: ManagedObject
+    ) -> PropertyAccessor
 }
 
 extension Attribute: PropertyWrapperDescribing {
-    static func makeAccessor(name: String, offset: Int, prototype: ManagedObject) -> PropertyAccessor {
+    static func makeAccessor(
+        name: String,
+        offset: Int,
+        prototype: ManagedObject
+    ) -> PropertyAccessor {
         let probe = PropertyAccessor(name: name, offset: offset)
         let wrapper = probe.storage(prototype, as: Attribute<Value>.self).pointee
         if let native = Value.self as? any AttributeValue.Type {
@@ -398,7 +543,11 @@ extension Attribute: PropertyWrapperDescribing {
 }
 
 extension Relationship: PropertyWrapperDescribing {
-    static func makeAccessor(name: String, offset: Int, prototype: ManagedObject) -> PropertyAccessor {
+    static func makeAccessor(
+        name: String,
+        offset: Int,
+        prototype: ManagedObject
+    ) -> PropertyAccessor {
         TypedRelationshipAccessor<Value>(name: name, offset: offset)
     }
 }
@@ -409,6 +558,14 @@ struct RecordSource {
     let store: LogStore
     /// The record's key.
     let key: ObjectKey
+    /// The context that loads external data lazily; `nil` reads it at once.
+    var context: ManagedObjectContext?
+
+    init(store: LogStore, key: ObjectKey, context: ManagedObjectContext? = nil) {
+        self.store = store
+        self.key = key
+        self.context = context
+    }
 
     /// Reads external data by the blob hash stored in the payload.
     ///

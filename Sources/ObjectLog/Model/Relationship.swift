@@ -119,7 +119,10 @@ public struct Relationship<Value: RelationshipValue> {
     /// - Parameters:
     ///   - deleteRule: What deleting this object does to the destination.
     ///   - isRequired: Whether a save requires a destination.
-    public init<Destination: ManagedObject>(deleteRule: DeleteRule = .nullify, isRequired: Bool = false)
+    public init<Destination: ManagedObject>(
+        deleteRule: DeleteRule = .nullify,
+        isRequired: Bool = false
+    )
     where Value == Destination? {
         self.inverse = nil
         self.deleteRule = deleteRule
@@ -159,7 +162,11 @@ public struct Relationship<Value: RelationshipValue> {
     }
 
     /// Unavailable: relationships are only for properties of ``ManagedObject`` subclasses.
-    @available(*, unavailable, message: "@Relationship is only for properties of ManagedObject subclasses")
+    @available(
+        *,
+        unavailable,
+        message: "@Relationship is only for properties of ManagedObject subclasses"
+    )
     public var wrappedValue: Value {
         get { fatalError("unavailable") }
         set { fatalError("unavailable") }
@@ -174,7 +181,9 @@ public struct Relationship<Value: RelationshipValue> {
         get {
             object.prepareRead(storageKeyPath)
             let storage = object[keyPath: storageKeyPath]
-            guard let context = object.managedObjectContext else { return Value(relatedObjects: []) }
+            guard let context = object.managedObjectContext else {
+                return Value(relatedObjects: [])
+            }
             if Value.isToMany {
                 let objects = storage.keys.compactMap {
                     context.registeredObject(forKey: $0, as: Value.Destination.self)

@@ -11,7 +11,7 @@ import ObjectLogStore
 /// let context = container.mainContext
 /// ```
 ///
-/// Pass ``StoreOptions/inMemory`` for a store without files (tests, previews). Background work
+/// Pass `StoreOptions.inMemory` for a store without files (tests, previews). Background work
 /// runs in ``performBackgroundTask(_:)``; its saves are merged into ``mainContext``
 /// automatically when ``automaticallyMergesChangesIntoMainContext`` is `true`.
 public final class PersistentContainer: Sendable {
@@ -25,7 +25,7 @@ public final class PersistentContainer: Sendable {
     /// - Parameters:
     ///   - path: The store file.
     ///   - model: The model.
-    ///   - options: Store options; ``StoreOptions/inMemory`` for no files.
+    ///   - options: Store options; `StoreOptions.inMemory` for no files.
     ///   - automaticallyMergesChangesIntoMainContext: Whether other contexts' saves reach the
     ///     main context by themselves.
     /// - Throws: ``ObjectLogError`` with code `modelMismatch` (listing the differences) or
@@ -36,7 +36,11 @@ public final class PersistentContainer: Sendable {
         options: StoreOptions = StoreOptions(),
         automaticallyMergesChangesIntoMainContext: Bool = true
     ) throws(ObjectLogError) {
-        self.coordinator = try PersistentStoreCoordinator(model: model, path: path, options: options)
+        self.coordinator = try PersistentStoreCoordinator(
+            model: model,
+            path: path,
+            options: options
+        )
         self.automaticallyMergesChangesIntoMainContext = automaticallyMergesChangesIntoMainContext
     }
 
@@ -51,7 +55,9 @@ public final class PersistentContainer: Sendable {
     }
 
     /// Creates an in-memory container for the given classes (tests and previews).
-    public static func inMemory(for types: [ManagedObject.Type]) throws(ObjectLogError)
+    public static func inMemory(
+        for types: [ManagedObject.Type]
+    ) throws(ObjectLogError)
         -> PersistentContainer
     {
         try PersistentContainer(path: ":memory:", for: types, options: .inMemory)
@@ -125,7 +131,9 @@ public final class PersistentContainer: Sendable {
         return stream
     }
 
-    /// Closes the store (writing its index checkpoint). Contexts must not be used afterwards.
+    /// Closes the store, writing its index checkpoint.
+    ///
+    /// Contexts must not be used afterwards.
     public func close() throws(ObjectLogError) {
         do {
             try coordinator.store.close()

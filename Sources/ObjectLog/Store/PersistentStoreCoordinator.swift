@@ -42,7 +42,11 @@ public final class PersistentStoreCoordinator: Sendable {
     /// written with the same model.
     /// - Throws: ``ObjectLogError/Code/modelMismatch`` listing every added, removed and changed
     ///   entity and property; ``ObjectLogError/Code/store`` if the store cannot be opened.
-    public init(model: ManagedObjectModel, path: String, options: StoreOptions = StoreOptions())
+    public init(
+        model: ManagedObjectModel,
+        path: String,
+        options: StoreOptions = StoreOptions()
+    )
         throws(ObjectLogError)
     {
         self.model = model
@@ -72,7 +76,9 @@ public final class PersistentStoreCoordinator: Sendable {
         guard !options.readOnly else { return }
         var transaction = Transaction()
         var initial = metadata
-        initial[Self.modelKey] = .string(String(decoding: model.schema.canonicalJSON(), as: UTF8.self))
+        initial[Self.modelKey] = .string(
+            String(decoding: model.schema.canonicalJSON(), as: UTF8.self)
+        )
         initial[Self.modelHashKey] = .string(model.versionHash)
         transaction.metadata = initial
         do {
@@ -146,40 +152,46 @@ public final class PersistentStoreCoordinator: Sendable {
 
     // MARK: - Commit
 
-    /// One object of a save, as the coordinator checks it.
-    struct Change {
+    /// An updated or deleted object whose record must not have changed since it was loaded.
+    struct LockCheck {
         var key: ObjectKey
-        var entity: EntityDescription
-        var payload: [UInt8]
-        var blobs: [BlobID]
-        var isInsert: Bool
-        var isDelete: Bool
-        /// The record offset the context loaded, for optimistic locking; 0 to skip the check.
+        /// The record offset the context loaded; 0 when only ``offsetBound`` is known.
         var expectedOffset: UInt64
         /// Without an exact offset: the loaded record was older than this offset.
         var offsetBound: UInt64
-        /// Encoded values per uniqueness constraint.
-        var uniqueValues: [[UInt8]]
+    }
+
+    /// An object of an entity with uniqueness constraints, as a save leaves it.
+    struct UniqueChange {
+        var key: ObjectKey
+        var entity: EntityDescription
+        var isDelete: Bool
+        /// Encoded values per uniqueness constraint (empty for deletes).
+        var values: [[UInt8]]
     }
 
     /// Checks conflicts and uniqueness and commits, all under the lock.
-    /// - Returns: the commit, the log's end after it, and the keys of conflicting objects if `lockingConflicts` is not
-    ///   `.error` (they were left out).
+    ///
+    /// - Returns: The commit (nil if nothing was written), the log's end after it, and the keys
+    ///   of conflicting objects that the `.rollback` policy left out.
     func commit(
-        _ changes: [Change],
+        _ transaction: Transaction,
+        lockChecks: [LockCheck],
+        uniqueChanges: [UniqueChange],
         objectIDs: (ObjectKey) -> ObjectID,
         policy: MergePolicy
     ) throws(ObjectLogError) -> (CommitInfo?, endOffset: UInt64, conflicts: [ObjectKey]) {
-        let result: Result<(CommitInfo?, UInt64, [ObjectKey]), ObjectLogError> = state.withLock { state in
+        let result: Result<(CommitInfo?, UInt64, [ObjectKey]), ObjectLogError> = state.withLock {
+            state in
             var conflicts: [ObjectKey] = []
             if policy != .overwrite {
-                for change in changes where !change.isInsert {
-                    let current = store.location(of: change.key)?.offset
-                    if change.expectedOffset != 0 {
-                        if current != change.expectedOffset { conflicts.append(change.key) }
-                    } else if change.offsetBound != 0 {
+                for check in lockChecks {
+                    let current = store.location(of: check.key)?.offset
+                    if check.expectedOffset != 0 {
+                        if current != check.expectedOffset { conflicts.append(check.key) }
+                    } else if check.offsetBound != 0 {
                         // Any write after the one this context saw lies beyond the bound.
-                        if (current ?? .max) >= change.offsetBound { conflicts.append(change.key) }
+                        if (current ?? .max) >= check.offsetBound { conflicts.append(check.key) }
                     }
                 }
                 if !conflicts.isEmpty, policy == .error {
@@ -194,24 +206,29 @@ public final class PersistentStoreCoordinator: Sendable {
                     )
                 }
             }
-            let skipped = Set(conflicts)
-            let kept = skipped.isEmpty ? changes : changes.filter { !skipped.contains($0.key) }
-            if let error = checkUniqueness(kept, state: &state, objectIDs: objectIDs) {
-                return .failure(error)
-            }
-            var transaction = Transaction()
-            for change in kept {
-                if change.isDelete {
-                    transaction.delete(key: change.key, entity: change.entity.tag)
-                } else {
-                    transaction.put(
-                        key: change.key,
-                        entity: change.entity.tag,
-                        payload: change.payload,
-                        blobs: change.blobs,
-                        isInsert: change.isInsert
-                    )
+            var transaction = transaction
+            var uniqueChanges = uniqueChanges
+            if !conflicts.isEmpty {
+                let skipped = Set(conflicts)
+                var kept = Transaction()
+                for change in transaction.changes where !skipped.contains(change.key) {
+                    if change.isDelete {
+                        kept.delete(key: change.key, entity: change.entity)
+                    } else {
+                        kept.put(
+                            key: change.key,
+                            entity: change.entity,
+                            payload: change.payload,
+                            blobs: change.blobs,
+                            isInsert: change.isInsert
+                        )
+                    }
                 }
+                transaction = kept
+                uniqueChanges.removeAll { skipped.contains($0.key) }
+            }
+            if let error = checkUniqueness(uniqueChanges, state: &state, objectIDs: objectIDs) {
+                return .failure(error)
             }
             if state.hasStagedMetadata { transaction.metadata = state.stagedMetadata }
             guard !transaction.isEmpty else { return .success((nil, 0, conflicts)) }
@@ -223,7 +240,7 @@ public final class PersistentStoreCoordinator: Sendable {
             }
             state.hasStagedMetadata = false
             state.stagedMetadata = [:]
-            applyUniqueness(kept, state: &state)
+            applyUniqueness(uniqueChanges, state: &state)
             // This process is the store's only writer and saves are serialised by this lock,
             // so the log's end is the end of this transaction.
             return .success((info, store.fileBytes, conflicts))
@@ -244,7 +261,9 @@ public final class PersistentStoreCoordinator: Sendable {
         let scratch = entity.objectType.init()
         try? store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
             var reader = PayloadReader(buffer)
-            guard (try? ObjectDecoder.decode(&reader, into: scratch, entity: entity, source: nil)) != nil
+            guard
+                (try? ObjectDecoder.decode(&reader, into: scratch, entity: entity, source: nil))
+                    != nil
             else { return }
             for (index, group) in entity.uniquenessConstraints.enumerated() {
                 let value = ObjectEncoder.uniqueValue(of: scratch, group: group, entity: entity)
@@ -257,12 +276,12 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     private func checkUniqueness(
-        _ changes: [Change],
+        _ changes: [UniqueChange],
         state: inout State,
         objectIDs: (ObjectKey) -> ObjectID
     ) -> ObjectLogError? {
         var errors: [ObjectLogError] = []
-        var byEntity: [EntityTag: [Change]] = [:]
+        var byEntity: [EntityTag: [UniqueChange]] = [:]
         for change in changes where !change.entity.uniquenessConstraints.isEmpty {
             byEntity[change.entity.tag, default: []].append(change)
         }
@@ -273,7 +292,7 @@ public final class PersistentStoreCoordinator: Sendable {
             for (constraint, members) in entity.uniquenessConstraints.enumerated() {
                 var claimed: [[UInt8]: ObjectKey] = [:]
                 for change in group where !change.isDelete {
-                    let value = change.uniqueValues[constraint]
+                    let value = change.values[constraint]
                     if let other = claimed[value]
                         ?? indexes[constraint].keysByValue[value].flatMap({
                             leaving.contains($0) ? nil : $0
@@ -308,7 +327,7 @@ public final class PersistentStoreCoordinator: Sendable {
         )
     }
 
-    private func applyUniqueness(_ changes: [Change], state: inout State) {
+    private func applyUniqueness(_ changes: [UniqueChange], state: inout State) {
         for change in changes where !change.entity.uniquenessConstraints.isEmpty {
             let tag = change.entity.tag
             guard let count = state.uniqueIndexes[tag]?.count else { continue }
@@ -320,7 +339,7 @@ public final class PersistentStoreCoordinator: Sendable {
                     state.uniqueIndexes[tag]![constraint].keysByValue[old] = nil
                 }
                 if !change.isDelete {
-                    let value = change.uniqueValues[constraint]
+                    let value = change.values[constraint]
                     state.uniqueIndexes[tag]![constraint].keysByValue[value] = change.key
                     state.uniqueIndexes[tag]![constraint].valuesByKey[change.key] = value
                 }
