@@ -193,8 +193,9 @@ struct InspectionCommandTests {
         let run = try runTool("history", fixture.path)
         #expect(run.lines.count == 3)
         #expect(
-            run.lines[1].contains(
-                "compaction: \(fixture.objects.count) live object(s) carried over"
+            run.lines[1].hasSuffix(
+                "compaction: transactions up to #\(fixture.transactions.count) folded into their "
+                    + "live state"
             )
         )
         #expect(run.lines[2].hasPrefix(numberColumn("\(fixture.transactions.count + 1)")))

@@ -319,7 +319,7 @@ func makeFixtureStore(
 
 /// Appends a transaction and cuts it in half, as a crash during a save leaves the file.
 ///
-/// - Returns: The offset where the torn transaction begins.
+/// - Returns: The offset of the first damaged record of the torn transaction.
 func appendTornTail(to path: String) throws -> UInt64 {
     let store = try openWriter(path, durable: false)
     let start = store.fileBytes
@@ -339,7 +339,11 @@ func appendTornTail(to path: String) throws -> UInt64 {
     try handle.close()
     // The index now covers a commit that is gone; remove it so the damage is all there is.
     try? FileManager.default.removeItem(atPath: path + "-index")
-    return start
+    // The store must see a torn tail that begins where the last whole commit ended.
+    guard let damage = try StoreInspection(path: path).damage, damage.kind == .tornTail,
+        damage.validEnd == start, damage.offset >= start
+    else { throw ToolTestError("cutting the last transaction did not leave a torn tail") }
+    return damage.offset
 }
 
 /// Flips one byte inside the first transaction's first record (later commits stay valid).

@@ -98,7 +98,7 @@ struct WritingCommandTests {
         let sizeAfter = try FileState(fixture.path).bytes.count
         #expect(sizeAfter < sizeBefore)
         #expect(run.lines[0] == "compacted \(fixture.path) (generation 1 -> 2)")
-        #expect(run.lines.contains("  bytes before:  \(sizeBefore) bytes"))
+        #expect(run.lines.contains { $0.hasPrefix("  bytes before:  \(sizeBefore) bytes") })
         #expect(run.lines.contains { $0.hasPrefix("  bytes after:   \(sizeAfter) bytes") })
         #expect(
             run.lines.contains { $0.hasPrefix("  reclaimed:     \(sizeBefore - sizeAfter) bytes") }

@@ -48,7 +48,10 @@ struct HistoryCommand: ToolCommand {
             for transaction in transactions {
                 var notes: [String] = []
                 if transaction.isCompaction {
-                    notes.append("compaction: \(transaction.records) live object(s) carried over")
+                    notes.append(
+                        "compaction: transactions up to #\(inspection.baseTransactionCount) "
+                            + "folded into their live state"
+                    )
                 }
                 if transaction.changedMetadata { notes.append("metadata changed") }
                 output.writeLine(
@@ -77,7 +80,6 @@ struct HistoryCommand: ToolCommand {
             ("inserted", .number(transaction.inserted)),
             ("updated", .number(transaction.updated)),
             ("deleted", .number(transaction.deleted)),
-            ("records", .number(transaction.records)),
             ("metadataChanged", .bool(transaction.changedMetadata)),
             ("compaction", .bool(transaction.isCompaction)),
         ])
