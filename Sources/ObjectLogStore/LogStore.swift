@@ -52,6 +52,7 @@ public final class LogStore: @unchecked Sendable {
     private var endOffset: UInt64
     private var isPoisoned = false
     private var isClosed = false
+    private var counters = Statistics()
 
     /// The store file's path.
     public let path: String
@@ -411,6 +412,21 @@ public final class LogStore: @unchecked Sendable {
         locked { UInt64(header.length) + liveRecordBytes + UInt64(LogFormat.commitRecordLength) }
     }
 
+    /// Counts of what this handle has done since it was opened.
+    ///
+    /// `logSyncs / commits` is the number of flushes per save: exactly 1 with durable options.
+    public struct Statistics: Sendable, Equatable {
+        /// Transactions committed.
+        public var commits: UInt64 = 0
+        /// `fdatasync` calls on the log file made by commits.
+        public var logSyncs: UInt64 = 0
+        /// Bytes appended to the log by commits.
+        public var bytesWritten: UInt64 = 0
+    }
+
+    /// What this handle has done since it was opened.
+    public var statistics: Statistics { locked { counters } }
+
     /// Whether the store was opened read-only.
     public var isReadOnly: Bool { options.readOnly || options.salvage }
 
@@ -726,14 +742,17 @@ public final class LogStore: @unchecked Sendable {
             do { try file.truncate(to: start) } catch { isPoisoned = true }
             throw error
         }
+        counters.bytesWritten += UInt64(writer.count)
         if options.durable {
             do {
+                counters.logSyncs += 1
                 try file.sync()
             } catch {
                 isPoisoned = true
                 throw error
             }
         }
+        counters.commits += 1
 
         // The transaction is committed: update the keydir (on locals, see `apply`).
         var live = self.live
