@@ -48,9 +48,11 @@ let package = Package(
 
         // MARK: Storage
         .target(name: "ObjectLogStore", dependencies: ["CZlib"]),
-        .target(name: "ObjectLog", dependencies: ["ObjectLogStore"]),
+        .target(name: "ObjectLog", dependencies: ["ObjectLogStore"], exclude: ["ObjectPayloads.md"]),
         .target(name: "ObjectLogTool", dependencies: ["ObjectLog", "ObjectLogStore"]),
         .executableTarget(name: "objectlog", dependencies: ["ObjectLogTool"]),
+        // The child process of the reliability tests (kills, races, readers during writes).
+        .executableTarget(name: "objectlog-stress", dependencies: ["ObjectLog"]),
 
         // MARK: Clients
         .target(name: "CReactionDiffusionSupport"),
@@ -81,6 +83,10 @@ let package = Package(
             path: "Benchmarks/ObjectLogBench"
         ),
 
+        // MARK: Fuzzing (tools/fuzz)
+        .target(name: "FuzzTargets", dependencies: ["ObjectLogStore", "Thumbnails"], path: "Fuzz/FuzzTargets"),
+        .executableTarget(name: "objectlog-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/objectlog-fuzz"),
+
         // MARK: Tests
         .testTarget(name: "ObjectLogStoreTests", dependencies: ["ObjectLogStore"], exclude: ["Fixtures"]),
         .testTarget(name: "ObjectLogTests", dependencies: ["ObjectLog"]),
@@ -88,6 +94,8 @@ let package = Package(
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),
         .testTarget(name: "RDLabTests", dependencies: ["RDLab", "ReactionDiffusion", "Thumbnails"]),
+        .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
+        .testTarget(name: "ReliabilityTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -79,11 +79,11 @@ def read_header(data):
         raise Damage(0, "not an ObjectLog store")
     major, minor, length = struct.unpack_from("<HHI", data, 8)
     (m,) = struct.unpack_from("<I", data, 56)
-    if length != 60 + m + 4 or length > len(data):
+    if not (60 + m + 4 <= length <= 60 + m + 4 + 512) or length > len(data):
         raise Damage(12, "bad header length")
-    (crc,) = struct.unpack_from("<I", data, 60 + m)
-    if zlib.crc32(data[: 60 + m]) != crc:
-        raise Damage(60 + m, "header CRC mismatch")
+    (crc,) = struct.unpack_from("<I", data, length - 4)
+    if zlib.crc32(data[: length - 4]) != crc:
+        raise Damage(length - 4, "header CRC mismatch")
     generation, next_key, base = struct.unpack_from("<QQQ", data, 32)
     return {
         "version": f"{major}.{minor}",
@@ -103,7 +103,7 @@ def records(data, start):
         if len(data) - pos < 24:
             raise Damage(pos, "incomplete frame")
         crc, length, rtype, flags, reserved, entity, key = struct.unpack_from("<IIBBHIQ", data, pos)
-        if rtype not in (1, 2, 3, 4) or reserved != 0 or length > MAX_PAYLOAD or pos + 24 + length > len(data):
+        if rtype not in (1, 2, 3, 4, 5) or reserved != 0 or length > MAX_PAYLOAD or pos + 24 + length > len(data):
             raise Damage(pos, "bad frame")
         payload = data[pos + 24 : pos + 24 + length]
         if zlib.crc32(payload, zlib.crc32(data[pos + 4 : pos + 24])) != crc:
@@ -139,6 +139,7 @@ def read_store(data):
                     live.pop(r_key, None)
                 elif r_type == 3:
                     metadata = decode_dictionary(r_payload)
+                # type 5 is padding: nothing to apply
             if not compaction:
                 last_number = key
             transactions.append(
@@ -163,7 +164,8 @@ def read_store(data):
 
 def annotate(data):
     header = read_header(data)
-    m = header["length"] - 64
+    (m,) = struct.unpack_from("<I", data, 56)
+    h = header["length"]
     out = []
 
     def line(offset, chunk, meaning):
@@ -179,8 +181,10 @@ def annotate(data):
     line(48, data[48:56], f"base transaction count {header['baseTransactions']}")
     line(56, data[56:60], f"M = {m}")
     line(60, data[60 : 60 + m], f"metadata {json.dumps(header['metadata'])}")
-    line(60 + m, data[60 + m : 64 + m], f"header CRC 0x{struct.unpack_from('<I', data, 60 + m)[0]:08X}")
-    names = {1: "put", 2: "delete", 3: "metadata", 4: "commit"}
+    if h - 4 > 60 + m:
+        line(60 + m, data[60 + m : 60 + m + 8], f"zero padding to offset {h - 4} ({h - 64 - m} bytes, shown in part)")
+    line(h - 4, data[h - 4 : h], f"header CRC 0x{struct.unpack_from('<I', data, h - 4)[0]:08X} over bytes 0..{h - 5}")
+    names = {1: "put", 2: "delete", 3: "metadata", 4: "commit", 5: "padding"}
     for offset, crc, length, rtype, flags, entity, key, payload in records(data, header["length"]):
         if rtype == 1 and flags & 1:
             what = "put (insert)"
@@ -203,6 +207,8 @@ def annotate(data):
             line(p + 2 + 32 * b, payload[2 + 32 * b :], f"value {bytes(payload[2 + 32 * b:])!r}")
         elif rtype == 3:
             line(p, payload, f"metadata {json.dumps(decode_dictionary(payload))}")
+        elif rtype == 5:
+            line(p, payload[:8], f"{length} bytes of padding (shown in part): the commit then ends at a multiple of 512")
         elif rtype == 4:
             micros, first, count, ins, upd, dele, meta_off, next_key = struct.unpack_from("<qQIIIIQQ", payload)
             line(p, payload[0:8], f"time {micros} µs since 1970")

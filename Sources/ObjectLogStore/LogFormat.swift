@@ -25,6 +25,11 @@ package enum LogFormat {
     package static let commitTrailer: [UInt8] = Array("OLCOMMIT".utf8)
     /// Bytes of a blob identifier (a SHA-256 digest).
     package static let blobIDLength = 32
+    /// The sector size writes are aligned to.
+    ///
+    /// Every transaction (and the header) ends on a multiple of it, so appending never rewrites a sector that holds committed data: a power
+    /// cut that garbles the sectors of an unfinished write cannot damage earlier transactions.
+    package static let sectorSize = 512
 
     /// Suffix of the lock file beside a store.
     package static let lockSuffix = "-lock"
@@ -48,6 +53,8 @@ package enum RecordType: UInt8, Sendable {
     case metadata = 3
     /// The end of a transaction; nothing before it since the previous commit counts without it.
     case commit = 4
+    /// Filler that makes a transaction end on a sector boundary; its payload means nothing.
+    case padding = 5
 }
 
 /// Flags of a put record.
@@ -149,6 +156,22 @@ package func appendPutRecord(
         CRC32.checksum(UnsafeRawBufferPointer(rebasing: buffer[(start + 4)...]))
     }
     writer.patch(checksum, at: start)
+}
+
+/// Appends a padding record so that a commit record appended next ends on a sector boundary.
+///
+/// `writer`'s bytes start at file offset `base`. Appends nothing when it already will.
+package func appendPaddingBeforeCommit(base: UInt64, into writer: inout ByteWriter) {
+    let sector = LogFormat.sectorSize
+    let end = Int(
+        (base + UInt64(writer.count) + UInt64(LogFormat.commitRecordLength)) % UInt64(sector)
+    )
+    guard end != 0 else { return }
+    var gap = sector - end
+    // A padding record needs at least its frame.
+    if gap < LogFormat.frameLength { gap += sector }
+    let zeros = [UInt8](repeating: 0, count: gap - LogFormat.frameLength)
+    zeros.withUnsafeBytes { appendRecord(type: .padding, payload: $0, into: &writer) }
 }
 
 /// The payload of a commit record.
@@ -265,13 +288,19 @@ package struct StoreHeader: Sendable, Equatable {
         writer.append(contentsOf: LogFormat.magic)
         writer.append(majorVersion)
         writer.append(minorVersion)
-        writer.append(UInt32(LogFormat.headerFixedLength + metadataBytes.count + 4))
+        // Zero padding between the metadata and the CRC fills the header to a sector boundary,
+        // so the first transaction never shares the header's sector.
+        let unpadded = LogFormat.headerFixedLength + metadataBytes.count + 4
+        let padded =
+            (unpadded + LogFormat.sectorSize - 1) / LogFormat.sectorSize * LogFormat.sectorSize
+        writer.append(UInt32(padded))
         writer.append(contentsOf: uuidBytes(storeUUID))
         writer.append(generation)
         writer.append(nextKey)
         writer.append(baseTransactionCount)
         writer.append(UInt32(metadataBytes.count))
         writer.append(contentsOf: metadataBytes)
+        writer.append(contentsOf: repeatElement(0, count: padded - 4 - writer.count))
         writer.append(CRC32.checksum(writer.bytes))
         length = writer.count
         return writer.bytes
@@ -317,7 +346,8 @@ package struct StoreHeader: Sendable, Equatable {
             let length = Int(UInt32(littleEndianBytesOf: buffer, at: 12))
             let metadataLength = Int(UInt32(littleEndianBytesOf: buffer, at: 56))
             guard metadataLength <= LogFormat.maximumMetadataLength,
-                length == LogFormat.headerFixedLength + metadataLength + 4
+                length >= LogFormat.headerFixedLength + metadataLength + 4,
+                length <= LogFormat.headerFixedLength + metadataLength + 4 + LogFormat.sectorSize
             else {
                 throw StoreError(
                     .corrupt,
@@ -334,11 +364,12 @@ package struct StoreHeader: Sendable, Equatable {
                     offset: 12
                 )
             }
+            let restLength = length - LogFormat.headerFixedLength
             let rest = try file.read(
                 at: UInt64(LogFormat.headerFixedLength),
-                count: metadataLength + 4
+                count: restLength
             )
-            guard rest.count == metadataLength + 4 else {
+            guard rest.count == restLength else {
                 throw StoreError(
                     .corrupt,
                     "the header is cut short",
@@ -349,14 +380,14 @@ package struct StoreHeader: Sendable, Equatable {
             var crc = CRC32.checksum(buffer)
             crc = rest.withUnsafeBytes {
                 CRC32.checksum(
-                    UnsafeRawBufferPointer(rebasing: $0[0..<metadataLength]),
+                    UnsafeRawBufferPointer(rebasing: $0[0..<(restLength - 4)]),
                     continuing: crc
                 )
             }
             let stored = rest.withUnsafeBytes {
-                UInt32(littleEndianBytesOf: $0, at: metadataLength)
+                UInt32(littleEndianBytesOf: $0, at: restLength - 4)
             }
-            guard crc == stored else {
+            guard checksumsMatch(stored, crc) else {
                 throw StoreError(
                     .corrupt,
                     "header checksum mismatch (stored \(hex32(stored)), computed \(hex32(crc)))",

@@ -25,6 +25,8 @@ import Foundation
 ///    ``StoreError/Code/poisoned`` until the store is reopened (the kernel may have dropped the
 ///    dirty pages, so retrying could silently lose data).
 /// 4. `LogStore` is thread-safe; calls are serialised internally.
+/// 5. A store path that is a symbolic link is resolved when the store is opened; ``path`` is the
+///    link's target, and the store's other files live beside it.
 public final class LogStore: @unchecked Sendable {
     /// How the in-memory keydir was obtained at open.
     public enum IndexState: String, Sendable {
@@ -52,6 +54,7 @@ public final class LogStore: @unchecked Sendable {
     private var endOffset: UInt64
     private var isPoisoned = false
     private var isClosed = false
+    private var counters = Statistics()
 
     /// The store file's path.
     public let path: String
@@ -79,6 +82,10 @@ public final class LogStore: @unchecked Sendable {
     }
 
     private init(path: String, options: StoreOptions) throws {
+        // A store path that is a symbolic link is resolved once, here: the lock, the index,
+        // the blobs and a compaction's new file all live beside the link's target, and
+        // compaction replaces the target, so the link keeps pointing at the store.
+        let path = options.fileSystem.resolvingSymbolicLinks(path)
         self.path = path
         self.options = options
         fileSystem = options.fileSystem
@@ -124,7 +131,7 @@ public final class LogStore: @unchecked Sendable {
         var start = UInt64(header.length)
         var state = IndexState.rebuilt
         if options.usesIndex,
-            let index = Self.loadIndex(
+            let (index, directory, counts) = Self.loadIndex(
                 path: path,
                 fileSystem: fileSystem,
                 header: header,
@@ -132,12 +139,6 @@ public final class LogStore: @unchecked Sendable {
                 fileSize: fileSize
             )
         {
-            var directory = KeyDirectory(minimumCapacity: index.entries.count)
-            var counts = EntityCounter()
-            for (key, location) in index.entries {
-                directory.updateValue(location, forKey: key)
-                counts.add(location.entity, 1)
-            }
             live = directory
             entityCounts = counts
             liveRecordBytes = index.liveBytes
@@ -228,12 +229,28 @@ public final class LogStore: @unchecked Sendable {
         header: StoreHeader,
         file: any StoreFile,
         fileSize: UInt64
-    ) -> StoreIndex? {
+    ) -> (StoreIndex, KeyDirectory, EntityCounter)? {
         guard fileSystem.kind(of: path + LogFormat.indexSuffix) == .regular,
             let indexFile = try? fileSystem.open(path + LogFormat.indexSuffix, mode: .read),
             let size = try? indexFile.size(), size <= UInt64(Int.max),
-            let bytes = try? indexFile.read(at: 0, count: Int(size)),
-            let index = StoreIndex.decode(bytes),
+            size >= UInt64(StoreIndex.fixedLength + 4),
+            let bytes = try? indexFile.read(at: 0, count: Int(size))
+        else { return nil }
+        // Entries go straight into the keydir, sized from the count in the file (bounded by the
+        // bytes present).
+        let declared = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 56) }
+        var directory = KeyDirectory(
+            minimumCapacity: Int(min(declared, UInt64(bytes.count / StoreIndex.entryLength)))
+        )
+        var counts = EntityCounter()
+        guard
+            let index = StoreIndex.decode(
+                bytes,
+                visit: { key, location in
+                    directory.updateValue(location, forKey: key)
+                    counts.add(location.entity, 1)
+                }
+            ),
             index.storeUUID == header.storeUUID, index.generation == header.generation,
             index.coveredLength >= UInt64(header.length), index.coveredLength <= fileSize
         else { return nil }
@@ -250,7 +267,7 @@ public final class LogStore: @unchecked Sendable {
                 )) != nil
             else { return nil }
         }
-        return index
+        return (index, directory, counts)
     }
 
     // MARK: - Applying transactions
@@ -283,7 +300,7 @@ public final class LogStore: @unchecked Sendable {
                 }
             case .metadata:
                 metadataOffset = record.offset
-            case .commit:
+            case .commit, .padding:
                 break
             }
         }
@@ -355,7 +372,7 @@ public final class LogStore: @unchecked Sendable {
         let computed = frameBytes.withUnsafeBytes { frameBuffer in
             payload.withUnsafeBytes { RecordFrame.checksum(frame: frameBuffer, payload: $0) }
         }
-        guard computed == frame.checksum else {
+        guard checksumsMatch(frame.checksum, computed) else {
             throw StoreError(
                 .corrupt,
                 "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
@@ -400,6 +417,21 @@ public final class LogStore: @unchecked Sendable {
     public var liveBytes: UInt64 {
         locked { UInt64(header.length) + liveRecordBytes + UInt64(LogFormat.commitRecordLength) }
     }
+
+    /// Counts of what this handle has done since it was opened.
+    ///
+    /// `logSyncs / commits` is the number of flushes per save: exactly 1 with durable options.
+    public struct Statistics: Sendable, Equatable {
+        /// Transactions committed.
+        public var commits: UInt64 = 0
+        /// `fdatasync` calls on the log file made by commits.
+        public var logSyncs: UInt64 = 0
+        /// Bytes appended to the log by commits.
+        public var bytesWritten: UInt64 = 0
+    }
+
+    /// What this handle has done since it was opened.
+    public var statistics: Statistics { locked { counters } }
 
     /// Whether the store was opened read-only.
     public var isReadOnly: Bool { options.readOnly || options.salvage }
@@ -539,7 +571,11 @@ public final class LogStore: @unchecked Sendable {
                     rebasing: buffer[(at + LogFormat.frameLength)..<(at + total)]
                 )
                 let frame = RecordFrame(frameBytes)
-                guard RecordFrame.checksum(frame: frameBytes, payload: payload) == frame.checksum,
+                guard
+                    checksumsMatch(
+                        frame.checksum,
+                        RecordFrame.checksum(frame: frameBytes, payload: payload)
+                    ),
                     payload.count >= 2
                 else {
                     throw StoreError(
@@ -691,6 +727,9 @@ public final class LogStore: @unchecked Sendable {
             }
             recordCount += 1
         }
+        let beforePadding = writer.count
+        appendPaddingBeforeCommit(base: start, into: &writer)
+        if writer.count != beforePadding { recordCount += 1 }
         let commit = CommitPayload(
             timestampMicroseconds: CommitPayload.now(),
             firstRecordOffset: start,
@@ -713,14 +752,17 @@ public final class LogStore: @unchecked Sendable {
             do { try file.truncate(to: start) } catch { isPoisoned = true }
             throw error
         }
+        counters.bytesWritten += UInt64(writer.count)
         if options.durable {
             do {
+                counters.logSyncs += 1
                 try file.sync()
             } catch {
                 isPoisoned = true
                 throw error
             }
         }
+        counters.commits += 1
 
         // The transaction is committed: update the keydir (on locals, see `apply`).
         var live = self.live
@@ -1033,10 +1075,14 @@ extension LogStore {
                     progress?(Double(copied) / Double(max(items.count, 1)))
                 }
             }
+            var recordCount = items.count
+            let beforePadding = buffer.count
+            appendPaddingBeforeCommit(base: position, into: &buffer)
+            if buffer.count != beforePadding { recordCount += 1 }
             let commit = CommitPayload(
                 timestampMicroseconds: CommitPayload.now(),
                 firstRecordOffset: UInt64(headerBytes.count),
-                recordCount: UInt32(items.count),
+                recordCount: UInt32(recordCount),
                 inserted: 0,
                 updated: 0,
                 deleted: 0,
@@ -1208,7 +1254,7 @@ extension LogStore {
         let checksum = frameBytes.withUnsafeBytes { f in
             payload.withUnsafeBytes { RecordFrame.checksum(frame: f, payload: $0) }
         }
-        guard checksum == frame.checksum else { return nil }
+        guard checksumsMatch(frame.checksum, checksum) else { return nil }
         return try? MetadataCoding.decodeDictionary(payload)
     }
 }

@@ -67,6 +67,18 @@ package struct StoreIndex {
 
     /// Decodes an index file's bytes; nil if they are not a valid index.
     package static func decode(_ bytes: [UInt8]) -> StoreIndex? {
+        var entries: [(key: ObjectKey, location: RecordLocation)] = []
+        guard var index = decode(bytes, visit: { entries.append(($0, $1)) }) else { return nil }
+        index.entries = entries
+        return index
+    }
+
+    /// Decodes an index file's bytes, handing each entry to `visit` instead of keeping them;
+    /// nil if they are not a valid index (in which case `visit` has not been called).
+    package static func decode(
+        _ bytes: [UInt8],
+        visit: (ObjectKey, RecordLocation) -> Void
+    ) -> StoreIndex? {
         guard bytes.count >= fixedLength + 4 else { return nil }
         return bytes.withUnsafeBytes { buffer -> StoreIndex? in
             guard buffer[0..<8].elementsEqual(magic),
@@ -78,24 +90,20 @@ package struct StoreIndex {
                 bytes.count == fixedLength + Int(count) * entryLength + 4
             else { return nil }
             let stored = UInt32(littleEndianBytesOf: buffer, at: bytes.count - 4)
-            guard
-                CRC32.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<(bytes.count - 4)]))
-                    == stored
-            else {
+            let computed = CRC32.checksum(
+                UnsafeRawBufferPointer(rebasing: buffer[0..<(bytes.count - 4)])
+            )
+            guard checksumsMatch(stored, computed) else {
                 return nil
             }
-            var entries: [(key: ObjectKey, location: RecordLocation)] = []
-            entries.reserveCapacity(Int(count))
             var position = fixedLength
             for _ in 0..<Int(count) {
-                entries.append(
-                    (
-                        UInt64(littleEndianBytesOf: buffer, at: position),
-                        RecordLocation(
-                            entity: UInt32(littleEndianBytesOf: buffer, at: position + 20),
-                            offset: UInt64(littleEndianBytesOf: buffer, at: position + 8),
-                            length: UInt32(littleEndianBytesOf: buffer, at: position + 16)
-                        )
+                visit(
+                    UInt64(littleEndianBytesOf: buffer, at: position),
+                    RecordLocation(
+                        entity: UInt32(littleEndianBytesOf: buffer, at: position + 20),
+                        offset: UInt64(littleEndianBytesOf: buffer, at: position + 8),
+                        length: UInt32(littleEndianBytesOf: buffer, at: position + 16)
                     )
                 )
                 position += entryLength
@@ -109,7 +117,7 @@ package struct StoreIndex {
                 nextKey: UInt64(littleEndianBytesOf: buffer, at: 72),
                 metadataOffset: UInt64(littleEndianBytesOf: buffer, at: 80),
                 liveBytes: UInt64(littleEndianBytesOf: buffer, at: 88),
-                entries: entries
+                entries: []
             )
         }
     }

@@ -5,26 +5,42 @@ import Testing
 @testable import ObjectLogStore
 
 /// A file system over memory that fails chosen operations: the store's I/O seam in a test.
+///
+/// It counts calls of each kind of operation and makes the `n`-th fail with a chosen `errno`; a
+/// failing write first writes half its bytes (a short write).
 final class FaultyFileSystem: FileSystem, Sendable {
-    enum Operation: Sendable { case write, sync }
+    enum Operation: Sendable, CaseIterable { case write, sync, rename, directorySync }
 
-    private let base = MemoryFileSystem()
-    private let failures = Mutex<[Operation: Int]>([:])  // operation → calls left before it fails
-
-    /// Makes the `n`-th next call (1 = the next) of `operation` fail with EIO.
-    func fail(_ operation: Operation, after calls: Int) {
-        failures.withLock { $0[operation] = calls }
+    private struct Plan {
+        var counts: [Operation: Int] = [:]
+        var failing: (operation: Operation, call: Int, errno: Int32)?
     }
 
-    func shouldFail(_ operation: Operation) -> Bool {
-        failures.withLock { failures in
-            guard let left = failures[operation] else { return false }
-            if left <= 1 {
-                failures[operation] = nil
-                return true
-            }
-            failures[operation] = left - 1
-            return false
+    private let base = MemoryFileSystem()
+    private let plan = Mutex(Plan())
+
+    /// Makes the `calls`-th next call (1 = the next) of `operation` fail with `errno`.
+    func fail(_ operation: Operation, after calls: Int, errno: Int32 = EIO) {
+        plan.withLock { plan in
+            plan.failing = (operation, (plan.counts[operation] ?? 0) + calls, errno)
+        }
+    }
+
+    /// Stops failing.
+    func heal() { plan.withLock { $0.failing = nil } }
+
+    /// Calls of `operation` so far.
+    func count(_ operation: Operation) -> Int { plan.withLock { $0.counts[operation] ?? 0 } }
+
+    /// Counts a call; returns the errno to fail it with, if it is the chosen one.
+    func check(_ operation: Operation) -> Int32? {
+        plan.withLock { plan in
+            let call = (plan.counts[operation] ?? 0) + 1
+            plan.counts[operation] = call
+            guard let failing = plan.failing, failing.operation == operation, failing.call == call
+            else { return nil }
+            plan.failing = nil
+            return failing.errno
         }
     }
 
@@ -33,10 +49,18 @@ final class FaultyFileSystem: FileSystem, Sendable {
     }
     func kind(of path: String) -> FileKind { base.kind(of: path) }
     func rename(_ source: String, to destination: String) throws {
+        if let code = check(.rename) {
+            throw StoreError(.io, "rename failed (injected)", path: source, errno: code)
+        }
         try base.rename(source, to: destination)
     }
     func remove(_ path: String) throws { try base.remove(path) }
-    func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
+    func syncDirectory(_ path: String) throws {
+        if let code = check(.directorySync) {
+            throw StoreError(.io, "fsync failed (injected)", path: path, errno: code)
+        }
+        try base.syncDirectory(path)
+    }
     func makeDirectory(_ path: String, permissions: UInt32) throws {
         try base.makeDirectory(path, permissions: permissions)
     }
@@ -58,21 +82,21 @@ final class FaultyFile: StoreFile {
         try base.read(into: buffer, at: offset)
     }
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
-        if owner.shouldFail(.write) {
+        if let code = owner.check(.write) {
             // A short write: half the bytes land, then the error.
             try base.write(
                 UnsafeRawBufferPointer(rebasing: bytes[0..<(bytes.count / 2)]),
                 at: offset
             )
-            throw StoreError(.io, "write failed: Input/output error (injected)", errno: EIO)
+            throw StoreError(.io, "write failed (injected errno \(code))", errno: code)
         }
         try base.write(bytes, at: offset)
     }
     func size() throws -> UInt64 { try base.size() }
     func truncate(to size: UInt64) throws { try base.truncate(to: size) }
     func sync() throws {
-        if owner.shouldFail(.sync) {
-            throw StoreError(.io, "fdatasync failed: Input/output error (injected)", errno: EIO)
+        if let code = owner.check(.sync) {
+            throw StoreError(.io, "fdatasync failed (injected errno \(code))", errno: code)
         }
         try base.sync()
     }
@@ -124,5 +148,120 @@ struct FaultInjectionTests {
         let reopened = try LogStore.open(path: "/w.olog", options: options)
         #expect(reopened.damageAtOpen == nil)
         #expect(try snapshot(reopened) == [first: [1], third: [3]])
+    }
+
+    private enum Scenario: String, CaseIterable {
+        case save, metadataUpdate, compaction
+    }
+
+    /// Puts a store in its starting state; returns that state.
+    private func prepare(_ fileSystem: FaultyFileSystem) throws -> [ObjectKey: [UInt8]] {
+        let store = try LogStore.open(
+            path: "/f.olog",
+            options: StoreOptions(fileSystem: fileSystem)
+        )
+        for round in 0..<6 {
+            var transaction = Transaction()
+            transaction.put(
+                key: store.allocateKeys(1).lowerBound,
+                entity: 1,
+                payload: [UInt8(round), 7],
+                isInsert: true
+            )
+            if round % 2 == 1 { transaction.delete(key: ObjectKey(round), entity: 1) }
+            try store.commit(transaction)
+        }
+        let state = try snapshot(store)
+        try store.close()
+        return state
+    }
+
+    private func run(_ scenario: Scenario, on store: LogStore) throws {
+        switch scenario {
+        case .save:
+            var transaction = Transaction()
+            transaction.put(
+                key: store.allocateKeys(1).lowerBound,
+                entity: 1,
+                payload: [99],
+                isInsert: true
+            )
+            transaction.delete(key: 2, entity: 1)
+            try store.commit(transaction)
+        case .metadataUpdate:
+            var transaction = Transaction()
+            transaction.metadata = ["changed": .bool(true)]
+            try store.commit(transaction)
+        case .compaction:
+            try store.compact()
+        }
+    }
+
+    @Test(
+        "EIO and ENOSPC at every write, fsync, rename and directory sync of a save, a metadata update and a compaction",
+        arguments: Scenario.allCases
+    )
+    private func everyFailurePoint(_ scenario: Scenario) throws {
+        // Count the operations the scenario performs.
+        let counting = FaultyFileSystem()
+        _ = try prepare(counting)
+        let store = try LogStore.open(path: "/f.olog", options: StoreOptions(fileSystem: counting))
+        let before = FaultyFileSystem.Operation.allCases.map { counting.count($0) }
+        try run(scenario, on: store)
+        let expectedAfter = try snapshot(store)
+        let expectedMetadata = store.metadata
+        let counts = FaultyFileSystem.Operation.allCases.enumerated().map {
+            counting.count($1) - before[$0]
+        }
+        #expect(counts.reduce(0, +) > 0)
+
+        var tried = 0
+        for (index, operation) in FaultyFileSystem.Operation.allCases.enumerated()
+        where counts[index] > 0 {
+            for call in 1...counts[index] {
+                for code in [EIO, ENOSPC] {
+                    let fileSystem = FaultyFileSystem()
+                    let initial = try prepare(fileSystem)
+                    let options = StoreOptions(fileSystem: fileSystem)
+                    let store = try LogStore.open(path: "/f.olog", options: options)
+                    fileSystem.fail(operation, after: call, errno: code)
+                    let error = #expect(
+                        throws: StoreError.self,
+                        "\(scenario) \(operation) #\(call)"
+                    ) { try run(scenario, on: store) }
+                    #expect(error?.errno == code || error?.code == .io)
+                    if operation == .sync && scenario != .compaction {
+                        // A failed fdatasync poisons the handle.
+                        let next = #expect(throws: StoreError.self) { try run(.save, on: store) }
+                        #expect(next?.code == .poisoned, "\(scenario) \(operation) #\(call)")
+                    }
+                    try? store.close()
+                    fileSystem.heal()
+                    let reopened = try LogStore.open(path: "/f.olog", options: options)
+                    let state = try snapshot(reopened)
+                    // The last committed state: before the change, or (when the failure came
+                    // after the change was durable, or its durability is unknown) after it.
+                    #expect(
+                        state == initial
+                            || (state == expectedAfter && reopened.metadata == expectedMetadata),
+                        "\(scenario): \(operation) #\(call) errno \(code)"
+                    )
+                    if operation == .write && scenario != .compaction {
+                        #expect(
+                            state == initial,
+                            "a failed write must leave the last commit: \(scenario) #\(call)"
+                        )
+                    }
+                    // And it takes new saves.
+                    try run(.save, on: reopened)
+                    try reopened.close()
+                    tried += 1
+                }
+            }
+        }
+        #expect(tried > 0)
+        print(
+            "fault injection, \(scenario): \(tried) failure points tried (counts write/sync/rename/dirsync \(counts))"
+        )
     }
 }

@@ -23,7 +23,7 @@ struct FormatTests {
         readOnly.readOnly = true
         let store = try LogStore.open(path: path, options: readOnly)
         #expect(store.formatVersion == "1.0")
-        #expect(store.storeUUID == UUID(uuidString: "66BE0F6A-D8ED-4E1F-8197-A43770428E73"))
+        #expect(store.storeUUID == UUID(uuidString: "D26DCCAF-58C5-420E-B31B-DCA742884C9A"))
         #expect(store.transactionCount == 2)
         #expect(store.metadata == ["author": .string("Ada")])
         #expect(store.liveKeys(entity: nil) == [1])
@@ -31,7 +31,7 @@ struct FormatTests {
         #expect(store.location(of: 1)?.entity == 1)
         #expect(try LogStore.readMetadata(path: path) == ["author": .string("Ada")])
         let inspection = try StoreInspection(path: path)
-        #expect(inspection.transactions.map(\.offset) == [69, 255])
+        #expect(inspection.transactions.map(\.offset) == [512, 1024])
         #expect(inspection.transactions.map(\.inserted) == [2, 0])
         #expect(inspection.transactions.map(\.deleted) == [0, 1])
     }

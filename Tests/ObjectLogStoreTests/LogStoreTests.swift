@@ -68,6 +68,13 @@ struct LogStoreTests {
         #expect(store.metadata == ["author": .string("Ada"), "size": .integer(640)])
         let fresh = store.allocateKeys(1).lowerBound
         #expect(fresh == 4)
+        // Each durable commit is exactly one flush.
+        var more = Transaction()
+        more.put(key: fresh, entity: 1, payload: [1], isInsert: true)
+        try store.commit(more)
+        try store.commit(more)
+        #expect(store.statistics.commits == 2)
+        #expect(store.statistics.logSyncs == 2)
     }
 
     @Test("every metadata value type round-trips")

@@ -1,0 +1,53 @@
+import Foundation
+
+/// What to fetch: an entity class, a predicate, a sort order and a window.
+///
+/// ```swift
+/// var request = FetchRequest<Configuration>(
+///     predicate: #Predicate { $0.feed > 0.05 },
+///     sortBy: [SortDescriptor(\.name)]
+/// )
+/// request.fetchLimit = 10
+/// let configurations = try context.fetch(request)
+/// ```
+///
+/// Predicates are Foundation's `#Predicate` over the entity's properties; sort descriptors are
+/// Foundation's `SortDescriptor` on key paths. Unsaved changes of the context are included by
+/// default, as in Core Data.
+public struct FetchRequest<Result: ManagedObject> {
+    /// Which objects to return; `nil` for all.
+    public var predicate: Predicate<Result>?
+    /// The order of the results; ties and unsorted results are in key (insertion) order.
+    public var sortDescriptors: [SortDescriptor<Result>]
+    /// The most objects to return; `nil` for no limit.
+    public var fetchLimit: Int?
+    /// How many leading results to skip.
+    public var fetchOffset: Int
+    /// Whether unsaved inserts, changes and deletes of the context count.
+    public var includesPendingChanges: Bool
+    /// Whether objects without a predicate or sort come back as faults (the default).
+    ///
+    /// Set it to `false` when you will read every result: the objects are then decoded in one
+    /// sequential pass over the log instead of one read per object on first access.
+    public var returnsObjectsAsFaults: Bool
+
+    /// Creates a request.
+    /// - Parameters:
+    ///   - predicate: Which objects to return; `nil` for all.
+    ///   - sortBy: The order of the results.
+    ///   - fetchLimit: The most objects to return.
+    ///   - fetchOffset: How many leading results to skip.
+    public init(
+        predicate: Predicate<Result>? = nil,
+        sortBy: [SortDescriptor<Result>] = [],
+        fetchLimit: Int? = nil,
+        fetchOffset: Int = 0
+    ) {
+        self.predicate = predicate
+        self.sortDescriptors = sortBy
+        self.fetchLimit = fetchLimit
+        self.fetchOffset = fetchOffset
+        self.includesPendingChanges = true
+        self.returnsObjectsAsFaults = true
+    }
+}

@@ -1,0 +1,295 @@
+import Foundation
+import ObjectLogStore
+
+extension ManagedObjectContext {
+    /// Returns the objects a request selects, in its order.
+    ///
+    /// Without a predicate or sort descriptors the objects come back as faults and nothing is
+    /// decoded; otherwise each candidate is decoded once into a scratch object to evaluate the
+    /// predicate, and only matches are registered.
+    /// - Throws: ``ObjectLogError/Code/invalidArgument`` if the predicate cannot be evaluated.
+    public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> [T] {
+        let entity = entityOrTrap(T.self)
+        if request.predicate == nil, request.sortDescriptors.isEmpty, request.returnsObjectsAsFaults
+        {
+            let keys = window(allKeys(of: entity, request), request)
+            return keys.map { key in (registry[key] ?? makeFault(key: key, entity: entity)) as! T }
+        }
+        var matches = try matchingObjects(of: entity, request, register: true).objects
+        sort(&matches, request)
+        return window(matches, request)
+    }
+
+    /// Counts the objects a request selects, without registering them.
+    public func count<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> Int {
+        let entity = entityOrTrap(T.self)
+        var total: Int
+        if request.predicate == nil {
+            total = store.liveCount(entity: entity.tag)
+            if request.includesPendingChanges {
+                total +=
+                    insertedList.lazy.filter {
+                        $0.isInserted && $0.managedObjectContext === self && $0.entity === entity
+                    }.count
+                total -= deletedMap.values.lazy.filter { $0.entity === entity }.count
+            }
+        } else {
+            total = try matchingObjects(of: entity, request, register: false, countOnly: true).count
+        }
+        total = max(0, total - request.fetchOffset)
+        if let limit = request.fetchLimit { total = min(total, limit) }
+        return total
+    }
+
+    /// Returns the IDs of the objects a request selects, without registering them.
+    public func fetchIdentifiers<T: ManagedObject>(
+        _ request: FetchRequest<T>
+    ) throws(ObjectLogError) -> [ObjectID] {
+        let entity = entityOrTrap(T.self)
+        if request.predicate == nil, request.sortDescriptors.isEmpty {
+            return window(allKeys(of: entity, request), request).map {
+                ObjectID(entityName: entity.name, key: $0)
+            }
+        }
+        var matches = try matchingObjects(of: entity, request, register: false).objects
+        sort(&matches, request)
+        return window(matches, request).map(\.objectID)
+    }
+
+    /// Fetches all objects of a class.
+    public func fetch<T: ManagedObject>(_ type: T.Type) throws(ObjectLogError) -> [T] {
+        try fetch(FetchRequest<T>())
+    }
+
+    // MARK: - Implementation
+
+    private func entityOrTrap(_ type: ManagedObject.Type) -> EntityDescription {
+        guard let entity = model.entity(for: type) else {
+            preconditionFailure("class \(type) is not an entity of the model")
+        }
+        return entity
+    }
+
+    private func window<Element>(
+        _ elements: [Element],
+        _ request: FetchRequest<some ManagedObject>
+    )
+        -> [Element]
+    {
+        let start = min(max(0, request.fetchOffset), elements.count)
+        let end =
+            request.fetchLimit.map { min(elements.count, start + max(0, $0)) } ?? elements.count
+        if start == 0, end == elements.count { return elements }
+        return Array(elements[start..<end])
+    }
+
+    /// Saved keys plus pending inserts, minus pending deletes.
+    private func allKeys(
+        of entity: EntityDescription,
+        _ request: FetchRequest<some ManagedObject>
+    )
+        -> [ObjectKey]
+    {
+        var keys = store.liveKeys(entity: entity.tag)
+        guard request.includesPendingChanges else { return keys }
+        if !deletedMap.isEmpty { keys.removeAll { deletedMap[$0] != nil } }
+        for object in insertedList
+        where object.isInserted && object.managedObjectContext === self && object.entity === entity
+        {
+            keys.append(object.key)
+        }
+        return keys
+    }
+
+    /// The objects that satisfy the predicate, unsorted, and their number; with `countOnly`
+    /// only the number.
+    private func matchingObjects<T: ManagedObject>(
+        of entity: EntityDescription,
+        _ request: FetchRequest<T>,
+        register: Bool,
+        countOnly: Bool = false
+    ) throws(ObjectLogError) -> (objects: [T], count: Int) {
+        var matches: [T] = []
+        var count = 0
+        func accept(_ object: T) {
+            count += 1
+            if !countOnly { matches.append(object) }
+        }
+        let predicate = request.predicate
+        let pending = request.includesPendingChanges
+        func evaluate(_ object: T) throws(ObjectLogError) -> Bool {
+            guard let predicate else { return true }
+            do {
+                return try predicate.evaluate(object)
+            } catch {
+                throw ObjectLogError(.invalidArgument, "cannot evaluate the predicate: \(error)")
+            }
+        }
+        // Objects not yet registered are decoded into a scratch object; a match keeps the
+        // scratch object (so it is decoded once) and a fresh one replaces it.
+        func makeScratch() -> T? {
+            guard let object = entity.objectType.init() as? T else { return nil }
+            object.entity = entity
+            object.managedObjectContext = self
+            return object
+        }
+        guard var scratch = makeScratch() else { return ([], 0) }
+        let needsValues = predicate != nil || register || !request.sortDescriptors.isEmpty
+        var failure: ObjectLogError?
+        // Every record the scan sees is older than the log's end now, and every later write
+        // lies beyond it.
+        let scanBound = store.fileBytes
+        do {
+            try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+                let registered = registry[key]
+                if let registered {
+                    if pending, registered.isDeleted { return }
+                    if !registered.isFault, pending || !registered.hasChanges {
+                        if let typed = registered as? T, try evaluate(typed) { accept(typed) }
+                        return
+                    }
+                }
+                if needsValues {
+                    var reader = PayloadReader(buffer)
+                    scratch.key = key
+                    try ObjectDecoder.decode(
+                        &reader,
+                        into: scratch,
+                        entity: entity,
+                        source: RecordSource(store: store, key: key, context: self)
+                    )
+                    guard try evaluate(scratch) else {
+                        if registered == nil, entity.hasExternalData {
+                            forgetExternalReferences(ofKey: key, entity: entity)
+                        }
+                        return
+                    }
+                }
+                if let typed = registered as? T {
+                    accept(typed)
+                    return
+                }
+                if countOnly {
+                    count += 1
+                    return
+                }
+                let object = scratch
+                guard let next = makeScratch() else { return }
+                scratch = next
+                object.key = key
+                if register {
+                    registry[key] = object
+                    object.accessState.insert(.tracksUpdates)
+                    object.loadedRecordOffset = 0
+                    object.recordOffsetBound = scanBound
+                } else {
+                    object.managedObjectContext = nil
+                }
+                accept(object)
+            }
+        } catch let error as ObjectLogError {
+            failure = error
+        } catch {
+            failure = ObjectLogError(.store, "cannot scan \(entity.name): \(error)")
+        }
+        if let failure { throw failure }
+        if pending {
+            for object in insertedList
+            where object.isInserted && object.managedObjectContext === self
+                && object.entity === entity
+            {
+                if let typed = object as? T, try evaluate(typed) { accept(typed) }
+            }
+        }
+        return (matches, count)
+    }
+
+    /// Sorts by the request's descriptors, then by key; with a small window only the first
+    /// `offset + limit` are fully ordered.
+    private func sort<T: ManagedObject>(_ objects: inout [T], _ request: FetchRequest<T>) {
+        let comparators = request.sortDescriptors.map { comparator($0).compare }
+        func less(_ lhs: T, _ rhs: T) -> Bool {
+            for compare in comparators {
+                switch compare(lhs, rhs) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return lhs.key < rhs.key
+        }
+        if let limit = request.fetchLimit {
+            let wanted = max(0, request.fetchOffset) + max(0, limit)
+            if wanted < objects.count / 16 {
+                var best: [T] = []
+                best.reserveCapacity(wanted + 1)
+                for object in objects {
+                    if best.count == wanted, let last = best.last, !less(object, last) { continue }
+                    var low = 0
+                    var high = best.count
+                    while low < high {
+                        let middle = (low + high) / 2
+                        if less(object, best[middle]) { high = middle } else { low = middle + 1 }
+                    }
+                    best.insert(object, at: low)
+                    if best.count > wanted { best.removeLast() }
+                }
+                objects = best
+                return
+            }
+        }
+        objects.sort(by: less)
+    }
+
+    /// A comparison for a sort descriptor.
+    ///
+    /// A descriptor on an attribute itself compares the stored values directly; one on another
+    /// plain `Comparable` key path compares through the key path; anything else, and strings
+    /// (whose comparison may be localized), uses `SortDescriptor.compare`, which costs several
+    /// hundred nanoseconds a call.
+    func comparator<T: ManagedObject>(
+        _ descriptor: SortDescriptor<T>
+    ) -> (compare: (T, T) -> ComparisonResult, isDirect: Bool) {
+        if let keyPath = descriptor.keyPath, let entity = model.entity(for: T.self) {
+            let prototype = entity.objectType.init()
+            let probe = Probe()
+            prototype.probe = probe
+            prototype.accessState = .probing
+            _ = prototype[keyPath: keyPath as AnyKeyPath]
+            prototype.accessState = []
+            prototype.probe = nil
+            // Only a key path that is exactly one attribute's wrapped property maps to it.
+            if probe.reads == 1, let wrapped = probe.wrapped, wrapped == keyPath,
+                let offset = probe.offset,
+                let accessor = entity.accessors.first(where: { $0.offset == offset }),
+                let direct = accessor.makeComparator(ascending: descriptor.order == .forward)
+            {
+                return ({ direct($0, $1) }, true)
+            }
+        }
+        return (keyPathComparator(descriptor), false)
+    }
+
+    /// A comparison through the descriptor's key path for plain `Comparable` values.
+    private func keyPathComparator<T: ManagedObject>(
+        _ descriptor: SortDescriptor<T>
+    ) -> (T, T) -> ComparisonResult {
+        let fallback: (T, T) -> ComparisonResult = { descriptor.compare($0, $1) }
+        guard let keyPath = descriptor.keyPath,
+            let valueType = type(of: keyPath).valueType as? any Comparable.Type,
+            valueType != String.self, valueType != Substring.self
+        else { return fallback }
+        let ascending = descriptor.order == .forward
+        func make<Value: Comparable>(_: Value.Type) -> ((T, T) -> ComparisonResult)? {
+            guard let typed = keyPath as? KeyPath<T, Value> else { return nil }
+            return { lhs, rhs in
+                let left = lhs[keyPath: typed]
+                let right = rhs[keyPath: typed]
+                if left < right { return ascending ? .orderedAscending : .orderedDescending }
+                if right < left { return ascending ? .orderedDescending : .orderedAscending }
+                return .orderedSame
+            }
+        }
+        return make(valueType) ?? fallback
+    }
+}

@@ -1,0 +1,211 @@
+import ObjectLogStore
+
+extension ManagedObjectContext {
+    /// Validates and writes every unsaved change as one atomic transaction.
+    ///
+    /// The save runs will-save handlers, calls ``ManagedObject/willSave()`` on changed objects,
+    /// validates (relationship counts, deny rules, uniqueness), checks optimistic locking per
+    /// ``mergePolicy``, and commits inserts, updates, deletes and metadata changes together.
+    /// Saving without changes writes nothing.
+    /// - Throws: ``ObjectLogError`` with code `validation`, `uniqueness` or `conflict` naming the
+    ///   objects, properties and rules, or `store`. After a failure the store is unchanged and
+    ///   the context keeps its changes, to be fixed or rolled back.
+    public func save() throws(ObjectLogError) {
+        try runWillSaveHandlers()
+        guard hasChanges || coordinator.hasMetadataChanges else { return }
+        let inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
+        for object in inserted { object.willSave() }
+        for object in Array(updatedMap.values) { object.willSave() }
+        let updated = Array(updatedMap.values)
+        let deleted = Array(deletedMap.values)
+        try validate(inserted: inserted, updated: updated, deleted: deleted)
+
+        var transaction = Transaction()
+        var lockChecks: [PersistentStoreCoordinator.LockCheck] = []
+        lockChecks.reserveCapacity(updated.count + deleted.count)
+        var uniqueChanges: [PersistentStoreCoordinator.UniqueChange] = []
+        var writer = PayloadWriter()
+        for (objects, isInsert) in [(inserted, true), (updated, false)] {
+            for object in objects {
+                guard let entity = object.entity else { continue }
+                writer.removeAll()
+                var sink = BlobSink(store: store, context: self)
+                try ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
+                transaction.put(
+                    key: object.key,
+                    entity: entity.tag,
+                    payload: writer.bytes,
+                    blobs: sink.blobs,
+                    isInsert: isInsert
+                )
+                if !isInsert {
+                    lockChecks.append(
+                        .init(
+                            key: object.key,
+                            expectedOffset: object.loadedRecordOffset,
+                            offsetBound: object.recordOffsetBound
+                        )
+                    )
+                }
+                if !entity.uniquenessConstraints.isEmpty {
+                    uniqueChanges.append(
+                        .init(
+                            key: object.key,
+                            entity: entity,
+                            isDelete: false,
+                            values: entity.uniquenessConstraints.map {
+                                ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
+                            }
+                        )
+                    )
+                }
+            }
+        }
+        for object in deleted {
+            guard let entity = object.entity else { continue }
+            transaction.delete(key: object.key, entity: entity.tag)
+            lockChecks.append(
+                .init(
+                    key: object.key,
+                    expectedOffset: object.loadedRecordOffset,
+                    offsetBound: object.recordOffsetBound
+                )
+            )
+            if !entity.uniquenessConstraints.isEmpty {
+                uniqueChanges.append(
+                    .init(key: object.key, entity: entity, isDelete: true, values: [])
+                )
+            }
+        }
+        let (info, endOffset, conflicts) = try coordinator.commit(
+            transaction,
+            lockChecks: lockChecks,
+            uniqueChanges: uniqueChanges,
+            objectIDs: { key in self.registry[key]?.objectID ?? ObjectID(entityName: "?", key: key)
+            },
+            policy: mergePolicy
+        )
+        let skipped = Set(conflicts)
+        // Records of this save lie before the log's end after it; later writes lie beyond.
+        let commitOffset = endOffset
+        var saved = ObjectChanges(transactionNumber: info?.number)
+        saved.inserted.reserveCapacity(inserted.count)
+        saved.updated.reserveCapacity(updated.count)
+        for object in inserted where !skipped.contains(object.key) {
+            object.lifecycle = []
+            object.accessState = .tracksUpdates
+            object.loadedRecordOffset = 0
+            object.recordOffsetBound = commitOffset
+            saved.inserted.append(object.objectID)
+        }
+        for object in updated where !skipped.contains(object.key) {
+            object.lifecycle = []
+            object.loadedRecordOffset = 0
+            object.recordOffsetBound = commitOffset
+            if !object.isFault { object.accessState.insert(.tracksUpdates) }
+            updatedMap[object.key] = nil
+            snapshots[object.key] = nil
+            saved.updated.append(object.objectID)
+        }
+        for object in deleted where !skipped.contains(object.key) {
+            saved.deleted.append(object.objectID)
+            registry[object.key] = nil
+            deletedMap[object.key] = nil
+            snapshots[object.key] = nil
+            object.managedObjectContext = nil
+        }
+        insertedList = []
+        insertedCount = 0
+        for key in conflicts {
+            // `.rollback` policy: the store's version wins for these objects.
+            guard let object = registry[key] else { continue }
+            updatedMap[key] = nil
+            deletedMap[key] = nil
+            snapshots[key] = nil
+            object.lifecycle = []
+            object.accessState = [.fault, .tracksUpdates]
+        }
+        if !saved.isEmpty {
+            post(objectsDidChange: saved)
+        }
+        post(didSave: saved)
+        var broadcast = saved
+        broadcast.origin = identifier
+        coordinator.broadcast(broadcast)
+    }
+
+    /// Checks relationship counts and deny rules.
+    private func validate(
+        inserted: [ManagedObject],
+        updated: [ManagedObject],
+        deleted: [ManagedObject]
+    ) throws(ObjectLogError) {
+        var errors: [ObjectLogError] = []
+        for objects in [inserted, updated] {
+            for object in objects {
+                guard let entity = object.entity, !entity.relationshipAccessors.isEmpty else {
+                    continue
+                }
+                for (index, accessor) in entity.relationshipAccessors.enumerated() {
+                    let rule = entity.rules[index]
+                    let count = accessor.keys(of: object).count
+                    if count < rule.minimumCount {
+                        errors.append(
+                            ObjectLogError(
+                                .validation,
+                                rule.minimumCount == 1 && !accessor.isToMany
+                                    ? "\(object.objectID).\(accessor.name) is required but has no value"
+                                    : "\(object.objectID).\(accessor.name) has \(count) objects, "
+                                        + "fewer than the minimum \(rule.minimumCount)",
+                                objectID: object.objectID,
+                                property: accessor.name
+                            )
+                        )
+                    } else if count > rule.maximumCount {
+                        errors.append(
+                            ObjectLogError(
+                                .validation,
+                                "\(object.objectID).\(accessor.name) has \(count) objects, "
+                                    + "more than the maximum \(rule.maximumCount)",
+                                objectID: object.objectID,
+                                property: accessor.name
+                            )
+                        )
+                    }
+                }
+            }
+        }
+        for object in deleted {
+            guard let entity = object.entity else { continue }
+            for (index, accessor) in entity.relationshipAccessors.enumerated()
+            where entity.rules[index].deleteRule == .deny {
+                let remaining = accessor.keys(of: object).filter { key in
+                    guard let destination = registry[key] else {
+                        return store.location(of: key) != nil
+                    }
+                    return !destination.isDeleted
+                }
+                if !remaining.isEmpty {
+                    errors.append(
+                        ObjectLogError(
+                            .validation,
+                            "cannot delete \(object.objectID): its relationship '\(accessor.name)' "
+                                + "has the deny rule and \(remaining.count) related objects",
+                            objectID: object.objectID,
+                            property: accessor.name
+                        )
+                    )
+                }
+            }
+        }
+        guard !errors.isEmpty else { return }
+        if errors.count == 1 { throw errors[0] }
+        throw ObjectLogError(
+            .validation,
+            "\(errors.count) validation errors",
+            objectID: errors[0].objectID,
+            property: errors[0].property,
+            errors: errors
+        )
+    }
+}

@@ -1,0 +1,542 @@
+import Foundation
+import ObjectLogStore
+
+/// A scratch pad of managed objects: it registers, tracks and saves them.
+///
+/// A context is Core Data's `NSManagedObjectContext` (SwiftData's `ModelContext`): insert and
+/// delete objects, change their properties, fetch, then ``save()`` as one atomic transaction,
+/// or ``rollback()``.
+///
+/// ```swift
+/// let context = container.mainContext
+/// let configuration = Configuration(context: context)
+/// configuration.name = "Spots"
+/// try context.save()
+/// ```
+///
+/// Contexts and their objects are not `Sendable`: each lives in one isolation domain (the main
+/// actor for ``PersistentContainer/mainContext``, a task for
+/// ``PersistentContainer/performBackgroundTask(_:)``). Pass ``ObjectID`` values between them.
+///
+/// Rules:
+/// 1. One instance per object per context (uniquing): fetching or resolving the same object ID
+///    twice gives the same instance.
+/// 2. Fetched objects are faults until a property is read; counting and fetching IDs never
+///    decodes objects.
+/// 3. A failed save changes nothing in the store and leaves every change in the context.
+public final class ManagedObjectContext {
+    /// The coordinator that commits this context's saves.
+    public let coordinator: PersistentStoreCoordinator
+    /// How a save treats objects changed in the store since they were loaded.
+    public var mergePolicy: MergePolicy = .error
+    /// A name for debugging.
+    public var name: String?
+
+    var registry = ObjectTable()
+    var insertedList: [ManagedObject] = []
+    var insertedCount = 0
+    var updatedMap: [ObjectKey: ManagedObject] = [:]
+    var deletedMap: [ObjectKey: ManagedObject] = [:]
+    /// Payloads of updated objects as they were before their first change.
+    var snapshots: [ObjectKey: [UInt8]] = [:]
+    /// Blob references of external data that has not been read yet.
+    var externalReferences: [ExternalDataKey: (blob: BlobID, byteCount: Int)] = [:]
+    private var lastInsertedEntity: EntityDescription?
+    private var nextKey: ObjectKey = 1
+    private var lastKey: ObjectKey = 0
+    private var willSaveHandlers: [(ManagedObjectContext) throws -> Void] = []
+    private var didSaveHandlers: [(ObjectChanges) -> Void] = []
+    private var changeHandlers: [(ObjectChanges) -> Void] = []
+    /// A number that tells this context's own saves apart in broadcasts.
+    let identifier = UInt64.random(in: 1...UInt64.max)
+
+    /// Creates a context on a coordinator.
+    public init(coordinator: PersistentStoreCoordinator) {
+        self.coordinator = coordinator
+    }
+
+    /// Creates a context on a container's coordinator.
+    public convenience init(container: PersistentContainer) {
+        self.init(coordinator: container.coordinator)
+    }
+
+    var store: LogStore { coordinator.store }
+    var model: ManagedObjectModel { coordinator.model }
+
+    // MARK: - State
+
+    /// Whether there are unsaved inserts, updates or deletes.
+    public var hasChanges: Bool {
+        insertedCount > 0 || !updatedMap.isEmpty || !deletedMap.isEmpty
+    }
+
+    /// Objects inserted since the last save.
+    public var insertedObjects: Set<ManagedObject> {
+        Set(insertedList.lazy.filter { $0.isInserted && $0.managedObjectContext === self })
+    }
+
+    /// Saved objects changed since the last save.
+    public var updatedObjects: Set<ManagedObject> { Set(updatedMap.values) }
+
+    /// Saved objects deleted since the last save.
+    public var deletedObjects: Set<ManagedObject> { Set(deletedMap.values) }
+
+    /// Every object the context knows, faults included.
+    public var registeredObjects: Set<ManagedObject> { Set(registry.allObjects) }
+
+    // MARK: - Insert and delete
+
+    /// Inserts a new object; it is saved by the next ``save()``.
+    ///
+    /// The object gets its permanent ``ObjectID`` at once. Inserting an object already in this
+    /// context does nothing.
+    /// - Precondition: the object's class is in the model and the object is in no other context.
+    public func insert(_ object: ManagedObject) {
+        if object.managedObjectContext === self {
+            if object.isDeleted { undelete(object) }
+            return
+        }
+        precondition(
+            object.managedObjectContext == nil,
+            "\(object) already belongs to another context"
+        )
+        let entity: EntityDescription
+        if let cached = lastInsertedEntity, cached.objectType == type(of: object) {
+            entity = cached
+        } else {
+            guard let found = model.entity(for: type(of: object)) else {
+                preconditionFailure("class \(type(of: object)) is not an entity of the model")
+            }
+            entity = found
+            lastInsertedEntity = found
+        }
+        if nextKey > lastKey {
+            let range = store.allocateKeys(4096)
+            nextKey = range.lowerBound
+            lastKey = range.upperBound
+        }
+        object.key = nextKey
+        nextKey += 1
+        object.entity = entity
+        object.managedObjectContext = self
+        object.lifecycle = .inserted
+        object.accessState = []
+        registry[object.key] = object
+        insertedList.append(object)
+        insertedCount += 1
+        object.awakeFromInsert()
+    }
+
+    /// Deletes an object; the deletion is saved by the next ``save()``.
+    ///
+    /// Delete rules run at once: `cascade` deletes the destinations, `nullify` removes the
+    /// object from their inverse, `deny` is checked when saving.
+    public func delete(_ object: ManagedObject) {
+        guard object.managedObjectContext === self, !object.isDeleted else { return }
+        if object.isFault { object.fireFault() }
+        guard let entity = object.entity else { return }
+        if object.isInserted {
+            object.lifecycle.remove(.inserted)
+            insertedCount -= 1
+        } else {
+            updatedMap[object.key] = nil
+            deletedMap[object.key] = object
+        }
+        object.lifecycle.insert(.deleted)
+        for (index, accessor) in entity.relationshipAccessors.enumerated() {
+            let rule = entity.rules[index].deleteRule
+            guard rule == .nullify || rule == .cascade else { continue }
+            for key in accessor.keys(of: object) {
+                guard let destination = registeredObject(forKey: key) else { continue }
+                if let inverse = accessor.inverse, !destination.isDeleted {
+                    prepareModification(of: destination)
+                    inverse.removeKey(object.key, from: destination)
+                }
+                if rule == .cascade { delete(destination) }
+            }
+        }
+        if !object.lifecycle.contains(.inserted), deletedMap[object.key] == nil {
+            // An inserted object that is deleted again is simply forgotten.
+            registry[object.key] = nil
+            object.managedObjectContext = nil
+            object.lifecycle = []
+        }
+    }
+
+    private func undelete(_ object: ManagedObject) {
+        deletedMap[object.key] = nil
+        object.lifecycle.remove(.deleted)
+        markUpdated(object)
+    }
+
+    // MARK: - Objects by ID
+
+    /// The object with an ID: the registered instance, or a fault that loads on first access.
+    ///
+    /// Use ``existingObject(with:)`` to find out at once whether the object exists.
+    /// - Precondition: the ID's entity is in the model.
+    public func object(with id: ObjectID) -> ManagedObject {
+        if let registered = registry[id.key] { return registered }
+        guard let entity = model.entity(named: id.entityName) else {
+            preconditionFailure("entity \(id.entityName) is not in the model")
+        }
+        return makeFault(key: id.key, entity: entity)
+    }
+
+    /// The object with an ID, loaded, or an error if it does not exist.
+    /// - Throws: ``ObjectLogError/Code/notFound`` if no such object is saved or inserted.
+    public func existingObject(with id: ObjectID) throws(ObjectLogError) -> ManagedObject {
+        if let registered = registry[id.key], !registered.isDeleted {
+            if registered.isFault { registered.fireFault() }
+            return registered
+        }
+        guard let entity = model.entity(named: id.entityName),
+            let location = store.location(of: id.key), location.entity == entity.tag,
+            deletedMap[id.key] == nil
+        else { throw ObjectLogError(.notFound, "no object \(id)", objectID: id) }
+        let object = makeFault(key: id.key, entity: entity)
+        object.fireFault()
+        return object
+    }
+
+    /// The registered object with a key, or a fault if the store has it.
+    func registeredObject(forKey key: ObjectKey) -> ManagedObject? {
+        if let registered = registry[key] { return registered }
+        guard let location = store.location(of: key),
+            let entity = model.entity(tag: location.entity)
+        else { return nil }
+        return makeFault(key: key, entity: entity)
+    }
+
+    /// The registered object with a key as a given class.
+    func registeredObject<T: ManagedObject>(forKey key: ObjectKey, as: T.Type) -> T? {
+        registeredObject(forKey: key) as? T
+    }
+
+    /// Registers a fault for a saved object.
+    func makeFault(key: ObjectKey, entity: EntityDescription) -> ManagedObject {
+        let object = entity.objectType.init()
+        object.key = key
+        object.entity = entity
+        object.managedObjectContext = self
+        object.accessState = [.fault, .tracksUpdates]
+        registry[key] = object
+        return object
+    }
+
+    // MARK: - Change tracking
+
+    /// Loads a fault's values from the store.
+    func loadValues(of object: ManagedObject) {
+        guard let entity = object.entity, let location = store.location(of: object.key),
+            let record = try? store.readObject(object.key)
+        else { return }
+        object.loadedRecordOffset = location.offset
+        object.recordOffsetBound = 0
+        record.payload.withUnsafeBytes { buffer in
+            var reader = PayloadReader(buffer)
+            try? ObjectDecoder.decode(
+                &reader,
+                into: object,
+                entity: entity,
+                source: RecordSource(store: store, key: object.key, context: self)
+            )
+        }
+    }
+
+    // MARK: - Lazily loaded external data
+
+    /// Remembers where unread external data of an object lives.
+    func recordExternalReference(
+        _ blob: BlobID,
+        byteCount: Int,
+        of object: ManagedObject,
+        propertyIndex: Int
+    ) {
+        externalReferences[ExternalDataKey(key: object.key, propertyIndex: propertyIndex)] = (
+            blob, byteCount
+        )
+    }
+
+    /// The blob reference of unread external data.
+    func externalReference(
+        of object: ManagedObject,
+        propertyIndex: Int
+    ) -> (
+        blob: BlobID, byteCount: Int
+    )? {
+        externalReferences[ExternalDataKey(key: object.key, propertyIndex: propertyIndex)]
+    }
+
+    /// Drops the unread external data references of an object that was only looked at.
+    func forgetExternalReferences(ofKey key: ObjectKey, entity: EntityDescription) {
+        for accessor in entity.accessors
+        where accessor.attribute?.options.contains(.externalStorage) == true {
+            externalReferences[ExternalDataKey(key: key, propertyIndex: accessor.index)] = nil
+        }
+    }
+
+    /// Reads external data on first access; `nil` if its blob cannot be read.
+    func loadExternalData(of object: ManagedObject, propertyIndex: Int) -> Data? {
+        let key = ExternalDataKey(key: object.key, propertyIndex: propertyIndex)
+        guard let reference = externalReferences.removeValue(forKey: key) else { return nil }
+        return try? store.readBlob(reference.blob)
+    }
+
+    /// Loads a fault and records that a saved object is about to change.
+    func prepareModification(of object: ManagedObject) {
+        if object.accessState.rawValue != 0 { object.willWrite() }
+    }
+
+    /// Records the first change to a saved object, keeping its committed values.
+    func markUpdated(_ object: ManagedObject) {
+        guard !object.lifecycle.contains(.inserted), let entity = object.entity else { return }
+        if !object.lifecycle.contains(.deleted) {
+            object.lifecycle.insert(.updated)
+            updatedMap[object.key] = object
+        }
+        if snapshots[object.key] == nil {
+            var writer = PayloadWriter()
+            var sink = BlobSink(store: nil, context: self)
+            try? ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
+            snapshots[object.key] = writer.bytes
+        }
+    }
+
+    /// The changed properties of an object and their new values (relationships as object keys).
+    public func changedValues(of object: ManagedObject) -> [String: Any] {
+        guard let entity = object.entity, object.managedObjectContext === self else { return [:] }
+        if object.isInserted {
+            var values: [String: Any] = [:]
+            for accessor in entity.accessors { values[accessor.name] = accessor.value(of: object) }
+            return values
+        }
+        guard let snapshot = snapshots[object.key] else { return [:] }
+        let committed = entity.objectType.init()
+        committed.key = object.key
+        let decoded: Void? = snapshot.withUnsafeBytes { buffer in
+            var reader = PayloadReader(buffer)
+            return try? ObjectDecoder.decode(
+                &reader,
+                into: committed,
+                entity: entity,
+                source: RecordSource(store: store, key: object.key, context: self)
+            )
+        }
+        guard decoded != nil else { return [:] }
+        var values: [String: Any] = [:]
+        for accessor in entity.accessors
+        where ObjectEncoder.encodedValue(of: object, accessor: accessor, context: self)
+            != ObjectEncoder.encodedValue(of: committed, accessor: accessor, context: self)
+        {
+            values[accessor.name] = accessor.value(of: object)
+        }
+        return values
+    }
+
+    /// The last saved values of an object's properties (relationships as object keys).
+    ///
+    /// - Parameters:
+    ///   - object: A registered object.
+    ///   - keys: Property names, or `nil` for all.
+    /// - Returns: Property names to saved values; empty for inserted objects.
+    public func committedValues(
+        of object: ManagedObject,
+        forKeys keys: [String]? = nil
+    ) -> [String: Any] {
+        guard let entity = object.entity, !object.isInserted else { return [:] }
+        let payload: [UInt8]
+        if let snapshot = snapshots[object.key] {
+            payload = snapshot
+        } else if let record = try? store.readObject(object.key) {
+            payload = record.payload
+        } else {
+            return [:]
+        }
+        let values = payload.withUnsafeBytes { buffer in
+            var reader = PayloadReader(buffer)
+            return
+                (try? ObjectDecoder.decodeValues(
+                    &reader,
+                    entity: entity,
+                    source: RecordSource(store: store, key: object.key)
+                )) ?? [:]
+        }
+        guard let keys else { return values }
+        return values.filter { keys.contains($0.key) }
+    }
+
+    // MARK: - Rollback, reset, refresh
+
+    /// Discards every unsaved change: inserted objects leave the context, changed and deleted
+    /// objects go back to their saved values.
+    public func rollback() {
+        let changes = pendingChanges()
+        for object in insertedList where object.isInserted && object.managedObjectContext === self {
+            registry[object.key] = nil
+            object.managedObjectContext = nil
+            object.lifecycle = []
+            object.key = 0
+        }
+        for object in insertedList where object.isDeleted && object.managedObjectContext === self {
+            registry[object.key] = nil
+            object.managedObjectContext = nil
+            object.lifecycle = []
+        }
+        for object in Array(updatedMap.values) + Array(deletedMap.values) {
+            object.lifecycle = []
+            object.accessState = [.fault, .tracksUpdates]
+        }
+        insertedList = []
+        insertedCount = 0
+        updatedMap = [:]
+        deletedMap = [:]
+        snapshots = [:]
+        if !changes.isEmpty { post(objectsDidChange: changes) }
+    }
+
+    /// Forgets every registered object and unsaved change; the objects leave the context.
+    public func reset() {
+        for object in registry.allObjects {
+            object.managedObjectContext = nil
+            object.lifecycle = []
+            object.accessState = []
+        }
+        registry = ObjectTable()
+        insertedList = []
+        insertedCount = 0
+        updatedMap = [:]
+        deletedMap = [:]
+        snapshots = [:]
+        externalReferences = [:]
+    }
+
+    /// Reloads an object from the store.
+    /// - Parameters:
+    ///   - object: A registered, saved object.
+    ///   - mergeChanges: `true` keeps the object's unsaved changes over the store's values
+    ///     (and takes the store's values for the other properties); `false` discards them and
+    ///     turns the object into a fault.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        guard object.managedObjectContext === self, !object.isInserted, let entity = object.entity
+        else { return }
+        let changed = mergeChanges ? changedValues(of: object) : [:]
+        guard !changed.isEmpty else {
+            updatedMap[object.key] = nil
+            snapshots[object.key] = nil
+            object.lifecycle.remove(.updated)
+            if !object.isDeleted { object.accessState = [.fault, .tracksUpdates] }
+            return
+        }
+        let fresh = entity.objectType.init()
+        fresh.entity = entity
+        fresh.key = object.key
+        guard let location = store.location(of: object.key),
+            let record = try? store.readObject(object.key)
+        else { return }
+        let decoded: Void? = record.payload.withUnsafeBytes { buffer in
+            var reader = PayloadReader(buffer)
+            return try? ObjectDecoder.decode(
+                &reader,
+                into: fresh,
+                entity: entity,
+                source: RecordSource(store: store, key: object.key, context: self)
+            )
+        }
+        guard decoded != nil else { return }
+        for accessor in entity.accessors where changed[accessor.name] == nil {
+            accessor.copy(from: fresh, to: object)
+        }
+        var writer = PayloadWriter()
+        var sink = BlobSink(store: nil, context: self)
+        try? ObjectEncoder.encode(fresh, entity: entity, to: &writer, blobs: &sink)
+        snapshots[object.key] = writer.bytes
+        object.loadedRecordOffset = location.offset
+        object.recordOffsetBound = 0
+    }
+
+    // MARK: - Notifications
+
+    /// Calls `handler` at the start of every ``save()``, before validation.
+    ///
+    /// The handler may change objects and metadata; its changes are part of the save. This is
+    /// the place to copy per-document settings into the store metadata. Throwing cancels the
+    /// save.
+    public func onWillSave(_ handler: @escaping (ManagedObjectContext) throws -> Void) {
+        willSaveHandlers.append(handler)
+    }
+
+    /// Calls `handler` after every successful ``save()`` with the saved objects' IDs.
+    public func onDidSave(_ handler: @escaping (ObjectChanges) -> Void) {
+        didSaveHandlers.append(handler)
+    }
+
+    /// Calls `handler` when objects change through a save, a merge or a rollback.
+    public func onObjectsDidChange(_ handler: @escaping (ObjectChanges) -> Void) {
+        changeHandlers.append(handler)
+    }
+
+    func post(objectsDidChange changes: ObjectChanges) {
+        for handler in changeHandlers { handler(changes) }
+    }
+
+    func post(didSave changes: ObjectChanges) {
+        for handler in didSaveHandlers { handler(changes) }
+    }
+
+    func runWillSaveHandlers() throws(ObjectLogError) {
+        for handler in willSaveHandlers {
+            do {
+                try handler(self)
+            } catch let error as ObjectLogError {
+                throw error
+            } catch {
+                throw ObjectLogError(.invalidArgument, "a will-save handler failed: \(error)")
+            }
+        }
+    }
+
+    /// The IDs of the pending changes.
+    func pendingChanges() -> ObjectChanges {
+        ObjectChanges(
+            inserted: insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
+                .map(\.objectID),
+            updated: updatedMap.values.map(\.objectID),
+            deleted: deletedMap.values.map(\.objectID)
+        )
+    }
+
+    // MARK: - Merging
+
+    /// Brings another context's saved changes into this one.
+    ///
+    /// Registered objects that were updated elsewhere are refreshed (keeping this context's
+    /// unsaved changes to them), deleted ones leave the context. Inserted objects appear in the
+    /// next fetch.
+    public func mergeChanges(from changes: ObjectChanges) {
+        var merged = ObjectChanges(inserted: changes.inserted)
+        for id in changes.updated {
+            guard let object = registry[id.key] else { continue }
+            merged.updated.append(id)
+            if object.isFault { continue }
+            refresh(object, mergeChanges: true)
+        }
+        for id in changes.deleted {
+            guard let object = registry[id.key] else { continue }
+            merged.deleted.append(id)
+            registry[id.key] = nil
+            updatedMap[id.key] = nil
+            deletedMap[id.key] = nil
+            snapshots[id.key] = nil
+            object.lifecycle = [.deleted]
+            object.managedObjectContext = nil
+        }
+        if !merged.isEmpty { post(objectsDidChange: merged) }
+    }
+}
+
+/// Identifies a property of an object whose external data is not loaded yet.
+struct ExternalDataKey: Hashable {
+    var key: ObjectKey
+    var propertyIndex: Int
+}

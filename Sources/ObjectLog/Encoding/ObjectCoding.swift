@@ -1,0 +1,86 @@
+import ObjectLogStore
+
+/// Encodes whole objects into payloads: a varint property count, then each persistent
+/// property in schema order.
+enum ObjectEncoder {
+    /// Appends the payload of `object` to `writer`.
+    static func encode(
+        _ object: ManagedObject,
+        entity: EntityDescription,
+        to writer: inout PayloadWriter,
+        blobs: inout BlobSink
+    ) throws(ObjectLogError) {
+        writer.write(varint: UInt64(entity.accessors.count))
+        for accessor in entity.accessors {
+            try accessor.encode(object, to: &writer, blobs: &blobs)
+        }
+    }
+
+    /// The concatenated encodings of a uniqueness group's attributes (self-delimiting, so equal
+    /// bytes mean equal values).
+    static func uniqueValue(
+        of object: ManagedObject,
+        group: [Int],
+        entity: EntityDescription
+    ) -> [UInt8] {
+        var writer = PayloadWriter()
+        var sink = BlobSink(store: nil)
+        for index in group {
+            try? entity.accessors[index].encode(object, to: &writer, blobs: &sink)
+        }
+        return writer.bytes
+    }
+
+    /// The encoding of one property (to compare values).
+    static func encodedValue(
+        of object: ManagedObject,
+        accessor: PropertyAccessor,
+        context: ManagedObjectContext?
+    ) -> [UInt8] {
+        var writer = PayloadWriter()
+        var sink = BlobSink(store: nil, context: context)
+        try? accessor.encode(object, to: &writer, blobs: &sink)
+        return writer.bytes
+    }
+}
+
+/// Decodes payloads into objects.
+enum ObjectDecoder {
+    /// Reads a payload into `object`'s property storage.
+    static func decode(
+        _ reader: inout PayloadReader,
+        into object: ManagedObject,
+        entity: EntityDescription,
+        source: RecordSource?
+    ) throws(ObjectLogError) {
+        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint()
+        }
+        guard count == UInt64(entity.accessors.count) else {
+            throw ObjectLogError(
+                .corrupt,
+                "payload of \(entity.name) has \(count) properties, the model has \(entity.accessors.count)"
+            )
+        }
+        for accessor in entity.accessors {
+            try accessor.decode(from: &reader, into: object, source: source)
+        }
+    }
+
+    /// Reads a payload into type-erased values by property name.
+    static func decodeValues(
+        _ reader: inout PayloadReader,
+        entity: EntityDescription,
+        source: RecordSource?
+    ) throws(ObjectLogError) -> [String: Any] {
+        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint()
+        }
+        guard count == UInt64(entity.accessors.count) else {
+            throw ObjectLogError(.corrupt, "payload of \(entity.name) has \(count) properties")
+        }
+        var values: [String: Any] = [:]
+        for accessor in entity.accessors {
+            values[accessor.name] = try accessor.decodeValue(from: &reader, source: source)
+        }
+        return values
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// Reads the bytes of an object payload written by ``PayloadWriter``.
+///
+/// Reading never traps: running past the end or meeting a malformed varint throws
+/// ``PayloadError``, because payloads come from disk and may be damaged.
+public struct PayloadReader {
+    let buffer: UnsafeRawBufferPointer
+    /// The offset of the next byte to read.
+    public private(set) var offset: Int
+
+    /// Creates a reader over `buffer`, which must stay valid while the reader is used.
+    public init(_ buffer: UnsafeRawBufferPointer) {
+        self.buffer = buffer
+        self.offset = 0
+    }
+
+    /// Whether every byte has been read.
+    public var isAtEnd: Bool { offset >= buffer.count }
+
+    /// Reads one byte.
+    public mutating func readByte() throws(PayloadError) -> UInt8 {
+        guard offset < buffer.count else { throw PayloadError.truncated(offset: offset) }
+        let byte = buffer[offset]
+        offset += 1
+        return byte
+    }
+
+    /// Reads a LEB128 varint.
+    public mutating func readVarint() throws(PayloadError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard offset < buffer.count else { throw PayloadError.truncated(offset: offset) }
+            let byte = buffer[offset]
+            offset += 1
+            guard shift < 64 else {
+                throw PayloadError.malformed(offset: offset, "varint too long")
+            }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    /// Reads a zigzag-mapped varint.
+    public mutating func readZigzag() throws(PayloadError) -> Int64 {
+        let raw = try readVarint()
+        return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+    }
+
+    /// Reads 8 little-endian bytes.
+    public mutating func readFixed64() throws(PayloadError) -> UInt64 {
+        guard buffer.count - offset >= 8 else { throw PayloadError.truncated(offset: offset) }
+        let value = buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        offset += 8
+        return UInt64(littleEndian: value)
+    }
+
+    /// Reads 4 little-endian bytes.
+    public mutating func readFixed32() throws(PayloadError) -> UInt32 {
+        guard buffer.count - offset >= 4 else { throw PayloadError.truncated(offset: offset) }
+        let value = buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self)
+        offset += 4
+        return UInt32(littleEndian: value)
+    }
+
+    /// Reads `count` raw bytes as a buffer slice valid as long as the reader's buffer.
+    public mutating func readRaw(count: Int) throws(PayloadError) -> UnsafeRawBufferPointer {
+        guard count >= 0, buffer.count - offset >= count else {
+            throw PayloadError.truncated(offset: offset)
+        }
+        let slice = UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count])
+        offset += count
+        return slice
+    }
+
+    /// Reads a varint length, then that many bytes.
+    public mutating func readLengthPrefixed() throws(PayloadError) -> UnsafeRawBufferPointer {
+        let length = try readVarint()
+        guard length <= UInt64(buffer.count - offset) else {
+            throw PayloadError.truncated(offset: offset)
+        }
+        return try readRaw(count: Int(length))
+    }
+
+    /// Reads a length-prefixed UTF-8 string.
+    public mutating func readString() throws(PayloadError) -> String {
+        let raw = try readLengthPrefixed()
+        return String(decoding: raw, as: UTF8.self)
+    }
+
+    /// Reads length-prefixed bytes as `Data`.
+    public mutating func readData() throws(PayloadError) -> Data {
+        Data(try readLengthPrefixed())
+    }
+}
+
+/// A payload that cannot be decoded: truncated, malformed, or not matching the schema.
+public enum PayloadError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The payload ended before the value at `offset` was complete.
+    case truncated(offset: Int)
+    /// The bytes at `offset` do not form a valid value.
+    case malformed(offset: Int, String)
+
+    /// A one-line description naming the offset.
+    public var description: String {
+        switch self {
+        case .truncated(let offset): "payload truncated at byte \(offset)"
+        case .malformed(let offset, let why): "payload malformed at byte \(offset): \(why)"
+        }
+    }
+}

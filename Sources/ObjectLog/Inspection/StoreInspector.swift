@@ -1,0 +1,199 @@
+import Foundation
+import ObjectLogStore
+
+/// One object decoded without its class: property names to ``StoredValue``s, in schema order.
+public struct GenericObject: Sendable, Hashable {
+    /// The object's key.
+    public var key: ObjectKey
+    /// The entity name.
+    public var entity: String
+    /// The persistent properties in payload order.
+    public var values: [(name: String, value: StoredValue)]
+
+    /// The value of a property by name.
+    public subscript(name: String) -> StoredValue? {
+        values.first { $0.name == name }?.value
+    }
+
+    /// The object's ID.
+    public var objectID: ObjectID { ObjectID(entityName: entity, key: key) }
+
+    /// Compares key, entity and every value.
+    public static func == (lhs: GenericObject, rhs: GenericObject) -> Bool {
+        lhs.key == rhs.key && lhs.entity == rhs.entity
+            && lhs.values.map(\.name) == rhs.values.map(\.name)
+            && lhs.values.map(\.value) == rhs.values.map(\.value)
+    }
+
+    /// Hashes key and entity.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+        hasher.combine(entity)
+    }
+}
+
+/// Reads any ObjectLog store's objects by its stored schema, without the model's classes.
+///
+/// This is what the `objectlog` tool uses to dump stores:
+///
+/// ```swift
+/// let inspector = try StoreInspector(path: "Lab.objectlog")
+/// for entity in inspector.schema.entities {
+///     try inspector.forEachObject(entity: entity.name) { object in
+///         print(object.objectID, object.values.map { "\($0.name)=\($0.value)" })
+///     }
+/// }
+/// ```
+public final class StoreInspector: Sendable {
+    /// The store being read.
+    public let store: LogStore
+    /// The stored schema.
+    public let schema: ModelSchema
+    /// The stored model version hash.
+    public let versionHash: String?
+
+    /// Opens the store at `path` read-only and reads its schema.
+    /// - Throws: ``ObjectLogError/Code/store`` if the store cannot be opened,
+    ///   ``ObjectLogError/Code/corrupt`` if it has no readable schema.
+    public convenience init(path: String) throws(ObjectLogError) {
+        var options = StoreOptions()
+        options.readOnly = true
+        options.createIfMissing = false
+        let store: LogStore
+        do {
+            store = try LogStore.open(path: path, options: options)
+        } catch {
+            throw ObjectLogError.store(error, "cannot open store '\(path)'")
+        }
+        try self.init(store: store)
+    }
+
+    /// Reads the schema of an open store.
+    /// - Throws: ``ObjectLogError/Code/corrupt`` if the store has no readable schema.
+    public init(store: LogStore) throws(ObjectLogError) {
+        self.store = store
+        let metadata = store.metadata
+        guard case .string(let json)? = metadata[PersistentStoreCoordinator.modelKey] else {
+            throw ObjectLogError(
+                .corrupt,
+                "the store '\(store.path)' has no object model in its metadata "
+                    + "(key '\(PersistentStoreCoordinator.modelKey)')"
+            )
+        }
+        self.schema = try ModelSchema.decode(json: Data(json.utf8))
+        if case .string(let hash)? = metadata[PersistentStoreCoordinator.modelHashKey] {
+            versionHash = hash
+        } else {
+            versionHash = nil
+        }
+    }
+
+    /// Decodes a payload of an entity into named values.
+    /// - Throws: ``ObjectLogError/Code/corrupt`` naming the property and byte offset.
+    public static func decode(
+        payload: UnsafeRawBufferPointer,
+        entity: ModelSchema.Entity
+    ) throws(ObjectLogError) -> [(name: String, value: StoredValue)] {
+        var reader = PayloadReader(payload)
+        var values: [(name: String, value: StoredValue)] = []
+        let count: UInt64
+        do {
+            count = try reader.readVarint()
+        } catch {
+            throw ObjectLogError(.corrupt, "\(entity.name) payload: \(error)")
+        }
+        guard count == UInt64(entity.properties.count) else {
+            throw ObjectLogError(
+                .corrupt,
+                "\(entity.name) payload has \(count) properties, the schema has \(entity.properties.count)"
+            )
+        }
+        for property in entity.properties {
+            do {
+                values.append((property.name, try StoredValue.decode(property, from: &reader)))
+            } catch {
+                throw ObjectLogError(
+                    .corrupt,
+                    "\(entity.name).\(property.name): \(error)",
+                    property: property.name
+                )
+            }
+        }
+        return values
+    }
+
+    /// The object with a key, or `nil` if no live object has it.
+    public func object(key: ObjectKey) throws(ObjectLogError) -> GenericObject? {
+        guard let location = store.location(of: key) else { return nil }
+        guard let entity = schema.entity(tag: location.entity) else {
+            throw ObjectLogError(
+                .corrupt,
+                "object #\(key) has unknown entity tag \(location.entity)"
+            )
+        }
+        let record: (payload: [UInt8], blobs: [BlobID])?
+        do {
+            record = try store.readObject(key)
+        } catch {
+            throw ObjectLogError.store(error, "cannot read object #\(key)")
+        }
+        guard let record else { return nil }
+        let decoded = record.payload.withUnsafeBytes { buffer in
+            Result { () throws(ObjectLogError) in try Self.decode(payload: buffer, entity: entity) }
+        }
+        let values = try decoded.get()
+        return GenericObject(key: key, entity: entity.name, values: values)
+    }
+
+    /// Calls `body` with every live object of an entity (all entities when `nil`) in log order.
+    public func forEachObject(
+        entity name: String? = nil,
+        _ body: (GenericObject) throws -> Void
+    ) throws {
+        var tag: EntityTag?
+        if let name {
+            guard let entity = schema.entity(named: name) else {
+                throw ObjectLogError(.invalidArgument, "the store has no entity '\(name)'")
+            }
+            tag = entity.tag
+        }
+        try store.forEachLiveObject(entity: tag) { key, entityTag, buffer in
+            guard let entity = schema.entity(tag: entityTag) else {
+                throw ObjectLogError(.corrupt, "object #\(key) has unknown entity tag \(entityTag)")
+            }
+            let values = try Self.decode(payload: buffer, entity: entity)
+            try body(GenericObject(key: key, entity: entity.name, values: values))
+        }
+    }
+
+    /// All live objects of an entity (all entities when `nil`).
+    public func objects(entity name: String? = nil) throws -> [GenericObject] {
+        var result: [GenericObject] = []
+        try forEachObject(entity: name) { result.append($0) }
+        return result
+    }
+
+    /// The number of live objects of an entity, without decoding.
+    public func count(entity name: String) -> Int {
+        guard let entity = schema.entity(named: name) else { return 0 }
+        return store.liveCount(entity: entity.tag)
+    }
+
+    /// Reads the bytes of external data.
+    public func data(of blob: BlobID) throws(ObjectLogError) -> Data {
+        do {
+            return try store.readBlob(blob)
+        } catch {
+            throw ObjectLogError.store(error, "cannot read blob \(blob.hex)")
+        }
+    }
+
+    /// Closes the store.
+    public func close() throws(ObjectLogError) {
+        do {
+            try store.close()
+        } catch {
+            throw ObjectLogError.store(error, "cannot close the store")
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import ObjectLogStore
+
+/// One entity of a model: a ``ManagedObject`` subclass, its tag and its properties.
+///
+/// Entity descriptions are immutable once their model is built.
+// The `nonisolated(unsafe)` properties below are written only while `ManagedObjectModel.init`
+// builds the model, before the description is shared; afterwards they are only read.
+public final class EntityDescription: Sendable, CustomStringConvertible {
+    /// The entity name.
+    public let name: String
+    /// The number that marks this entity's records in the log.
+    public let tag: EntityTag
+    /// The class of the entity's objects.
+    let objectType: ManagedObject.Type
+    /// Persistent properties in payload order.
+    let accessors: [PropertyAccessor]
+    /// Whether some attribute has external storage.
+    let hasExternalData: Bool
+    /// The relationships among ``accessors``.
+    let relationshipAccessors: [RelationshipAccessor]
+    /// Relationship accessors by their wrapper's storage key path, learnt by probing inverses.
+    nonisolated(unsafe) var relationshipsByStorage: [AnyKeyPath: RelationshipAccessor] = [:]
+    /// The declared inverse key path of each relationship, parallel to ``relationshipAccessors``.
+    nonisolated(unsafe) var declaredInverses: [AnyKeyPath?] = []
+    /// Delete rules and counts, parallel to ``relationshipAccessors``.
+    nonisolated(unsafe) var rules:
+        [(deleteRule: DeleteRule, minimumCount: Int, maximumCount: Int)] = []
+    /// Accessor indices of each uniqueness constraint.
+    nonisolated(unsafe) var uniquenessConstraints: [[Int]] = []
+    /// The stored description of the entity.
+    nonisolated(unsafe) public internal(set) var schema: ModelSchema.Entity
+
+    init(
+        name: String,
+        tag: EntityTag,
+        objectType: ManagedObject.Type,
+        accessors: [PropertyAccessor]
+    ) {
+        self.name = name
+        self.tag = tag
+        self.objectType = objectType
+        self.accessors = accessors
+        for (index, accessor) in accessors.enumerated() { accessor.index = index }
+        self.hasExternalData = accessors.contains {
+            $0.attribute?.options.contains(.externalStorage) == true
+        }
+        self.relationshipAccessors = accessors.compactMap { $0 as? RelationshipAccessor }
+        self.schema = ModelSchema.Entity(
+            name: name,
+            tag: tag,
+            properties: [],
+            uniquenessConstraints: []
+        )
+    }
+
+    /// The names of the entity's persistent attributes, in payload order.
+    public var attributeNames: [String] {
+        accessors.filter { $0.attribute != nil }.map(\.name)
+    }
+
+    /// The names of the entity's relationships, in payload order.
+    public var relationshipNames: [String] {
+        relationshipAccessors.map(\.name)
+    }
+
+    /// The entity name.
+    public var description: String { name }
+
+    /// The accessor of a property by name.
+    func accessor(named name: String) -> PropertyAccessor? {
+        accessors.first { $0.name == name }
+    }
+
+    /// The relationship whose wrapper lives at `storage`, or `nil` if it has no inverse.
+    func relationship(storage: AnyKeyPath, declaredInverse: AnyKeyPath?) -> RelationshipAccessor? {
+        if let known = relationshipsByStorage[storage] { return known }
+        guard let declaredInverse else { return nil }
+        for (index, candidate) in declaredInverses.enumerated() where candidate == declaredInverse {
+            return relationshipAccessors[index]
+        }
+        return nil
+    }
+
+    /// The index of a relationship accessor in ``relationshipAccessors``.
+    func ruleIndex(of accessor: RelationshipAccessor) -> Int {
+        relationshipAccessors.firstIndex { $0 === accessor } ?? 0
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import ObjectLogStore
+
+/// The base class of every entity: a Swift class whose stored properties are declared with
+/// ``Attribute`` and ``Relationship``.
+///
+/// Subclasses provide default values for all their properties so that the inherited `init()`
+/// works; the engine calls it to create fetched objects. Reads and writes of wrapped properties
+/// go through the object's ``managedObjectContext``, which loads faults on first access and
+/// records changes.
+///
+/// ```swift
+/// final class Configuration: ManagedObject {
+///     @Attribute(.unique) var name = ""
+///     @Attribute var feed: Double = 0.055
+///     @Relationship(inverse: \Snapshot.configuration, deleteRule: .cascade)
+///     var snapshots: Set<Snapshot>
+/// }
+/// ```
+///
+/// Managed objects are not `Sendable`: use them only in the isolation domain of their context,
+/// and pass ``objectID`` between contexts.
+open class ManagedObject: Hashable, CustomStringConvertible {
+    /// The context the object is registered in; `nil` before insertion or after reset.
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    /// The object's key in the store; 0 until it is inserted.
+    var key: ObjectKey = 0
+    /// The entity, known once the object is registered.
+    var entity: EntityDescription?
+    /// Bits checked on every property access; 0 means "plain read and write".
+    @usableFromInline
+    var accessState: AccessState = []
+    /// Lifecycle bits.
+    var lifecycle: Lifecycle = []
+    /// Offset of the record this object's values were loaded from (optimistic locking).
+    var loadedRecordOffset: UInt64 = 0
+    /// When the exact offset is not known: the values are from a record older than this
+    /// offset (a save's commit offset, or the log's end before a scan).
+    var recordOffsetBound: UInt64 = 0
+    /// Set while the model is probing an inverse key path.
+    var probe: Probe?
+
+    /// Creates an object that belongs to no context yet; insert it with
+    /// ``ManagedObjectContext/insert(_:)``.
+    public required init() {}
+
+    /// Creates an object and inserts it into `context`.
+    public convenience init(context: ManagedObjectContext) {
+        self.init()
+        context.insert(self)
+    }
+
+    /// The name of the entity this class describes; by default the class's name.
+    open class var entityName: String { String(describing: self) }
+
+    /// Attribute groups whose values must be unique together, by property name.
+    ///
+    /// Attributes declared with ``AttributeOptions/unique`` are unique on their own and need not
+    /// be listed here.
+    open class var uniquenessConstraints: [[String]] { [] }
+
+    /// The object's identity, stable across contexts and launches once it is inserted.
+    public var objectID: ObjectID {
+        ObjectID(entityName: entity?.name ?? Self.entityName, key: key)
+    }
+
+    /// Whether the object's values have not been loaded yet.
+    public var isFault: Bool { accessState.contains(.fault) }
+    /// Whether the object was inserted and not yet saved.
+    public var isInserted: Bool { lifecycle.contains(.inserted) }
+    /// Whether the object has unsaved changes to a saved object.
+    public var isUpdated: Bool { lifecycle.contains(.updated) }
+    /// Whether the object was deleted and the deletion is not saved yet.
+    public var isDeleted: Bool { lifecycle.contains(.deleted) }
+    /// Whether the object is inserted, updated or deleted.
+    public var hasChanges: Bool {
+        !lifecycle.intersection([.inserted, .updated, .deleted]).isEmpty
+    }
+
+    /// Called once, just after the object is inserted into a context.
+    open func awakeFromInsert() {}
+
+    /// Called when a save is about to write the object.
+    open func willSave() {}
+
+    /// Compares by identity.
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+
+    /// Hashes by identity.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
+    }
+
+    /// The entity name and key, plus `(fault)` for unloaded objects.
+    public var description: String {
+        "\(entity?.name ?? Self.entityName)#\(key)\(isFault ? " (fault)" : "")"
+    }
+
+    // MARK: - Access hooks used by the property wrappers
+
+    /// Runs before a wrapped property is read: loads a fault.
+    @inlinable
+    final func prepareRead(_ storage: AnyKeyPath) {
+        if accessState.rawValue & AccessState.readBits != 0 { willRead(storage) }
+    }
+
+    /// Runs before a wrapped property is written: loads a fault and records the change.
+    @inlinable
+    final func prepareWrite() {
+        if accessState.rawValue != 0 { willWrite() }
+    }
+
+    /// Runs before a wrapped property is read when ``accessState`` is not empty.
+    @usableFromInline
+    final func willRead(_ storage: AnyKeyPath) {
+        if accessState.contains(.probing) {
+            probe?.storage = storage
+            probe?.reads += 1
+            return
+        }
+        if accessState.contains(.fault) { fireFault() }
+    }
+
+    /// Runs before a wrapped property is written when ``accessState`` is not empty.
+    @usableFromInline
+    final func willWrite() {
+        if accessState.contains(.probing) { return }
+        if accessState.contains(.fault) { fireFault() }
+        if accessState.contains(.tracksUpdates) {
+            accessState.remove(.tracksUpdates)
+            managedObjectContext?.markUpdated(self)
+        }
+    }
+
+    /// Loads the object's values from the store.
+    final func fireFault() {
+        accessState.remove(.fault)
+        guard let context = managedObjectContext else { return }
+        context.loadValues(of: self)
+    }
+}
+
+/// Bits consulted on every wrapped-property access.
+@usableFromInline
+struct AccessState: OptionSet, Sendable {
+    @usableFromInline
+    var rawValue: UInt8
+    @usableFromInline
+    init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Values are not loaded.
+    static let fault = AccessState(rawValue: 1)
+    /// A write must mark the object updated in its context.
+    static let tracksUpdates = AccessState(rawValue: 2)
+    /// Reads record their storage key path (model discovery).
+    static let probing = AccessState(rawValue: 4)
+    /// Some external data is loaded only when first read.
+    static let pendingExternal = AccessState(rawValue: 8)
+    /// The bits a read must act on (a clean object's reads stay on the fast path).
+    @usableFromInline
+    static let readBits: UInt8 = 1 | 4 | 8
+}
+
+/// Where an object is in its context's unit of work.
+struct Lifecycle: OptionSet, Sendable {
+    var rawValue: UInt8
+    static let inserted = Lifecycle(rawValue: 1)
+    static let updated = Lifecycle(rawValue: 2)
+    static let deleted = Lifecycle(rawValue: 4)
+}
+
+/// What a read of a prototype in probing mode revealed about a key path.
+final class Probe {
+    /// The storage key path of the last wrapper read.
+    var storage: AnyKeyPath?
+    /// The wrapped-property key path of the last attribute read.
+    var wrapped: AnyKeyPath?
+    /// The byte offset in the object of the last attribute wrapper read.
+    var offset: Int?
+    /// How many wrapped properties were read.
+    var reads = 0
+}

@@ -1,0 +1,283 @@
+import ObjectLogStore
+@_spi(Reflection) import Swift
+
+/// The entities of an application, discovered from their classes.
+///
+/// ```swift
+/// let model = try ManagedObjectModel([Configuration.self, Snapshot.self])
+/// ```
+///
+/// Building a model reads each class's ``Attribute`` and ``Relationship`` declarations (by
+/// runtime reflection over its stored properties), resolves inverses and checks the
+/// declarations. Destination classes of relationships are added even when not listed. Entity
+/// tags are assigned in entity-name order, so the same classes always give the same
+/// ``schema`` and ``versionHash``.
+public final class ManagedObjectModel: Sendable {
+    /// The entities, ordered by tag.
+    public let entities: [EntityDescription]
+    /// The stored description of the model.
+    public let schema: ModelSchema
+    /// A hash that changes whenever the stored layout or rules change.
+    public let versionHash: String
+    private let byType: [ObjectIdentifier: EntityDescription]
+    private let byTag: [EntityTag: EntityDescription]
+
+    /// Builds the model of the given entity classes.
+    /// - Throws: ``ObjectLogError/Code/invalidModel`` naming the entity and property of a
+    ///   declaration the engine cannot store.
+    public init(_ types: [ManagedObject.Type]) throws(ObjectLogError) {
+        var all: [ObjectIdentifier: ManagedObject.Type] = [:]
+        var pending = types
+        var drafts: [ObjectIdentifier: [PropertyAccessor]] = [:]
+        while let type = pending.popLast() {
+            guard all[ObjectIdentifier(type)] == nil else { continue }
+            all[ObjectIdentifier(type)] = type
+            let accessors = Self.discoverAccessors(of: type)
+            drafts[ObjectIdentifier(type)] = accessors
+            for case let relationship as RelationshipAccessor in accessors {
+                pending.append(relationship.destinationType)
+            }
+        }
+        let sorted = all.values.sorted { $0.entityName < $1.entityName }
+        var entities: [EntityDescription] = []
+        var byType: [ObjectIdentifier: EntityDescription] = [:]
+        for (index, type) in sorted.enumerated() {
+            if let clash = entities.first(where: { $0.name == type.entityName }) {
+                throw ObjectLogError(
+                    .invalidModel,
+                    "entity name '\(clash.name)' is used by two classes"
+                )
+            }
+            let entity = EntityDescription(
+                name: type.entityName,
+                tag: EntityTag(index + 1),
+                objectType: type,
+                accessors: drafts[ObjectIdentifier(type)] ?? []
+            )
+            entities.append(entity)
+            byType[ObjectIdentifier(type)] = entity
+        }
+        try Self.resolve(entities, byType: byType)
+        self.entities = entities
+        self.byType = byType
+        self.byTag = Dictionary(uniqueKeysWithValues: entities.map { ($0.tag, $0) })
+        self.schema = ModelSchema(entities: entities.map(\.schema))
+        self.versionHash = schema.versionHash
+    }
+
+    /// The entity of a class.
+    public func entity(for type: ManagedObject.Type) -> EntityDescription? {
+        byType[ObjectIdentifier(type)]
+    }
+
+    /// The entity with a name.
+    public func entity(named name: String) -> EntityDescription? {
+        entities.first { $0.name == name }
+    }
+
+    /// The entity with a tag.
+    func entity(tag: EntityTag) -> EntityDescription? {
+        byTag[tag]
+    }
+
+    // MARK: - Discovery
+
+    /// Finds the wrapped properties of a class by walking its stored fields.
+    private static func discoverAccessors(of type: ManagedObject.Type) -> [PropertyAccessor] {
+        let prototype = type.init()
+        var accessors: [PropertyAccessor] = []
+        // The class-type walk visits inherited fields too, base class first.
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) {
+            name,
+            offset,
+            fieldType,
+            _ in
+            guard let wrapper = fieldType as? any PropertyWrapperDescribing.Type else {
+                return true
+            }
+            var propertyName = String(cString: name)
+            if propertyName.hasPrefix("_") { propertyName.removeFirst() }
+            let accessor = wrapper.makeAccessor(
+                name: propertyName,
+                offset: offset,
+                prototype: prototype
+            )
+            if let attribute = accessor.attribute, attribute.options.contains(.transient) {
+                return true
+            }
+            accessors.append(accessor)
+            return true
+        }
+        return accessors
+    }
+
+    /// Resolves inverses, rules and constraints, and fills in each entity's schema.
+    private static func resolve(
+        _ entities: [EntityDescription],
+        byType: [ObjectIdentifier: EntityDescription]
+    ) throws(ObjectLogError) {
+        var prototypes: [ObjectIdentifier: ManagedObject] = [:]
+        for entity in entities {
+            prototypes[ObjectIdentifier(entity.objectType)] = entity.objectType.init()
+        }
+        for entity in entities {
+            let prototype = prototypes[ObjectIdentifier(entity.objectType)]!
+            for accessor in entity.relationshipAccessors {
+                let (inverse, rule, minimum, maximum) = accessor.declaration(of: prototype)
+                entity.declaredInverses.append(inverse)
+                entity.rules.append((rule, minimum, maximum))
+                accessor.destination = byType[ObjectIdentifier(accessor.destinationType)]
+            }
+        }
+        for entity in entities {
+            for (index, accessor) in entity.relationshipAccessors.enumerated() {
+                guard let inversePath = entity.declaredInverses[index],
+                    let destination = accessor.destination,
+                    let destinationPrototype = prototypes[ObjectIdentifier(destination.objectType)]
+                else { continue }
+                guard let inverse = probe(inversePath, on: destinationPrototype, of: destination)
+                else {
+                    throw ObjectLogError(
+                        .invalidModel,
+                        "the inverse of '\(entity.name).\(accessor.name)' is not a relationship"
+                            + " of '\(destination.name)'",
+                        property: accessor.name
+                    )
+                }
+                guard inverse.accessor.destinationType == entity.objectType else {
+                    throw ObjectLogError(
+                        .invalidModel,
+                        "the inverse '\(destination.name).\(inverse.accessor.name)' of "
+                            + "'\(entity.name).\(accessor.name)' does not point back to '\(entity.name)'",
+                        property: accessor.name
+                    )
+                }
+                accessor.inverse = inverse.accessor
+                if let existing = inverse.accessor.inverse, existing !== accessor {
+                    throw ObjectLogError(
+                        .invalidModel,
+                        "'\(destination.name).\(inverse.accessor.name)' is the inverse of two relationships",
+                        property: inverse.accessor.name
+                    )
+                }
+                inverse.accessor.inverse = accessor
+                destination.relationshipsByStorage[inverse.storage] = inverse.accessor
+            }
+        }
+        for entity in entities {
+            try describe(entity)
+        }
+    }
+
+    /// Finds which relationship of `entity` a wrapped-property key path reaches, by reading it
+    /// from a prototype in probing mode with each relationship's storage marked.
+    private static func probe(
+        _ path: AnyKeyPath,
+        on prototype: ManagedObject,
+        of entity: EntityDescription
+    ) -> (accessor: RelationshipAccessor, storage: AnyKeyPath)? {
+        for (index, accessor) in entity.relationshipAccessors.enumerated() {
+            accessor.mark(prototype, with: ObjectKey(index + 1))
+        }
+        prototype.accessState = .probing
+        let probe = Probe()
+        prototype.probe = probe
+        _ = prototype[keyPath: path]
+        prototype.accessState = []
+        defer {
+            for accessor in entity.relationshipAccessors { accessor.mark(prototype, with: 0) }
+        }
+        prototype.probe = nil
+        guard let storage = probe.storage,
+            let wrapper = prototype[keyPath: storage] as? any RelationshipStorage
+        else { return nil }
+        let marker = Int(wrapper.probeMarker)
+        guard marker >= 1, marker <= entity.relationshipAccessors.count else { return nil }
+        return (entity.relationshipAccessors[marker - 1], storage)
+    }
+
+    /// Fills in an entity's schema and uniqueness constraints.
+    private static func describe(_ entity: EntityDescription) throws(ObjectLogError) {
+        var properties: [ModelSchema.Property] = []
+        var constraints: [[String]] = []
+        for accessor in entity.accessors {
+            if let attribute = accessor.attribute {
+                if attribute.options.contains(.externalStorage), attribute.type != .data {
+                    throw ObjectLogError(
+                        .invalidModel,
+                        "'\(entity.name).\(accessor.name)': external storage needs a Data attribute",
+                        property: accessor.name
+                    )
+                }
+                let unique = attribute.options.contains(.unique)
+                if unique { constraints.append([accessor.name]) }
+                properties.append(
+                    .attribute(
+                        accessor.name,
+                        type: attribute.type,
+                        isOptional: attribute.isOptional,
+                        isUnique: unique,
+                        isExternal: attribute.options.contains(.externalStorage)
+                    )
+                )
+            } else if let relationship = accessor as? RelationshipAccessor {
+                let rule = entity.rules[entity.ruleIndex(of: relationship)]
+                properties.append(
+                    ModelSchema.Property(
+                        name: relationship.name,
+                        kind: .relationship,
+                        type: nil,
+                        isOptional: rule.minimumCount == 0,
+                        isUnique: false,
+                        isExternal: false,
+                        destination: relationship.destination?.name,
+                        inverse: relationship.inverse?.name,
+                        isToMany: relationship.isToMany,
+                        isOrdered: relationship.isOrdered,
+                        deleteRule: rule.deleteRule,
+                        minimumCount: rule.minimumCount,
+                        maximumCount: rule.maximumCount
+                    )
+                )
+            }
+        }
+        for group in entity.objectType.uniquenessConstraints where !constraints.contains(group) {
+            constraints.append(group)
+        }
+        var indices: [[Int]] = []
+        for group in constraints {
+            var members: [Int] = []
+            for name in group {
+                guard let index = entity.accessors.firstIndex(where: { $0.name == name }),
+                    entity.accessors[index].attribute != nil
+                else {
+                    throw ObjectLogError(
+                        .invalidModel,
+                        "uniqueness constraint of '\(entity.name)' names '\(name)', "
+                            + "which is not a stored attribute",
+                        property: name
+                    )
+                }
+                members.append(index)
+            }
+            indices.append(members)
+        }
+        entity.uniquenessConstraints = indices
+        entity.schema = ModelSchema.Entity(
+            name: entity.name,
+            tag: entity.tag,
+            properties: properties,
+            uniquenessConstraints: constraints
+        )
+    }
+}
+
+/// Lets model discovery read a relationship wrapper's probe marker without knowing its type.
+protocol RelationshipStorage {
+    /// The to-one key field, which holds the probe marker during discovery.
+    var probeMarker: ObjectKey { get }
+}
+
+extension Relationship: RelationshipStorage {
+    var probeMarker: ObjectKey { key }
+}

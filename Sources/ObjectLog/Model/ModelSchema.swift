@@ -1,0 +1,215 @@
+import Foundation
+
+/// The description of a model that the engine stores in the store's metadata.
+///
+/// It is everything a reader needs to decode object payloads without the model's classes: the
+/// entities with their tags, and each entity's persistent properties in payload order. The
+/// `objectlog` tool and ``StoreInspector`` read it; ``versionHash`` identifies it.
+public struct ModelSchema: Codable, Sendable, Hashable {
+    /// The version of this description's layout.
+    public var schemaVersion: Int
+    /// The entities, ordered by tag.
+    public var entities: [Entity]
+
+    /// Creates a schema.
+    public init(schemaVersion: Int = 1, entities: [Entity]) {
+        self.schemaVersion = schemaVersion
+        self.entities = entities
+    }
+
+    /// One entity: its name, its tag in record frames, and its persistent properties.
+    public struct Entity: Codable, Sendable, Hashable {
+        /// The entity name.
+        public var name: String
+        /// The number that marks the entity's records in the log.
+        public var tag: UInt32
+        /// The persistent properties, in payload order.
+        public var properties: [Property]
+        /// Groups of attribute names whose values must be unique together.
+        public var uniquenessConstraints: [[String]]
+
+        /// Creates an entity description.
+        public init(
+            name: String,
+            tag: UInt32,
+            properties: [Property],
+            uniquenessConstraints: [[String]]
+        ) {
+            self.name = name
+            self.tag = tag
+            self.properties = properties
+            self.uniquenessConstraints = uniquenessConstraints
+        }
+
+        /// The property with a name.
+        public func property(named name: String) -> Property? {
+            properties.first { $0.name == name }
+        }
+    }
+
+    /// One persistent property: an attribute or a relationship.
+    public struct Property: Codable, Sendable, Hashable {
+        /// Attribute or relationship.
+        public enum Kind: String, Codable, Sendable, Hashable {
+            /// A value stored in the payload.
+            case attribute
+            /// Keys of related objects stored in the payload.
+            case relationship
+        }
+
+        /// The property name.
+        public var name: String
+        /// Attribute or relationship.
+        public var kind: Kind
+        /// The attribute's value type (attributes only).
+        public var type: AttributeType?
+        /// Whether the value may be `nil` (a to-one relationship is always optional in payloads).
+        public var isOptional: Bool
+        /// Whether the attribute is unique on its own.
+        public var isUnique: Bool
+        /// Whether large values of a data attribute go to blob files.
+        public var isExternal: Bool
+        /// The destination entity name (relationships only).
+        public var destination: String?
+        /// The inverse relationship name on the destination, if any.
+        public var inverse: String?
+        /// Whether the relationship is to-many.
+        public var isToMany: Bool
+        /// Whether a to-many relationship keeps its order.
+        public var isOrdered: Bool
+        /// The delete rule (relationships only).
+        public var deleteRule: DeleteRule?
+        /// The least number of destinations a save accepts.
+        public var minimumCount: Int
+        /// The greatest number of destinations a save accepts.
+        public var maximumCount: Int
+
+        /// Creates an attribute description.
+        public static func attribute(
+            _ name: String,
+            type: AttributeType,
+            isOptional: Bool = false,
+            isUnique: Bool = false,
+            isExternal: Bool = false
+        ) -> Property {
+            Property(
+                name: name,
+                kind: .attribute,
+                type: type,
+                isOptional: isOptional,
+                isUnique: isUnique,
+                isExternal: isExternal,
+                destination: nil,
+                inverse: nil,
+                isToMany: false,
+                isOrdered: false,
+                deleteRule: nil,
+                minimumCount: 0,
+                maximumCount: 1
+            )
+        }
+    }
+
+    /// The entity with a name.
+    public func entity(named name: String) -> Entity? {
+        entities.first { $0.name == name }
+    }
+
+    /// The entity with a tag.
+    public func entity(tag: UInt32) -> Entity? {
+        entities.first { $0.tag == tag }
+    }
+
+    /// A 16-hex-digit hash of the schema (FNV-1a, 64 bits, over its canonical JSON).
+    ///
+    /// Two schemas have the same hash exactly when they describe the same payloads and rules.
+    public var versionHash: String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in canonicalJSON() {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// The schema as JSON with sorted keys, the form stored in metadata.
+    public func canonicalJSON() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain strings, numbers and arrays cannot fail.
+        return (try? encoder.encode(self)) ?? Data()
+    }
+
+    /// Decodes a schema from the JSON stored in metadata.
+    public static func decode(json: Data) throws(ObjectLogError) -> ModelSchema {
+        do {
+            return try JSONDecoder().decode(ModelSchema.self, from: json)
+        } catch {
+            throw ObjectLogError(.corrupt, "the stored model description is not readable: \(error)")
+        }
+    }
+
+    /// Human-readable differences that take this schema (the store's) to `other` (the code's).
+    ///
+    /// Each line names an added, removed or changed entity or property.
+    public func differences(to other: ModelSchema) -> [String] {
+        var lines: [String] = []
+        for entity in entities where other.entity(named: entity.name) == nil {
+            lines.append("entity '\(entity.name)' was removed")
+        }
+        for entity in other.entities {
+            guard let old = self.entity(named: entity.name) else {
+                lines.append("entity '\(entity.name)' was added")
+                continue
+            }
+            if old.tag != entity.tag {
+                lines.append("entity '\(entity.name)' changed tag \(old.tag) -> \(entity.tag)")
+            }
+            for property in old.properties where entity.property(named: property.name) == nil {
+                lines.append("property '\(entity.name).\(property.name)' was removed")
+            }
+            for (index, property) in entity.properties.enumerated() {
+                guard let oldProperty = old.property(named: property.name) else {
+                    lines.append("property '\(entity.name).\(property.name)' was added")
+                    continue
+                }
+                if oldProperty != property {
+                    lines.append(
+                        "property '\(entity.name).\(property.name)' changed: "
+                            + "\(oldProperty.summary) -> \(property.summary)"
+                    )
+                } else if old.properties.firstIndex(of: oldProperty) != index {
+                    lines.append("property '\(entity.name).\(property.name)' moved")
+                }
+            }
+            if old.uniquenessConstraints != entity.uniquenessConstraints {
+                lines.append(
+                    "entity '\(entity.name)' changed uniqueness constraints "
+                        + "\(old.uniquenessConstraints) -> \(entity.uniquenessConstraints)"
+                )
+            }
+        }
+        return lines
+    }
+}
+
+extension ModelSchema.Property {
+    /// A short description such as `string?` or `to-many Snapshot (cascade)`.
+    public var summary: String {
+        switch kind {
+        case .attribute:
+            var text = (type?.rawValue ?? "?") + (isOptional ? "?" : "")
+            if isUnique { text += " unique" }
+            if isExternal { text += " external" }
+            return text
+        case .relationship:
+            var text = (isToMany ? (isOrdered ? "ordered to-many " : "to-many ") : "to-one ")
+            text += destination ?? "?"
+            text += " (\(deleteRule?.rawValue ?? "nullify")"
+            if let inverse { text += ", inverse \(inverse)" }
+            if minimumCount > 0 { text += ", min \(minimumCount)" }
+            if maximumCount != .max, isToMany { text += ", max \(maximumCount)" }
+            return text + ")"
+        }
+    }
+}

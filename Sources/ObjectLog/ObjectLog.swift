@@ -1,1 +1,0 @@
-// The ObjectLog module. Its contents arrive with its issue.

@@ -1,0 +1,349 @@
+import Foundation
+import ObjectLogStore
+import Synchronization
+
+/// Joins a model to an open store: it checks the model against the stored schema, guards
+/// metadata, checks conflicts and uniqueness, commits saves and tells contexts about them.
+///
+/// A coordinator is `Sendable` and shared by all contexts of a ``PersistentContainer``; its
+/// state is protected by a lock, and a save's checks and commit happen under that lock, so two
+/// contexts saving at once are serialised.
+public final class PersistentStoreCoordinator: Sendable {
+    /// The metadata key of the stored model description (JSON of ``ModelSchema``).
+    public static let modelKey = "ObjectLog.model"
+    /// The metadata key of the stored model's ``ManagedObjectModel/versionHash``.
+    public static let modelHashKey = "ObjectLog.modelHash"
+    /// The prefix of metadata keys reserved for the engine and the store.
+    public static let reservedKeyPrefix = "ObjectLog."
+
+    /// The model.
+    public let model: ManagedObjectModel
+    /// The store underneath.
+    public let store: LogStore
+    let state: Mutex<State>
+
+    struct State: ~Copyable {
+        var stagedMetadata: Metadata = [:]
+        var hasStagedMetadata = false
+        var observers: [UInt64: @Sendable (ObjectChanges) -> Void] = [:]
+        var nextObserver: UInt64 = 1
+        /// Per entity and constraint: encoded values to key, and key to encoded values.
+        var uniqueIndexes: [EntityTag: [UniqueIndex]] = [:]
+    }
+
+    struct UniqueIndex {
+        var keysByValue: [[UInt8]: ObjectKey] = [:]
+        var valuesByKey: [ObjectKey: [UInt8]] = [:]
+    }
+
+    /// Opens the store at `path` for `model`.
+    ///
+    /// A new store records the model's schema in its metadata. An existing store must have been
+    /// written with the same model.
+    /// - Throws: ``ObjectLogError/Code/modelMismatch`` listing every added, removed and changed
+    ///   entity and property; ``ObjectLogError/Code/store`` if the store cannot be opened.
+    public init(
+        model: ManagedObjectModel,
+        path: String,
+        options: StoreOptions = StoreOptions()
+    )
+        throws(ObjectLogError)
+    {
+        self.model = model
+        do {
+            self.store = try LogStore.open(path: path, options: options)
+        } catch {
+            throw ObjectLogError.store(error, "cannot open store '\(path)'")
+        }
+        self.state = Mutex(State())
+        let metadata = store.metadata
+        if case .string(let hash)? = metadata[Self.modelHashKey] {
+            guard hash != model.versionHash else { return }
+            var differences = ["the stored model hash \(hash) differs from \(model.versionHash)"]
+            if case .string(let json)? = metadata[Self.modelKey],
+                let stored = try? ModelSchema.decode(json: Data(json.utf8))
+            {
+                differences = stored.differences(to: model.schema)
+            }
+            try? store.close()
+            throw ObjectLogError(
+                .modelMismatch,
+                "the store '\(path)' was written with a different model: "
+                    + differences.joined(separator: "; "),
+                errors: differences.map { ObjectLogError(.modelMismatch, $0) }
+            )
+        }
+        guard !options.readOnly else { return }
+        var transaction = Transaction()
+        var initial = metadata
+        initial[Self.modelKey] = .string(
+            String(decoding: model.schema.canonicalJSON(), as: UTF8.self)
+        )
+        initial[Self.modelHashKey] = .string(model.versionHash)
+        transaction.metadata = initial
+        do {
+            _ = try store.commit(transaction)
+        } catch {
+            throw ObjectLogError.store(error, "cannot record the model in '\(path)'")
+        }
+    }
+
+    /// Reads a store's metadata without opening it for objects (no replay of the log).
+    ///
+    /// Compare Core Data's `metadataForPersistentStore(ofType:at:)`.
+    public static func metadataForStore(at path: String) throws(ObjectLogError) -> Metadata {
+        do {
+            return try LogStore.readMetadata(path: path)
+        } catch {
+            throw ObjectLogError.store(error, "cannot read the metadata of '\(path)'")
+        }
+    }
+
+    /// The store's metadata: the committed dictionary with unsaved changes applied.
+    public var metadata: Metadata {
+        let committed = store.metadata
+        return state.withLock { state in
+            guard state.hasStagedMetadata else { return committed }
+            return state.stagedMetadata
+        }
+    }
+
+    /// Sets (or with `nil`, removes) a metadata value; it becomes durable with the next save.
+    /// - Throws: ``ObjectLogError/Code/invalidArgument`` for keys starting with
+    ///   ``reservedKeyPrefix``.
+    public func setMetadata(_ value: MetadataValue?, forKey key: String) throws(ObjectLogError) {
+        guard !key.hasPrefix(Self.reservedKeyPrefix) else {
+            throw ObjectLogError(
+                .invalidArgument,
+                "metadata key '\(key)' is reserved (keys starting with '\(Self.reservedKeyPrefix)')"
+            )
+        }
+        let committed = store.metadata
+        state.withLock { state in
+            if !state.hasStagedMetadata {
+                state.stagedMetadata = committed
+                state.hasStagedMetadata = true
+            }
+            state.stagedMetadata[key] = value
+        }
+    }
+
+    /// Whether metadata changes wait for the next save.
+    public var hasMetadataChanges: Bool { state.withLock { $0.hasStagedMetadata } }
+
+    /// Calls `handler` after every successful save of any context on this coordinator.
+    ///
+    /// The handler runs on the saving context's thread, after the commit. Keep the returned
+    /// token to remove it with ``removeObserver(_:)``.
+    @discardableResult
+    public func addSaveObserver(_ handler: @escaping @Sendable (ObjectChanges) -> Void) -> UInt64 {
+        state.withLock { state in
+            let token = state.nextObserver
+            state.nextObserver += 1
+            state.observers[token] = handler
+            return token
+        }
+    }
+
+    /// Removes a save observer.
+    public func removeObserver(_ token: UInt64) {
+        _ = state.withLock { $0.observers.removeValue(forKey: token) }
+    }
+
+    // MARK: - Commit
+
+    /// An updated or deleted object whose record must not have changed since it was loaded.
+    struct LockCheck {
+        var key: ObjectKey
+        /// The record offset the context loaded; 0 when only ``offsetBound`` is known.
+        var expectedOffset: UInt64
+        /// Without an exact offset: the loaded record was older than this offset.
+        var offsetBound: UInt64
+    }
+
+    /// An object of an entity with uniqueness constraints, as a save leaves it.
+    struct UniqueChange {
+        var key: ObjectKey
+        var entity: EntityDescription
+        var isDelete: Bool
+        /// Encoded values per uniqueness constraint (empty for deletes).
+        var values: [[UInt8]]
+    }
+
+    /// Checks conflicts and uniqueness and commits, all under the lock.
+    ///
+    /// - Returns: The commit (nil if nothing was written), the log's end after it, and the keys
+    ///   of conflicting objects that the `.rollback` policy left out.
+    func commit(
+        _ transaction: Transaction,
+        lockChecks: [LockCheck],
+        uniqueChanges: [UniqueChange],
+        objectIDs: (ObjectKey) -> ObjectID,
+        policy: MergePolicy
+    ) throws(ObjectLogError) -> (CommitInfo?, endOffset: UInt64, conflicts: [ObjectKey]) {
+        let result: Result<(CommitInfo?, UInt64, [ObjectKey]), ObjectLogError> = state.withLock {
+            state in
+            var conflicts: [ObjectKey] = []
+            if policy != .overwrite {
+                for check in lockChecks {
+                    let current = store.location(of: check.key)?.offset
+                    if check.expectedOffset != 0 {
+                        if current != check.expectedOffset { conflicts.append(check.key) }
+                    } else if check.offsetBound != 0 {
+                        // Any write after the one this context saw lies beyond the bound.
+                        if (current ?? .max) >= check.offsetBound { conflicts.append(check.key) }
+                    }
+                }
+                if !conflicts.isEmpty, policy == .error {
+                    return .failure(
+                        ObjectLogError(
+                            .conflict,
+                            "optimistic locking failure: "
+                                + conflicts.map { "\(objectIDs($0))" }.joined(separator: ", ")
+                                + " changed in the store since this context loaded them",
+                            objectID: objectIDs(conflicts[0])
+                        )
+                    )
+                }
+            }
+            var transaction = transaction
+            var uniqueChanges = uniqueChanges
+            if !conflicts.isEmpty {
+                let skipped = Set(conflicts)
+                var kept = Transaction()
+                for change in transaction.changes where !skipped.contains(change.key) {
+                    if change.isDelete {
+                        kept.delete(key: change.key, entity: change.entity)
+                    } else {
+                        kept.put(
+                            key: change.key,
+                            entity: change.entity,
+                            payload: change.payload,
+                            blobs: change.blobs,
+                            isInsert: change.isInsert
+                        )
+                    }
+                }
+                transaction = kept
+                uniqueChanges.removeAll { skipped.contains($0.key) }
+            }
+            if let error = checkUniqueness(uniqueChanges, state: &state, objectIDs: objectIDs) {
+                return .failure(error)
+            }
+            if state.hasStagedMetadata { transaction.metadata = state.stagedMetadata }
+            guard !transaction.isEmpty else { return .success((nil, 0, conflicts)) }
+            let info: CommitInfo
+            do {
+                info = try store.commit(transaction)
+            } catch {
+                return .failure(ObjectLogError(.store, "cannot commit the save: \(error)"))
+            }
+            state.hasStagedMetadata = false
+            state.stagedMetadata = [:]
+            applyUniqueness(uniqueChanges, state: &state)
+            // This process is the store's only writer and saves are serialised by this lock,
+            // so the log's end is the end of this transaction.
+            return .success((info, store.fileBytes, conflicts))
+        }
+        return try result.get()
+    }
+
+    /// Tells save observers about a commit.
+    func broadcast(_ changes: ObjectChanges) {
+        let observers = state.withLock { Array($0.observers.values) }
+        for observer in observers { observer(changes) }
+    }
+
+    /// Builds the unique index of an entity from the store, once.
+    private func uniqueIndexes(for entity: EntityDescription, state: inout State) -> [UniqueIndex] {
+        if let existing = state.uniqueIndexes[entity.tag] { return existing }
+        var indexes = Array(repeating: UniqueIndex(), count: entity.uniquenessConstraints.count)
+        let scratch = entity.objectType.init()
+        try? store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+            var reader = PayloadReader(buffer)
+            guard
+                (try? ObjectDecoder.decode(&reader, into: scratch, entity: entity, source: nil))
+                    != nil
+            else { return }
+            for (index, group) in entity.uniquenessConstraints.enumerated() {
+                let value = ObjectEncoder.uniqueValue(of: scratch, group: group, entity: entity)
+                indexes[index].keysByValue[value] = key
+                indexes[index].valuesByKey[key] = value
+            }
+        }
+        state.uniqueIndexes[entity.tag] = indexes
+        return indexes
+    }
+
+    private func checkUniqueness(
+        _ changes: [UniqueChange],
+        state: inout State,
+        objectIDs: (ObjectKey) -> ObjectID
+    ) -> ObjectLogError? {
+        var errors: [ObjectLogError] = []
+        var byEntity: [EntityTag: [UniqueChange]] = [:]
+        for change in changes where !change.entity.uniquenessConstraints.isEmpty {
+            byEntity[change.entity.tag, default: []].append(change)
+        }
+        for (_, group) in byEntity {
+            let entity = group[0].entity
+            let indexes = uniqueIndexes(for: entity, state: &state)
+            let leaving = Set(group.map(\.key))
+            for (constraint, members) in entity.uniquenessConstraints.enumerated() {
+                var claimed: [[UInt8]: ObjectKey] = [:]
+                for change in group where !change.isDelete {
+                    let value = change.values[constraint]
+                    if let other = claimed[value]
+                        ?? indexes[constraint].keysByValue[value].flatMap({
+                            leaving.contains($0) ? nil : $0
+                        })
+                    {
+                        if other == change.key { continue }
+                        let names = members.map { entity.accessors[$0].name }
+                        errors.append(
+                            ObjectLogError(
+                                .uniqueness,
+                                "uniqueness constraint of '\(entity.name)' on "
+                                    + names.map { "'\($0)'" }.joined(separator: ", ")
+                                    + " violated: \(objectIDs(change.key)) has the same values as "
+                                    + "\(objectIDs(other))",
+                                objectID: objectIDs(change.key),
+                                property: names.joined(separator: ",")
+                            )
+                        )
+                    }
+                    claimed[value] = change.key
+                }
+            }
+        }
+        guard !errors.isEmpty else { return nil }
+        if errors.count == 1 { return errors[0] }
+        return ObjectLogError(
+            .uniqueness,
+            "\(errors.count) uniqueness violations",
+            objectID: errors[0].objectID,
+            property: errors[0].property,
+            errors: errors
+        )
+    }
+
+    private func applyUniqueness(_ changes: [UniqueChange], state: inout State) {
+        for change in changes where !change.entity.uniquenessConstraints.isEmpty {
+            let tag = change.entity.tag
+            guard let count = state.uniqueIndexes[tag]?.count else { continue }
+            // Mutates the stored indexes in place: copying them out would copy every dictionary.
+            for constraint in 0..<count {
+                if let old = state.uniqueIndexes[tag]![constraint].valuesByKey.removeValue(
+                    forKey: change.key
+                ), state.uniqueIndexes[tag]![constraint].keysByValue[old] == change.key {
+                    state.uniqueIndexes[tag]![constraint].keysByValue[old] = nil
+                }
+                if !change.isDelete {
+                    let value = change.values[constraint]
+                    state.uniqueIndexes[tag]![constraint].keysByValue[value] = change.key
+                    state.uniqueIndexes[tag]![constraint].valuesByKey[change.key] = value
+                }
+            }
+        }
+    }
+}

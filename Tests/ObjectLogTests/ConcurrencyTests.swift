@@ -1,0 +1,153 @@
+import Foundation
+import ObjectLogStore
+import Testing
+
+@testable import ObjectLog
+
+@Suite("Contexts across isolation domains, merging and conflicts")
+struct ConcurrencyTests {
+    @Test("a background save reaches the main context by automatic merging")
+    @MainActor
+    func backgroundSaveMergesIntoMain() async throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let main = container.mainContext
+        let cell = Cell(context: main)
+        cell.row = 1
+        try main.save()
+        #expect(cell.value == 0)
+        let id = cell.objectID
+        var changes: [ObjectChanges] = []
+        main.onObjectsDidChange { changes.append($0) }
+        let inserted = try await container.performBackgroundTask { context in
+            let mine = try context.existingObject(with: id) as? Cell
+            mine?.value = 7
+            let fresh = Cell(context: context)
+            fresh.row = 2
+            try context.save()
+            return fresh.objectID
+        }
+        for _ in 0..<100 where changes.isEmpty { await Task.yield() }
+        #expect(changes.first?.updated == [id])
+        #expect(changes.first?.inserted == [inserted])
+        #expect(cell.value == 7)
+        #expect(try main.count(FetchRequest<Cell>()) == 2)
+    }
+
+    @Test("saves are published as an async sequence of IDs")
+    func savesStream() async throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let stream = container.saves()
+        let saved = try await container.performBackgroundTask { context in
+            let tag = Tag(context: context)
+            try context.save()
+            return tag.objectID
+        }
+        var iterator = stream.makeAsyncIterator()
+        let first = await iterator.next()
+        #expect(first?.inserted == [saved])
+    }
+
+    @Test("a stale update fails with a conflict by default and the store keeps the other save")
+    func optimisticLocking() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let setup = container.newContext()
+        let cell = Cell(context: setup)
+        cell.value = 1
+        try setup.save()
+        let first = container.newContext()
+        let second = container.newContext()
+        let mine = try #require(try first.fetch(Cell.self).first)
+        let theirs = try #require(try second.fetch(Cell.self).first)
+        #expect(mine.value == 1 && theirs.value == 1)
+        theirs.value = 2
+        try second.save()
+        mine.value = 3
+        do {
+            try first.save()
+            Issue.record("a stale update must conflict")
+        } catch {
+            #expect(error.code == .conflict)
+            #expect(error.objectID == mine.objectID)
+        }
+        let checker = container.newContext()
+        #expect(try checker.fetch(Cell.self).first?.value == 2)
+        #expect(first.hasChanges)
+
+        first.mergePolicy = .overwrite
+        try first.save()
+        checker.reset()
+        #expect(try checker.fetch(Cell.self).first?.value == 3)
+    }
+
+    @Test("the rollback merge policy keeps the store's version of conflicting objects")
+    func rollbackPolicy() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let setup = container.newContext()
+        for row in 0..<2 {
+            let cell = Cell(context: setup)
+            cell.row = row
+        }
+        try setup.save()
+        let first = container.newContext()
+        first.mergePolicy = .rollback
+        let second = container.newContext()
+        let mine = try first.fetch(FetchRequest<Cell>(sortBy: [SortDescriptor(\.row)]))
+        let theirs = try second.fetch(FetchRequest<Cell>(sortBy: [SortDescriptor(\.row)]))
+        theirs[0].value = 10
+        try second.save()
+        mine[0].value = 20
+        mine[1].value = 30
+        try first.save()
+        #expect(!first.hasChanges)
+        #expect(mine[0].value == 10)
+        let checker = container.newContext()
+        let check = try checker.fetch(FetchRequest<Cell>(sortBy: [SortDescriptor(\.row)]))
+        #expect(check.map(\.value) == [10, 30])
+    }
+
+    @Test("mergeChanges(from:) removes objects deleted elsewhere")
+    func mergeDeletes() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let first = container.newContext()
+        let tag = Tag(context: first)
+        try first.save()
+        let second = container.newContext()
+        var received: ObjectChanges?
+        second.onDidSave { received = $0 }
+        let theirs = try #require(try second.fetch(Tag.self).first)
+        second.delete(theirs)
+        try second.save()
+        first.mergeChanges(from: try #require(received))
+        #expect(tag.managedObjectContext == nil)
+        #expect(first.registeredObjects.isEmpty)
+        #expect(try first.count(FetchRequest<Tag>()) == 0)
+    }
+}
+
+@Suite("Background contexts")
+struct BackgroundContextTests {
+    @Test("perform keeps one context across calls and its saves reach other contexts")
+    func perform() async throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let background = container.newBackgroundContext()
+        let id = try await background.perform { context in
+            let tag = Tag(context: context)
+            tag.label = "first"
+            try context.save()
+            return tag.objectID
+        }
+        let registered = await background.perform { context in
+            context.registeredObjects.map(\.objectID)
+        }
+        #expect(registered == [id])
+        let label = try await background.perform { context in
+            let tag = try context.existingObject(with: id) as? Tag
+            tag?.label = "second"
+            try context.save()
+            return tag?.label
+        }
+        #expect(label == "second")
+        let reader = container.newContext()
+        #expect((try reader.existingObject(with: id) as? Tag)?.label == "second")
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import ObjectLogStore
+import Testing
+
+@testable import ObjectLog
+
+@Suite("Context: insert, save, reopen, change tracking")
+struct ContextTests {
+    @Test("every attribute type round-trips through a save and a reopen")
+    func roundTrip() throws {
+        let directory = TemporaryDirectory()
+        let identifier = UUID()
+        let created = Date(timeIntervalSinceReferenceDate: 123_456.789)
+        let thumbnail = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        var id: ObjectID
+        do {
+            let container = try makeContainer(directory)
+            let context = container.newContext()
+            let configuration = Configuration(context: context)
+            configuration.name = "Spots é✓"
+            configuration.feed = 0.037
+            configuration.timestep = 0.5
+            configuration.width = -512
+            configuration.seed = .max
+            configuration.isFavorite = true
+            configuration.created = created
+            configuration.identifier = identifier
+            configuration.homepage = URL(string: "https://example.org/a?b=c")
+            configuration.notes = nil
+            configuration.render = RenderSettings(palette: "magma", gamma: 2.2)
+            configuration.thumbnail = thumbnail
+            configuration.scratch = 99
+            id = configuration.objectID
+            #expect(context.hasChanges)
+            try context.save()
+            #expect(!context.hasChanges)
+            try container.close()
+        }
+        let container = try makeContainer(directory)
+        let context = container.newContext()
+        let object = try #require(try context.existingObject(with: id) as? Configuration)
+        #expect(object.name == "Spots é✓")
+        #expect(object.feed == 0.037)
+        #expect(object.kill == 0.062)
+        #expect(object.timestep == 0.5)
+        #expect(object.width == -512)
+        #expect(object.seed == .max)
+        #expect(object.isFavorite)
+        #expect(object.created == created)
+        #expect(object.identifier == identifier)
+        #expect(object.homepage == URL(string: "https://example.org/a?b=c"))
+        #expect(object.notes == nil)
+        #expect(object.render == RenderSettings(palette: "magma", gamma: 2.2))
+        #expect(object.thumbnail == thumbnail)
+        #expect(object.scratch == 0, "transient attributes are not saved")
+    }
+
+    @Test("fetched objects are faults until read, and uniqued per context")
+    func faultingAndUniquing() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let writer = container.newContext()
+        for index in 0..<10 {
+            let cell = Cell(context: writer)
+            cell.row = index
+            cell.value = Double(index) / 2
+        }
+        try writer.save()
+        let reader = container.newContext()
+        let cells = try reader.fetch(Cell.self)
+        #expect(cells.count == 10)
+        #expect(cells.allSatisfy { $0.isFault })
+        #expect(try reader.count(FetchRequest<Cell>()) == 10)
+        #expect(try reader.fetchIdentifiers(FetchRequest<Cell>()).count == 10)
+        let first = cells[0]
+        #expect(first.value == Double(first.row) / 2)
+        #expect(!first.isFault)
+        #expect(cells[1].isFault)
+        let again = reader.object(with: first.objectID)
+        #expect(again === first)
+        #expect(try reader.fetch(Cell.self).first === first)
+        #expect(reader.registeredObjects.count == 10)
+    }
+
+    @Test("inserted, updated and deleted sets, changedValues and committedValues")
+    func changeTracking() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        let kept = Cell(context: context)
+        kept.row = 1
+        let doomed = Cell(context: context)
+        doomed.row = 2
+        #expect(context.insertedObjects == [kept, doomed])
+        #expect(context.changedValues(of: kept)["row"] as? Int == 1)
+        try context.save()
+        #expect(context.insertedObjects.isEmpty)
+        #expect(!kept.isInserted)
+
+        kept.value = 3.5
+        #expect(kept.isUpdated)
+        #expect(context.updatedObjects == [kept])
+        let changed = context.changedValues(of: kept)
+        #expect(changed.count == 1)
+        #expect(changed["value"] as? Double == 3.5)
+        #expect(context.committedValues(of: kept, forKeys: ["value"])["value"] as? Double == 0)
+        context.delete(doomed)
+        #expect(doomed.isDeleted)
+        #expect(context.deletedObjects == [doomed])
+        #expect(try context.count(FetchRequest<Cell>()) == 1)
+        try context.save()
+        #expect(!context.hasChanges)
+        #expect(doomed.managedObjectContext == nil)
+        #expect(context.committedValues(of: kept)["value"] as? Double == 3.5)
+        #expect(try container.newContext().count(FetchRequest<Cell>()) == 1)
+    }
+
+    @Test("rollback discards inserts, updates and deletes")
+    func rollback() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        let cell = Cell(context: context)
+        cell.value = 1
+        try context.save()
+        cell.value = 2
+        let extra = Cell(context: context)
+        extra.row = 5
+        let other = Cell(context: context)
+        other.row = 6
+        try context.save()
+        other.value = 9
+        context.delete(cell)
+        let fresh = Cell(context: context)
+        fresh.row = 7
+        context.rollback()
+        #expect(!context.hasChanges)
+        #expect(fresh.managedObjectContext == nil)
+        #expect(!cell.isDeleted)
+        #expect(cell.value == 2)
+        #expect(other.value == 0)
+        #expect(try context.count(FetchRequest<Cell>()) == 3)
+    }
+
+    @Test("reset forgets registered objects; refresh reloads or merges")
+    func resetAndRefresh() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let first = container.newContext()
+        let cell = Cell(context: first)
+        cell.row = 1
+        try first.save()
+        first.reset()
+        #expect(first.registeredObjects.isEmpty)
+        #expect(cell.managedObjectContext == nil)
+
+        let mine = try #require(try first.fetch(Cell.self).first)
+        let second = container.newContext()
+        let theirs = try #require(try second.fetch(Cell.self).first)
+        theirs.value = 42
+        try second.save()
+        #expect(mine.row == 1)
+        mine.column = 9
+        first.refresh(mine, mergeChanges: true)
+        #expect(mine.value == 42, "store values arrive for unchanged properties")
+        #expect(mine.column == 9, "unsaved changes survive a merging refresh")
+        first.refresh(mine, mergeChanges: false)
+        #expect(mine.isFault)
+        #expect(mine.column == 0)
+        #expect(!first.hasChanges)
+    }
+
+    @Test("existingObject throws for missing IDs; object(with:) gives a fault")
+    func objectsByID() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        let missing = ObjectID(entityName: "Cell", key: 9999)
+        #expect(throws: ObjectLogError.self) { try context.existingObject(with: missing) }
+        do {
+            _ = try context.existingObject(with: missing)
+        } catch {
+            #expect(error.code == .notFound)
+            #expect(error.message.contains("Cell#9999"))
+        }
+        #expect(context.object(with: missing).isFault)
+    }
+
+    @Test("external data above the threshold is stored as a blob, small data stays inline")
+    func externalStorage() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory)
+        let context = container.newContext()
+        let big = Snapshot(context: context)
+        big.state = Data(repeating: 3, count: ExternalStorage.minimumByteCount)
+        let small = Snapshot(context: context)
+        small.state = Data([1, 2, 3])
+        try context.save()
+        let blobs = try container.coordinator.store.blobFiles()
+        #expect(blobs.count == 1)
+        let bigRecord = try #require(try container.coordinator.store.readObject(big.objectID.key))
+        #expect(bigRecord.blobs.count == 1)
+        #expect(bigRecord.payload.count < 100)
+        let reader = container.newContext()
+        let loaded = try reader.fetch(Snapshot.self)
+        #expect(Set(loaded.map(\.state.count)) == [3, ExternalStorage.minimumByteCount])
+    }
+}
+
+@Suite("Lazily loaded external data")
+struct LazyExternalDataTests {
+    @Test("external data is read on first access only, and survives saves that do not read it")
+    func lazyLoading() throws {
+        let directory = TemporaryDirectory()
+        let state = Data(
+            (0..<(ExternalStorage.minimumByteCount * 2)).map { UInt8(truncatingIfNeeded: $0) }
+        )
+        let id: ObjectID
+        do {
+            let container = try makeContainer(directory)
+            let context = container.newContext()
+            let snapshot = Snapshot(context: context)
+            snapshot.state = state
+            snapshot.step = 1
+            id = snapshot.objectID
+            try context.save()
+            try container.close()
+        }
+        do {
+            let container = try makeContainer(directory)
+            let context = container.newContext()
+            let snapshot = try #require(try context.existingObject(with: id) as? Snapshot)
+            #expect(snapshot.step == 1)
+            #expect(
+                context.externalReferences.count == 1,
+                "the blob is not read with the other values"
+            )
+            snapshot.step = 2
+            #expect(Array(context.changedValues(of: snapshot).keys) == ["step"])
+            try context.save()
+            #expect(context.externalReferences.count == 1)
+            let predicate = try context.fetch(
+                FetchRequest<Snapshot>(predicate: #Predicate { $0.step > 5 })
+            )
+            #expect(predicate.isEmpty)
+            #expect(snapshot.state == state)
+            #expect(context.externalReferences.isEmpty)
+            try container.close()
+        }
+        let container = try makeContainer(directory)
+        let context = container.newContext()
+        let snapshot = try #require(try context.existingObject(with: id) as? Snapshot)
+        #expect(snapshot.step == 2)
+        #expect(snapshot.state == state)
+        #expect(try container.coordinator.store.blobFiles().count == 1)
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import ObjectLogStore
+import Testing
+
+@testable import ObjectLog
+
+@Suite("Fetch requests")
+struct FetchTests {
+    /// A context with saved cells (row 0..<20, value = row % 7) and some pending changes.
+    func makeCells() throws -> (PersistentContainer, ManagedObjectContext) {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        for row in 0..<20 {
+            let cell = Cell(context: context)
+            cell.row = row
+            cell.value = Double(row % 7)
+        }
+        try context.save()
+        return (container, context)
+    }
+
+    @Test("predicate, sort, offset and limit select and order like the plain-array model")
+    func predicateSortWindow() throws {
+        let (container, context) = try makeCells()
+        var rowKeys: [Int: ObjectKey] = [:]
+        for cell in try context.fetch(Cell.self) { rowKeys[cell.row] = cell.objectID.key }
+        let expected = (0..<20).filter { Double($0 % 7) >= 2 }
+            .sorted { (Double($0 % 7), $1) > (Double($1 % 7), $0) }
+        let request = FetchRequest<Cell>(
+            predicate: #Predicate { $0.value >= 2 },
+            sortBy: [SortDescriptor(\.value, order: .reverse), SortDescriptor(\.row)]
+        )
+        #expect(try context.fetch(request).map(\.row) == expected)
+        var window = request
+        window.fetchOffset = 3
+        window.fetchLimit = 4
+        #expect(try context.fetch(window).map(\.row) == Array(expected[3..<7]))
+        #expect(try context.count(window) == 4)
+        #expect(try context.count(request) == expected.count)
+        #expect(
+            try context.fetchIdentifiers(window).map(\.key)
+                == Array(expected[3..<7]).map { rowKeys[$0] }
+        )
+        var decoded = FetchRequest<Cell>()
+        decoded.returnsObjectsAsFaults = false
+        let all = try container.newContext().fetch(decoded)
+        #expect(all.count == 20 && all.allSatisfy { !$0.isFault })
+        #expect(all.map(\.value) == (0..<20).map { Double($0 % 7) })
+    }
+
+    @Test("pending inserts, updates and deletes are included by default and excluded on request")
+    func pendingChanges() throws {
+        let (_, context) = try makeCells()
+        let extra = Cell(context: context)
+        extra.row = 100
+        extra.value = 50
+        let rows = try context.fetch(FetchRequest<Cell>(predicate: #Predicate { $0.row < 3 }))
+        rows[0].value = 60
+        context.delete(rows[1])
+        let big = FetchRequest<Cell>(
+            predicate: #Predicate { $0.value >= 50 },
+            sortBy: [SortDescriptor(\.row)]
+        )
+        #expect(try context.fetch(big).map(\.row) == [0, 100])
+        #expect(try context.count(FetchRequest<Cell>()) == 20)
+        var saved = big
+        saved.includesPendingChanges = false
+        #expect(try context.fetch(saved).isEmpty)
+        var all = FetchRequest<Cell>()
+        all.includesPendingChanges = false
+        #expect(try context.count(all) == 20)
+        #expect(try context.fetch(all).count == 20)
+    }
+
+    @Test("string predicates and optionals run")
+    func stringsAndOptionals() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        for (index, name) in ["Spots", "Stripes", "Maze", "Spirals"].enumerated() {
+            let configuration = Configuration(context: context)
+            configuration.name = name
+            configuration.notes = index.isMultiple(of: 2) ? "note \(index)" : nil
+        }
+        try context.save()
+        let reader = container.newContext()
+        let spots = try reader.fetch(
+            FetchRequest<Configuration>(
+                predicate: #Predicate { $0.name.starts(with: "Sp") },
+                sortBy: [SortDescriptor(\.name)]
+            )
+        )
+        #expect(spots.map(\.name) == ["Spirals", "Spots"])
+        let withNotes = try reader.count(
+            FetchRequest<Configuration>(predicate: #Predicate { $0.notes != nil })
+        )
+        #expect(withNotes == 2)
+    }
+
+    @Test("counting and fetching IDs decode nothing and register nothing")
+    func countsDoNotMaterialize() throws {
+        let (container, _) = try makeCells()
+        let context = container.newContext()
+        #expect(try context.count(FetchRequest<Cell>()) == 20)
+        #expect(try context.fetchIdentifiers(FetchRequest<Cell>()).count == 20)
+        #expect(try context.count(FetchRequest<Cell>(predicate: #Predicate { $0.row > 4 })) == 15)
+        #expect(context.registeredObjects.isEmpty)
+        let faults = try context.fetch(FetchRequest<Cell>(fetchLimit: 5))
+        #expect(faults.count == 5 && faults.allSatisfy { $0.isFault })
+        #expect(context.registeredObjects.count == 5)
+    }
+}
+
+@Suite("Predicates over relationships")
+struct RelationshipPredicateTests {
+    @Test("predicates can follow a to-one relationship and compare object IDs")
+    func followRelationship() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        var ids: [ObjectID] = []
+        for name in ["A", "B"] {
+            let configuration = Configuration(context: context)
+            configuration.name = name
+            ids.append(configuration.objectID)
+            for step in 0..<3 {
+                let snapshot = Snapshot(context: context)
+                snapshot.step = step
+                snapshot.configuration = configuration
+            }
+        }
+        try context.save()
+        let reader = container.newContext()
+        let byName = try reader.fetch(
+            FetchRequest<Snapshot>(
+                predicate: #Predicate { $0.configuration?.name == "B" && $0.step >= 1 },
+                sortBy: [SortDescriptor(\.step, order: .reverse)]
+            )
+        )
+        #expect(byName.map(\.step) == [2, 1])
+        #expect(byName.allSatisfy { $0.configuration?.name == "B" })
+        let wanted = ids[0]
+        let byID = try reader.count(
+            FetchRequest<Snapshot>(predicate: #Predicate { $0.configuration?.objectID == wanted })
+        )
+        #expect(byID == 3)
+    }
+}
+
+@Suite("Sort comparators")
+struct SortComparatorTests {
+    @Test("fast comparators order like SortDescriptor.compare for every attribute kind")
+    func agreesWithFoundation() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        var generator = SeededGenerator(seed: 99)
+        let objects = (0..<60).map { index in
+            let configuration = Configuration(context: context)
+            configuration.name = ["b", "B", "a10", "a2", "é"][index % 5] + "\(index % 3)"
+            configuration.feed = Double(Int.random(in: 0..<5, using: &generator))
+            configuration.width = Int32.random(in: -3...3, using: &generator)
+            configuration.created = Date(timeIntervalSinceReferenceDate: Double(index % 4))
+            configuration.notes = index.isMultiple(of: 3) ? nil : "n\(index % 2)"
+            return configuration
+        }
+        let descriptors: [SortDescriptor<Configuration>] = [
+            SortDescriptor(\.feed), SortDescriptor(\.feed, order: .reverse),
+            SortDescriptor(\.width),
+            SortDescriptor(\.created, order: .reverse), SortDescriptor(\.name),
+            SortDescriptor(\.notes), SortDescriptor(\.timestep),
+        ]
+        for descriptor in descriptors {
+            let fast = context.comparator(descriptor)
+            for lhs in objects.prefix(20) {
+                for rhs in objects.suffix(20) {
+                    #expect(fast.compare(lhs, rhs) == descriptor.compare(lhs, rhs), "\(descriptor)")
+                }
+            }
+        }
+        #expect(context.comparator(SortDescriptor(\Configuration.feed)).isDirect)
+        #expect(context.comparator(SortDescriptor(\Configuration.width, order: .reverse)).isDirect)
+        #expect(!context.comparator(SortDescriptor(\Configuration.name)).isDirect)
+        #expect(!context.comparator(SortDescriptor(\Configuration.doubledFeed)).isDirect)
+        #expect(!context.comparator(SortDescriptor(\Configuration.negatedWidth)).isDirect)
+        let reversed = try context.fetch(
+            FetchRequest<Configuration>(sortBy: [
+                SortDescriptor(\.negatedWidth), SortDescriptor(\.feed),
+            ])
+        )
+        #expect(reversed.map(\.width) == objects.map(\.width).sorted(by: >))
+    }
+}
+
+extension Configuration {
+    /// Computed properties over one attribute must not be mistaken for the attribute.
+    var doubledFeed: Double { feed * 2 }
+    var negatedWidth: Int32 { -width }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import ObjectLog
+
+/// A fresh temporary directory, removed when the value is released.
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        path =
+            FileManager.default.temporaryDirectory.path + "/objectlog-engine-" + UUID().uuidString
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            fatalError("cannot create a temporary directory: \(error)")
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    func file(_ name: String) -> String { path + "/" + name }
+}
+
+/// A small seeded generator (SplitMix64) so randomized tests repeat exactly.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+// MARK: - The rdlab-like test model
+
+struct RenderSettings: Codable, Equatable {
+    var palette = "viridis"
+    var gamma = 1.0
+}
+
+final class Configuration: ManagedObject {
+    @Attribute(.unique) var name = ""
+    @Attribute var model = "GrayScott"
+    @Attribute var feed = 0.055
+    @Attribute var kill = 0.062
+    @Attribute var timestep: Float = 0.02
+    @Attribute var width: Int32 = 256
+    @Attribute var seed: UInt64 = 0
+    @Attribute var isFavorite = false
+    @Attribute var created = Date(timeIntervalSinceReferenceDate: 0)
+    @Attribute var identifier = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+    @Attribute var homepage: URL? = nil
+    @Attribute var notes: String? = nil
+    @Attribute var render = RenderSettings()
+    @Attribute(.externalStorage) var thumbnail: Data? = nil
+    @Attribute(.transient) var scratch = 0
+    @Relationship(inverse: \Snapshot.configuration, deleteRule: .cascade)
+    var snapshots: Set<Snapshot>
+}
+
+final class Snapshot: ManagedObject {
+    @Attribute var step = 0
+    @Attribute(.externalStorage) var state = Data()
+    @Attribute var timestamp = Date(timeIntervalSinceReferenceDate: 0)
+    @Relationship var configuration: Configuration?
+}
+
+/// Entities for relationship-rule tests.
+final class Folder: ManagedObject {
+    @Attribute var title = ""
+    @Relationship(inverse: \Note.folder, deleteRule: .deny) var notes: [Note]
+    @Relationship(deleteRule: .nullify, minimumCount: 0, maximumCount: 2) var tags: Set<Tag>
+}
+
+final class Note: ManagedObject {
+    @Attribute var text = ""
+    @Relationship(isRequired: true) var folder: Folder?
+}
+
+final class Tag: ManagedObject {
+    @Attribute var label = ""
+}
+
+/// An entity with a compound uniqueness constraint.
+final class Cell: ManagedObject {
+    @Attribute var row = 0
+    @Attribute var column = 0
+    @Attribute var value = 0.0
+    override class var uniquenessConstraints: [[String]] { [["row", "column"]] }
+}
+
+let testEntities: [ManagedObject.Type] = [
+    Configuration.self, Snapshot.self, Folder.self, Note.self, Tag.self, Cell.self,
+]
+
+func makeContainer(
+    _ directory: TemporaryDirectory,
+    name: String = "test.objectlog"
+) throws
+    -> PersistentContainer
+{
+    try PersistentContainer(path: directory.file(name), for: testEntities)
+}
