@@ -117,7 +117,9 @@ extension ManagedObjectContext {
         }
         let predicate = request.predicate
         let pending = request.includesPendingChanges
+        let compiled = predicate.flatMap { PredicateCompiler.compile($0, entity: entity) }
         func evaluate(_ object: T) throws(ObjectLogError) -> Bool {
+            if let compiled { return compiled(object) }
             guard let predicate else { return true }
             do {
                 return try predicate.evaluate(object)
