@@ -250,3 +250,35 @@ struct LazyExternalDataTests {
         #expect(try container.coordinator.store.blobFiles().count == 1)
     }
 }
+
+@Suite("Failed saves")
+struct FailedSaveTests {
+    @Test(
+        "a store failure during save leaves the context's changes in place and the file as it was"
+    )
+    func storeFailure() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("fail.objectlog")
+        let container = try PersistentContainer(path: path, for: testEntities)
+        let context = container.newContext()
+        let kept = Tag(context: context)
+        kept.label = "saved"
+        try context.save()
+        kept.label = "changed"
+        let added = Tag(context: context)
+        added.label = "new"
+        try container.close()
+        do {
+            try context.save()
+            Issue.record("saving to a closed store must fail")
+        } catch {
+            #expect(error.code == .store)
+        }
+        #expect(context.hasChanges)
+        #expect(added.isInserted && kept.isUpdated)
+        #expect(kept.label == "changed")
+        let reopened = try PersistentContainer(path: path, for: testEntities)
+        let reader = reopened.newContext()
+        #expect(try reader.fetch(Tag.self).map(\.label) == ["saved"])
+    }
+}
