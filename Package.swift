@@ -68,6 +68,10 @@ let package = Package(
             path: "Benchmarks/ObjectLogBench"
         ),
 
+        // MARK: Fuzzing (tools/fuzz)
+        .target(name: "FuzzTargets", dependencies: ["ObjectLogStore", "Thumbnails"], path: "Fuzz/FuzzTargets"),
+        .executableTarget(name: "objectlog-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/objectlog-fuzz"),
+
         // MARK: Tests
         .testTarget(name: "ObjectLogStoreTests", dependencies: ["ObjectLogStore"], exclude: ["Fixtures"]),
         .testTarget(name: "ObjectLogTests", dependencies: ["ObjectLog"]),
@@ -75,6 +79,7 @@ let package = Package(
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),
         .testTarget(name: "RDLabTests", dependencies: ["RDLab"]),
+        .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
     ],
     swiftLanguageModes: [.v6]
 )

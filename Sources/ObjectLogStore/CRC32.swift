@@ -30,3 +30,18 @@ package enum CRC32 {
         bytes.withUnsafeBytes { checksum($0, continuing: crc) }
     }
 }
+
+/// Whether a stored checksum matches the computed one.
+///
+/// Every CRC check of the store goes through here. A fuzzing build
+/// (`-Xswiftc -DOBJECTLOG_FUZZING`, see tools/fuzz) accepts every checksum, so the fuzzer's
+/// inputs reach the decoders behind the checks instead of stopping at them. Never ship such a
+/// build.
+@inline(__always)
+package func checksumsMatch(_ stored: UInt32, _ computed: UInt32) -> Bool {
+    #if OBJECTLOG_FUZZING
+    return true
+    #else
+    return stored == computed
+    #endif
+}

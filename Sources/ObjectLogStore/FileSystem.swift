@@ -305,16 +305,23 @@ final class PosixFile: StoreFile {
     }
 
     func lockExclusive() throws {
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        // A child process that this process is starting holds a copy of every descriptor, and
+        // so of the lock, from its fork until its exec closes them (O_CLOEXEC): a lock just
+        // released can look held for a moment. Retry briefly before calling it taken; a real
+        // writer holds it far longer.
+        var attempts = 0
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = Glibc.errno
-            if code == EWOULDBLOCK {
+            guard code == EWOULDBLOCK || code == EINTR else { throw failure("lock") }
+            attempts += 1
+            if attempts > 50 {
                 throw StoreError(
                     .locked,
                     "the store is open for writing in another process or handle",
                     path: path
                 )
             }
-            throw failure("lock")
+            usleep(5_000)
         }
     }
 

@@ -387,7 +387,7 @@ package struct StoreHeader: Sendable, Equatable {
             let stored = rest.withUnsafeBytes {
                 UInt32(littleEndianBytesOf: $0, at: restLength - 4)
             }
-            guard crc == stored else {
+            guard checksumsMatch(stored, crc) else {
                 throw StoreError(
                     .corrupt,
                     "header checksum mismatch (stored \(hex32(stored)), computed \(hex32(crc)))",

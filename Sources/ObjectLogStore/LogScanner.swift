@@ -162,7 +162,7 @@ package struct LogScanner {
                     Self.structuralProblem(type: type, frame: frame, payload: payload)
                 )
             }
-            guard computed == frame.checksum else {
+            guard checksumsMatch(frame.checksum, computed) else {
                 return try damage(
                     "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))"
                 )
@@ -320,7 +320,12 @@ package struct LogScanner {
             else { return nil }
             let payload = UnsafeRawBufferPointer(rebasing: buffer[LogFormat.frameLength...])
             let frameBytes = UnsafeRawBufferPointer(rebasing: buffer[0..<LogFormat.frameLength])
-            guard RecordFrame.checksum(frame: frameBytes, payload: payload) == frame.checksum else {
+            guard
+                checksumsMatch(
+                    frame.checksum,
+                    RecordFrame.checksum(frame: frameBytes, payload: payload)
+                )
+            else {
                 return nil
             }
             return CommitPayload(payload)

@@ -366,7 +366,7 @@ public final class LogStore: @unchecked Sendable {
         let computed = frameBytes.withUnsafeBytes { frameBuffer in
             payload.withUnsafeBytes { RecordFrame.checksum(frame: frameBuffer, payload: $0) }
         }
-        guard computed == frame.checksum else {
+        guard checksumsMatch(frame.checksum, computed) else {
             throw StoreError(
                 .corrupt,
                 "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
@@ -565,7 +565,11 @@ public final class LogStore: @unchecked Sendable {
                     rebasing: buffer[(at + LogFormat.frameLength)..<(at + total)]
                 )
                 let frame = RecordFrame(frameBytes)
-                guard RecordFrame.checksum(frame: frameBytes, payload: payload) == frame.checksum,
+                guard
+                    checksumsMatch(
+                        frame.checksum,
+                        RecordFrame.checksum(frame: frameBytes, payload: payload)
+                    ),
                     payload.count >= 2
                 else {
                     throw StoreError(
@@ -1244,7 +1248,7 @@ extension LogStore {
         let checksum = frameBytes.withUnsafeBytes { f in
             payload.withUnsafeBytes { RecordFrame.checksum(frame: f, payload: $0) }
         }
-        guard checksum == frame.checksum else { return nil }
+        guard checksumsMatch(frame.checksum, checksum) else { return nil }
         return try? MetadataCoding.decodeDictionary(payload)
     }
 }

@@ -90,10 +90,10 @@ package struct StoreIndex {
                 bytes.count == fixedLength + Int(count) * entryLength + 4
             else { return nil }
             let stored = UInt32(littleEndianBytesOf: buffer, at: bytes.count - 4)
-            guard
-                CRC32.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<(bytes.count - 4)]))
-                    == stored
-            else {
+            let computed = CRC32.checksum(
+                UnsafeRawBufferPointer(rebasing: buffer[0..<(bytes.count - 4)])
+            )
+            guard checksumsMatch(stored, computed) else {
                 return nil
             }
             var position = fixedLength

@@ -21,7 +21,7 @@ public struct StoreInspection: Sendable {
         public var date: Date
         /// Objects inserted, updated and deleted.
         public var inserted: Int, updated: Int, deleted: Int
-        /// Records in the transaction, excluding the commit.
+        /// Records in the transaction, excluding the commit and any padding.
         public var records: Int
         /// Whether it carried a new metadata dictionary.
         public var changedMetadata: Bool
@@ -197,7 +197,7 @@ public struct StoreInspection: Sendable {
                         inserted: Int(transaction.commit.inserted),
                         updated: Int(transaction.commit.updated),
                         deleted: Int(transaction.commit.deleted),
-                        records: transaction.records.count,
+                        records: transaction.records.filter { $0.type != .padding }.count,
                         changedMetadata: changedMetadata,
                         isCompaction: transaction.isCompaction
                     )

@@ -1,1 +1,9 @@
 import ObjectLogTool
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+exit(ObjectLogTool.main())

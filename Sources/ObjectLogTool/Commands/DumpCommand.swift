@@ -1,0 +1,90 @@
+import Foundation
+import ObjectLogStore
+
+/// `objectlog dump PATH [--entity NAME] [--format ndjson|json] [--full-blobs]`: every live
+/// object, read-only.
+struct DumpCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
+        name: "dump",
+        abstract: "Print every live object as JSON: id, entity, attributes and relationships.",
+        discussion: """
+            Objects come in ascending id order, so the output is the same before and after \
+            'objectlog compact'. Attributes are decoded with the model the engine keeps in the \
+            store's metadata: dates as ISO 8601, binary values as base64, and binary values over \
+            1024 bytes or in external blobs as their length and SHA-256 unless --full-blobs is \
+            given. Relationships hold the target objects' ids. An object the model does not \
+            describe shows its raw payload in base64. The store is not changed.
+            """,
+        usage: "<path> [--entity <name>] [--format <format>] [--full-blobs]",
+        arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
+        options: [
+            .option("--entity", value: "name", help: "Only objects of this entity."),
+            .option(
+                "--format",
+                value: "format",
+                help: "One object per line, or one JSON array (default: ndjson).",
+                allowedValues: ["ndjson", "json"]
+            ),
+            .flag("--full-blobs", help: "Include the content of external blobs as base64."),
+        ]
+    )
+
+    var path: String
+    var entityName: String?
+    var isArray: Bool
+    var fullBlobs: Bool
+
+    init(_ arguments: ParsedArguments, context: CommandContext) {
+        path = arguments.positionals[0]
+        entityName = arguments.value("--entity")
+        isArray = arguments.value("--format") == "json"
+        fullBlobs = arguments.flag("--full-blobs")
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        let store = try StoreAccess.openReadOnly(path)
+        defer { try? store.close() }
+        let names = EntityNames(metadata: store.metadata)
+        var entity: EntityTag?
+        if let entityName {
+            guard let tag = names.tag(named: entityName) else {
+                let known = names.countsByName(store.liveCounts).map(\.name)
+                throw ToolError.usage(
+                    "no entity named '\(entityName)' in \(path) (entities: "
+                        + (known.isEmpty ? "none" : known.joined(separator: ", ")) + ")",
+                    command: context.commandName
+                )
+            }
+            entity = tag
+        }
+        if let problem = names.schemaProblem {
+            context.warn("\(path): \(problem); objects are shown with their raw payloads")
+        }
+        var blobSizes: [BlobID: UInt64] = [:]
+        for (id, bytes) in try store.blobFiles() { blobSizes[id] = bytes }
+        let rendering = ObjectRendering(
+            store: store,
+            names: names,
+            fullBlobs: fullBlobs,
+            blobSizes: blobSizes
+        )
+
+        let output = context.output
+        if isArray { output.write("[") }
+        var first = true
+        for key in store.liveKeys(entity: entity) {
+            guard let object = try rendering.json(key: key) else { continue }
+            if isArray {
+                output.write(first ? "\n  " : ",\n  ")
+                output.write(
+                    object.rendered(pretty: true).replacingOccurrences(of: "\n", with: "\n  ")
+                )
+            } else {
+                output.writeLine(object.rendered())
+            }
+            first = false
+        }
+        if isArray { output.writeLine(first ? "]" : "\n]") }
+        return try DamageRendering.finish(store.damageAtOpen, path: path, context: context)
+    }
+}

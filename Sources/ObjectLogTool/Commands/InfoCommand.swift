@@ -1,0 +1,111 @@
+import ObjectLog
+import ObjectLogStore
+
+/// `objectlog info PATH [--json]`: what a store is and holds, read without changing it.
+struct InfoCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
+        name: "info",
+        abstract: "Show a store's format, identity, metadata, entities, sizes and index state.",
+        discussion: """
+            Reads the store without changing it (not even its modification time), so it is safe \
+            on a store another process is writing. Reclaimable bytes are what 'objectlog \
+            compact' would free.
+            """,
+        usage: "<path> [--json]",
+        arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
+        options: [.flag("--json", help: "Print one JSON object instead of text.")]
+    )
+
+    var path: String
+    var json: Bool
+
+    init(_ arguments: ParsedArguments, context: CommandContext) {
+        path = arguments.positionals[0]
+        json = arguments.flag("--json")
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        let inspection = try StoreAccess.inspect(path, checkBlobs: false)
+        let names = EntityNames(metadata: inspection.metadata)
+        let reclaimable =
+            inspection.fileBytes > inspection.liveBytes
+            ? inspection.fileBytes - inspection.liveBytes : 0
+        let share =
+            inspection.fileBytes == 0 ? 0 : Double(reclaimable) / Double(inspection.fileBytes)
+        let transactionsInFile = inspection.transactions.filter { !$0.isCompaction }.count
+        let entities = names.countsByName(inspection.liveCounts)
+        let liveObjects = inspection.liveObjects.count
+        let modelHash = inspection.metadata[PersistentStoreCoordinator.modelHashKey]?.stringValue
+
+        if json {
+            var members: [(String, JSONValue)] = [
+                ("path", .string(path)),
+                ("formatVersion", .string(inspection.formatVersion)),
+                ("storeUUID", .string(inspection.storeUUID.uuidString)),
+                ("generation", .unsigned(inspection.generation)),
+                ("transactions", .unsigned(inspection.transactionCount)),
+                ("transactionsInFile", .number(transactionsInFile)),
+                ("fileBytes", .unsigned(inspection.fileBytes)),
+                ("liveBytes", .unsigned(inspection.liveBytes)),
+                ("reclaimableBytes", .unsigned(reclaimable)),
+                ("reclaimableShare", .double((share * 10_000).rounded() / 10_000)),
+                ("liveObjects", .number(liveObjects)),
+                ("entities", .object(entities.map { ($0.name, .number($0.count)) })),
+                ("modelHash", modelHash.map { .string($0) } ?? .null),
+                ("blobCount", .number(inspection.blobCount)),
+                ("blobBytes", .unsigned(inspection.blobBytes)),
+                ("indexStatus", .string(inspection.indexStatus.rawValue)),
+                ("metadata", MetadataRendering.json(inspection.metadata)),
+            ]
+            members.append(("damage", DamageRendering.json(inspection.damage)))
+            context.output.writeLine(JSONValue.object(members).rendered(pretty: true))
+        } else {
+            let output = context.output
+            func line(_ label: String, _ value: String) {
+                output.writeLine(Formatting.rightPadded(label + ":", 17) + value)
+            }
+            line("store", path)
+            line("format version", inspection.formatVersion)
+            line("store UUID", inspection.storeUUID.uuidString)
+            line("generation", String(inspection.generation))
+            line(
+                "transactions",
+                "\(inspection.transactionCount) committed (\(transactionsInFile) in this file "
+                    + "since the last compaction)"
+            )
+            line("file bytes", Formatting.bytes(inspection.fileBytes))
+            line("live bytes", Formatting.bytes(inspection.liveBytes))
+            line(
+                "reclaimable",
+                Formatting.bytes(reclaimable) + ", \(Formatting.percentage(share)) of the file"
+            )
+            line(
+                "external blobs",
+                "\(inspection.blobCount), \(Formatting.bytes(inspection.blobBytes))"
+            )
+            line("index", inspection.indexStatus.rawValue)
+            line("live objects", String(liveObjects))
+            if let modelHash { line("model hash", modelHash) }
+            if let problem = names.schemaProblem { line("model", problem) }
+            if let damage = inspection.damage { line("damage", damage.description) }
+            output.writeLine("entities:")
+            if entities.isEmpty { output.writeLine("  (none)") }
+            let width = (entities.map(\.name.count).max() ?? 0) + 2
+            for entity in entities {
+                output.writeLine(
+                    "  " + Formatting.rightPadded(entity.name, width) + "\(entity.count)"
+                )
+            }
+            output.writeLine("metadata:")
+            if inspection.metadata.isEmpty { output.writeLine("  (none)") }
+            for key in inspection.metadata.keys.sorted() {
+                let value = inspection.metadata[key]!
+                output.writeLine(
+                    "  \(Formatting.singleLine(key)) (\(MetadataRendering.typeName(value))): "
+                        + MetadataRendering.summary(value)
+                )
+            }
+        }
+        return try DamageRendering.finish(inspection.damage, path: path, context: context)
+    }
+}

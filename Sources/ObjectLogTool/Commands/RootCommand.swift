@@ -1,0 +1,36 @@
+/// `objectlog`: the tool itself, whose subcommands do the work.
+struct RootCommand: ToolCommand {
+    /// The tool's version, printed by `--version`.
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        name: "objectlog",
+        abstract: "Inspect, verify, dump, compact and edit the metadata of ObjectLog store files.",
+        discussion: """
+            Read-only subcommands (info, verify, dump, history, meta print and get) never change \
+            the store, not even its modification time. Exit codes: 0 success, 1 absent metadata \
+            key, 64 usage error, 65 damaged data or not a store, 66 missing file, 73 cannot \
+            create the output, 74 I/O error or a store locked by another writer.
+            """,
+        usage: "<subcommand>",
+        options: [.flag("--version", help: "Show the version.")],
+        subcommands: [
+            InfoCommand.self, VerifyCommand.self, DumpCommand.self, HistoryCommand.self,
+            CompactCommand.self, MetaCommand.self, RecoverCommand.self,
+        ]
+    )
+
+    var showsVersion: Bool
+
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(ToolError) {
+        showsVersion = arguments.flag("--version")
+        guard showsVersion else {
+            throw ToolError.usage("missing subcommand", command: context.commandName)
+        }
+    }
+
+    func run(_ context: CommandContext) throws -> ExitCode {
+        context.output.writeLine(Self.version)
+        return .success
+    }
+}

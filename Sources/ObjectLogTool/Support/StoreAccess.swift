@@ -1,0 +1,75 @@
+import ObjectLogStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How the commands open stores: read-only ones never write, lock or truncate; writing ones
+/// check the store read-only before they take the writer lock.
+enum StoreAccess {
+    /// Opens the store without writing anything and without taking the writer lock.
+    ///
+    /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`,
+    ///   `.io`.
+    static func openReadOnly(_ path: String) throws -> LogStore {
+        var options = StoreOptions()
+        options.readOnly = true
+        options.createIfMissing = false
+        return try LogStore.open(path: path, options: options)
+    }
+
+    /// Opens the store for writing, after a read-only check that it is a whole, undamaged store.
+    ///
+    /// The check comes first so that nothing (not even the lock file beside it) is created next
+    /// to a file that is not a store, and so that a torn tail is not cut off silently: a
+    /// writable open would truncate it.
+    ///
+    /// - Parameters:
+    ///   - path: The store file.
+    ///   - discardingTornTail: Whether a torn tail may be cut off (otherwise it is refused).
+    /// - Returns: The store, open for writing; the caller closes it.
+    /// - Throws: ``StoreError`` (`.locked` when another process writes the store) or
+    ///   ``ToolError`` (exit 65) for a torn tail.
+    static func openForWriting(
+        _ path: String,
+        discardingTornTail: Bool = false
+    ) throws -> LogStore {
+        let check = try openReadOnly(path)
+        let damage = check.damageAtOpen
+        try check.close()
+        if let damage, !discardingTornTail {
+            throw ToolError(
+                .dataError,
+                "\(path): \(damage); writing would cut off the incomplete last transaction — "
+                    + "check with 'objectlog verify', then run 'objectlog compact "
+                    + "--discard-torn-tail' to drop it (or 'objectlog recover')"
+            )
+        }
+        var options = StoreOptions()
+        options.createIfMissing = false
+        // A writer that is closing, or a child another process forks while holding the store
+        // (the lock goes with the descriptor until `exec`), keeps the lock for a moment: wait
+        // briefly before reporting the store as locked.
+        let deadline = ContinuousClock.now + lockWait
+        while true {
+            do {
+                return try LogStore.open(path: path, options: options)
+            } catch let error as StoreError where error.code == .locked {
+                guard ContinuousClock.now < deadline else { throw error }
+                usleep(10_000)
+            }
+        }
+    }
+
+    /// How long a writing command waits for another writer's lock before giving up.
+    static let lockWait = Duration.milliseconds(500)
+
+    /// Examines the store read-only.
+    ///
+    /// - Throws: ``StoreError`` when the file is not a store or its header is damaged.
+    static func inspect(_ path: String, checkBlobs: Bool) throws -> StoreInspection {
+        try StoreInspection(path: path, checkBlobs: checkBlobs)
+    }
+}
