@@ -282,3 +282,36 @@ struct FailedSaveTests {
         #expect(try reader.fetch(Tag.self).map(\.label) == ["saved"])
     }
 }
+
+/// An entity that stamps itself when saved, as rdlab's configurations do.
+final class Stamped: ManagedObject {
+    @Attribute var title = ""
+    @Attribute var saves = 0
+    @Attribute var modified = Date(timeIntervalSinceReferenceDate: 0)
+
+    override func willSave() {
+        saves += 1
+        modified = Date()
+    }
+}
+
+@Suite("Object lifecycle hooks")
+struct LifecycleTests {
+    @Test("willSave runs for inserted and updated objects and its changes are saved")
+    func willSaveStamps() throws {
+        let container = try PersistentContainer.inMemory(for: [Stamped.self])
+        let context = container.newContext()
+        let object = Stamped(context: context)
+        try context.save()
+        #expect(object.saves == 1)
+        #expect(object.modified > Date(timeIntervalSinceReferenceDate: 0))
+        try context.save()
+        #expect(object.saves == 1, "unchanged objects are not saved again")
+        object.title = "renamed"
+        try context.save()
+        #expect(object.saves == 2)
+        #expect(!context.hasChanges)
+        let reader = container.newContext()
+        #expect(try reader.fetch(Stamped.self).first?.saves == 2)
+    }
+}
