@@ -51,6 +51,8 @@ let package = Package(
         .target(name: "ObjectLog", dependencies: ["ObjectLogStore"], exclude: ["ObjectPayloads.md"]),
         .target(name: "ObjectLogTool", dependencies: ["ObjectLog", "ObjectLogStore"]),
         .executableTarget(name: "objectlog", dependencies: ["ObjectLogTool"]),
+        // The child process of the reliability tests (kills, races, readers during writes).
+        .executableTarget(name: "objectlog-stress", dependencies: ["ObjectLog"]),
 
         // MARK: Clients
         .target(name: "ReactionDiffusion"),
@@ -80,6 +82,7 @@ let package = Package(
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),
         .testTarget(name: "RDLabTests", dependencies: ["RDLab"]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
+        .testTarget(name: "ReliabilityTests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -50,10 +50,20 @@ enum MachineLimits {
         return Double(total * chunk.count) / seconds
     }
 
-    /// Peak resident set size of this process so far, in bytes.
+    /// Peak resident set size of this process so far, in bytes (`VmHWM` in /proc/self/status).
+    ///
+    /// Not `getrusage`: Linux carries `ru_maxrss` across `execve`, so a child started by a large
+    /// parent would report the parent's peak.
     static func peakResidentBytes() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_maxrss) * 1024
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
+            return 0
+        }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let digits = line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces).split(
+                separator: " "
+            ).first
+            return (digits.flatMap { Double($0) } ?? 0) * 1024
+        }
+        return 0
     }
 }

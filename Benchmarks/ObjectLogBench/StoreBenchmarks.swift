@@ -1,43 +1,449 @@
 import Foundation
-import ObjectLogStore
+import ObjectLog
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The benchmark's entity: id, a 16-character name, a value in [0, 1000), a count and a date.
+final class BenchItem: ManagedObject {
+    @Attribute var number = 0
+    @Attribute var name = ""
+    @Attribute var value = 0.0
+    @Attribute var count = 0
+    @Attribute var created = Date()
+}
+
+/// ObjectLog against SQLite on the same rows, in the same run, plus the machine's raw limits.
+///
+/// `--scale N` sets the number of objects (default 1,000,000); `--json PATH` and `--svg PATH`
+/// write the rows and a chart. Cold workloads run in child processes of this executable, so they
+/// start with fresh process state and their peak memory can be read.
 func runStoreBenchmarks(arguments: [String]) {
+    if arguments.first == "--child" {
+        runChild(Array(arguments.dropFirst()))
+        return
+    }
+    let scale = option("--scale", in: arguments).flatMap(Int.init) ?? 1_000_000
+    guard scale >= 100 else {
+        print("error: --scale must be at least 100")
+        exit(64)
+    }
     do {
-        try probe(arguments: arguments)
+        try StoreBenchmark(scale: scale, arguments: arguments).run()
     } catch {
         print("error: \(error)")
+        exit(1)
     }
 }
 
-private func probe(arguments: [String]) throws {
-    if arguments.first == "--probe-open" {
-        let count = Int(arguments.dropFirst().first ?? "1000000") ?? 1_000_000
-        let path = "/tmp/probe/p.olog"
-        if !FileManager.default.fileExists(atPath: path) {
-            let store = try LogStore.open(path: path)
-            var transaction = Transaction()
-            let keys = store.allocateKeys(count)
-            for key in keys {
-                transaction.put(
-                    key: key,
-                    entity: 1,
-                    payload: [UInt8](repeating: UInt8(key & 0xFF), count: 50),
-                    isInsert: true
-                )
+private struct StoreBenchmark {
+    let scale: Int
+    let arguments: [String]
+    let directory: String
+    let report = BenchmarkReport(title: "ObjectLog vs SQLite")
+
+    init(scale: Int, arguments: [String]) {
+        self.scale = scale
+        self.arguments = arguments
+        directory =
+            FileManager.default.temporaryDirectory.path + "/objectlog-bench-" + UUID().uuidString
+    }
+
+    var storePath: String { directory + "/bench.olog" }
+    var sqlitePath: String { directory + "/bench.sqlite" }
+
+    func run() throws {
+        try FileManager.default.createDirectory(
+            atPath: directory,
+            withIntermediateDirectories: true
+        )
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        print("objects: \(scale), directory: \(directory)")
+        let records = makeRecords(scale)
+        report.header()
+
+        // 1. Bulk insert and one durable save.
+        let container = try PersistentContainer(path: storePath, for: [BenchItem.self])
+        let objectLogInsert = try measure {
+            let context = container.newContext()
+            for record in records {
+                let item = BenchItem(context: context)
+                item.number = Int(record.id)
+                item.name = record.name
+                item.value = record.value
+                item.count = Int(record.count)
+                item.created = record.created
             }
-            let t = try measure { try store.commit(transaction) }
-            print("commit \(count): \(t)s")
-            try store.close()
+            try context.save()
         }
-        for usesIndex in [true, false] {
-            var options = StoreOptions()
-            options.readOnly = true
-            options.usesIndex = usesIndex
-            var store: LogStore?
-            let t = try measure { store = try LogStore.open(path: path, options: options) }
-            print(
-                "open usesIndex=\(usesIndex): \(t * 1000) ms, \(store!.indexState), count \(store!.liveCount(entity: nil)), \(Double(store!.fileBytes) / t / 1e9) GB/s"
+        let peer = SQLitePeer(path: sqlitePath)
+        peer.createSchema()
+        let sqliteInsert = measure { peer.bulkInsert(records) }
+        addThroughput(
+            "1 bulk insert + durable save",
+            objectlog: objectLogInsert,
+            sqlite: sqliteInsert,
+            goal: 2
+        )
+
+        // 3. Predicate + sort + limit (warm, in this process).
+        let context = container.newContext()
+        let request = FetchRequest<BenchItem>(
+            predicate: #Predicate { $0.value < 100 },
+            sortBy: [SortDescriptor(\.name)],
+            fetchLimit: 100
+        )
+        var objectLogNames: [String] = []
+        let objectLogQuery = try median(3) {
+            objectLogNames = try context.fetch(request).map(\.name)
+        }
+        var sqliteNames: [String] = []
+        let sqliteQuery = median(3) { sqliteNames = peer.predicateSortLimit().map(\.name) }
+        guard objectLogNames == sqliteNames else {
+            throw BenchmarkFailure(
+                "the predicate query returned different rows from the two engines"
             )
         }
+        addTime(
+            "3 value<100, sort name, limit 100",
+            objectlog: objectLogQuery,
+            sqlite: sqliteQuery,
+            goal: 0.5
+        )
+
+        // 4. Update 10% by identity in one save.
+        let identifiers = try context.fetchIdentifiers(FetchRequest<BenchItem>())
+        let chosen = stride(from: 0, to: identifiers.count, by: 10).map { identifiers[$0] }
+        let objectLogUpdate = try measure {
+            let updater = container.newContext()
+            for identifier in chosen {
+                guard let item = updater.object(with: identifier) as? BenchItem else { continue }
+                item.value = Double(item.number % 1000)
+                item.count += 1
+            }
+            try updater.save()
+        }
+        let sqliteUpdate = measure {
+            peer.update(ids: stride(from: 1, through: Int64(scale), by: 10).map { $0 })
+        }
+        addThroughput(
+            "4 update 10% by identity, one save",
+            objectlog: objectLogUpdate,
+            sqlite: sqliteUpdate,
+            goal: 2
+        )
+
+        // 5. 1,000 small durable saves, against the raw append + fdatasync.
+        let small = makeRecords(1000, seed: 7)
+        let before = container.coordinator.store.statistics
+        let saver = container.newContext()
+        var objectLogLatencies: [Double] = []
+        for record in small {
+            objectLogLatencies.append(
+                try measure {
+                    let item = BenchItem(context: saver)
+                    item.number = Int(record.id) + scale
+                    item.name = record.name
+                    item.value = record.value
+                    item.count = Int(record.count)
+                    item.created = record.created
+                    try saver.save()
+                }
+            )
+        }
+        let after = container.coordinator.store.statistics
+        let flushesPerSave =
+            Double(after.logSyncs - before.logSyncs) / Double(after.commits - before.commits)
+        let sqliteLatencies = peer.smallSaves(
+            small.map {
+                var r = $0
+                r.id += Int64(scale)
+                return r
+            }
+        )
+        let raw = MachineLimits.appendSyncLatencies(directory: directory, count: 1000)
+        let rawP50 = percentile(raw, 0.5)
+        let p50 = percentile(objectLogLatencies, 0.5)
+        report.add(
+            BenchmarkRow(
+                workload: "5 small durable save p50 (ms)",
+                objectlog: p50 * 1000,
+                peer: percentile(sqliteLatencies, 0.5) * 1000,
+                ratio: p50 / rawP50,
+                unit: "ms",
+                goal: "<= 1.5x raw fdatasync",
+                met: p50 <= 1.5 * rawP50
+            )
+        )
+        report.add(
+            BenchmarkRow(
+                workload: "5 small durable save p99 (ms)",
+                objectlog: percentile(objectLogLatencies, 0.99) * 1000,
+                peer: percentile(sqliteLatencies, 0.99) * 1000,
+                ratio: percentile(objectLogLatencies, 0.99) / percentile(raw, 0.99),
+                unit: "ms",
+                goal: "vs raw p99 (info)",
+                met: nil
+            )
+        )
+        report.add(
+            BenchmarkRow(
+                workload: "5 raw 100-byte append+fdatasync p50/p99",
+                objectlog: rawP50 * 1000,
+                peer: percentile(raw, 0.99) * 1000,
+                ratio: nil,
+                unit: "ms",
+                goal: "machine limit",
+                met: nil
+            )
+        )
+        report.add(
+            BenchmarkRow(
+                workload: "5 flushes per small save",
+                objectlog: flushesPerSave,
+                peer: nil,
+                ratio: nil,
+                unit: "fsyncs",
+                goal: "exactly 1",
+                met: flushesPerSave == 1
+            )
+        )
+
+        // 7. Size after compaction and compaction throughput.
+        let compactionSeconds = try measure { _ = try container.coordinator.store.compact() }
+        let storeBytes = fileSize(storePath)
+        let sqliteBytes = peer.checkpointedSize()
+        report.add(
+            BenchmarkRow(
+                workload: "7 size after compaction (MB)",
+                objectlog: Double(storeBytes) / 1e6,
+                peer: Double(sqliteBytes) / 1e6,
+                ratio: Double(storeBytes) / Double(sqliteBytes),
+                unit: "MB",
+                goal: "<= 1.25x SQLite",
+                met: Double(storeBytes) <= 1.25 * Double(sqliteBytes)
+            )
+        )
+        let bandwidth = MachineLimits.sequentialWriteBandwidth(
+            directory: directory,
+            megabytes: max(64, Int(storeBytes >> 20) * 2)
+        )
+        let compactionRate = Double(storeBytes) / compactionSeconds
+        report.add(
+            BenchmarkRow(
+                workload: "7 compaction throughput (MB/s)",
+                objectlog: compactionRate / 1e6,
+                peer: bandwidth / 1e6,
+                ratio: compactionRate / bandwidth,
+                unit: "MB/s",
+                goal: "vs raw write (info)",
+                met: nil
+            )
+        )
+        try container.close()
+
+        // 2, 6 and 8: cold work in child processes.
+        let fetch = try child(["fetch-all", storePath])
+        let sqliteFetch = try child(["sqlite-fetch-all", sqlitePath])
+        addTime(
+            "2 cold open + fetch all, touch all",
+            objectlog: fetch.seconds,
+            sqlite: sqliteFetch.seconds,
+            goal: 1,
+            higherIsBetterRatio: true
+        )
+        let withIndex = try child(["open-count", storePath, "index"])
+        let rebuild = try child(["open-count", storePath, "rebuild"])
+        let sqliteCount = try child(["sqlite-count", sqlitePath])
+        report.add(
+            BenchmarkRow(
+                workload: "6 open with index + count (ms)",
+                objectlog: withIndex.seconds * 1000,
+                peer: sqliteCount.seconds * 1000,
+                ratio: nil,
+                unit: "ms",
+                goal: scale >= 1_000_000 ? "<= 100 ms at 1M" : "<= 100 ms at 1M (info)",
+                met: scale >= 1_000_000 ? withIndex.seconds <= 0.1 : nil
+            )
+        )
+        let logRate = Double(fileSize(storePath)) / rebuild.seconds
+        report.add(
+            BenchmarkRow(
+                workload: "6 open by log rebuild + count (GB/s)",
+                objectlog: logRate / 1e9,
+                peer: nil,
+                ratio: nil,
+                unit: "GB/s",
+                goal: ">= 0.5 GB/s",
+                met: logRate >= 0.5e9
+            )
+        )
+        report.add(
+            BenchmarkRow(
+                workload: "8 peak RSS, workload 2 (MB)",
+                objectlog: fetch.peakBytes / 1e6,
+                peer: sqliteFetch.peakBytes / 1e6,
+                ratio: fetch.peakBytes / sqliteFetch.peakBytes,
+                unit: "MB",
+                goal: "report",
+                met: nil
+            )
+        )
+        report.add(
+            BenchmarkRow(
+                workload: "8 peak RSS, workload 6 with index (MB)",
+                objectlog: withIndex.peakBytes / 1e6,
+                peer: sqliteCount.peakBytes / 1e6,
+                ratio: withIndex.peakBytes / sqliteCount.peakBytes,
+                unit: "MB",
+                goal: "report",
+                met: nil
+            )
+        )
+        if let path = option("--json", in: arguments) { try report.writeJSON(to: path) }
+        if let path = option("--svg", in: arguments) { try report.writeSVG(to: path) }
+    }
+
+    /// Adds a throughput row: ratio = ObjectLog's rate / SQLite's rate.
+    private func addThroughput(_ name: String, objectlog: Double, sqlite: Double, goal: Double) {
+        let ratio = sqlite / objectlog
+        report.add(
+            BenchmarkRow(
+                workload: name + " (obj/s)",
+                objectlog: Double(scale) / objectlog,
+                peer: Double(scale) / sqlite,
+                ratio: ratio,
+                unit: "obj/s",
+                goal: ">= \(goal)x SQLite",
+                met: ratio >= goal
+            )
+        )
+    }
+
+    /// Adds a time row: by default ratio = ObjectLog's time / SQLite's time (goal: at most);
+    /// with `higherIsBetterRatio`, ratio = SQLite's time / ObjectLog's (goal: at least).
+    private func addTime(
+        _ name: String,
+        objectlog: Double,
+        sqlite: Double,
+        goal: Double,
+        higherIsBetterRatio: Bool = false
+    ) {
+        let ratio = higherIsBetterRatio ? sqlite / objectlog : objectlog / sqlite
+        report.add(
+            BenchmarkRow(
+                workload: name + " (ms)",
+                objectlog: objectlog * 1000,
+                peer: sqlite * 1000,
+                ratio: ratio,
+                unit: "ms",
+                goal: higherIsBetterRatio ? ">= \(goal)x SQLite speed" : "<= \(goal)x SQLite time",
+                met: higherIsBetterRatio ? ratio >= goal : ratio <= goal
+            )
+        )
+    }
+
+    private struct ChildResult {
+        var seconds: Double
+        var peakBytes: Double
+    }
+
+    /// Runs this executable as `store --child ARGS`, which prints "seconds peakBytes".
+    private func child(_ arguments: [String]) throws -> ChildResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["store", "--child"] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let fields = String(decoding: data, as: UTF8.self).split(separator: " ").compactMap {
+            Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        guard process.terminationStatus == 0, fields.count == 2 else {
+            throw BenchmarkFailure(
+                "child \(arguments.joined(separator: " ")) failed: \(String(decoding: data, as: UTF8.self))"
+            )
+        }
+        return ChildResult(seconds: fields[0], peakBytes: fields[1])
+    }
+
+    private func fileSize(_ path: String) -> UInt64 {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?
+            .uint64Value ?? 0
+    }
+}
+
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The median of `runs` timings of `body`.
+private func median(_ runs: Int, _ body: () throws -> Void) rethrows -> Double {
+    var times: [Double] = []
+    for _ in 0..<runs { times.append(try measure(body)) }
+    return percentile(times, 0.5)
+}
+
+/// A child process's work: prints "seconds peakRSSBytes".
+private func runChild(_ arguments: [String]) {
+    do {
+        var checksum = 0.0
+        var seconds = 0.0
+        switch (arguments.first, arguments.count) {
+        case ("fetch-all", 2):
+            seconds = try measure {
+                var options = StoreOptions()
+                options.readOnly = true
+                let container = try PersistentContainer(
+                    path: arguments[1],
+                    for: [BenchItem.self],
+                    options: options
+                )
+                let context = container.newContext()
+                for item in try context.fetch(FetchRequest<BenchItem>()) {
+                    checksum +=
+                        Double(item.number) + Double(item.name.utf8.count) + item.value
+                        + Double(item.count)
+                        + item.created.timeIntervalSince1970
+                }
+            }
+        case ("open-count", 3):
+            seconds = try measure {
+                var options = StoreOptions()
+                options.readOnly = true
+                options.usesIndex = arguments[2] == "index"
+                let container = try PersistentContainer(
+                    path: arguments[1],
+                    for: [BenchItem.self],
+                    options: options
+                )
+                checksum = Double(try container.newContext().count(FetchRequest<BenchItem>()))
+            }
+        case ("sqlite-fetch-all", 2):
+            seconds = measure {
+                let peer = SQLitePeer(path: arguments[1])
+                for record in peer.fetchAll() {
+                    checksum +=
+                        Double(record.id) + Double(record.name.utf8.count) + record.value
+                        + Double(record.count)
+                        + record.created.timeIntervalSince1970
+                }
+            }
+        case ("sqlite-count", 2):
+            seconds = measure { checksum = Double(SQLitePeer(path: arguments[1]).count()) }
+        default:
+            print("error: unknown child work \(arguments)")
+            exit(64)
+        }
+        // The checksum keeps the work from being optimised away.
+        if checksum.isNaN { print("nan") }
+        print("\(seconds) \(MachineLimits.peakResidentBytes())")
+    } catch {
+        print("error: \(error)")
+        exit(1)
     }
 }

@@ -81,6 +81,13 @@ package protocol FileSystem: Sendable {
     func makeDirectory(_ path: String, permissions: UInt32) throws
     /// The names in a directory (without `.` and `..`); a missing directory gives none.
     func contents(ofDirectory path: String) throws -> [String]
+    /// The path with symbolic links resolved, if it names an existing file; else `path`.
+    func resolvingSymbolicLinks(_ path: String) -> String
+}
+
+extension FileSystem {
+    /// File systems without links return `path` unchanged.
+    package func resolvingSymbolicLinks(_ path: String) -> String { path }
 }
 
 extension StoreFile {
@@ -141,6 +148,15 @@ package struct PosixFileSystem: FileSystem {
         case S_IFDIR: return .directory
         default: return .other
         }
+    }
+
+    package func resolvingSymbolicLinks(_ path: String) -> String {
+        var link = stat()
+        guard lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK,
+            let resolved = realpath(path, nil)
+        else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     package func rename(_ source: String, to destination: String) throws {

@@ -25,6 +25,8 @@ import Foundation
 ///    ``StoreError/Code/poisoned`` until the store is reopened (the kernel may have dropped the
 ///    dirty pages, so retrying could silently lose data).
 /// 4. `LogStore` is thread-safe; calls are serialised internally.
+/// 5. A store path that is a symbolic link is resolved when the store is opened; ``path`` is the
+///    link's target, and the store's other files live beside it.
 public final class LogStore: @unchecked Sendable {
     /// How the in-memory keydir was obtained at open.
     public enum IndexState: String, Sendable {
@@ -80,6 +82,10 @@ public final class LogStore: @unchecked Sendable {
     }
 
     private init(path: String, options: StoreOptions) throws {
+        // A store path that is a symbolic link is resolved once, here: the lock, the index,
+        // the blobs and a compaction's new file all live beside the link's target, and
+        // compaction replaces the target, so the link keeps pointing at the store.
+        let path = options.fileSystem.resolvingSymbolicLinks(path)
         self.path = path
         self.options = options
         fileSystem = options.fileSystem

@@ -1,0 +1,112 @@
+// objectlog-stress: the child process of the reliability tests and of tools/reliability.
+//
+//   objectlog-stress save-loop PATH            insert one object per durable save, forever,
+//                                              printing each save's sequence number once it returned
+//   objectlog-stress open-writer PATH MILLIS   open for writing and hold it; exit 0, or 75 if locked
+//   objectlog-stress read-loop PATH SECONDS    open read-only again and again; exit 1 if a state is
+//                                              not a committed prefix (sequences 1...n, no gaps)
+//   objectlog-stress check PATH N              exit 0 if sequences 1...N (and at most N+1) are present
+
+import Foundation
+import ObjectLog
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One object per save: its sequence number and a payload that varies in size.
+final class StressItem: ManagedObject {
+    @Attribute var sequence = 0
+    @Attribute var payload = Data()
+}
+
+func fail(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    exit(code)
+}
+
+func sequences(in path: String) throws -> [Int] {
+    var options = StoreOptions()
+    options.readOnly = true
+    let container = try PersistentContainer(path: path, for: [StressItem.self], options: options)
+    // The context must outlive the faults it hands out.
+    let context = container.newContext()
+    return try context.fetch(FetchRequest<StressItem>()).map(\.sequence).sorted()
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    switch (arguments.first, arguments.count) {
+    case ("save-loop", 2):
+        let container = try PersistentContainer(path: arguments[1], for: [StressItem.self])
+        let context = container.newContext()
+        var sequence = try context.count(FetchRequest<StressItem>())
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            sequence += 1
+            let item = StressItem(context: context)
+            item.sequence = sequence
+            item.payload = Data(
+                (0..<Int.random(in: 0..<3000, using: &generator)).map {
+                    UInt8(truncatingIfNeeded: $0)
+                }
+            )
+            try context.save()
+            // Acknowledged: the save returned.
+            print(sequence)
+            fflush(nil)
+        }
+    case ("open-writer", 3):
+        let container: PersistentContainer
+        do {
+            container = try PersistentContainer(path: arguments[1], for: [StressItem.self])
+        } catch {
+            if error.storeError?.code == .locked { exit(75) }
+            throw error
+        }
+        usleep(UInt32((Int(arguments[2]) ?? 0) * 1000))
+        try container.close()
+    case ("read-loop", 3):
+        let deadline = Date().addingTimeInterval(Double(arguments[2]) ?? 1)
+        var reads = 0
+        while Date() < deadline {
+            let found = try sequences(in: arguments[1])
+            guard found == Array(1..<(found.count + 1)) else {
+                fail("read \(found.count) objects that are not a committed prefix", code: 1)
+            }
+            reads += 1
+        }
+        print(reads)
+    case ("check", 3):
+        let acknowledged = Int(arguments[2]) ?? 0
+        if acknowledged == 0 && !FileManager.default.fileExists(atPath: arguments[1]) {
+            // Killed before the store was created: nothing was acknowledged, nothing is owed.
+            print(0)
+            exit(0)
+        }
+        let found = try sequences(in: arguments[1])
+        guard found == Array(1..<(found.count + 1)) else {
+            fail("sequences have gaps: \(found.prefix(10)) … \(found.suffix(3))", code: 1)
+        }
+        guard found.count >= acknowledged else {
+            fail(
+                "\(acknowledged) saves were acknowledged but only \(found.count) are present",
+                code: 1
+            )
+        }
+        guard found.count <= acknowledged + 1 else {
+            fail(
+                "\(found.count) objects present but only \(acknowledged) (+1 in flight) were saved",
+                code: 1
+            )
+        }
+        print(found.count)
+    default:
+        fail(
+            "usage: objectlog-stress save-loop PATH | open-writer PATH MILLIS | read-loop PATH SECONDS | check PATH N",
+            code: 64
+        )
+    }
+} catch {
+    fail("\(error)", code: 1)
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The long forms (RELIABILITY.md's figures) run with `OBJECTLOG_LONG_TESTS=1`.
+private let longTests = ProcessInfo.processInfo.environment["OBJECTLOG_LONG_TESTS"] == "1"
+
+/// The `objectlog-stress` executable that `swift build` / `swift test` put beside the tests.
+private let stressExecutable: URL = {
+    let candidates = [
+        Bundle.main.bundleURL.appendingPathComponent("objectlog-stress"),
+        Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(
+            "objectlog-stress"
+        ),
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/objectlog-stress"),
+    ]
+    for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+        return candidate
+    }
+    fatalError("the objectlog-stress executable was not built; run `swift build` first")
+}()
+
+private final class TemporaryDirectory {
+    let path =
+        FileManager.default.temporaryDirectory.path + "/objectlog-reliability-" + UUID().uuidString
+    init() {
+        _ = try? FileManager.default.createDirectory(
+            atPath: path,
+            withIntermediateDirectories: true
+        )
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Starts `objectlog-stress ARGUMENTS`, its output going to a pipe.
+private func start(_ arguments: [String]) throws -> (Process, Pipe) {
+    let process = Process()
+    process.executableURL = stressExecutable
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return (process, output)
+}
+
+/// Runs `objectlog-stress ARGUMENTS` to the end; returns its exit status and output.
+private func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let (process, output) = try start(arguments)
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+@Suite("Reliability with real processes", .serialized)
+struct ReliabilityTests {
+    @Test("SIGKILL at random moments never loses a save that returned")
+    func realKills() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/kills.olog"
+        var generator = SystemRandomNumberGenerator()
+        let kills = longTests ? 2000 : 150
+        var acknowledged = 0
+        for round in 0..<kills {
+            let (process, output) = try start(["save-loop", path])
+            usleep(UInt32.random(in: 2_000...40_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let lines = String(
+                decoding: output.fileHandleForReading.readDataToEndOfFile(),
+                as: UTF8.self
+            )
+            .split(separator: "\n")
+            if let last = lines.last.flatMap({ Int($0) }) { acknowledged = last }
+            let check = try run(["check", path, String(acknowledged)])
+            #expect(check.status == 0, "after kill \(round): \(check.output)")
+            if check.status != 0 { return }
+            // What is present now is the new baseline: a save in flight at the kill may be there.
+            acknowledged =
+                Int(check.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? acknowledged
+        }
+        #expect(acknowledged > 0)
+        print("real kills: \(kills) SIGKILLs, \(acknowledged) saves acknowledged, 0 lost")
+    }
+
+    @Test("processes racing to open for writing: exactly one wins each race")
+    func writerRaces() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/race.olog"
+        // Create the store first, so every race is about the lock, not the creation.
+        #expect(try run(["open-writer", path, "0"]).status == 0)
+        let races = longTests ? 1000 : 40
+        var generator = SystemRandomNumberGenerator()
+        for race in 0..<races {
+            let contenders = Int.random(in: 2...8, using: &generator)
+            let processes = try (0..<contenders).map { _ in
+                try start(["open-writer", path, "400"]).0
+            }
+            var statuses: [Int32] = []
+            for process in processes {
+                process.waitUntilExit()
+                statuses.append(process.terminationStatus)
+            }
+            let winners = statuses.filter { $0 == 0 }.count
+            let refused = statuses.filter { $0 == 75 }.count
+            #expect(winners == 1 && refused == contenders - 1, "race \(race): statuses \(statuses)")
+        }
+        print("writer races: \(races), each exactly one winner")
+    }
+
+    @Test("readers in other processes always see a committed prefix while a writer appends")
+    func readersDuringWrites() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/readers.olog"
+        let (writer, _) = try start(["save-loop", path])
+        defer {
+            kill(writer.processIdentifier, SIGKILL)
+            writer.waitUntilExit()
+        }
+        usleep(200_000)
+        let seconds = longTests ? "30" : "2"
+        let readers = try (0..<2).map { _ in try start(["read-loop", path, seconds]) }
+        for (reader, output) in readers {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            reader.waitUntilExit()
+            #expect(reader.terminationStatus == 0)
+            #expect(
+                (Int(
+                    String(decoding: data, as: UTF8.self).trimmingCharacters(
+                        in: .whitespacesAndNewlines
+                    )
+                ) ?? 0) > 0
+            )
+        }
+    }
+}
