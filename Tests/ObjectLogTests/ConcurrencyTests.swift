@@ -26,7 +26,7 @@ struct ConcurrencyTests {
             try context.save()
             return fresh.objectID
         }
-        for _ in 0..<100 where changes.isEmpty { await Task.yield() }
+        for _ in 0..<2000 where changes.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
         #expect(changes.first?.updated == [id])
         #expect(changes.first?.inserted == [inserted])
         #expect(cell.value == 7)

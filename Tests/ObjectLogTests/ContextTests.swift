@@ -250,3 +250,68 @@ struct LazyExternalDataTests {
         #expect(try container.coordinator.store.blobFiles().count == 1)
     }
 }
+
+@Suite("Failed saves")
+struct FailedSaveTests {
+    @Test(
+        "a store failure during save leaves the context's changes in place and the file as it was"
+    )
+    func storeFailure() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("fail.objectlog")
+        let container = try PersistentContainer(path: path, for: testEntities)
+        let context = container.newContext()
+        let kept = Tag(context: context)
+        kept.label = "saved"
+        try context.save()
+        kept.label = "changed"
+        let added = Tag(context: context)
+        added.label = "new"
+        try container.close()
+        do {
+            try context.save()
+            Issue.record("saving to a closed store must fail")
+        } catch {
+            #expect(error.code == .store)
+        }
+        #expect(context.hasChanges)
+        #expect(added.isInserted && kept.isUpdated)
+        #expect(kept.label == "changed")
+        let reopened = try PersistentContainer(path: path, for: testEntities)
+        let reader = reopened.newContext()
+        #expect(try reader.fetch(Tag.self).map(\.label) == ["saved"])
+    }
+}
+
+/// An entity that stamps itself when saved, as rdlab's configurations do.
+final class Stamped: ManagedObject {
+    @Attribute var title = ""
+    @Attribute var saves = 0
+    @Attribute var modified = Date(timeIntervalSinceReferenceDate: 0)
+
+    override func willSave() {
+        saves += 1
+        modified = Date()
+    }
+}
+
+@Suite("Object lifecycle hooks")
+struct LifecycleTests {
+    @Test("willSave runs for inserted and updated objects and its changes are saved")
+    func willSaveStamps() throws {
+        let container = try PersistentContainer.inMemory(for: [Stamped.self])
+        let context = container.newContext()
+        let object = Stamped(context: context)
+        try context.save()
+        #expect(object.saves == 1)
+        #expect(object.modified > Date(timeIntervalSinceReferenceDate: 0))
+        try context.save()
+        #expect(object.saves == 1, "unchanged objects are not saved again")
+        object.title = "renamed"
+        try context.save()
+        #expect(object.saves == 2)
+        #expect(!context.hasChanges)
+        let reader = container.newContext()
+        #expect(try reader.fetch(Stamped.self).first?.saves == 2)
+    }
+}

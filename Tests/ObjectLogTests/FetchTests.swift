@@ -194,3 +194,39 @@ extension Configuration {
     var doubledFeed: Double { feed * 2 }
     var negatedWidth: Int32 { -width }
 }
+
+@Suite("Bulk fault loading")
+struct BulkFaultTests {
+    @Test("reading many faults switches to one pass over the log and gives the same values")
+    func bulkLoad() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let writer = container.newContext()
+        let count = ManagedObjectContext.faultsForBulkLoad * 2
+        for row in 0..<count {
+            let cell = Cell(context: writer)
+            cell.row = row
+            cell.value = Double(row) * 0.5
+        }
+        try writer.save()
+        let reader = container.newContext()
+        let cells = try reader.fetch(Cell.self)
+        #expect(cells.allSatisfy { $0.isFault })
+        var mismatches = 0
+        for cell in cells where cell.value != Double(cell.row) * 0.5 { mismatches += 1 }
+        #expect(mismatches == 0)
+        #expect(Set(cells.map(\.row)).count == count)
+        #expect(reader.bulkFaultLoads == 1)
+        cells[0].value = -1
+        #expect(reader.updatedObjects == [cells[0]])
+        try reader.save()
+        #expect(
+            try container.newContext().count(
+                FetchRequest<Cell>(predicate: #Predicate { $0.value < 0 })
+            ) == 1
+        )
+
+        let few = container.newContext()
+        for cell in try few.fetch(FetchRequest<Cell>(fetchLimit: 100)) { _ = cell.row }
+        #expect(few.bulkFaultLoads == 0, "a few reads never scan the whole log")
+    }
+}

@@ -154,6 +154,7 @@ struct RelationshipTests {
             #expect(error.code == .uniqueness)
             #expect(error.message.contains("'Configuration'"))
             #expect(error.message.contains("'name'"))
+            #expect(error.message.contains(#"name = "Spots""#))
             #expect(error.message.contains("\(second.objectID)"))
             #expect(error.message.contains("\(first.objectID)"))
         }
@@ -172,7 +173,12 @@ struct RelationshipTests {
         b.column = 3
         try context.save()
         b.column = 2
-        #expect(throws: ObjectLogError.self) { try context.save() }
+        do {
+            try context.save()
+            Issue.record("a duplicate compound value must fail the save")
+        } catch {
+            #expect(error.message.contains("row = 1, column = 2"))
+        }
         context.delete(a)
         try context.save()
         #expect(try context.count(FetchRequest<Cell>()) == 1)

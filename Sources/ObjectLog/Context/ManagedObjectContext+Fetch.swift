@@ -10,10 +10,20 @@ extension ManagedObjectContext {
     /// - Throws: ``ObjectLogError/Code/invalidArgument`` if the predicate cannot be evaluated.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> [T] {
         let entity = entityOrTrap(T.self)
-        if request.predicate == nil, request.sortDescriptors.isEmpty, request.returnsObjectsAsFaults
-        {
+        if request.predicate == nil, request.sortDescriptors.isEmpty {
             let keys = window(allKeys(of: entity, request), request)
-            return keys.map { key in (registry[key] ?? makeFault(key: key, entity: entity)) as! T }
+            let objects = keys.map { key in
+                (registry[key] ?? makeFault(key: key, entity: entity)) as! T
+            }
+            if !request.returnsObjectsAsFaults {
+                // One pass over the log pays off only for many objects.
+                if objects.count >= Self.faultsForBulkLoad / 4 {
+                    loadAllFaults(of: entity)
+                } else {
+                    for object in objects where object.isFault { object.fireFault() }
+                }
+            }
+            return objects
         }
         var matches = try matchingObjects(of: entity, request, register: true).objects
         sort(&matches, request)
@@ -117,7 +127,9 @@ extension ManagedObjectContext {
         }
         let predicate = request.predicate
         let pending = request.includesPendingChanges
+        let compiled = predicate.flatMap { PredicateCompiler.compile($0, entity: entity) }
         func evaluate(_ object: T) throws(ObjectLogError) -> Bool {
+            if let compiled { return compiled(object) }
             guard let predicate else { return true }
             do {
                 return try predicate.evaluate(object)

@@ -34,7 +34,7 @@ extension ManagedObjectContext {
                 transaction.put(
                     key: object.key,
                     entity: entity.tag,
-                    payload: writer.bytes,
+                    payload: writer.exactCopy(),
                     blobs: sink.blobs,
                     isInsert: isInsert
                 )

@@ -42,6 +42,12 @@ public final class ManagedObjectContext {
     /// Blob references of external data that has not been read yet.
     var externalReferences: [ExternalDataKey: (blob: BlobID, byteCount: Int)] = [:]
     private var lastInsertedEntity: EntityDescription?
+    /// Registered objects that are faults (an estimate: refaulting does not count).
+    var registeredFaults = 0
+    /// Faults loaded one at a time since the last bulk load.
+    var faultsFiredOneByOne = 0
+    /// How many bulk fault loads ran (for tests).
+    var bulkFaultLoads = 0
     private var nextKey: ObjectKey = 1
     private var lastKey: ObjectKey = 0
     private var willSaveHandlers: [(ManagedObjectContext) throws -> Void] = []
@@ -221,6 +227,7 @@ public final class ManagedObjectContext {
         object.managedObjectContext = self
         object.accessState = [.fault, .tracksUpdates]
         registry[key] = object
+        registeredFaults += 1
         return object
     }
 
@@ -228,6 +235,13 @@ public final class ManagedObjectContext {
 
     /// Loads a fault's values from the store.
     func loadValues(of object: ManagedObject) {
+        registeredFaults = max(0, registeredFaults - 1)
+        faultsFiredOneByOne += 1
+        if faultsFiredOneByOne >= Self.faultsBeforeBulkLoad,
+            registeredFaults >= Self.faultsForBulkLoad, let entity = object.entity
+        {
+            loadAllFaults(of: entity)
+        }
         guard let entity = object.entity, let location = store.location(of: object.key),
             let record = try? store.readObject(object.key)
         else { return }
@@ -241,6 +255,38 @@ public final class ManagedObjectContext {
                 entity: entity,
                 source: RecordSource(store: store, key: object.key, context: self)
             )
+        }
+    }
+
+    /// After this many single fault loads, a context considers loading all faults at once.
+    static let faultsBeforeBulkLoad = 256
+    /// The least number of registered faults for which one pass over the log pays off.
+    static let faultsForBulkLoad = 4096
+
+    /// Loads every registered fault of an entity in one sequential pass over the log.
+    ///
+    /// Code that reads the properties of many fetched faults (a loop over a large fetch)
+    /// would otherwise read the store once per object; after ``faultsBeforeBulkLoad`` single
+    /// loads with many faults left, one scan is much cheaper.
+    func loadAllFaults(of entity: EntityDescription) {
+        faultsFiredOneByOne = 0
+        bulkFaultLoads += 1
+        let scanBound = store.fileBytes
+        try? store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+            guard let object = registry[key], object.isFault, object.entity === entity else {
+                return
+            }
+            var reader = PayloadReader(buffer)
+            try ObjectDecoder.decode(
+                &reader,
+                into: object,
+                entity: entity,
+                source: RecordSource(store: store, key: key, context: self)
+            )
+            object.accessState.remove(.fault)
+            object.loadedRecordOffset = 0
+            object.recordOffsetBound = scanBound
+            registeredFaults = max(0, registeredFaults - 1)
         }
     }
 

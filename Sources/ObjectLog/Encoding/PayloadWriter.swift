@@ -74,6 +74,18 @@ public struct PayloadWriter: Sendable {
         bytes.append(contentsOf: raw)
     }
 
+    /// A copy of the bytes in an array of exactly their size.
+    ///
+    /// Handing out ``bytes`` itself would share the writer's buffer, so the next
+    /// ``removeAll()`` would allocate a fresh full-capacity buffer and the handed-out array would
+    /// keep all its spare capacity.
+    public func exactCopy() -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            _ = buffer.initialize(from: bytes)
+            count = bytes.count
+        }
+    }
+
     /// Removes every byte, keeping the capacity.
     @inlinable
     public mutating func removeAll() {

@@ -150,6 +150,12 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
         value(in: target).pointee = value(in: source).pointee
     }
 
+    /// The stored value, read without loading a fault or recording anything.
+    @inline(__always)
+    func storedValue(of object: ManagedObject) -> Value {
+        value(in: object).pointee
+    }
+
     override func makeComparator(
         ascending: Bool
     ) -> ((ManagedObject, ManagedObject) -> ComparisonResult)? {

@@ -300,13 +300,18 @@ public final class PersistentStoreCoordinator: Sendable {
                     {
                         if other == change.key { continue }
                         let names = members.map { entity.accessors[$0].name }
+                        let values = Self.describeUniqueValue(
+                            value,
+                            members: members,
+                            entity: entity
+                        )
                         errors.append(
                             ObjectLogError(
                                 .uniqueness,
                                 "uniqueness constraint of '\(entity.name)' on "
                                     + names.map { "'\($0)'" }.joined(separator: ", ")
-                                    + " violated: \(objectIDs(change.key)) has the same values as "
-                                    + "\(objectIDs(other))",
+                                    + " violated: \(objectIDs(change.key)) has the same values ("
+                                    + values + ") as \(objectIDs(other))",
                                 objectID: objectIDs(change.key),
                                 property: names.joined(separator: ",")
                             )
@@ -325,6 +330,24 @@ public final class PersistentStoreCoordinator: Sendable {
             property: errors[0].property,
             errors: errors
         )
+    }
+
+    /// The values of a uniqueness group, decoded from their concatenated encodings.
+    static func describeUniqueValue(
+        _ bytes: [UInt8],
+        members: [Int],
+        entity: EntityDescription
+    ) -> String {
+        bytes.withUnsafeBytes { buffer in
+            var reader = PayloadReader(buffer)
+            return members.map { index in
+                let accessor = entity.accessors[index]
+                let value = (try? accessor.decodeValue(from: &reader, source: nil)).map {
+                    String(reflecting: $0)
+                }
+                return "\(accessor.name) = \(value ?? "?")"
+            }.joined(separator: ", ")
+        }
     }
 
     private func applyUniqueness(_ changes: [UniqueChange], state: inout State) {
