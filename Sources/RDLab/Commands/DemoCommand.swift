@@ -44,7 +44,7 @@ public struct DemoCommand: Command {
 
     /// Steps per model that show each preset's pattern on a 256 × 256 grid.
     static let defaultSteps: [(Model, Int)] = [
-        (.grayScott, 6_000), (.fitzHughNagumo, 6_000), (.belousovZhabotinsky, 1_000),
+        (.grayScott, 20_000), (.fitzHughNagumo, 10_000), (.belousovZhabotinsky, 1_000),
     ]
 
     /// The demo store.

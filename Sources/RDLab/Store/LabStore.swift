@@ -264,7 +264,14 @@ final class LabStore {
         switch error.code {
         case .store:
             guard let storeError = error.storeError else {
-                return CommandError("store '\(path)': \(detail)", exitCode: .ioError)
+                // A failed scan while fetching reports the damage only in its message (the
+                // engine drops the StoreError underneath), so a store error without one is
+                // taken for what it almost always is: stored bytes that cannot be read.
+                return CommandError(
+                    "the store '\(path)' is damaged or unreadable (\(detail)); check it with "
+                        + "'objectlog verify \(path)'",
+                    exitCode: .dataError
+                )
             }
             switch storeError.code {
             case .locked:
@@ -283,6 +290,12 @@ final class LabStore {
                     "the store '\(path)' is damaged or unreadable (\(oneLine(storeError.description))); "
                         + "check it with 'objectlog verify \(path)'",
                     exitCode: .dataError
+                )
+            case .notFound where creating:
+                return CommandError(
+                    "cannot create the store '\(path)': its directory does not exist; create it "
+                        + "or choose another path with --store",
+                    exitCode: .cannotCreate
                 )
             case .notFound:
                 return CommandError(

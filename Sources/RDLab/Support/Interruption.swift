@@ -8,6 +8,12 @@ enum Interruption {
 
     /// Installs the handler (idempotent).
     static func install() {
+        // A process may start with SIGINT blocked (the mask survives exec; some test runners
+        // and job controllers block it), which would make Ctrl-C do nothing at all.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
         // The handler may only do async-signal-safe work: a lock-free atomic store is.
         // See: man 7 signal-safety.
         signal(SIGINT) { _ in
