@@ -90,7 +90,9 @@ struct BrowseCommandTests {
         let sheet = try Image(
             pngBytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: lab.path("sheet.png"))))
         )
-        let size = ContactSheet().size(tileCount: Preset.all.count, hasCaptions: true)
+        // Eight tiles: two rows of four.
+        #expect(Preset.all.count == 8)
+        let size = ContactSheet(columns: 4).size(tileCount: 8, hasCaptions: true)
         #expect(sheet.width == size.width && sheet.height == size.height)
 
         // A second demo starts afresh: the extra configuration is gone.

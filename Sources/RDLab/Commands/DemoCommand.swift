@@ -121,7 +121,12 @@ public struct DemoCommand: Command {
                     + "\(stepCount) steps: " + String(format: "%.2f s", seconds)
             )
         }
-        let configurations = try store.configurations()
+        // The gallery and sheet follow the presets' order (each model's in turn).
+        let order = Preset.all.map(Self.configurationName(for:))
+        let configurations = try store.configurations().sorted {
+            (order.firstIndex(of: $0.name) ?? order.count)
+                < (order.firstIndex(of: $1.name) ?? order.count)
+        }
         try Gallery.write(
             configurations,
             store: storePath,
@@ -131,7 +136,7 @@ public struct DemoCommand: Command {
             output: output
         )
         output.print("")
-        ListCommand.print(configurations, json: false, store: storePath, output: output)
+        ListCommand.print(try store.configurations(), json: false, store: storePath, output: output)
         try store.close()
         let elapsed = start.duration(to: clock.now)
         output.print(

@@ -80,7 +80,8 @@ enum Gallery {
             }
         }
         do {
-            let columns = max(1, min(6, tiles.count))
+            // Roughly twice as wide as tall, at most six across: 8 tiles make two rows of 4.
+            let columns = max(1, min(6, Int((Double(tiles.count) * 2).squareRoot().rounded(.up))))
             let sheet = try ContactSheet(columns: columns, tileSide: Image.thumbnailSide, margin: 8)
                 .render(tiles)
             return Data(try sheet.pngBytes())
