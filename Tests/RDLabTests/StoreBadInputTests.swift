@@ -134,6 +134,32 @@ struct StoreBadInputTests {
         #expect(FileManager.default.contents(atPath: lab.store) == junk)
     }
 
+    @Test("an ObjectLog store of another program is refused with 65 and left alone")
+    func foreignStore() throws {
+        let lab = try LabFixture()
+        // The store layer's format fixture: a valid store with objects but no rdlab model.
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(
+                "ObjectLogStoreTests/Fixtures/v1.0.olog"
+            )
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: lab.store)
+        let before = lab.contents()
+        for arguments in [
+            ["list"],
+            ["run", "--model", "gray-scott", "--size", "8", "--steps", "1", "--save", "x"],
+            ["settings", "set", "author", "X"], ["delete", "a"],
+        ] {
+            let result = try lab.rdlab(arguments)
+            #expect(result.exitCode == 65, "\(arguments)")
+            #expect(
+                result.errorLines == [
+                    "error: '\(lab.store)' is an ObjectLog store without rdlab's model (another program's data); choose another path with --store"
+                ]
+            )
+        }
+        #expect(lab.contents() == before)
+    }
+
     @Test("a damaged store is refused with 65, naming the damage and what to run")
     func damaged() throws {
         let lab = try LabFixture()

@@ -78,6 +78,9 @@ final class LabStore {
                 exitCode: .noInput
             )
         }
+        if FileManager.default.fileExists(atPath: path) {
+            try Self.checkHasModel(path)
+        }
         do {
             container = try PersistentContainer(path: path, for: Self.entities, options: options)
         } catch {
@@ -94,6 +97,24 @@ final class LabStore {
                     try context.coordinator.setMetadata(value, forKey: key.metadataKey)
                 }
             }
+        }
+    }
+
+    /// Refuses an existing store that records no model: the engine would adopt it on a write
+    /// open, recording rdlab's model in it, even when it holds another program's objects.
+    private static func checkHasModel(_ path: String) throws(CommandError) {
+        let metadata: Metadata
+        do {
+            metadata = try PersistentContainer.metadataForStore(at: path)
+        } catch {
+            throw commandError(error, path: path, creating: false)
+        }
+        guard metadata[PersistentStoreCoordinator.modelHashKey] != nil else {
+            throw CommandError(
+                "'\(path)' is an ObjectLog store without rdlab's model (another program's data); "
+                    + "choose another path with --store",
+                exitCode: .dataError
+            )
         }
     }
 
