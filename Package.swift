@@ -89,7 +89,7 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "ObjectLogStoreTests", dependencies: ["ObjectLogStore"], exclude: ["Fixtures"]),
-        .testTarget(name: "ObjectLogTests", dependencies: ["ObjectLog"]),
+        .testTarget(name: "ObjectLogTests", dependencies: ["ObjectLog", "ObjectLogStore"]),
         .testTarget(name: "ObjectLogToolTests", dependencies: ["ObjectLogTool"]),
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),

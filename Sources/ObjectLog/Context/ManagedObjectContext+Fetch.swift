@@ -202,7 +202,7 @@ extension ManagedObjectContext {
         } catch let error as ObjectLogError {
             failure = error
         } catch {
-            failure = ObjectLogError(.store, "cannot scan \(entity.name): \(error)")
+            failure = ObjectLogError.store(error, "cannot scan \(entity.name)")
         }
         if let failure { throw failure }
         if pending {

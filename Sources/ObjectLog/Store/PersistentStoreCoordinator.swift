@@ -73,6 +73,18 @@ public final class PersistentStoreCoordinator: Sendable {
                 errors: differences.map { ObjectLogError(.modelMismatch, $0) }
             )
         }
+        // A store without a model that already holds objects was written by another program
+        // (or directly through ObjectLogStore): adopting it would record this model over
+        // objects it cannot decode. Refuse, and write nothing.
+        let foreignObjects = store.liveCount(entity: nil)
+        guard foreignObjects == 0 else {
+            try? store.close()
+            throw ObjectLogError(
+                .modelMismatch,
+                "the store '\(path)' holds \(foreignObjects) object(s) but no ObjectLog model: "
+                    + "it was not written by ObjectLog's engine"
+            )
+        }
         guard !options.readOnly else { return }
         var transaction = Transaction()
         var initial = metadata
