@@ -55,6 +55,8 @@ public final class LogStore: @unchecked Sendable {
     private var isPoisoned = false
     private var isClosed = false
     private var counters = Statistics()
+    /// Record positions before and after recent compactions (see ``translateOffset(_:from:exact:)``).
+    private var compactionMaps: [CompactionMap] = []
 
     /// The store file's path.
     public let path: String
@@ -411,6 +413,54 @@ public final class LogStore: @unchecked Sendable {
 
     /// The size of the valid log in bytes (the file's size once any torn tail is cut off).
     public var fileBytes: UInt64 { locked { endOffset } }
+
+    /// The log's end and the file's generation, read together.
+    package var endAndGeneration: (end: UInt64, generation: UInt64) {
+        locked { (endOffset, header.generation) }
+    }
+
+    /// Where the live object `key`'s value is, with the file's generation, read together.
+    package func locationAndGeneration(
+        of key: ObjectKey
+    ) -> (location: RecordLocation?, generation: UInt64) {
+        locked { (live[key], header.generation) }
+    }
+
+    /// Translates a record offset seen in an earlier generation of the file into the current one.
+    ///
+    /// Compaction copies the live records in log order, so positions keep their order. With
+    /// `exact`, `offset` is a record's offset: the result is where that record is now, or nil
+    /// if it was no longer live when the file was compacted. Without `exact`, `offset` is a
+    /// bound: records that were before it are before the result, records written after it
+    /// (including every record written since the compaction) are at or after the result.
+    /// Nil also when the generation is older than the compactions remembered.
+    package func translateOffset(_ offset: UInt64, from generation: UInt64, exact: Bool) -> UInt64?
+    {
+        locked {
+            var position = offset
+            var current = generation
+            while current < header.generation {
+                guard let map = compactionMaps.first(where: { $0.fromGeneration == current }) else {
+                    return nil
+                }
+                // The first old position at or after `position`.
+                var low = 0
+                var high = map.old.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if map.old[middle] < position { low = middle + 1 } else { high = middle }
+                }
+                if exact {
+                    guard low < map.old.count, map.old[low] == position else { return nil }
+                    position = map.new[low]
+                } else {
+                    position = low < map.old.count ? map.new[low] : map.end
+                }
+                current += 1
+            }
+            return current == header.generation ? position : nil
+        }
+    }
 
     /// About how many bytes the store would take after compaction: the header, the live objects'
     /// records and one commit record.
@@ -874,6 +924,16 @@ public final class LogStore: @unchecked Sendable {
     var internalOptions: StoreOptions { options }
 }
 
+/// Where the live records were before and after one compaction, in log order.
+private struct CompactionMap {
+    /// The generation compacted.
+    var fromGeneration: UInt64
+    var old: [UInt64]
+    var new: [UInt64]
+    /// The end of the compacted file (where the next write went).
+    var end: UInt64
+}
+
 /// Damage found in a store's log.
 public struct StoreDamage: Sendable, Equatable, CustomStringConvertible {
     /// Whether the damage is a torn tail or corruption.
@@ -958,6 +1018,17 @@ extension LogStore {
         let referenced = copy.referencedBlobs
         let commitChecksum = copy.commitChecksum
         let newEnd = copy.end
+        compactionMaps.append(
+            CompactionMap(
+                fromGeneration: header.generation,
+                old: copy.oldOffsets,
+                new: copy.newOffsets,
+                end: newEnd
+            )
+        )
+        // Offsets older than a few compactions are not translated (a save of objects loaded
+        // that long ago reports a conflict instead).
+        if compactionMaps.count > 4 { compactionMaps.removeFirst() }
 
         // The new file is the store now; switch to it.
         let newFile = try fileSystem.open(path, mode: .readWrite)
@@ -1004,6 +1075,9 @@ extension LogStore {
         var referencedBlobs: Set<BlobID>
         var commitChecksum: UInt32
         var end: UInt64
+        /// Old and new offsets of the copied records, in log order.
+        var oldOffsets: [UInt64]
+        var newOffsets: [UInt64]
     }
 
     /// Writes the live objects and the latest metadata to a new synced file at `target`.
@@ -1036,6 +1110,10 @@ extension LogStore {
             items.sort { $0.location.offset < $1.location.offset }
             var buffer = ByteWriter(capacity: 8 << 20)
             var copied = 0
+            var oldOffsets: [UInt64] = []
+            var newOffsets: [UInt64] = []
+            oldOffsets.reserveCapacity(items.count)
+            newOffsets.reserveCapacity(items.count)
             for item in items {
                 let (frame, payload) = try readRecord(at: item.location.offset, file: file)
                 guard frame.key == item.key, frame.type == RecordType.put.rawValue else {
@@ -1048,6 +1126,8 @@ extension LogStore {
                 }
                 let (_, blobs) = try splitPut(payload, offset: item.location.offset)
                 referenced.formUnion(blobs)
+                oldOffsets.append(item.location.offset)
+                newOffsets.append(position + UInt64(buffer.count))
                 newLive.updateValue(
                     RecordLocation(
                         entity: item.location.entity,
@@ -1111,7 +1191,9 @@ extension LogStore {
                 recordBytes: recordBytes,
                 referencedBlobs: referenced,
                 commitChecksum: checksum,
-                end: end
+                end: end,
+                oldOffsets: oldOffsets,
+                newOffsets: newOffsets
             )
         } catch {
             output.close()

@@ -9,6 +9,7 @@ extension ManagedObjectContext {
     /// predicate, and only matches are registered.
     /// - Throws: ``ObjectLogError/Code/invalidArgument`` if the predicate cannot be evaluated.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> [T] {
+        try throwFaultError()
         let entity = entityOrTrap(T.self)
         if request.predicate == nil, request.sortDescriptors.isEmpty {
             let keys = window(allKeys(of: entity, request), request)
@@ -22,6 +23,7 @@ extension ManagedObjectContext {
                 } else {
                     for object in objects where object.isFault { object.fireFault() }
                 }
+                try throwFaultError()
             }
             return objects
         }
@@ -32,6 +34,7 @@ extension ManagedObjectContext {
 
     /// Counts the objects a request selects, without registering them.
     public func count<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> Int {
+        try throwFaultError()
         let entity = entityOrTrap(T.self)
         var total: Int
         if request.predicate == nil {
@@ -143,6 +146,7 @@ extension ManagedObjectContext {
             guard let object = entity.objectType.init() as? T else { return nil }
             object.entity = entity
             object.managedObjectContext = self
+            object.coordinator = coordinator
             return object
         }
         guard var scratch = makeScratch() else { return ([], 0) }
@@ -150,7 +154,7 @@ extension ManagedObjectContext {
         var failure: ObjectLogError?
         // Every record the scan sees is older than the log's end now, and every later write
         // lies beyond it.
-        let scanBound = store.fileBytes
+        let (scanBound, generation) = store.endAndGeneration
         do {
             try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
                 let registered = registry[key]
@@ -194,6 +198,7 @@ extension ManagedObjectContext {
                     object.accessState.insert(.tracksUpdates)
                     object.loadedRecordOffset = 0
                     object.recordOffsetBound = scanBound
+                    object.loadedGeneration = generation
                 } else {
                     object.managedObjectContext = nil
                 }
