@@ -281,6 +281,7 @@ public final class LogStore: @unchecked Sendable {
         var counts = self.entityCounts
         var recordBytes = self.liveRecordBytes
         self.live = KeyDirectory()
+        live.reserveCapacity(live.count + transaction.records.count)
         for record in transaction.records {
             switch record.type {
             case .put:
