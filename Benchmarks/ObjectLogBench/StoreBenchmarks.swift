@@ -445,7 +445,7 @@ private func runChild(_ arguments: [String]) {
                     checksum += Double(names.count)
                 }
             }
-
+        case ("sqlite-fetch-all", 2):
             seconds = measure {
                 let peer = SQLitePeer(path: arguments[1])
                 for record in peer.fetchAll() {
