@@ -1146,39 +1146,96 @@ extension LogStore {
             var newOffsets: [UInt64] = []
             oldOffsets.reserveCapacity(items.count)
             newOffsets.reserveCapacity(items.count)
+            // Records are read through an 8 MiB window (one pread per record made compaction
+            // run at a tenth of the disk's write speed) and copied verbatim: a record's bytes
+            // do not depend on where it lies, and its checksum is verified on the way.
+            var window: [UInt8] = []
+            var windowStart: UInt64 = 0
+            let windowSize = 8 << 20
             for item in items {
-                let (frame, payload) = try readRecord(at: item.location.offset, file: file)
-                guard frame.key == item.key, frame.type == RecordType.put.rawValue else {
-                    throw StoreError(
-                        .corrupt,
-                        "the keydir does not match the record",
-                        path: path,
-                        offset: item.location.offset
-                    )
+                let offset = item.location.offset
+                let total = LogFormat.frameLength + Int(item.location.length)
+                if !(offset >= windowStart
+                    && offset + UInt64(total) <= windowStart + UInt64(window.count))
+                {
+                    window = try file.read(at: offset, count: max(windowSize, total))
+                    windowStart = offset
+                    guard window.count >= total else {
+                        throw StoreError(
+                            .corrupt,
+                            "record runs past the end of the file",
+                            path: path,
+                            offset: offset
+                        )
+                    }
                 }
-                let (_, blobs) = try splitPut(payload, offset: item.location.offset)
+                let at = Int(offset - windowStart)
+                let blobs: [BlobID] = try window.withUnsafeBytes { bytes in
+                    let record = UnsafeRawBufferPointer(rebasing: bytes[at..<(at + total)])
+                    let frameBytes = UnsafeRawBufferPointer(
+                        rebasing: record[0..<LogFormat.frameLength]
+                    )
+                    let payload = UnsafeRawBufferPointer(
+                        rebasing: record[LogFormat.frameLength...]
+                    )
+                    let frame = RecordFrame(frameBytes)
+                    guard frame.key == item.key, frame.type == RecordType.put.rawValue,
+                        frame.payloadLength == item.location.length
+                    else {
+                        throw StoreError(
+                            .corrupt,
+                            "the keydir does not match the record",
+                            path: path,
+                            offset: offset
+                        )
+                    }
+                    let computed = RecordFrame.checksum(frame: frameBytes, payload: payload)
+                    guard checksumsMatch(frame.checksum, computed) else {
+                        throw StoreError(
+                            .corrupt,
+                            "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
+                            path: path,
+                            offset: offset
+                        )
+                    }
+                    guard payload.count >= 2 else {
+                        throw StoreError(
+                            .corrupt,
+                            "put record too short",
+                            path: path,
+                            offset: offset
+                        )
+                    }
+                    let count = Int(UInt16(littleEndianBytesOf: payload, at: 0))
+                    guard payload.count >= 2 + count * LogFormat.blobIDLength else {
+                        throw StoreError(
+                            .corrupt,
+                            "put record too short for its blobs",
+                            path: path,
+                            offset: offset
+                        )
+                    }
+                    buffer.append(contentsOf: record)
+                    return (0..<count).map { index in
+                        let from = 2 + index * LogFormat.blobIDLength
+                        return BlobID(
+                            bytes: Array(payload[from..<(from + LogFormat.blobIDLength)])
+                        )!
+                    }
+                }
                 referenced.formUnion(blobs)
-                oldOffsets.append(item.location.offset)
-                newOffsets.append(position + UInt64(buffer.count))
+                let newOffset = position + UInt64(buffer.count - total)
+                oldOffsets.append(offset)
+                newOffsets.append(newOffset)
                 newLive.updateValue(
                     RecordLocation(
                         entity: item.location.entity,
-                        offset: position + UInt64(buffer.count),
+                        offset: newOffset,
                         length: item.location.length
                     ),
                     forKey: item.key
                 )
-                recordBytes += UInt64(LogFormat.frameLength) + UInt64(item.location.length)
-                payload.withUnsafeBytes {
-                    appendRecord(
-                        type: .put,
-                        flags: frame.flags,
-                        entity: frame.entity,
-                        key: frame.key,
-                        payload: $0,
-                        into: &buffer
-                    )
-                }
+                recordBytes += UInt64(total)
                 copied += 1
                 if buffer.count >= 8 << 20 {
                     try output.write(buffer.bytes, at: position)
