@@ -27,7 +27,19 @@ extension ManagedObjectContext {
             }
             return objects
         }
-        var matches = try matchingObjects(of: entity, request, register: true).objects
+        // With a sort and a small window, only the best `offset + limit` matches are kept and
+        // registered: the others are decoded into reused scratch objects and dropped.
+        var keepBest: Int?
+        if let limit = request.fetchLimit, !request.sortDescriptors.isEmpty {
+            let wanted = max(0, request.fetchOffset) + max(0, limit)
+            if wanted <= 4096 { keepBest = wanted }
+        }
+        var matches = try matchingObjects(
+            of: entity,
+            request,
+            register: true,
+            keepBest: keepBest
+        ).objects
         sort(&matches, request)
         return window(matches, request)
     }
@@ -120,13 +132,39 @@ extension ManagedObjectContext {
         of entity: EntityDescription,
         _ request: FetchRequest<T>,
         register: Bool,
-        countOnly: Bool = false
+        countOnly: Bool = false,
+        keepBest: Int? = nil
     ) throws(ObjectLogError) -> (objects: [T], count: Int) {
         var matches: [T] = []
         var count = 0
+        let less = keepBest.map { _ in ordering(request) }
+        /// Objects decoded by this scan that lost their place among the best: reusable.
+        var spare: [T] = []
         func accept(_ object: T) {
             count += 1
-            if !countOnly { matches.append(object) }
+            guard !countOnly else { return }
+            guard let wanted = keepBest, let less else {
+                matches.append(object)
+                return
+            }
+            // `matches` stays sorted and holds at most `wanted` objects.
+            if matches.count == wanted {
+                guard let last = matches.last, less(object, last) else {
+                    if registry[object.key] !== object { spare.append(object) }
+                    return
+                }
+            }
+            var low = 0
+            var high = matches.count
+            while low < high {
+                let middle = (low + high) / 2
+                if less(object, matches[middle]) { high = middle } else { low = middle + 1 }
+            }
+            matches.insert(object, at: low)
+            if matches.count > wanted {
+                let evicted = matches.removeLast()
+                if registry[evicted.key] !== evicted { spare.append(evicted) }
+            }
         }
         let predicate = request.predicate
         let pending = request.includesPendingChanges
@@ -143,6 +181,12 @@ extension ManagedObjectContext {
         // Objects not yet registered are decoded into a scratch object; a match keeps the
         // scratch object (so it is decoded once) and a fresh one replaces it.
         func makeScratch() -> T? {
+            if let reused = spare.popLast() {
+                if entity.hasExternalData {
+                    forgetExternalReferences(ofKey: reused.key, entity: entity)
+                }
+                return reused
+            }
             guard let object = entity.objectType.init() as? T else { return nil }
             object.entity = entity
             object.managedObjectContext = self
@@ -190,9 +234,16 @@ extension ManagedObjectContext {
                     return
                 }
                 let object = scratch
+                object.key = key
+                if keepBest != nil {
+                    // Registered after the scan, if it is still among the best.
+                    accept(object)
+                    guard let next = makeScratch() else { return }
+                    scratch = next
+                    return
+                }
                 guard let next = makeScratch() else { return }
                 scratch = next
-                object.key = key
                 if register {
                     registry[key] = object
                     object.accessState.insert(.tracksUpdates)
@@ -210,6 +261,18 @@ extension ManagedObjectContext {
             failure = ObjectLogError(.store, "cannot scan \(entity.name): \(error)")
         }
         if let failure { throw failure }
+        if keepBest != nil {
+            for object in matches where registry[object.key] == nil {
+                registry[object.key] = object
+                object.accessState.insert(.tracksUpdates)
+                object.loadedRecordOffset = 0
+                object.recordOffsetBound = scanBound
+                object.loadedGeneration = generation
+            }
+            for object in spare where entity.hasExternalData {
+                forgetExternalReferences(ofKey: object.key, entity: entity)
+            }
+        }
         if pending {
             for object in insertedList
             where object.isInserted && object.managedObjectContext === self
@@ -224,17 +287,7 @@ extension ManagedObjectContext {
     /// Sorts by the request's descriptors, then by key; with a small window only the first
     /// `offset + limit` are fully ordered.
     private func sort<T: ManagedObject>(_ objects: inout [T], _ request: FetchRequest<T>) {
-        let comparators = request.sortDescriptors.map { comparator($0).compare }
-        func less(_ lhs: T, _ rhs: T) -> Bool {
-            for compare in comparators {
-                switch compare(lhs, rhs) {
-                case .orderedAscending: return true
-                case .orderedDescending: return false
-                case .orderedSame: continue
-                }
-            }
-            return lhs.key < rhs.key
-        }
+        let less = ordering(request)
         if let limit = request.fetchLimit {
             let wanted = max(0, request.fetchOffset) + max(0, limit)
             if wanted < objects.count / 16 {
@@ -256,6 +309,21 @@ extension ManagedObjectContext {
             }
         }
         objects.sort(by: less)
+    }
+
+    /// The request's order: its sort descriptors, then the key.
+    private func ordering<T: ManagedObject>(_ request: FetchRequest<T>) -> (T, T) -> Bool {
+        let comparators = request.sortDescriptors.map { comparator($0).compare }
+        return { lhs, rhs in
+            for compare in comparators {
+                switch compare(lhs, rhs) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return lhs.key < rhs.key
+        }
     }
 
     /// A comparison for a sort descriptor.
