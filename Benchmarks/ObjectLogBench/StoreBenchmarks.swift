@@ -445,6 +445,26 @@ private func runChild(_ arguments: [String]) {
                     checksum += Double(names.count)
                 }
             }
+        case ("update", 2):
+            // Workload 4 alone on an existing store, for profiling by hand (it writes).
+            let container = try PersistentContainer(path: arguments[1], for: [BenchItem.self])
+            let identifiers = try container.newContext().fetchIdentifiers(
+                FetchRequest<BenchItem>()
+            )
+            seconds = try measure {
+                let updater = container.newContext()
+                for identifier in stride(from: 0, to: identifiers.count, by: 10).map({
+                    identifiers[$0]
+                }) {
+                    guard let item = updater.object(with: identifier) as? BenchItem else {
+                        continue
+                    }
+                    item.value = Double(item.number % 1000)
+                    item.count += 1
+                }
+                try updater.save()
+            }
+            try container.close()
         case ("sqlite-fetch-all", 2):
             seconds = measure {
                 let peer = SQLitePeer(path: arguments[1])

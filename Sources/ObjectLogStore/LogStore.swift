@@ -580,8 +580,7 @@ public final class LogStore: @unchecked Sendable {
         entity: EntityTag?,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        typealias Item = (offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)
-        let windowShift: UInt64 = 23
+        let windowShift = Self.windowShift
         // A bucket sort by window: a comparison sort of a million offsets cost as much as
         // decoding the objects.
         let (items, file, end): ([Item], any StoreFile, UInt64) = try locked {
@@ -610,6 +609,45 @@ public final class LogStore: @unchecked Sendable {
             }
             return (items, self.file, endOffset)
         }
+        try visit(items, file: file, end: end, body)
+    }
+
+    /// Calls `body` with each of the live objects `keys` names (keys of no live object are
+    /// skipped), reading the file in 8 MiB windows and checking the checksum of just those
+    /// records.
+    ///
+    /// Objects come in window order. Use it to load many, but not most, objects at once.
+    ///
+    /// - Throws: ``StoreError`` `.corrupt` or `.io`, or what `body` throws.
+    public func forEachObject(
+        keys: [ObjectKey],
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let (found, file, end): ([Item], any StoreFile, UInt64) = try locked {
+            if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+            var found: [Item] = []
+            found.reserveCapacity(keys.count)
+            for key in keys {
+                if let location = live[key] {
+                    found.append((location.offset, key, location.length, location.entity))
+                }
+            }
+            return (found, self.file, endOffset)
+        }
+        try visit(found.sorted { $0.offset < $1.offset }, file: file, end: end, body)
+    }
+
+    private typealias Item = (offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)
+    private static let windowShift: UInt64 = 23
+
+    /// Reads and checks the records `items` locate, grouped by 8 MiB window.
+    private func visit(
+        _ items: [Item],
+        file: any StoreFile,
+        end: UInt64,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let windowShift = Self.windowShift
         let windowSize = 1 << Int(windowShift)
         // A window also holds the tails of records that start near its end.
         let spill = 64 << 10

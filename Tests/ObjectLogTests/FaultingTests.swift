@@ -1,6 +1,7 @@
 import Foundation
-import ObjectLog
 import Testing
+
+@testable import ObjectLog
 
 @Suite("Faults outlive their context, report store errors, and survive compaction")
 struct FaultingTests {
@@ -146,5 +147,26 @@ struct FaultingTests {
         #expect(values[0] == -1)
         #expect(values[5] == 500)
         #expect(values[10...].allSatisfy { $0 == -2 })
+    }
+
+    @Test("loading many faults that are a minority of the objects reads just their records")
+    func bulkLoadOfSomeFaults() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let total = ManagedObjectContext.faultsForBulkLoad * 5
+        try fill(container, count: total)
+        let ids = try container.newContext().fetchIdentifiers(FetchRequest<Cell>())
+        let chosen = stride(from: 0, to: ids.count, by: 3).map { ids[$0] }
+        #expect(chosen.count >= ManagedObjectContext.faultsForBulkLoad)
+        #expect(chosen.count * 2 < total)
+        let context = container.newContext()
+        let cells = chosen.compactMap { context.object(with: $0) as? Cell }
+        var mismatches = 0
+        for cell in cells where cell.value != Double(cell.row * 10) { mismatches += 1 }
+        #expect(mismatches == 0)
+        #expect(Set(cells.map(\.row)).count == chosen.count)
+        #expect(context.bulkFaultLoads == 1)
+        #expect(context.faultError == nil)
+        // Objects not asked for stay unregistered.
+        #expect(context.registeredObjects.count == chosen.count)
     }
 }

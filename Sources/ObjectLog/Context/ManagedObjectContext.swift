@@ -285,14 +285,31 @@ public final class ManagedObjectContext {
         bulkFaultLoads += 1
         let (scanBound, generation) = store.endAndGeneration
         do {
-            try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
-                try loadFault(
-                    key: key,
-                    buffer: buffer,
-                    entity: entity,
-                    bound: scanBound,
-                    generation: generation
-                )
+            // When the faults are a minority of the entity's objects, read just their records
+            // (checking and decoding a million records to load a hundred thousand cost most of
+            // a 10% update); otherwise scan them all.
+            if registeredFaults * 2 < store.liveCount(entity: entity.tag) {
+                let keys = registry.allObjects.lazy.filter { $0.isFault && $0.entity === entity }
+                    .map(\.key)
+                try store.forEachObject(keys: Array(keys)) { key, _, buffer in
+                    try loadFault(
+                        key: key,
+                        buffer: buffer,
+                        entity: entity,
+                        bound: scanBound,
+                        generation: generation
+                    )
+                }
+            } else {
+                try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+                    try loadFault(
+                        key: key,
+                        buffer: buffer,
+                        entity: entity,
+                        bound: scanBound,
+                        generation: generation
+                    )
+                }
             }
         } catch let error as ObjectLogError {
             recordFaultError(error)
