@@ -48,7 +48,7 @@ let package = Package(
 
         // MARK: Storage
         .target(name: "ObjectLogStore", dependencies: ["CZlib"]),
-        .target(name: "ObjectLog", dependencies: ["ObjectLogStore"], exclude: ["ObjectPayloads.md"]),
+        .target(name: "ObjectLog", dependencies: ["ObjectLogStore"]),
         .target(name: "ObjectLogTool", dependencies: ["ObjectLog", "ObjectLogStore"]),
         .executableTarget(name: "objectlog", dependencies: ["ObjectLogTool"]),
         // The child process of the reliability tests (kills, races, readers during writes).

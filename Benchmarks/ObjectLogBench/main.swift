@@ -1,5 +1,18 @@
 // objectlog-bench: ObjectLog against SQLite and the machine's limits, plus the solver's and the
-// thumbnailer's benchmarks. `objectlog-bench solver` or `objectlog-bench thumbnails` runs just those.
+// thumbnailer's benchmarks.
+//
+//   objectlog-bench [--scale N] [--json PATH] [--svg PATH]   everything; N objects (default 1,000,000)
+//   objectlog-bench store [--scale N] [--json PATH] [--svg PATH]
+//   objectlog-bench solver [--scale S] [--samples N] [--size N]
+//   objectlog-bench thumbnails [--runs N] [--quick]
+//
+// Without a group, `--scale N` sizes the store workloads, and a smaller N also shortens the
+// solver's (scale N / 1,000,000) and thumbnailer's (--quick) runs, so CI's `--scale 10000` smoke
+// run stays quick.
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let group = arguments.first.flatMap { $0.hasPrefix("-") ? nil : $0 }
@@ -14,8 +27,15 @@ case "store":
     runStoreBenchmarks(arguments: rest)
 case nil:
     runStoreBenchmarks(arguments: rest)
-    runSolverBenchmarks(arguments: rest)
-    runThumbnailBenchmarks(arguments: rest)
+    let objects = option("--scale", in: rest).flatMap(Double.init) ?? 1_000_000
+    if objects < 1_000_000 {
+        runSolverBenchmarks(arguments: ["--scale", String(max(objects / 1_000_000, 0.01))])
+        runThumbnailBenchmarks(arguments: ["--quick"])
+    } else {
+        runSolverBenchmarks(arguments: [])
+        runThumbnailBenchmarks(arguments: [])
+    }
 case let other?:
-    print("error: unknown benchmark group '\(other)'; use solver, thumbnails or store")
+    print("error: unknown benchmark group '\(other)'; use store, solver or thumbnails")
+    exit(64)
 }

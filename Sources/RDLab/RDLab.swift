@@ -11,7 +11,11 @@ public enum RDLab {
                     "A reaction-diffusion lab: Gray-Scott, FitzHugh-Nagumo and Belousov-Zhabotinsky.",
                 usage: "rdlab <subcommand>"
             ),
-            subcommands: [RunCommand.self, PresetsCommand.self]
+            subcommands: [
+                RunCommand.self, ResumeCommand.self, ListCommand.self, ShowCommand.self,
+                EditCommand.self, RenameCommand.self, DeleteCommand.self, PresetsCommand.self,
+                BrowseCommand.self, SettingsCommand.self, DemoCommand.self,
+            ]
         )
     }
 

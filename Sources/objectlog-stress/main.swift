@@ -2,7 +2,8 @@
 //
 //   objectlog-stress save-loop PATH            insert one object per durable save, forever,
 //                                              printing each save's sequence number once it returned
-//   objectlog-stress open-writer PATH MILLIS   open for writing and hold it; exit 0, or 75 if locked
+//   objectlog-stress open-writer PATH MILLIS|stdin  open for writing and hold it (for MILLIS, or
+//                                              until stdin closes); exit 0, or 75 if locked
 //   objectlog-stress read-loop PATH SECONDS    open read-only again and again; exit 1 if a state is
 //                                              not a committed prefix (sequences 1...n, no gaps)
 //   objectlog-stress check PATH N              exit 0 if sequences 1...N (and at most N+1) are present
@@ -64,7 +65,14 @@ do {
             if error.storeError?.code == .locked { exit(75) }
             throw error
         }
-        usleep(UInt32((Int(arguments[2]) ?? 0) * 1000))
+        if arguments[2] == "stdin" {
+            // Hold the lock until the parent closes our standard input.
+            print("won")
+            fflush(nil)
+            _ = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            usleep(UInt32((Int(arguments[2]) ?? 0) * 1000))
+        }
         try container.close()
     case ("read-loop", 3):
         let deadline = Date().addingTimeInterval(Double(arguments[2]) ?? 1)

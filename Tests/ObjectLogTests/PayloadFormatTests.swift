@@ -14,7 +14,7 @@ final class DocSnapshot: ManagedObject {
     @Relationship var configuration: DocConfiguration?
 }
 
-@Suite("Payload format as documented in ObjectPayloads.md")
+@Suite("Payload format as documented in FORMAT.md, section 10")
 struct PayloadFormatTests {
     @Test("the documented example encodes to the documented bytes")
     func documentedExample() throws {

@@ -9,7 +9,7 @@ struct BadInputTests {
         arguments: [
             (
                 [],
-                "error: missing '--model'; use gray-scott, fitzhugh-nagumo or belousov-zhabotinsky"
+                "error: missing '--model'; use gray-scott, fitzhugh-nagumo or belousov-zhabotinsky (or set a default with 'rdlab settings set default-model <model>')"
             ),
             (
                 ["--model", "brusselator"],
@@ -94,7 +94,8 @@ struct BadInputTests {
         #expect(result.exitCode == 64)
         #expect(
             result.standardError
-                == "error: unknown command 'simulate'; use one of run, presets, or see 'rdlab --help'\n"
+                == "error: unknown command 'simulate'; use one of run, resume, list, show, edit, rename, "
+                + "delete, presets, browse, settings, demo, or see 'rdlab --help'\n"
         )
     }
 

@@ -11,6 +11,12 @@ struct RDLabProcess {
         var errorLines: [String] {
             standardError.split(separator: "\n").map(String.init)
         }
+
+        var lines: [String] {
+            standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(
+                String.init
+            )
+        }
     }
 
     /// The `rdlab` next to the test bundle in the build products directory.
@@ -23,14 +29,53 @@ struct RDLabProcess {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()
 
-    static func run(_ arguments: [String]) throws -> Result {
+    /// The `objectlog` tool built beside `rdlab`.
+    static let objectLogExecutable: URL? = executable.map {
+        $0.deletingLastPathComponent().appendingPathComponent("objectlog")
+    }
+
+    /// Runs `rdlab` with `arguments`.
+    ///
+    /// The child never sees the test process's `RDLAB_STORE`, and runs in a fresh directory
+    /// unless `directory` is given, so a test can never touch a store it did not choose.
+    static func run(
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        directory: String? = nil
+    ) throws -> Result {
         guard let executable else {
             Issue.record("rdlab was not built next to the tests; run `swift build` first")
             return Result(exitCode: -1, standardOutput: "", standardError: "")
         }
+        return try run(executable, arguments, environment: environment, directory: directory)
+    }
+
+    /// Runs the `objectlog` tool with `arguments`.
+    static func runObjectLog(_ arguments: [String]) throws -> Result {
+        guard let objectLogExecutable,
+            FileManager.default.isExecutableFile(atPath: objectLogExecutable.path)
+        else {
+            Issue.record("objectlog was not built next to the tests; run `swift build` first")
+            return Result(exitCode: -1, standardOutput: "", standardError: "")
+        }
+        return try run(objectLogExecutable, arguments, environment: [:], directory: nil)
+    }
+
+    private static func run(
+        _ executable: URL,
+        _ arguments: [String],
+        environment: [String: String],
+        directory: String?
+    ) throws -> Result {
+        let scratch = try TemporaryDirectory()
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        var childEnvironment = ProcessInfo.processInfo.environment
+        childEnvironment["RDLAB_STORE"] = nil
+        childEnvironment.merge(environment) { $1 }
+        process.environment = childEnvironment
+        process.currentDirectoryURL = URL(fileURLWithPath: directory ?? scratch.url.path)
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output

@@ -123,17 +123,20 @@ struct RunCommandTests {
         }
     }
 
-    @Test("without --no-save the run says it was not saved")
-    func notSaved() throws {
-        let result = try RDLabProcess.run([
-            "run", "--model", "gray-scott", "--size", "8", "--steps", "1",
-        ])
-        #expect(result.exitCode == 0)
-        #expect(
-            result.errorLines == [
-                "note: the run was not saved: saving runs arrives with the lab's store"
-            ]
+    @Test("without --no-save the run is saved as the automatic save, in RDLAB_STORE")
+    func autosaved() throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.path("env.olog")
+        let result = try RDLabProcess.run(
+            ["run", "--model", "gray-scott", "--size", "8", "--steps", "3"],
+            environment: ["RDLAB_STORE": store]
         )
+        #expect(result.exitCode == 0, "\(result.standardError)")
+        #expect(result.standardError == "")
+        let list = try RDLabProcess.run(["list", "--store", store])
+        #expect(list.exitCode == 0)
+        #expect(list.lines.count == 2)
+        #expect(list.lines.last?.hasPrefix("autosave (last run)  gray-scott  -       8×8") == true)
     }
 
     @Test("--force runs parameters outside the stable range")
@@ -160,7 +163,8 @@ struct RunCommandTests {
         for flag in [
             "--preset", "--set", "--size", "--width", "--height", "--steps", "--threads",
             "--precision",
-            "--boundary", "--init", "--npy", "--png", "--no-save", "--force", "-h, --help",
+            "--boundary", "--init", "--npy", "--png", "--save", "--replace", "--no-save", "--force",
+            "--store", "-h, --help",
         ] {
             #expect(text.contains("\n  \(flag)"), "\(flag)")
         }

@@ -97,13 +97,29 @@ struct ReliabilityTests {
         var generator = SystemRandomNumberGenerator()
         for race in 0..<races {
             let contenders = Int.random(in: 2...8, using: &generator)
-            let processes = try (0..<contenders).map { _ in
-                try start(["open-writer", path, "400"]).0
+            // The winner holds the lock until its standard input closes, so a contender that
+            // starts late on a loaded machine still meets a held lock.
+            var processes: [(process: Process, input: Pipe)] = []
+            for _ in 0..<contenders {
+                let process = Process()
+                process.executableURL = stressExecutable
+                process.arguments = ["open-writer", path, "stdin"]
+                let input = Pipe()
+                process.standardInput = input
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                processes.append((process, input))
             }
+            let deadline = Date().addingTimeInterval(30)
+            while processes.filter({ $0.process.isRunning }).count > 1 && Date() < deadline {
+                usleep(10_000)
+            }
+            for entry in processes { try entry.input.fileHandleForWriting.close() }
             var statuses: [Int32] = []
-            for process in processes {
-                process.waitUntilExit()
-                statuses.append(process.terminationStatus)
+            for entry in processes {
+                entry.process.waitUntilExit()
+                statuses.append(entry.process.terminationStatus)
             }
             let winners = statuses.filter { $0 == 0 }.count
             let refused = statuses.filter { $0 == 75 }.count

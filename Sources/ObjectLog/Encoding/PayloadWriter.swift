@@ -5,7 +5,7 @@ import Foundation
 /// The engine uses one writer per save and reuses its buffer across objects, so encoding an
 /// object allocates nothing beyond the payload array handed to the store. Custom
 /// ``AttributeValue`` conformances write their value with these methods; see
-/// `ObjectPayloads.md` for the byte layout of every built-in type.
+/// FORMAT.md (section 10) for the byte layout of every built-in type.
 public struct PayloadWriter: Sendable {
     /// The bytes written so far.
     public var bytes: [UInt8]

@@ -2,7 +2,7 @@ import Foundation
 
 /// The storage type of an attribute, as recorded in the stored schema.
 ///
-/// The raw values are the names written to the store's schema metadata; `ObjectPayloads.md`
+/// The raw values are the names written to the store's schema metadata; FORMAT.md (section 10)
 /// gives the byte encoding of each.
 public enum AttributeType: String, Sendable, Codable, Hashable, CaseIterable {
     /// `Bool`: one byte, 0 or 1.

@@ -20,6 +20,8 @@ public struct ArgumentScanner: Sendable {
     private var inlineValue: String?
     /// The name of the option just returned.
     private var currentOption = ""
+    /// Whether a lone `--` has been passed.
+    private var afterSeparator = false
     /// The command's full name for messages, such as `rdlab run`.
     public let command: String
 
@@ -32,19 +34,45 @@ public struct ArgumentScanner: Sendable {
     /// Whether every argument has been consumed.
     public var isAtEnd: Bool { index >= arguments.count }
 
+    /// One command-line argument: an option's name or a positional value.
+    public enum Argument: Hashable, Sendable {
+        /// An option such as `--steps` (its value, if any, is read with ``value(for:)``).
+        case option(String)
+        /// A positional argument such as a configuration's name.
+        case positional(String)
+    }
+
     /// Returns the next option's name (such as `--steps`), or `nil` at the end.
     ///
     /// - Throws: ``CommandError`` (usage) for a positional argument, which these commands do not
     ///   take, or when the previous option's `=value` was not consumed.
     public mutating func nextOption() throws(CommandError) -> String? {
+        switch try next() {
+        case nil: return nil
+        case .option(let name): return name
+        case .positional(let argument):
+            throw .usage("unexpected argument '\(argument)'; see '\(command) --help'")
+        }
+    }
+
+    /// Returns the next argument, option or positional, or `nil` at the end.
+    ///
+    /// Everything after a lone `--` is positional, so names that start with `-` can be given.
+    ///
+    /// - Throws: ``CommandError`` (usage) when the previous option's `=value` was not consumed.
+    public mutating func next() throws(CommandError) -> Argument? {
         if let value = inlineValue {
             throw .usage("'\(currentOption)' takes no value (got '\(value)')")
         }
         guard index < arguments.count else { return nil }
         let argument = arguments[index]
         index += 1
-        guard argument.hasPrefix("-"), argument != "-" else {
-            throw .usage("unexpected argument '\(argument)'; see '\(command) --help'")
+        if argument == "--" && !afterSeparator {
+            afterSeparator = true
+            return try next()
+        }
+        guard !afterSeparator, argument.hasPrefix("-"), argument != "-" else {
+            return .positional(argument)
         }
         if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
             inlineValue = String(argument[argument.index(after: equals)...])
@@ -52,7 +80,7 @@ public struct ArgumentScanner: Sendable {
         } else {
             currentOption = argument
         }
-        return currentOption
+        return .option(currentOption)
     }
 
     /// Returns the value of `option`: the text after `=`, or else the next argument.

@@ -22,4 +22,6 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable {
     public static let cannotCreate = ExitCode(rawValue: 73)
     /// 74 (`EX_IOERR`): reading or writing failed.
     public static let ioError = ExitCode(rawValue: 74)
+    /// 130 (128 + `SIGINT`): the user interrupted the command with Ctrl-C.
+    public static let interrupted = ExitCode(rawValue: 130)
 }

@@ -4,8 +4,9 @@ import Thumbnails
 
 /// `rdlab run`: runs a model for a number of steps and writes the final state.
 ///
-/// Saving runs in a store arrives with the client issue; until then every run behaves as with
-/// `--no-save`.
+/// Unless `--no-save` is given, the final state is saved in the store as the automatic save of
+/// the last run (`autosave`, which `rdlab resume` continues), and with `--save NAME` also as the
+/// configuration NAME, with a snapshot and thumbnails. Ctrl-C stops the run and saves nothing.
 public struct RunCommand: Command {
     /// `run`.
     public static let name = "run"
@@ -22,7 +23,8 @@ public struct RunCommand: Command {
             rdlab run --model <model> [--preset <name>] [--set <name=value> ...] \
             [--size <n> | --width <w> --height <h>] [--steps <n>] [--threads <t>] \
             [--precision <precision>] [--boundary <boundary>] [--init <path.npy>] \
-            [--npy <out.npy>] [--png <out.png>] [--no-save] [--force]
+            [--npy <out.npy>] [--png <out.png>] [--save <name> [--replace] | --no-save] \
+            [--force] [--store <path>]
             """,
         options: [
             .init("--model <model>", "\(modelList)."),
@@ -61,10 +63,13 @@ public struct RunCommand: Command {
                 "Write the final state as a picture, one pixel per cell, drawn as\nthe original drew it (RGB = u, u, v or a, a, b or a, b, c)."
             ),
             .init(
-                "--no-save",
-                "Do not save the run (saving is not available yet, so runs\nare never saved)."
+                "--save <name>",
+                "Save the configuration, its final state and thumbnails as\n<name> (the last run is always saved as 'autosave')."
             ),
+            .init("--replace", "With --save: overwrite a configuration of that name."),
+            .init("--no-save", "Save nothing, not even the automatic save."),
             .init("--force", "Run even with parameters outside the stable range."),
+            .init("--store <path>", LabStore.storeOptionHelp),
         ]
     )
 
@@ -94,6 +99,12 @@ public struct RunCommand: Command {
     public var pngPath: String?
     /// Whether `--no-save` was given.
     public var noSave: Bool
+    /// The name to save the run as (`--save`), if any.
+    public var saveName: String?
+    /// Whether `--replace` was given.
+    public var replace: Bool
+    /// The store path from `--store`, if given.
+    public var storePath: String?
 
     /// Parses and checks the options, and reads `--init`.
     public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
@@ -111,6 +122,9 @@ public struct RunCommand: Command {
         var numPyPath: String?
         var pngPath: String?
         var noSave = false
+        var saveName: String?
+        var replace = false
+        var storePath: String?
         var force = false
         var seen: Set<String> = []
 
@@ -141,13 +155,33 @@ public struct RunCommand: Command {
             case "--npy": numPyPath = try arguments.value(for: option)
             case "--png": pngPath = try arguments.value(for: option)
             case "--no-save": noSave = true
+            case "--save": saveName = try arguments.value(for: option)
+            case "--replace": replace = true
+            case "--store": storePath = try arguments.value(for: option)
             case "--force": force = true
             default: throw arguments.unknownOption(option)
             }
         }
 
-        guard let model else {
-            throw .usage("missing '--model'; use \(Self.modelList)")
+        if noSave && saveName != nil {
+            throw .usage("'--save' and '--no-save' contradict each other; give one")
+        }
+        if replace && saveName == nil {
+            throw .usage("'--replace' goes with '--save <name>'")
+        }
+        if let saveName {
+            try LabStore.checkNewName(saveName)
+        }
+        self.saveName = saveName
+        self.replace = replace
+        self.storePath = storePath
+        // Without --model or a grid size, the store's settings may supply them.
+        let settings = LabStore.settingsIfReadable(at: LabStore.path(option: storePath))
+        guard let model = model ?? settings.defaultModel else {
+            throw .usage(
+                "missing '--model'; use \(Self.modelList) (or set a default with "
+                    + "'rdlab settings set default-model <model>')"
+            )
         }
         self.model = model
         if let presetName {
@@ -203,8 +237,9 @@ public struct RunCommand: Command {
             self.width = field.width
             self.height = field.height
         } else {
-            self.width = size ?? width ?? 640
-            self.height = size ?? height ?? 640
+            let side = settings.defaultSize ?? 640
+            self.width = size ?? width ?? side
+            self.height = size ?? height ?? side
             self.initialState = InitialState.make(
                 for: model,
                 width: self.width,
@@ -270,8 +305,15 @@ public struct RunCommand: Command {
         )
     }
 
-    /// Runs the simulation, prints a summary and writes the requested files.
+    /// Runs the simulation, prints a summary, writes the requested files and saves the run.
     public func run(output: CommandOutput) throws(CommandError) {
+        // Open the store first: a store that cannot be used, or a name that is taken, should
+        // stop the command before the work, not after it.
+        let store =
+            noSave ? nil : try LabStore(path: LabStore.path(option: storePath), access: .create)
+        if let store, let saveName, !replace, try store.configuration(named: saveName) != nil {
+            throw LabStore.nameTaken(saveName)
+        }
         let simulation = Simulation(
             model: model,
             parameters: parameters,
@@ -280,12 +322,7 @@ public struct RunCommand: Command {
             field: initialState,
             threadCount: threads
         )
-        let clock = ContinuousClock()
-        let elapsed = clock.measure {
-            simulation.step(count: steps)
-        }
-        let seconds =
-            Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let seconds = try SteppingLoop(label: model.name).run(simulation, steps: steps)
         let field = simulation.field
 
         let presetText = preset.map { " (\($0.name))" } ?? ""
@@ -295,6 +332,27 @@ public struct RunCommand: Command {
                 + "\(boundary.rawValue) boundary, \(threads) thread\(threads == 1 ? "" : "s"): "
                 + String(format: "%.3f s (%.1f Mcell/s)", seconds, rate)
         )
+        Self.printStatistics(of: field, model: model, output: output)
+        try Self.writeFiles(
+            field,
+            model: model,
+            numPyPath: numPyPath,
+            pngPath: pngPath,
+            output: output
+        )
+
+        if let store {
+            let record = try RunRecord(simulation: simulation, preset: preset?.name, step: steps)
+            try store.saveRun(record, as: saveName, replace: replace)
+            try store.close()
+            if let saveName {
+                output.print("saved '\(saveName)' at step \(steps) in \(store.path)")
+            }
+        }
+    }
+
+    /// Prints each chemical's minimum, mean and maximum.
+    static func printStatistics(of field: Field, model: Model, output: CommandOutput) {
         for (chemical, name) in model.chemicalNames.enumerated() {
             let plane = field.plane(chemical)
             let finite = plane.filter(\.isFinite)
@@ -315,7 +373,16 @@ public struct RunCommand: Command {
             }
             output.print(line)
         }
+    }
 
+    /// Writes the `--npy` and `--png` files asked for.
+    static func writeFiles(
+        _ field: Field,
+        model: Model,
+        numPyPath: String?,
+        pngPath: String?,
+        output: CommandOutput
+    ) throws(CommandError) {
         if let numPyPath {
             do {
                 try NumPyFormat.write(field, to: numPyPath)
@@ -325,28 +392,16 @@ public struct RunCommand: Command {
             output.print("wrote \(numPyPath)")
         }
         if let pngPath {
-            try Self.writePicture(field, model: model, to: pngPath)
+            try writePicture(field, model: model, to: pngPath)
             output.print("wrote \(pngPath)")
-        }
-        if !noSave {
-            output.printError(
-                "note: the run was not saved: saving runs arrives with the lab's store"
-            )
         }
     }
 
     /// Writes `field` as a PNG, one pixel per cell, in the original's colours.
     static func writePicture(_ field: Field, model: Model, to path: String) throws(CommandError) {
+        let image = try StatePicture.image(of: field, model: model)
         let bytes: [UInt8]
         do {
-            let planes = (0..<field.chemicalCount).map { Array(field.plane($0)) }
-            let rendering: FieldRendering = model.chemicalCount == 3 ? .threeChemical : .twoChemical
-            let image = try Image(
-                rendering: rendering,
-                fields: planes,
-                width: field.width,
-                height: field.height
-            )
             bytes = try image.pngBytes()
         } catch {
             throw CommandError(
@@ -354,13 +409,6 @@ public struct RunCommand: Command {
                 exitCode: .ioError
             )
         }
-        do {
-            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw CommandError(
-                "cannot write '\(path)': \(error.localizedDescription)",
-                exitCode: .cannotCreate
-            )
-        }
+        try StatePicture.write(Data(bytes), to: path)
     }
 }

@@ -1,0 +1,48 @@
+/// `rdlab delete NAME`: deletes a configuration and, with it, all its snapshots.
+public struct DeleteCommand: Command {
+    /// `delete`.
+    public static let name = "delete"
+
+    /// The command's help page.
+    public static let help = CommandHelp(
+        overview: "Delete a configuration and all its snapshots.",
+        usage: "rdlab delete <name> [--store <path>]",
+        arguments: [.init("<name>", "The configuration.")],
+        options: [.init("--store <path>", LabStore.storeOptionHelp)]
+    )
+
+    /// The configuration to delete.
+    public var configurationName: String
+    /// The store path from `--store`, if given.
+    public var storePath: String?
+
+    /// Parses the name.
+    public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
+        var names: [String] = []
+        while let argument = try arguments.next() {
+            switch argument {
+            case .positional(let name): names.append(name)
+            case .option("--store"): storePath = try arguments.value(for: "--store")
+            case .option(let option): throw arguments.unknownOption(option)
+            }
+        }
+        configurationName = try ShowCommand.single(names, command: arguments.command)
+    }
+
+    /// Deletes and saves.
+    public func run(output: CommandOutput) throws(CommandError) {
+        let store = try LabStore(path: LabStore.path(option: storePath), access: .write)
+        let configuration = try store.requireConfiguration(named: configurationName)
+        let snapshotCount = configuration.snapshots.count
+        store.context.delete(configuration)
+        if store.settings.lastOpened == configurationName {
+            store.settings.lastOpened = nil
+        }
+        try store.save()
+        try store.close()
+        output.print(
+            "deleted '\(configurationName)' and its \(snapshotCount) "
+                + "snapshot\(snapshotCount == 1 ? "" : "s")"
+        )
+    }
+}

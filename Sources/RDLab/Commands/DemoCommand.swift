@@ -1,0 +1,203 @@
+import Foundation
+import ObjectLog
+import ReactionDiffusion
+
+/// `rdlab demo`: runs every preset of the three models into a fresh store, saves each with
+/// thumbnails, writes `gallery.html` and `sheet.png`, and prints the list.
+///
+/// The demo store is `./rdlab-demo.olog` (or `--store`); it is replaced on every run, but only
+/// when it is a store an earlier demo made (its metadata says so), never another store.
+public struct DemoCommand: Command {
+    /// `demo`.
+    public static let name = "demo"
+
+    /// The demo's own store, kept apart from the lab's `rdlab.olog`.
+    static let defaultStorePath = "rdlab-demo.olog"
+    /// The metadata key that marks a store made by the demo (so that it may be replaced).
+    static let markerKey = "rdlab.demo"
+
+    /// The command's help page.
+    public static let help = CommandHelp(
+        overview: """
+            Run every preset of the three models at 256 × 256 into a fresh store, save each with \
+            thumbnails, and write gallery.html and sheet.png.
+            """,
+        usage: """
+            rdlab demo [--store <path>] [--size <n>] [--steps <n>] [--threads <t>] \
+            [--html <path>] [--sheet <path>]
+            """,
+        options: [
+            .init(
+                "--store <path>",
+                "The demo store (default: ./\(defaultStorePath)); replaced if an\nearlier demo made it, refused otherwise."
+            ),
+            .init("--size <n>", "The grid's side (default: 256)."),
+            .init(
+                "--steps <n>",
+                "Steps for every preset (default: enough for each model's\npattern: \(defaultSteps.map { "\($0.0.name) \($0.1)" }.joined(separator: ", ")))."
+            ),
+            .init("--threads <t>", "Threads to step with (default: all cores)."),
+            .init("--html <path>", "The gallery (default: gallery.html)."),
+            .init("--sheet <path>", "The contact sheet (default: sheet.png)."),
+        ]
+    )
+
+    /// Steps per model that show each preset's pattern on a 256 × 256 grid.
+    static let defaultSteps: [(Model, Int)] = [
+        (.grayScott, 20_000), (.fitzHughNagumo, 10_000), (.belousovZhabotinsky, 1_000),
+    ]
+
+    /// The demo store.
+    public var storePath = defaultStorePath
+    /// The grid's side.
+    public var size = 256
+    /// Steps for every preset, or `nil` for each model's default.
+    public var steps: Int?
+    /// The number of threads.
+    public var threads = ProcessInfo.processInfo.activeProcessorCount
+    /// Where to write the gallery.
+    public var htmlPath = "gallery.html"
+    /// Where to write the contact sheet.
+    public var sheetPath = "sheet.png"
+
+    /// Parses the options.
+    public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
+        while let option = try arguments.nextOption() {
+            switch option {
+            case "--store": storePath = try arguments.value(for: option)
+            case "--size": size = try arguments.integer(for: option, in: 8...2_048)
+            case "--steps": steps = try arguments.integer(for: option, in: 0...1_000_000)
+            case "--threads": threads = try arguments.integer(for: option, in: 1...256)
+            case "--html": htmlPath = try arguments.value(for: option)
+            case "--sheet": sheetPath = try arguments.value(for: option)
+            default: throw arguments.unknownOption(option)
+            }
+        }
+    }
+
+    /// The name a preset's configuration is saved under, short enough for a caption.
+    static func configurationName(for preset: Preset) -> String {
+        let prefix =
+            switch preset.model {
+            case .grayScott: "gs"
+            case .fitzHughNagumo: "fhn"
+            case .belousovZhabotinsky: "bz"
+            }
+        return "\(prefix)-\(preset.name.lowercased())"
+    }
+
+    /// Runs the demo.
+    public func run(output: CommandOutput) throws(CommandError) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try removeEarlierDemo()
+        let store = try LabStore(path: storePath, access: .create)
+        try store.container.setMetadataOrFail(.bool(true), forKey: Self.markerKey, path: storePath)
+        store.settings.defaultSize = size
+        output.print(
+            "rdlab demo: \(Preset.all.count) presets at \(size) × \(size), \(threads) "
+                + "thread\(threads == 1 ? "" : "s"), into \(storePath)"
+        )
+        for preset in Preset.all {
+            let model = preset.model
+            let stepCount = steps ?? Self.defaultSteps.first { $0.0 == model }!.1
+            let simulation = Simulation(
+                model: model,
+                parameters: preset.parameters,
+                field: InitialState.make(
+                    for: model,
+                    width: size,
+                    height: size,
+                    seed: InitialState.defaultSeed
+                ),
+                threadCount: threads
+            )
+            let name = Self.configurationName(for: preset)
+            let seconds = try SteppingLoop(label: name).run(simulation, steps: stepCount)
+            let record = try RunRecord(simulation: simulation, preset: preset.name, step: stepCount)
+            try store.saveRun(record, as: name, replace: false, autosave: false)
+            output.print(
+                "  \(name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(model.name), "
+                    + "\(stepCount) steps: " + String(format: "%.2f s", seconds)
+            )
+        }
+        // The gallery and sheet follow the presets' order (each model's in turn).
+        let order = Preset.all.map(Self.configurationName(for:))
+        let configurations = try store.configurations().sorted {
+            (order.firstIndex(of: $0.name) ?? order.count)
+                < (order.firstIndex(of: $1.name) ?? order.count)
+        }
+        try Gallery.write(
+            configurations,
+            store: storePath,
+            author: store.settings.author,
+            htmlPath: htmlPath,
+            sheetPath: sheetPath,
+            output: output
+        )
+        output.print("")
+        ListCommand.print(try store.configurations(), json: false, store: storePath, output: output)
+        try store.close()
+        let elapsed = start.duration(to: clock.now)
+        output.print(
+            "demo finished in "
+                + String(
+                    format: "%.1f s",
+                    Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds)
+                        * 1e-18
+                )
+                + "; try 'rdlab list --store \(storePath)' or open \(htmlPath)"
+        )
+    }
+
+    /// Removes the files of an earlier demo's store at `storePath`; refuses any other file.
+    private func removeEarlierDemo() throws(CommandError) {
+        let manager = FileManager.default
+        guard manager.fileExists(atPath: storePath) else { return }
+        let metadata: Metadata
+        do {
+            metadata = try PersistentContainer.metadataForStore(at: storePath)
+        } catch {
+            throw notDemo()
+        }
+        guard metadata[Self.markerKey]?.boolValue == true else { throw notDemo() }
+        // Take the store's lock first, so a demo store in use by another process is left alone.
+        let check = try LabStore(path: storePath, access: .write)
+        try check.close()
+        for suffix in ["", "-index", "-blobs", "-lock"] {
+            let path = storePath + suffix
+            guard manager.fileExists(atPath: path) else { continue }
+            do {
+                try manager.removeItem(atPath: path)
+            } catch {
+                throw CommandError(
+                    "cannot remove the earlier demo's '\(path)': \(error.localizedDescription)",
+                    exitCode: .cannotCreate
+                )
+            }
+        }
+    }
+
+    private func notDemo() -> CommandError {
+        CommandError(
+            "'\(storePath)' exists and was not made by 'rdlab demo'; remove it or choose another "
+                + "path with --store",
+            exitCode: .cannotCreate
+        )
+    }
+}
+
+extension PersistentContainer {
+    /// Sets a metadata value, turning a failure into a ``CommandError``.
+    fileprivate func setMetadataOrFail(
+        _ value: MetadataValue,
+        forKey key: String,
+        path: String
+    ) throws(CommandError) {
+        do {
+            try setMetadata(value, forKey: key)
+        } catch {
+            throw LabStore.commandError(error, path: path, creating: true)
+        }
+    }
+}

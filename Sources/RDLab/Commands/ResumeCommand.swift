@@ -1,0 +1,162 @@
+import Foundation
+import ReactionDiffusion
+
+/// `rdlab resume [NAME] [--steps N] [--save NEW]`: continues a configuration from its latest
+/// snapshot, exactly as if the run had never stopped.
+///
+/// The stored state is the solver's whole state (bytes k for k/255 in `unorm8`, the exact floats
+/// in `float32`), so resuming for N steps gives bit for bit the state an uninterrupted run of
+/// all the steps reaches. Without `--save` the new state is added to the configuration as
+/// another snapshot; with it, a new configuration holds it.
+public struct ResumeCommand: Command {
+    /// `resume`.
+    public static let name = "resume"
+
+    /// The command's help page.
+    public static let help = CommandHelp(
+        overview: "Continue a saved configuration from its latest snapshot.",
+        usage: """
+            rdlab resume [<name>] [--steps <n>] [--threads <t>] [--save <new> [--replace]] \
+            [--npy <out.npy>] [--png <out.png>] [--store <path>]
+            """,
+        arguments: [
+            .init("<name>", "The configuration (default: 'autosave', the last run).")
+        ],
+        options: [
+            .init("--steps <n>", "The number of further steps (default: 1000)."),
+            .init("--threads <t>", "Threads to step with (default: all cores)."),
+            .init(
+                "--save <new>",
+                "Save the result as a new configuration instead of adding\na snapshot to <name>."
+            ),
+            .init("--replace", "With --save: overwrite a configuration of that name."),
+            .init("--npy <out.npy>", "Write the final state as a float32 .npy file."),
+            .init("--png <out.png>", "Write the final state as a picture."),
+            .init("--store <path>", LabStore.storeOptionHelp),
+        ]
+    )
+
+    /// The configuration to continue.
+    public var configurationName: String
+    /// The number of further steps.
+    public var steps = 1_000
+    /// The number of threads.
+    public var threads = ProcessInfo.processInfo.activeProcessorCount
+    /// The new configuration's name, if any.
+    public var saveName: String?
+    /// Whether `--replace` was given.
+    public var replace = false
+    /// Where to write the final state as `.npy`, if anywhere.
+    public var numPyPath: String?
+    /// Where to write the final state as a picture, if anywhere.
+    public var pngPath: String?
+    /// The store path from `--store`, if given.
+    public var storePath: String?
+
+    /// Parses the optional name and the options.
+    public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
+        var names: [String] = []
+        while let argument = try arguments.next() {
+            switch argument {
+            case .positional(let name): names.append(name)
+            case .option(let option):
+                switch option {
+                case "--steps": steps = try arguments.integer(for: option, in: 0...1_000_000_000)
+                case "--threads": threads = try arguments.integer(for: option, in: 1...256)
+                case "--save": saveName = try arguments.value(for: option)
+                case "--replace": replace = true
+                case "--npy": numPyPath = try arguments.value(for: option)
+                case "--png": pngPath = try arguments.value(for: option)
+                case "--store": storePath = try arguments.value(for: option)
+                default: throw arguments.unknownOption(option)
+                }
+            }
+        }
+        configurationName =
+            names.isEmpty
+            ? LabStore.autosaveName : try ShowCommand.single(names, command: arguments.command)
+        if let saveName {
+            try LabStore.checkNewName(saveName)
+            if saveName == configurationName {
+                throw .usage(
+                    "'--save \(saveName)' names the configuration being resumed; leave --save out "
+                        + "to add the new state to it"
+                )
+            }
+        } else if replace {
+            throw .usage("'--replace' goes with '--save <new>'")
+        }
+    }
+
+    /// Loads the latest snapshot, steps on and saves.
+    public func run(output: CommandOutput) throws(CommandError) {
+        let store = try LabStore(path: LabStore.path(option: storePath), access: .write)
+        let configuration = try store.requireConfiguration(named: configurationName)
+        if let saveName, !replace, try store.configuration(named: saveName) != nil {
+            throw LabStore.nameTaken(saveName)
+        }
+        guard let model = configuration.modelValue else {
+            throw CommandError(
+                "'\(configurationName)' uses the unknown model '\(configuration.model)'",
+                exitCode: .dataError
+            )
+        }
+        guard let snapshot = configuration.latestSnapshot else {
+            throw CommandError(
+                "'\(configurationName)' has no saved state to resume from",
+                exitCode: .dataError
+            )
+        }
+        let field = try snapshot.field()
+        guard field.chemicalCount == model.chemicalCount else {
+            throw CommandError(
+                "the latest snapshot of '\(configurationName)' has \(field.chemicalCount) "
+                    + "chemicals; \(model.name) needs \(model.chemicalCount)",
+                exitCode: .dataError
+            )
+        }
+        let startStep = snapshot.step
+        let simulation = Simulation(
+            model: model,
+            parameters: configuration.parameters,
+            precision: configuration.precisionValue,
+            boundary: configuration.boundaryValue,
+            field: field,
+            threadCount: threads
+        )
+        let seconds = try SteppingLoop(label: configurationName).run(simulation, steps: steps)
+        let total = startStep + steps
+        output.print(
+            "resumed '\(configurationName)' (\(model.name), \(field.width) × \(field.height)) "
+                + "from step \(startStep) to step \(total): "
+                + String(format: "%.3f s", seconds)
+        )
+        RunCommand.printStatistics(of: simulation.field, model: model, output: output)
+        try RunCommand.writeFiles(
+            simulation.field,
+            model: model,
+            numPyPath: numPyPath,
+            pngPath: pngPath,
+            output: output
+        )
+
+        let record = try RunRecord(
+            simulation: simulation,
+            preset: configuration.preset,
+            step: total
+        )
+        if let saveName {
+            try store.saveRun(record, as: saveName, replace: replace)
+            output.print("saved '\(saveName)' at step \(total) in \(store.path)")
+        } else {
+            store.addSnapshot(of: record, to: configuration)
+            if !configuration.autoSaved {
+                try store.replaceAutosave(with: record)
+                store.settings.lastOpened = configuration.name
+            }
+            try store.save()
+            output.print("saved '\(configurationName)' at step \(total) in \(store.path)")
+        }
+        try store.close()
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import ReactionDiffusion
+
+/// `rdlab show NAME [--json] [--png OUT.png] [--npy OUT.npy]`: one configuration in full, and
+/// its latest state as files.
+public struct ShowCommand: Command {
+    /// `show`.
+    public static let name = "show"
+
+    /// The command's help page.
+    public static let help = CommandHelp(
+        overview: "Show a configuration: its settings, parameters and snapshots.",
+        usage: "rdlab show <name> [--json] [--png <out.png>] [--npy <out.npy>] [--store <path>]",
+        arguments: [.init("<name>", "The configuration ('autosave' is the last run).")],
+        options: [
+            .init("--json", "Print JSON instead of text."),
+            .init("--png <out.png>", "Write the latest state as a picture, one pixel per cell."),
+            .init("--npy <out.npy>", "Write the latest state as a float32 .npy file."),
+            .init("--store <path>", LabStore.storeOptionHelp),
+        ]
+    )
+
+    /// The configuration's name.
+    public var configurationName: String
+    /// Whether to print JSON.
+    public var json = false
+    /// Where to write the latest state as a picture, if anywhere.
+    public var pngPath: String?
+    /// Where to write the latest state as `.npy`, if anywhere.
+    public var numPyPath: String?
+    /// The store path from `--store`, if given.
+    public var storePath: String?
+
+    /// Parses the name and options.
+    public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
+        var names: [String] = []
+        while let argument = try arguments.next() {
+            switch argument {
+            case .positional(let name): names.append(name)
+            case .option("--json"): json = true
+            case .option("--png"): pngPath = try arguments.value(for: "--png")
+            case .option("--npy"): numPyPath = try arguments.value(for: "--npy")
+            case .option("--store"): storePath = try arguments.value(for: "--store")
+            case .option(let option): throw arguments.unknownOption(option)
+            }
+        }
+        configurationName = try Self.single(names, command: arguments.command)
+    }
+
+    /// Checks that exactly one name was given.
+    static func single(_ names: [String], command: String) throws(CommandError) -> String {
+        guard let name = names.first else {
+            throw .usage("missing the configuration's name; see 'rdlab list' for the saved names")
+        }
+        guard names.count == 1 else {
+            throw .usage("unexpected argument '\(names[1])'; see '\(command) --help'")
+        }
+        return name
+    }
+
+    /// Prints the configuration and writes the files.
+    public func run(output: CommandOutput) throws(CommandError) {
+        let store = try LabStore(path: LabStore.path(option: storePath), access: .write)
+        let configuration = try store.requireConfiguration(named: configurationName)
+        if pngPath != nil || numPyPath != nil {
+            guard let snapshot = configuration.latestSnapshot, let model = configuration.modelValue
+            else {
+                throw CommandError(
+                    "'\(configurationName)' has no saved state to write",
+                    exitCode: .dataError
+                )
+            }
+            try RunCommand.writeFiles(
+                try snapshot.field(),
+                model: model,
+                numPyPath: numPyPath,
+                pngPath: pngPath,
+                output: json
+                    ? CommandOutput(print: { _ in }, printError: output.printError) : output
+            )
+        }
+        if json {
+            output.print(LabFormat.json(configuration, snapshots: true).text())
+        } else {
+            printText(configuration, output: output)
+        }
+        if !configuration.autoSaved {
+            store.settings.lastOpened = configuration.name
+            try store.save()
+        }
+        try store.close()
+    }
+
+    private func printText(_ configuration: Configuration, output: CommandOutput) {
+        let model = configuration.modelValue
+        let preset = configuration.preset.map { " (preset \($0))" } ?? ""
+        output.print(
+            "name:        \(configuration.name)\(configuration.autoSaved ? " (last run)" : "")"
+        )
+        output.print("model:       \(model?.displayName ?? configuration.model)\(preset)")
+        output.print(
+            "grid:        \(configuration.width) × \(configuration.height), "
+                + "\(configuration.precision), \(configuration.boundary) boundary"
+        )
+        output.print("parameters:  \(LabFormat.parameters(configuration.parameters, model: model))")
+        output.print("all:         \(LabFormat.parameters(configuration.parameters, model: nil))")
+        output.print("created:     \(LabFormat.date(configuration.created))")
+        output.print("modified:    \(LabFormat.date(configuration.modified))")
+        output.print("thumbnail:   \(configuration.thumbnail?.count ?? 0) bytes of PNG")
+        let snapshots = configuration.snapshots.sorted { $0.step < $1.step }
+        output.print("snapshots:   \(snapshots.count)")
+        for snapshot in snapshots {
+            output.print(
+                "  step \(snapshot.step)  \(LabFormat.date(snapshot.timestamp))  "
+                    + "\(snapshot.state.count) bytes of state"
+            )
+        }
+    }
+}

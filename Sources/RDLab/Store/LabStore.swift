@@ -1,0 +1,357 @@
+import Foundation
+import ObjectLog
+import ReactionDiffusion
+
+/// The lab's store: an ObjectLog container of ``Configuration``s and their ``Snapshot``s, one
+/// context to work in, and the ``LabSettings`` kept in the store's metadata.
+///
+/// Settings are written by a will-save handler, so every save carries their current values and
+/// they are always current on disk. Every failure becomes a one-line ``CommandError``; a failed
+/// save leaves the store as it was.
+final class LabStore {
+    /// How a command uses the store.
+    enum Access {
+        /// Read only; the store must exist. Allowed while another process writes.
+        case read
+        /// Read and write; the store must exist.
+        case write
+        /// Read and write; a missing store is created.
+        case create
+    }
+
+    /// The store used without `--store` or `RDLAB_STORE`.
+    static let defaultPath = "rdlab.olog"
+    /// The environment variable that names the store.
+    static let environmentVariable = "RDLAB_STORE"
+    /// The name of the configuration every run saves its last state in.
+    static let autosaveName = "autosave"
+    /// The entities of the lab's model.
+    static let entities: [ManagedObject.Type] = [Configuration.self, Snapshot.self]
+
+    /// The store file.
+    let path: String
+    /// The open container.
+    let container: PersistentContainer
+    /// The context all commands work in (kept alive with the store, as its objects need).
+    let context: ManagedObjectContext
+    /// The settings, written to the metadata by every save.
+    var settings: LabSettings
+
+    /// The store path chosen by `--store`, else `RDLAB_STORE`, else ``defaultPath``.
+    static func path(option: String?) -> String {
+        if let option { return option }
+        if let variable = ProcessInfo.processInfo.environment[environmentVariable],
+            !variable.isEmpty
+        {
+            return variable
+        }
+        return defaultPath
+    }
+
+    /// The help text of the `--store` option every store command takes.
+    static let storeOptionHelp =
+        "The store (default: $\(environmentVariable), else ./\(defaultPath))."
+
+    /// The settings of the store at `path`, read from its metadata without opening it; empty
+    /// when there is no readable store there.
+    static func settingsIfReadable(at path: String) -> LabSettings {
+        guard FileManager.default.fileExists(atPath: path),
+            let metadata = try? PersistentContainer.metadataForStore(at: path)
+        else {
+            return LabSettings()
+        }
+        return LabSettings(metadata: metadata)
+    }
+
+    /// Opens the store at `path`.
+    ///
+    /// - Throws: ``CommandError`` saying what is wrong with the store and what to do.
+    init(path: String, access: Access) throws(CommandError) {
+        self.path = path
+        var options = StoreOptions()
+        options.readOnly = access == .read
+        options.createIfMissing = access == .create
+        if access != .create && !FileManager.default.fileExists(atPath: path) {
+            throw CommandError(
+                "no store at '\(path)'; save a run into it first ('rdlab run … --save NAME'), or "
+                    + "choose another with --store or \(Self.environmentVariable)",
+                exitCode: .noInput
+            )
+        }
+        if FileManager.default.fileExists(atPath: path) {
+            try Self.checkHasModel(path)
+        }
+        do {
+            container = try PersistentContainer(path: path, for: Self.entities, options: options)
+        } catch {
+            throw Self.commandError(error, path: path, creating: access == .create)
+        }
+        context = container.newContext()
+        settings = LabSettings(metadata: container.metadata)
+        context.onWillSave { [weak self] context in
+            guard let self else { return }
+            let stored = self.container.metadata
+            for key in LabSettings.Key.allCases {
+                let value = self.settings.metadataValue(key)
+                if stored[key.metadataKey] != value {
+                    try context.coordinator.setMetadata(value, forKey: key.metadataKey)
+                }
+            }
+        }
+    }
+
+    /// Refuses an existing store that records no model: the engine would adopt it on a write
+    /// open, recording rdlab's model in it, even when it holds another program's objects.
+    private static func checkHasModel(_ path: String) throws(CommandError) {
+        let metadata: Metadata
+        do {
+            metadata = try PersistentContainer.metadataForStore(at: path)
+        } catch {
+            throw commandError(error, path: path, creating: false)
+        }
+        guard metadata[PersistentStoreCoordinator.modelHashKey] != nil else {
+            throw CommandError(
+                "'\(path)' is an ObjectLog store without rdlab's model (another program's data); "
+                    + "choose another path with --store",
+                exitCode: .dataError
+            )
+        }
+    }
+
+    /// Closes the store, writing its index checkpoint.
+    func close() throws(CommandError) {
+        do {
+            try container.close()
+        } catch {
+            throw Self.commandError(error, path: path, creating: false)
+        }
+    }
+
+    /// Saves every change and the settings as one transaction.
+    ///
+    /// - Throws: ``CommandError``; the store is then unchanged and the context rolled back.
+    func save() throws(CommandError) {
+        do {
+            try context.save()
+        } catch {
+            context.rollback()
+            throw Self.commandError(error, path: path, creating: false)
+        }
+    }
+
+    // MARK: - Fetching
+
+    /// Every configuration, the automatic save first, then by name.
+    func configurations() throws(CommandError) -> [Configuration] {
+        let all: [Configuration]
+        do {
+            all = try context.fetch(FetchRequest<Configuration>(sortBy: [SortDescriptor(\.name)]))
+        } catch {
+            throw Self.commandError(error, path: path, creating: false)
+        }
+        return all.filter(\.autoSaved) + all.filter { !$0.autoSaved }
+    }
+
+    /// The configuration called `name`, if there is one.
+    func configuration(named name: String) throws(CommandError) -> Configuration? {
+        do {
+            return try context.fetch(
+                FetchRequest<Configuration>(predicate: #Predicate { $0.name == name })
+            ).first
+        } catch {
+            throw Self.commandError(error, path: path, creating: false)
+        }
+    }
+
+    /// The configuration called `name`.
+    ///
+    /// - Throws: ``CommandError`` (missing input) naming the store when there is none.
+    func requireConfiguration(named name: String) throws(CommandError) -> Configuration {
+        guard let configuration = try configuration(named: name) else {
+            let hint =
+                name == Self.autosaveName
+                ? "run something first ('rdlab run …')" : "see 'rdlab list' for the saved names"
+            throw CommandError(
+                "no configuration named '\(name)' in '\(path)'; \(hint)",
+                exitCode: .noInput
+            )
+        }
+        return configuration
+    }
+
+    // MARK: - Inserting
+
+    /// Inserts a configuration (not yet saved) holding `run`'s settings.
+    func insertConfiguration(name: String, for run: RunRecord, autoSaved: Bool) -> Configuration {
+        let configuration = Configuration(context: context)
+        configuration.name = name
+        configuration.model = run.model.name
+        configuration.preset = run.preset
+        configuration.parameters = run.parameters
+        configuration.precision = run.precision.rawValue
+        configuration.boundary = run.boundary.rawValue
+        configuration.width = run.field.width
+        configuration.height = run.field.height
+        configuration.autoSaved = autoSaved
+        return configuration
+    }
+
+    /// Adds a snapshot of `run`'s final state to `configuration`, and makes its thumbnail the
+    /// configuration's.
+    func addSnapshot(of run: RunRecord, to configuration: Configuration) {
+        let snapshot = Snapshot(context: context)
+        snapshot.step = run.step
+        snapshot.precision = run.precision.rawValue
+        snapshot.chemicalCount = run.field.chemicalCount
+        snapshot.width = run.field.width
+        snapshot.height = run.field.height
+        snapshot.state = StateCoding.encode(run.field, precision: run.precision)
+        snapshot.thumbnail = run.thumbnail
+        snapshot.configuration = configuration
+        configuration.thumbnail = run.thumbnail
+    }
+
+    /// Saves `run` as the configuration `name` (replacing one of that name when `replace`), and
+    /// as the automatic save of the last run unless `autosave` is `false`, in one transaction.
+    ///
+    /// - Throws: ``CommandError`` when `name` exists and `replace` is `false`, or the save fails.
+    func saveRun(
+        _ run: RunRecord,
+        as name: String?,
+        replace: Bool,
+        autosave: Bool = true
+    ) throws(CommandError) {
+        if let name {
+            if let existing = try configuration(named: name) {
+                guard replace else { throw Self.nameTaken(name) }
+                context.delete(existing)
+            }
+            let configuration = insertConfiguration(name: name, for: run, autoSaved: false)
+            addSnapshot(of: run, to: configuration)
+            settings.lastOpened = name
+        }
+        if autosave {
+            try replaceAutosave(with: run)
+        }
+        try save()
+    }
+
+    /// Replaces the automatic save (not yet saved) with `run`.
+    func replaceAutosave(with run: RunRecord) throws(CommandError) {
+        if let old = try configuration(named: Self.autosaveName) {
+            context.delete(old)
+        }
+        let configuration = insertConfiguration(name: Self.autosaveName, for: run, autoSaved: true)
+        addSnapshot(of: run, to: configuration)
+    }
+
+    // MARK: - Errors
+
+    /// The error for a name that is already used.
+    static func nameTaken(_ name: String) -> CommandError {
+        CommandError(
+            "a configuration named '\(name)' already exists; pass --replace to overwrite it, or "
+                + "choose another name",
+            exitCode: .dataError
+        )
+    }
+
+    /// Checks a name given for a new configuration.
+    ///
+    /// - Throws: ``CommandError`` (usage) for an empty name, one with control characters, or the
+    ///   automatic save's name.
+    static func checkNewName(_ name: String) throws(CommandError) {
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw .usage("a configuration's name cannot be empty")
+        }
+        guard !name.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) })
+        else {
+            throw .usage("a configuration's name cannot contain control characters")
+        }
+        guard name != autosaveName else {
+            throw .usage(
+                "'\(autosaveName)' is the automatic save of the last run; choose another name"
+            )
+        }
+    }
+
+    /// Turns an engine error into a one-line message with what to do, and an exit status.
+    static func commandError(
+        _ error: ObjectLogError,
+        path: String,
+        creating: Bool
+    ) -> CommandError {
+        let detail = oneLine(error.storeError?.message ?? error.message)
+        switch error.code {
+        case .store:
+            guard let storeError = error.storeError else {
+                // A failed scan while fetching reports the damage only in its message (the
+                // engine drops the StoreError underneath), so a store error without one is
+                // taken for what it almost always is: stored bytes that cannot be read.
+                return CommandError(
+                    "the store '\(path)' is damaged or unreadable (\(detail)); check it with "
+                        + "'objectlog verify \(path)'",
+                    exitCode: .dataError
+                )
+            }
+            switch storeError.code {
+            case .locked:
+                return CommandError(
+                    "the store '\(path)' is open for writing in another process; wait for it to "
+                        + "finish, then try again",
+                    exitCode: .ioError
+                )
+            case .notAStore:
+                return CommandError(
+                    "'\(path)' is not a store (\(detail)); choose another path with --store",
+                    exitCode: .dataError
+                )
+            case .corrupt, .missingBlob, .unsupportedVersion:
+                return CommandError(
+                    "the store '\(path)' is damaged or unreadable (\(oneLine(storeError.description))); "
+                        + "check it with 'objectlog verify \(path)'",
+                    exitCode: .dataError
+                )
+            case .notFound where creating:
+                return CommandError(
+                    "cannot create the store '\(path)': its directory does not exist; create it "
+                        + "or choose another path with --store",
+                    exitCode: .cannotCreate
+                )
+            case .notFound:
+                return CommandError(
+                    "no store at '\(path)'; choose another with --store",
+                    exitCode: .noInput
+                )
+            default:
+                return CommandError(
+                    "cannot \(creating ? "create or write" : "use") the store '\(path)': \(detail)",
+                    exitCode: creating ? .cannotCreate : .ioError
+                )
+            }
+        case .modelMismatch:
+            return CommandError(
+                "'\(path)' is a store of another program (its model is not rdlab's); choose "
+                    + "another path with --store",
+                exitCode: .dataError
+            )
+        case .corrupt:
+            return CommandError(
+                "the store '\(path)' holds damaged data (\(detail)); check it with "
+                    + "'objectlog verify \(path)'",
+                exitCode: .dataError
+            )
+        case .uniqueness:
+            return CommandError(
+                "a configuration of that name already exists (\(detail)); choose another name",
+                exitCode: .dataError
+            )
+        default:
+            return CommandError("store '\(path)': \(detail)", exitCode: .ioError)
+        }
+    }
+
+    private static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+}
