@@ -58,7 +58,9 @@ private struct StoreBenchmark {
             atPath: directory,
             withIntermediateDirectories: true
         )
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // OBJECTLOG_BENCH_KEEP=1 keeps the stores for profiling the child workloads by hand.
+        let keep = ProcessInfo.processInfo.environment["OBJECTLOG_BENCH_KEEP"] == "1"
+        defer { if !keep { try? FileManager.default.removeItem(atPath: directory) } }
         print("objects: \(scale), directory: \(directory)")
         let records = makeRecords(scale)
         report.header()
@@ -423,6 +425,46 @@ private func runChild(_ arguments: [String]) {
                 )
                 checksum = Double(try container.newContext().count(FetchRequest<BenchItem>()))
             }
+        case ("query", 2):
+            // Workload 3 alone, for profiling by hand (not part of the report).
+            var options = StoreOptions()
+            options.readOnly = true
+            let container = try PersistentContainer(
+                path: arguments[1],
+                for: [BenchItem.self],
+                options: options
+            )
+            let request = FetchRequest<BenchItem>(
+                predicate: #Predicate { $0.value < 100 },
+                sortBy: [SortDescriptor(\.name)],
+                fetchLimit: 100
+            )
+            seconds = try measure {
+                for _ in 0..<5 {
+                    let names = try container.newContext().fetch(request).map(\.name)
+                    checksum += Double(names.count)
+                }
+            }
+        case ("update", 2):
+            // Workload 4 alone on an existing store, for profiling by hand (it writes).
+            let container = try PersistentContainer(path: arguments[1], for: [BenchItem.self])
+            let identifiers = try container.newContext().fetchIdentifiers(
+                FetchRequest<BenchItem>()
+            )
+            seconds = try measure {
+                let updater = container.newContext()
+                for identifier in stride(from: 0, to: identifiers.count, by: 10).map({
+                    identifiers[$0]
+                }) {
+                    guard let item = updater.object(with: identifier) as? BenchItem else {
+                        continue
+                    }
+                    item.value = Double(item.number % 1000)
+                    item.count += 1
+                }
+                try updater.save()
+            }
+            try container.close()
         case ("sqlite-fetch-all", 2):
             seconds = measure {
                 let peer = SQLitePeer(path: arguments[1])

@@ -68,6 +68,13 @@ package struct KeyDirectory {
         }
     }
 
+    /// Makes room for `minimumCount` keys without growing again.
+    package mutating func reserveCapacity(_ minimumCount: Int) {
+        var capacity = storage.capacity
+        while capacity * 3 < minimumCount * 4 + 4 { capacity *= 2 }
+        if capacity != storage.capacity { copy(toCapacity: capacity) }
+    }
+
     private mutating func makeUniqueAndRoomy() {
         if !isKnownUniquelyReferenced(&storage) {
             copy(toCapacity: storage.capacity)

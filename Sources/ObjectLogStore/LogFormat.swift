@@ -96,6 +96,14 @@ package struct RecordFrame: Sendable {
         frame: UnsafeRawBufferPointer,
         payload: UnsafeRawBufferPointer
     ) -> UInt32 {
+        if let frameBase = frame.baseAddress, frame.count == LogFormat.frameLength,
+            payload.baseAddress == frameBase + LogFormat.frameLength || payload.isEmpty
+        {
+            // Frame and payload side by side in one buffer: one pass.
+            return CRC32.checksum(
+                UnsafeRawBufferPointer(start: frameBase + 4, count: 20 + payload.count)
+            )
+        }
         let head = CRC32.checksum(
             UnsafeRawBufferPointer(rebasing: frame[4..<LogFormat.frameLength])
         )

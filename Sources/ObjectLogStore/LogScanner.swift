@@ -73,7 +73,20 @@ package struct LogScanner {
             return Int(offset - windowStart)
         }
         let length = Int(min(UInt64(max(windowSize, count)), fileSize - offset))
-        window = try file.read(at: offset, count: length)
+        // Refill the same buffer: a fresh 8 MiB array per window cost a page fault per page.
+        if window.count != length { window = [UInt8](repeating: 0, count: length) }
+        var got = 0
+        try window.withUnsafeMutableBytes { buffer in
+            while got < length {
+                let read = try file.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: buffer[got...]),
+                    at: offset + UInt64(got)
+                )
+                if read == 0 { break }
+                got += read
+            }
+        }
+        if got < length { window.removeLast(length - got) }
         windowStart = offset
         guard window.count >= count else { return nil }
         return 0

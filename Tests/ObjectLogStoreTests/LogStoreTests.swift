@@ -10,6 +10,27 @@ struct LogStoreTests {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
     }
 
+    @Test("the sliced CRC-32 equals a bitwise CRC-32 for every length and split")
+    func crcMatchesBitwiseReference() {
+        func reference(_ bytes: [UInt8]) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+            }
+            return ~crc
+        }
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<200 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let expected = reference(bytes)
+            #expect(CRC32.checksum(bytes) == expected, "length \(length)")
+            let split = length / 3
+            let head = CRC32.checksum(Array(bytes[..<split]))
+            #expect(CRC32.checksum(Array(bytes[split...]), continuing: head) == expected)
+        }
+    }
+
     @Test("SHA-256 matches the FIPS 180-4 examples")
     func sha256Vectors() {
         #expect(

@@ -9,6 +9,7 @@ extension ManagedObjectContext {
     /// predicate, and only matches are registered.
     /// - Throws: ``ObjectLogError/Code/invalidArgument`` if the predicate cannot be evaluated.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> [T] {
+        try throwFaultError()
         let entity = entityOrTrap(T.self)
         if request.predicate == nil, request.sortDescriptors.isEmpty {
             let keys = window(allKeys(of: entity, request), request)
@@ -22,16 +23,30 @@ extension ManagedObjectContext {
                 } else {
                     for object in objects where object.isFault { object.fireFault() }
                 }
+                try throwFaultError()
             }
             return objects
         }
-        var matches = try matchingObjects(of: entity, request, register: true).objects
+        // With a sort and a small window, only the best `offset + limit` matches are kept and
+        // registered: the others are decoded into reused scratch objects and dropped.
+        var keepBest: Int?
+        if let limit = request.fetchLimit, !request.sortDescriptors.isEmpty {
+            let wanted = max(0, request.fetchOffset) + max(0, limit)
+            if wanted <= 4096 { keepBest = wanted }
+        }
+        var matches = try matchingObjects(
+            of: entity,
+            request,
+            register: true,
+            keepBest: keepBest
+        ).objects
         sort(&matches, request)
         return window(matches, request)
     }
 
     /// Counts the objects a request selects, without registering them.
     public func count<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> Int {
+        try throwFaultError()
         let entity = entityOrTrap(T.self)
         var total: Int
         if request.predicate == nil {
@@ -117,13 +132,39 @@ extension ManagedObjectContext {
         of entity: EntityDescription,
         _ request: FetchRequest<T>,
         register: Bool,
-        countOnly: Bool = false
+        countOnly: Bool = false,
+        keepBest: Int? = nil
     ) throws(ObjectLogError) -> (objects: [T], count: Int) {
         var matches: [T] = []
         var count = 0
+        let less = keepBest.map { _ in ordering(request) }
+        /// Objects decoded by this scan that lost their place among the best: reusable.
+        var spare: [T] = []
         func accept(_ object: T) {
             count += 1
-            if !countOnly { matches.append(object) }
+            guard !countOnly else { return }
+            guard let wanted = keepBest, let less else {
+                matches.append(object)
+                return
+            }
+            // `matches` stays sorted and holds at most `wanted` objects.
+            if matches.count == wanted {
+                guard let last = matches.last, less(object, last) else {
+                    if registry[object.key] !== object { spare.append(object) }
+                    return
+                }
+            }
+            var low = 0
+            var high = matches.count
+            while low < high {
+                let middle = (low + high) / 2
+                if less(object, matches[middle]) { high = middle } else { low = middle + 1 }
+            }
+            matches.insert(object, at: low)
+            if matches.count > wanted {
+                let evicted = matches.removeLast()
+                if registry[evicted.key] !== evicted { spare.append(evicted) }
+            }
         }
         let predicate = request.predicate
         let pending = request.includesPendingChanges
@@ -140,9 +181,16 @@ extension ManagedObjectContext {
         // Objects not yet registered are decoded into a scratch object; a match keeps the
         // scratch object (so it is decoded once) and a fresh one replaces it.
         func makeScratch() -> T? {
+            if let reused = spare.popLast() {
+                if entity.hasExternalData {
+                    forgetExternalReferences(ofKey: reused.key, entity: entity)
+                }
+                return reused
+            }
             guard let object = entity.objectType.init() as? T else { return nil }
             object.entity = entity
             object.managedObjectContext = self
+            object.coordinator = coordinator
             return object
         }
         guard var scratch = makeScratch() else { return ([], 0) }
@@ -150,7 +198,7 @@ extension ManagedObjectContext {
         var failure: ObjectLogError?
         // Every record the scan sees is older than the log's end now, and every later write
         // lies beyond it.
-        let scanBound = store.fileBytes
+        let (scanBound, generation) = store.endAndGeneration
         do {
             try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
                 let registered = registry[key]
@@ -186,14 +234,22 @@ extension ManagedObjectContext {
                     return
                 }
                 let object = scratch
+                object.key = key
+                if keepBest != nil {
+                    // Registered after the scan, if it is still among the best.
+                    accept(object)
+                    guard let next = makeScratch() else { return }
+                    scratch = next
+                    return
+                }
                 guard let next = makeScratch() else { return }
                 scratch = next
-                object.key = key
                 if register {
                     registry[key] = object
                     object.accessState.insert(.tracksUpdates)
                     object.loadedRecordOffset = 0
                     object.recordOffsetBound = scanBound
+                    object.loadedGeneration = generation
                 } else {
                     object.managedObjectContext = nil
                 }
@@ -205,6 +261,18 @@ extension ManagedObjectContext {
             failure = ObjectLogError.store(error, "cannot scan \(entity.name)")
         }
         if let failure { throw failure }
+        if keepBest != nil {
+            for object in matches where registry[object.key] == nil {
+                registry[object.key] = object
+                object.accessState.insert(.tracksUpdates)
+                object.loadedRecordOffset = 0
+                object.recordOffsetBound = scanBound
+                object.loadedGeneration = generation
+            }
+            for object in spare where entity.hasExternalData {
+                forgetExternalReferences(ofKey: object.key, entity: entity)
+            }
+        }
         if pending {
             for object in insertedList
             where object.isInserted && object.managedObjectContext === self
@@ -219,17 +287,7 @@ extension ManagedObjectContext {
     /// Sorts by the request's descriptors, then by key; with a small window only the first
     /// `offset + limit` are fully ordered.
     private func sort<T: ManagedObject>(_ objects: inout [T], _ request: FetchRequest<T>) {
-        let comparators = request.sortDescriptors.map { comparator($0).compare }
-        func less(_ lhs: T, _ rhs: T) -> Bool {
-            for compare in comparators {
-                switch compare(lhs, rhs) {
-                case .orderedAscending: return true
-                case .orderedDescending: return false
-                case .orderedSame: continue
-                }
-            }
-            return lhs.key < rhs.key
-        }
+        let less = ordering(request)
         if let limit = request.fetchLimit {
             let wanted = max(0, request.fetchOffset) + max(0, limit)
             if wanted < objects.count / 16 {
@@ -251,6 +309,21 @@ extension ManagedObjectContext {
             }
         }
         objects.sort(by: less)
+    }
+
+    /// The request's order: its sort descriptors, then the key.
+    private func ordering<T: ManagedObject>(_ request: FetchRequest<T>) -> (T, T) -> Bool {
+        let comparators = request.sortDescriptors.map { comparator($0).compare }
+        return { lhs, rhs in
+            for compare in comparators {
+                switch compare(lhs, rhs) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return lhs.key < rhs.key
+        }
     }
 
     /// A comparison for a sort descriptor.

@@ -11,6 +11,7 @@ extension ManagedObjectContext {
     ///   objects, properties and rules, or `store`. After a failure the store is unchanged and
     ///   the context keeps its changes, to be fixed or rolled back.
     public func save() throws(ObjectLogError) {
+        try throwFaultError()
         try runWillSaveHandlers()
         guard hasChanges || coordinator.hasMetadataChanges else { return }
         let inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
@@ -43,7 +44,8 @@ extension ManagedObjectContext {
                         .init(
                             key: object.key,
                             expectedOffset: object.loadedRecordOffset,
-                            offsetBound: object.recordOffsetBound
+                            offsetBound: object.recordOffsetBound,
+                            generation: object.loadedGeneration
                         )
                     )
                 }
@@ -68,7 +70,8 @@ extension ManagedObjectContext {
                 .init(
                     key: object.key,
                     expectedOffset: object.loadedRecordOffset,
-                    offsetBound: object.recordOffsetBound
+                    offsetBound: object.recordOffsetBound,
+                    generation: object.loadedGeneration
                 )
             )
             if !entity.uniquenessConstraints.isEmpty {
@@ -77,7 +80,7 @@ extension ManagedObjectContext {
                 )
             }
         }
-        let (info, endOffset, conflicts) = try coordinator.commit(
+        let (info, endOffset, generation, conflicts) = try coordinator.commit(
             transaction,
             lockChecks: lockChecks,
             uniqueChanges: uniqueChanges,
@@ -96,12 +99,14 @@ extension ManagedObjectContext {
             object.accessState = .tracksUpdates
             object.loadedRecordOffset = 0
             object.recordOffsetBound = commitOffset
+            object.loadedGeneration = generation
             saved.inserted.append(object.objectID)
         }
         for object in updated where !skipped.contains(object.key) {
             object.lifecycle = []
             object.loadedRecordOffset = 0
             object.recordOffsetBound = commitOffset
+            object.loadedGeneration = generation
             if !object.isFault { object.accessState.insert(.tracksUpdates) }
             updatedMap[object.key] = nil
             snapshots[object.key] = nil

@@ -53,6 +53,11 @@ public final class ManagedObjectContext {
     private var willSaveHandlers: [(ManagedObjectContext) throws -> Void] = []
     private var didSaveHandlers: [(ObjectChanges) -> Void] = []
     private var changeHandlers: [(ObjectChanges) -> Void] = []
+    /// The first error met while loading a fault (a property getter cannot throw, so it
+    /// returns the default value), kept until the next ``save()`` or fetch throws it.
+    ///
+    /// ``ManagedObject/fulfillFault()`` loads one object and throws at once instead.
+    public internal(set) var faultError: ObjectLogError?
     /// A number that tells this context's own saves apart in broadcasts.
     let identifier = UInt64.random(in: 1...UInt64.max)
 
@@ -125,6 +130,7 @@ public final class ManagedObjectContext {
         nextKey += 1
         object.entity = entity
         object.managedObjectContext = self
+        object.coordinator = coordinator
         object.lifecycle = .inserted
         object.accessState = []
         registry[object.key] = object
@@ -225,6 +231,7 @@ public final class ManagedObjectContext {
         object.key = key
         object.entity = entity
         object.managedObjectContext = self
+        object.coordinator = coordinator
         object.accessState = [.fault, .tracksUpdates]
         registry[key] = object
         registeredFaults += 1
@@ -233,7 +240,7 @@ public final class ManagedObjectContext {
 
     // MARK: - Change tracking
 
-    /// Loads a fault's values from the store.
+    /// Loads a fault's values from the store; a failure is recorded in ``faultError``.
     func loadValues(of object: ManagedObject) {
         registeredFaults = max(0, registeredFaults - 1)
         faultsFiredOneByOne += 1
@@ -242,20 +249,25 @@ public final class ManagedObjectContext {
         {
             loadAllFaults(of: entity)
         }
-        guard let entity = object.entity, let location = store.location(of: object.key),
-            let record = try? store.readObject(object.key)
-        else { return }
-        object.loadedRecordOffset = location.offset
-        object.recordOffsetBound = 0
-        record.payload.withUnsafeBytes { buffer in
-            var reader = PayloadReader(buffer)
-            try? ObjectDecoder.decode(
-                &reader,
-                into: object,
-                entity: entity,
-                source: RecordSource(store: store, key: object.key, context: self)
-            )
+        guard let entity = object.entity else { return }
+        do {
+            try coordinator.loadValues(of: object, entity: entity, context: self)
+        } catch {
+            object.loadError = error
+            recordFaultError(error)
         }
+    }
+
+    /// Keeps the first fault-loading error until a save or fetch reports it.
+    func recordFaultError(_ error: ObjectLogError) {
+        if faultError == nil { faultError = error }
+    }
+
+    /// Throws (and clears) the error of a fault that could not be loaded.
+    func throwFaultError() throws(ObjectLogError) {
+        guard let error = faultError else { return }
+        faultError = nil
+        throw error
     }
 
     /// After this many single fault loads, a context considers loading all faults at once.
@@ -271,23 +283,66 @@ public final class ManagedObjectContext {
     func loadAllFaults(of entity: EntityDescription) {
         faultsFiredOneByOne = 0
         bulkFaultLoads += 1
-        let scanBound = store.fileBytes
-        try? store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
-            guard let object = registry[key], object.isFault, object.entity === entity else {
-                return
+        let (scanBound, generation) = store.endAndGeneration
+        do {
+            // When the faults are a minority of the entity's objects, read just their records
+            // (checking and decoding a million records to load a hundred thousand cost most of
+            // a 10% update); otherwise scan them all.
+            if registeredFaults * 2 < store.liveCount(entity: entity.tag) {
+                let keys = registry.allObjects.lazy.filter { $0.isFault && $0.entity === entity }
+                    .map(\.key)
+                try store.forEachObject(keys: Array(keys)) { key, _, buffer in
+                    try loadFault(
+                        key: key,
+                        buffer: buffer,
+                        entity: entity,
+                        bound: scanBound,
+                        generation: generation
+                    )
+                }
+            } else {
+                try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+                    try loadFault(
+                        key: key,
+                        buffer: buffer,
+                        entity: entity,
+                        bound: scanBound,
+                        generation: generation
+                    )
+                }
             }
-            var reader = PayloadReader(buffer)
-            try ObjectDecoder.decode(
-                &reader,
-                into: object,
-                entity: entity,
-                source: RecordSource(store: store, key: key, context: self)
+        } catch let error as ObjectLogError {
+            recordFaultError(error)
+        } catch {
+            recordFaultError(
+                ObjectLogError(.store, "cannot load the faults of \(entity.name): \(error)")
             )
-            object.accessState.remove(.fault)
-            object.loadedRecordOffset = 0
-            object.recordOffsetBound = scanBound
-            registeredFaults = max(0, registeredFaults - 1)
         }
+    }
+
+    /// Loads one registered fault from a record seen by a scan.
+    private func loadFault(
+        key: ObjectKey,
+        buffer: UnsafeRawBufferPointer,
+        entity: EntityDescription,
+        bound: UInt64,
+        generation: UInt64
+    ) throws {
+        guard let object = registry[key], object.isFault, object.entity === entity else {
+            return
+        }
+        var reader = PayloadReader(buffer)
+        try ObjectDecoder.decode(
+            &reader,
+            into: object,
+            entity: entity,
+            source: RecordSource(store: store, key: key, context: self)
+        )
+        object.accessState.remove(.fault)
+        object.loadedRecordOffset = 0
+        object.recordOffsetBound = bound
+        object.loadedGeneration = generation
+        registeredFaults = max(0, registeredFaults - 1)
     }
 
     // MARK: - Lazily loaded external data
@@ -477,9 +532,8 @@ public final class ManagedObjectContext {
         let fresh = entity.objectType.init()
         fresh.entity = entity
         fresh.key = object.key
-        guard let location = store.location(of: object.key),
-            let record = try? store.readObject(object.key)
-        else { return }
+        let (found, generation) = store.locationAndGeneration(of: object.key)
+        guard let location = found, let record = try? store.readObject(object.key) else { return }
         let decoded: Void? = record.payload.withUnsafeBytes { buffer in
             var reader = PayloadReader(buffer)
             return try? ObjectDecoder.decode(
@@ -499,6 +553,7 @@ public final class ManagedObjectContext {
         snapshots[object.key] = writer.bytes
         object.loadedRecordOffset = location.offset
         object.recordOffsetBound = 0
+        object.loadedGeneration = generation
     }
 
     // MARK: - Notifications

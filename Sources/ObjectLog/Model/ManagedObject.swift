@@ -37,8 +37,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// When the exact offset is not known: the values are from a record older than this
     /// offset (a save's commit offset, or the log's end before a scan).
     var recordOffsetBound: UInt64 = 0
+    /// The file generation ``loadedRecordOffset`` and ``recordOffsetBound`` refer to
+    /// (compaction moves records; the coordinator translates older offsets).
+    var loadedGeneration: UInt64 = 0
     /// Set while the model is probing an inverse key path.
     var probe: Probe?
+    /// What loads the object's values when its context is gone.
+    ///
+    /// A strong reference: the coordinator holds no contexts or objects, so there is no cycle,
+    /// and a fault outlives the context that fetched it.
+    var coordinator: PersistentStoreCoordinator?
+    /// The error of the last load of this object's values that failed, until
+    /// ``fulfillFault()`` reports it.
+    var loadError: ObjectLogError?
 
     /// Creates an object that belongs to no context yet; insert it with
     /// ``ManagedObjectContext/insert(_:)``.
@@ -133,10 +144,38 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// Loads the object's values from the store.
+    ///
+    /// Through the context when it still exists (which records a failure, see
+    /// ``ManagedObjectContext/faultError``), otherwise straight from the coordinator.
     final func fireFault() {
         accessState.remove(.fault)
-        guard let context = managedObjectContext else { return }
-        context.loadValues(of: self)
+        if let context = managedObjectContext {
+            context.loadValues(of: self)
+            return
+        }
+        guard let coordinator, let entity else { return }
+        do {
+            try coordinator.loadValues(of: self, entity: entity, context: nil)
+        } catch {
+            loadError = error
+        }
+    }
+
+    /// Loads the object's values now if it is a fault, and throws if they could not be loaded.
+    ///
+    /// Reading a property of a fault loads it too, but a property getter cannot throw: when the
+    /// store fails (an I/O error, a damaged record, an object deleted from the store), the
+    /// getter returns the property's default value and the error is kept, both here and on the
+    /// context (``ManagedObjectContext/faultError``), whose next ``ManagedObjectContext/save()``
+    /// or fetch throws it. Call this method before reading values you cannot afford to get
+    /// wrong, such as after the context that fetched the object is gone.
+    /// - Throws: ``ObjectLogError`` with code `store`, `corrupt` or `notFound`.
+    public func fulfillFault() throws(ObjectLogError) {
+        if isFault { fireFault() }
+        if let error = loadError {
+            loadError = nil
+            throw error
+        }
     }
 }
 

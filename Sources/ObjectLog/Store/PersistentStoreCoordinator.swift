@@ -162,6 +162,57 @@ public final class PersistentStoreCoordinator: Sendable {
         _ = state.withLock { $0.observers.removeValue(forKey: token) }
     }
 
+    // MARK: - Loading
+
+    /// Loads an object's saved values from the store into `object`.
+    ///
+    /// With a context, unread external data stays lazy (the context remembers where it is);
+    /// without one it is read at once.
+    /// - Throws: ``ObjectLogError/Code/notFound`` if the store no longer has the object,
+    ///   `store` if the store cannot read it, `corrupt` if its bytes cannot be decoded.
+    func loadValues(
+        of object: ManagedObject,
+        entity: EntityDescription,
+        context: ManagedObjectContext?
+    ) throws(ObjectLogError) {
+        let key = object.key
+        let (location, generation) = store.locationAndGeneration(of: key)
+        let record: (payload: [UInt8], blobs: [BlobID])?
+        do {
+            record = try store.readObject(key)
+        } catch {
+            throw ObjectLogError.store(error, "cannot load \(object.objectID)")
+        }
+        guard let location, let record else {
+            throw ObjectLogError(
+                .notFound,
+                "cannot fulfill the fault \(object.objectID): the store no longer has the object",
+                objectID: object.objectID
+            )
+        }
+        object.loadedRecordOffset = location.offset
+        object.recordOffsetBound = 0
+        object.loadedGeneration = generation
+        let source = RecordSource(store: store, key: key, context: context)
+        let failure: (any Error)? = record.payload.withUnsafeBytes { buffer in
+            var reader = PayloadReader(buffer)
+            do {
+                try ObjectDecoder.decode(&reader, into: object, entity: entity, source: source)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure {
+            if let error = failure as? ObjectLogError { throw error }
+            throw ObjectLogError(
+                .corrupt,
+                "cannot decode \(object.objectID): \(failure)",
+                objectID: object.objectID
+            )
+        }
+    }
+
     // MARK: - Commit
 
     /// An updated or deleted object whose record must not have changed since it was loaded.
@@ -171,6 +222,8 @@ public final class PersistentStoreCoordinator: Sendable {
         var expectedOffset: UInt64
         /// Without an exact offset: the loaded record was older than this offset.
         var offsetBound: UInt64
+        /// The file generation both offsets refer to.
+        var generation: UInt64
     }
 
     /// An object of an entity with uniqueness constraints, as a save leaves it.
@@ -192,71 +245,98 @@ public final class PersistentStoreCoordinator: Sendable {
         uniqueChanges: [UniqueChange],
         objectIDs: (ObjectKey) -> ObjectID,
         policy: MergePolicy
-    ) throws(ObjectLogError) -> (CommitInfo?, endOffset: UInt64, conflicts: [ObjectKey]) {
-        let result: Result<(CommitInfo?, UInt64, [ObjectKey]), ObjectLogError> = state.withLock {
-            state in
-            var conflicts: [ObjectKey] = []
-            if policy != .overwrite {
-                for check in lockChecks {
-                    let current = store.location(of: check.key)?.offset
-                    if check.expectedOffset != 0 {
-                        if current != check.expectedOffset { conflicts.append(check.key) }
-                    } else if check.offsetBound != 0 {
-                        // Any write after the one this context saw lies beyond the bound.
-                        if (current ?? .max) >= check.offsetBound { conflicts.append(check.key) }
+    ) throws(ObjectLogError) -> (
+        CommitInfo?, endOffset: UInt64, generation: UInt64, conflicts: [ObjectKey]
+    ) {
+        let result: Result<(CommitInfo?, UInt64, UInt64, [ObjectKey]), ObjectLogError> =
+            state
+            .withLock {
+                state in
+                var conflicts: [ObjectKey] = []
+                if policy != .overwrite {
+                    for var check in lockChecks {
+                        let (location, generation) = store.locationAndGeneration(of: check.key)
+                        let current = location?.offset
+                        if check.generation != generation {
+                            // Compaction moved the records since the context saw them; it keeps
+                            // their order, so the offsets translate. Untranslatable ones conflict.
+                            if check.expectedOffset != 0 {
+                                check.expectedOffset =
+                                    store.translateOffset(
+                                        check.expectedOffset,
+                                        from: check.generation,
+                                        exact: true
+                                    ) ?? .max
+                            } else if check.offsetBound != 0 {
+                                check.offsetBound =
+                                    store.translateOffset(
+                                        check.offsetBound,
+                                        from: check.generation,
+                                        exact: false
+                                    ) ?? 1
+                            }
+                        }
+                        if check.expectedOffset != 0 {
+                            if current != check.expectedOffset { conflicts.append(check.key) }
+                        } else if check.offsetBound != 0 {
+                            // Any write after the one this context saw lies beyond the bound.
+                            if (current ?? .max) >= check.offsetBound {
+                                conflicts.append(check.key)
+                            }
+                        }
+                    }
+                    if !conflicts.isEmpty, policy == .error {
+                        return .failure(
+                            ObjectLogError(
+                                .conflict,
+                                "optimistic locking failure: "
+                                    + conflicts.map { "\(objectIDs($0))" }.joined(separator: ", ")
+                                    + " changed in the store since this context loaded them",
+                                objectID: objectIDs(conflicts[0])
+                            )
+                        )
                     }
                 }
-                if !conflicts.isEmpty, policy == .error {
-                    return .failure(
-                        ObjectLogError(
-                            .conflict,
-                            "optimistic locking failure: "
-                                + conflicts.map { "\(objectIDs($0))" }.joined(separator: ", ")
-                                + " changed in the store since this context loaded them",
-                            objectID: objectIDs(conflicts[0])
-                        )
-                    )
-                }
-            }
-            var transaction = transaction
-            var uniqueChanges = uniqueChanges
-            if !conflicts.isEmpty {
-                let skipped = Set(conflicts)
-                var kept = Transaction()
-                for change in transaction.changes where !skipped.contains(change.key) {
-                    if change.isDelete {
-                        kept.delete(key: change.key, entity: change.entity)
-                    } else {
-                        kept.put(
-                            key: change.key,
-                            entity: change.entity,
-                            payload: change.payload,
-                            blobs: change.blobs,
-                            isInsert: change.isInsert
-                        )
+                var transaction = transaction
+                var uniqueChanges = uniqueChanges
+                if !conflicts.isEmpty {
+                    let skipped = Set(conflicts)
+                    var kept = Transaction()
+                    for change in transaction.changes where !skipped.contains(change.key) {
+                        if change.isDelete {
+                            kept.delete(key: change.key, entity: change.entity)
+                        } else {
+                            kept.put(
+                                key: change.key,
+                                entity: change.entity,
+                                payload: change.payload,
+                                blobs: change.blobs,
+                                isInsert: change.isInsert
+                            )
+                        }
                     }
+                    transaction = kept
+                    uniqueChanges.removeAll { skipped.contains($0.key) }
                 }
-                transaction = kept
-                uniqueChanges.removeAll { skipped.contains($0.key) }
+                if let error = checkUniqueness(uniqueChanges, state: &state, objectIDs: objectIDs) {
+                    return .failure(error)
+                }
+                if state.hasStagedMetadata { transaction.metadata = state.stagedMetadata }
+                guard !transaction.isEmpty else { return .success((nil, 0, 0, conflicts)) }
+                let info: CommitInfo
+                do {
+                    info = try store.commit(transaction)
+                } catch {
+                    return .failure(ObjectLogError(.store, "cannot commit the save: \(error)"))
+                }
+                state.hasStagedMetadata = false
+                state.stagedMetadata = [:]
+                applyUniqueness(uniqueChanges, state: &state)
+                // This process is the store's only writer and saves are serialised by this lock,
+                // so the log's end is the end of this transaction.
+                let (end, generation) = store.endAndGeneration
+                return .success((info, end, generation, conflicts))
             }
-            if let error = checkUniqueness(uniqueChanges, state: &state, objectIDs: objectIDs) {
-                return .failure(error)
-            }
-            if state.hasStagedMetadata { transaction.metadata = state.stagedMetadata }
-            guard !transaction.isEmpty else { return .success((nil, 0, conflicts)) }
-            let info: CommitInfo
-            do {
-                info = try store.commit(transaction)
-            } catch {
-                return .failure(ObjectLogError(.store, "cannot commit the save: \(error)"))
-            }
-            state.hasStagedMetadata = false
-            state.stagedMetadata = [:]
-            applyUniqueness(uniqueChanges, state: &state)
-            // This process is the store's only writer and saves are serialised by this lock,
-            // so the log's end is the end of this transaction.
-            return .success((info, store.fileBytes, conflicts))
-        }
         return try result.get()
     }
 

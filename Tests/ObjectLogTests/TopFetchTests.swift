@@ -1,0 +1,74 @@
+import Foundation
+import ObjectLog
+import Testing
+
+@Suite("Sorted fetches with a small limit keep only the best matches")
+struct TopFetchTests {
+    @Test("sort + limit + offset returns what a full sort would, with pending changes included")
+    func topMatchesEqualFullSort() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        var generator = SeededGenerator(seed: 42)
+        let setup = container.newContext()
+        for row in 0..<3000 {
+            let cell = Cell(context: setup)
+            cell.row = row
+            cell.column = Int.random(in: 0..<50, using: &generator)
+            cell.value = Double(Int.random(in: 0..<200, using: &generator))
+        }
+        try setup.save()
+
+        let context = container.newContext()
+        // Registered and changed objects, a pending insert and a pending delete.
+        let loaded = try context.fetch(
+            FetchRequest<Cell>(predicate: #Predicate { $0.row < 40 })
+        )
+        for cell in loaded.prefix(20) { cell.value = -Double(cell.row) }
+        context.delete(loaded[25])
+        let inserted = Cell(context: context)
+        inserted.row = 99_999
+        inserted.value = -1000
+
+        let sortBy = [SortDescriptor(\Cell.value), SortDescriptor(\Cell.column, order: .reverse)]
+        let predicate = #Predicate<Cell> { $0.value < 120 }
+        let all = try context.fetch(FetchRequest<Cell>(predicate: predicate, sortBy: sortBy))
+        #expect(all.count > 500)
+        for (offset, limit) in [(0, 1), (0, 10), (7, 30), (100, 64)] {
+            let top = try context.fetch(
+                FetchRequest<Cell>(
+                    predicate: predicate,
+                    sortBy: sortBy,
+                    fetchLimit: limit,
+                    fetchOffset: offset
+                )
+            )
+            let expected = Array(all[offset..<(offset + limit)])
+            #expect(
+                top.map(\.objectID) == expected.map(\.objectID),
+                "offset \(offset) limit \(limit)"
+            )
+            // Uniquing: the instances are the context's registered ones.
+            #expect(zip(top, expected).allSatisfy { $0 === $1 })
+        }
+        #expect(
+            try context.fetch(
+                FetchRequest<Cell>(predicate: predicate, sortBy: sortBy, fetchLimit: 1)
+            ).first === inserted
+        )
+
+        // Objects first seen by a limited fetch are registered and save like any other.
+        let fresh = container.newContext()
+        let best = try fresh.fetch(
+            FetchRequest<Cell>(predicate: predicate, sortBy: sortBy, fetchLimit: 5)
+        )
+        #expect(best.count == 5)
+        #expect(fresh.registeredObjects.count == 5)
+        for cell in best { cell.row += 100_000 }
+        try fresh.save()
+        let checker = container.newContext()
+        let again = try checker.fetch(
+            FetchRequest<Cell>(predicate: predicate, sortBy: sortBy, fetchLimit: 5)
+        )
+        #expect(again.map(\.objectID) == best.map(\.objectID))
+        #expect(again.allSatisfy { $0.row >= 100_000 })
+    }
+}
