@@ -169,4 +169,25 @@ struct FaultingTests {
         // Objects not asked for stay unregistered.
         #expect(context.registeredObjects.count == chosen.count)
     }
+
+    @Test("external data not yet read stays readable after the context is gone")
+    func externalDataOutlivesTheContext() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let writer = container.newContext()
+        let configuration = Configuration(context: writer)
+        configuration.name = "spots"
+        let thumbnail = Data(
+            (0..<(ExternalStorage.minimumByteCount * 2)).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        )
+        configuration.thumbnail = thumbnail
+        try writer.save()
+
+        let fetched = try container.newContext().fetch(
+            FetchRequest<Configuration>(predicate: #Predicate { $0.name == "spots" })
+        )
+        let found = try #require(fetched.first)
+        #expect(found.managedObjectContext == nil)
+        #expect(found.thumbnail == thumbnail)
+        try found.fulfillFault()
+    }
 }

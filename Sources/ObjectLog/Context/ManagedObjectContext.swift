@@ -66,6 +66,14 @@ public final class ManagedObjectContext {
         self.coordinator = coordinator
     }
 
+    deinit {
+        // Unread external data stays readable after the context is gone: the blob references
+        // move to the objects, which read them through the coordinator.
+        for (reference, external) in externalReferences {
+            registry[reference.key]?.detachedExternal[reference.propertyIndex] = external.blob
+        }
+    }
+
     /// Creates a context on a container's coordinator.
     public convenience init(container: PersistentContainer) {
         self.init(coordinator: container.coordinator)
@@ -381,7 +389,17 @@ public final class ManagedObjectContext {
     func loadExternalData(of object: ManagedObject, propertyIndex: Int) -> Data? {
         let key = ExternalDataKey(key: object.key, propertyIndex: propertyIndex)
         guard let reference = externalReferences.removeValue(forKey: key) else { return nil }
-        return try? store.readBlob(reference.blob)
+        do {
+            return try store.readBlob(reference.blob)
+        } catch {
+            let failure = ObjectLogError.store(
+                error,
+                "cannot read the external data of \(object.objectID)"
+            )
+            object.loadError = failure
+            recordFaultError(failure)
+            return nil
+        }
     }
 
     /// Loads a fault and records that a saved object is about to change.

@@ -124,10 +124,12 @@ public struct Attribute<Value> {
         let pending = object[keyPath: storageKeyPath].pendingExternal
         guard pending != 0 else { return }
         object[keyPath: storageKeyPath].pendingExternal = 0
-        let data = object.managedObjectContext?.loadExternalData(
-            of: object,
-            propertyIndex: Int(pending) - 1
-        )
+        let index = Int(pending) - 1
+        let data =
+            object.managedObjectContext.map {
+                $0.loadExternalData(of: object, propertyIndex: index)
+            }
+            ?? object.loadDetachedExternalData(propertyIndex: index)
         if let value = data as? Value { object[keyPath: storageKeyPath].value = value }
     }
 

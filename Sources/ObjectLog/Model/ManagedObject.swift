@@ -50,6 +50,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The error of the last load of this object's values that failed, until
     /// ``fulfillFault()`` reports it.
     var loadError: ObjectLogError?
+    /// Blobs of unread external data, by property index, once the context that knew them is
+    /// gone.
+    var detachedExternal: [Int: BlobID] = [:]
 
     /// Creates an object that belongs to no context yet; insert it with
     /// ``ManagedObjectContext/insert(_:)``.
@@ -158,6 +161,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             try coordinator.loadValues(of: self, entity: entity, context: nil)
         } catch {
             loadError = error
+        }
+    }
+
+    /// Reads unread external data after the object's context is gone; a failure is kept in
+    /// ``loadError``.
+    final func loadDetachedExternalData(propertyIndex: Int) -> Data? {
+        guard let blob = detachedExternal.removeValue(forKey: propertyIndex), let coordinator
+        else { return nil }
+        do {
+            return try coordinator.store.readBlob(blob)
+        } catch {
+            loadError = ObjectLogError.store(error, "cannot read the external data of \(objectID)")
+            return nil
         }
     }
 
