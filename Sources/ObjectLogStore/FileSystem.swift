@@ -106,6 +106,19 @@ extension StoreFile {
     }
 }
 
+/// Throws unless `path` names an existing regular file: the check every reader of a store
+/// file makes first, with the same errors (`.notFound`, or `.notAStore` for a directory or a
+/// special file).
+package func requireExistingStoreFile(_ path: String, fileSystem: any FileSystem) throws {
+    switch fileSystem.kind(of: path) {
+    case .missing: throw StoreError(.notFound, "no store file at this path", path: path)
+    case .directory:
+        throw StoreError(.notAStore, "is a directory, not an ObjectLog store", path: path)
+    case .other: throw StoreError(.notAStore, "is not a regular file", path: path)
+    case .regular: break
+    }
+}
+
 /// Splits a path into its directory and last component.
 package func directoryOf(_ path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }

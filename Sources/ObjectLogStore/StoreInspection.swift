@@ -121,13 +121,7 @@ public struct StoreInspection: Sendable {
     }
 
     package init(path: String, fileSystem: any FileSystem, checkBlobs: Bool = true) throws {
-        switch fileSystem.kind(of: path) {
-        case .missing: throw StoreError(.notFound, "no store file at this path", path: path)
-        case .directory:
-            throw StoreError(.notAStore, "is a directory, not an ObjectLog store", path: path)
-        case .other: throw StoreError(.notAStore, "is not a regular file", path: path)
-        case .regular: break
-        }
+        try requireExistingStoreFile(path, fileSystem: fileSystem)
         let file = try fileSystem.open(path, mode: .read)
         defer { file.close() }
         let size = try file.size()
