@@ -6,7 +6,7 @@ public struct RecordLocation: Sendable, Equatable {
     public var entity: EntityTag
     /// Offset of the put record's frame in the store file.
     public var offset: UInt64
-    /// Length of the put record's payload.
+    /// Length of the whole put record: its frame and payload.
     public var length: UInt32
 
     /// Creates a location.
@@ -26,6 +26,9 @@ package struct StoreIndex {
     package static let magic: [UInt8] = Array("OLINDEX\n".utf8)
     package static let fixedLength = 96
     package static let entryLength = 24
+    /// The index file's own version: 2 since entries hold whole record lengths (version 1
+    /// indexes held payload lengths and are ignored).
+    package static let version: UInt16 = 2
 
     package var storeUUID: UUID
     package var generation: UInt64
@@ -42,8 +45,8 @@ package struct StoreIndex {
     package func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: Self.fixedLength + entries.count * Self.entryLength + 4)
         writer.append(contentsOf: Self.magic)
-        writer.append(LogFormat.majorVersion)
-        writer.append(LogFormat.minorVersion)
+        writer.append(Self.version)
+        writer.append(UInt16(0))
         writer.append(UInt32(0))
         writer.append(contentsOf: uuidBytes(storeUUID))
         writer.append(generation)
@@ -82,7 +85,7 @@ package struct StoreIndex {
         guard bytes.count >= fixedLength + 4 else { return nil }
         return bytes.withUnsafeBytes { buffer -> StoreIndex? in
             guard buffer[0..<8].elementsEqual(magic),
-                UInt16(littleEndianBytesOf: buffer, at: 8) == LogFormat.majorVersion
+                UInt16(littleEndianBytesOf: buffer, at: 8) == version
             else { return nil }
             let count = UInt64(littleEndianBytesOf: buffer, at: 56)
             // The count must agree with the bytes present before anything is allocated for it.
