@@ -244,17 +244,17 @@ public final class LogStore: @unchecked Sendable {
             let bytes = try? indexFile.read(at: 0, count: Int(size))
         else { return nil }
         // Entries go straight into the keydir, sized from the count in the file (bounded by the
-        // bytes present).
+        // bytes present). The decoder checks keys are strictly ascending, so each is new.
         let declared = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 56) }
         var directory = KeyDirectory(
-            minimumCapacity: Int(min(declared, UInt64(bytes.count / StoreIndex.entryLength)))
+            minimumCapacity: Int(min(declared, UInt64(bytes.count / StoreIndex.minimumEntryLength)))
         )
         var counts = EntityCounter()
         guard
             let index = StoreIndex.decode(
                 bytes,
                 visit: { key, location in
-                    directory.updateValue(location, forKey: key)
+                    directory.insertUnique(key, location)
                     counts.add(location.entity, 1)
                 }
             ),
