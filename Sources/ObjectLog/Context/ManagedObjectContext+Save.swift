@@ -14,9 +14,13 @@ extension ManagedObjectContext {
         try throwFaultError()
         try runWillSaveHandlers()
         guard hasChanges || coordinator.hasMetadataChanges else { return }
-        let inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
+        var inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
         for object in inserted { object.willSave() }
         for object in Array(updatedMap.values) { object.willSave() }
+        if let changed = resolveUniquenessConflicts(among: inserted) {
+            for object in changed { object.willSave() }
+            inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
+        }
         let updated = Array(updatedMap.values)
         let deleted = Array(deletedMap.values)
         try validate(inserted: inserted, updated: updated, deleted: deleted)
