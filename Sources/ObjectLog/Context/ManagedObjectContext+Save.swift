@@ -4,8 +4,10 @@ extension ManagedObjectContext {
     /// Validates and writes every unsaved change as one atomic transaction.
     ///
     /// The save runs will-save handlers, calls ``ManagedObject/willSave()`` on changed objects,
-    /// validates (relationship counts, deny rules, uniqueness), checks optimistic locking per
-    /// ``mergePolicy``, and commits inserts, updates, deletes and metadata changes together.
+    /// resolves inserts that collide on a uniqueness constraint per ``mergePolicy`` (see
+    /// ``MergePolicy``), validates (relationship counts, deny rules, uniqueness), checks
+    /// optimistic locking per ``mergePolicy``, and commits inserts, updates, deletes and
+    /// metadata changes together.
     /// Saving without changes writes nothing.
     /// - Throws: ``ObjectLogError`` with code `validation`, `uniqueness` or `conflict` naming the
     ///   objects, properties and rules, or `store`. After a failure the store is unchanged and
