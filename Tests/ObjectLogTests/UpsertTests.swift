@@ -275,6 +275,68 @@ struct UpsertTests {
         #expect(stored.featured?.objectID == stock.objectID)
     }
 
+    @Test("overwrite: external data of the survivor is replaced, also when it was not read yet")
+    func overwriteExternalData() throws {
+        let fixture = UpsertFixture(kind: .file)
+        let container = try fixture.open()
+        let old = Data(repeating: 1, count: ExternalStorage.minimumByteCount + 10)
+        let new = Data(repeating: 2, count: ExternalStorage.minimumByteCount + 20)
+        let writer = container.newContext()
+        for name in ["Spots", "Waves"] {
+            let configuration = Configuration(context: writer)
+            configuration.name = name
+            configuration.thumbnail = old
+        }
+        try writer.save()
+
+        let context = container.newContext()
+        context.mergePolicy = .overwrite
+        // Loaded, with the thumbnails not read: the merge must not write the old blob back.
+        let loaded = try context.fetch(Configuration.self)
+        #expect(loaded.allSatisfy { !$0.name.isEmpty })
+        let spots = Configuration(context: context)
+        spots.name = "Spots"
+        spots.thumbnail = new
+        let waves = Configuration(context: context)
+        waves.name = "Waves"
+        try context.save()
+
+        let reader = container.newContext()
+        let thumbnails = Dictionary(
+            uniqueKeysWithValues: try reader.fetch(Configuration.self).map {
+                ($0.name, $0.thumbnail)
+            }
+        )
+        let expected: [String: Data?] = ["Spots": new, "Waves": nil]
+        #expect(thumbnails == expected)
+    }
+
+    @Test("other contexts merge an upsert as an update of the survivor")
+    func otherContextsMergeTheSurvivor() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let writer = container.newContext()
+        let original = Configuration(context: writer)
+        original.name = "Spots"
+        try writer.save()
+        let observer = container.newContext()
+        let observed = try #require(
+            try observer.existingObject(with: original.objectID) as? Configuration
+        )
+        #expect(!observed.isFault)
+        let context = container.newContext()
+        context.mergePolicy = .overwrite
+        var broadcast: ObjectChanges?
+        context.onDidSave { broadcast = $0 }
+        let imported = Configuration(context: context)
+        imported.name = "Spots"
+        imported.seed = 77
+        try context.save()
+        let changes = try #require(broadcast)
+        observer.mergeChanges(from: changes)
+        #expect(observed.seed == 77)
+        #expect(try observer.count(FetchRequest<Configuration>()) == 1)
+    }
+
     // MARK: - Store wins (.rollback)
 
     @Test(
