@@ -337,6 +337,53 @@ struct UpsertTests {
         #expect(try observer.count(FetchRequest<Configuration>()) == 1)
     }
 
+    @Test("an insert committed by another context during the save is resolved, not an error")
+    func concurrentInsertDuringSave() throws {
+        let container = try PersistentContainer.inMemory(for: [Ledger.self])
+        let setup = container.newContext()
+        let saved = Ledger(context: setup)
+        saved.code = "a"
+        try setup.save()
+
+        let context = container.newContext()
+        context.mergePolicy = .overwrite
+        let updating = Ledger(context: context)
+        updating.code = "a"
+        updating.amount = 1
+        let inserting = Ledger(context: context)
+        inserting.code = "b"
+        inserting.amount = 2
+        // The saved "a" gets `willSave()` after this save resolved its inserts and before it
+        // commits: the moment for another context to commit a "b" of its own.
+        let other = container.newContext()
+        var otherError: (any Error)?
+        var otherID: ObjectID?
+        Ledger.onWillSave = { object in
+            guard !object.isInserted, object.managedObjectContext === context else { return }
+            Ledger.onWillSave = nil
+            let competing = Ledger(context: other)
+            competing.code = "b"
+            competing.amount = 3
+            otherID = competing.objectID
+            do { try other.save() } catch { otherError = error }
+        }
+        defer { Ledger.onWillSave = nil }
+        var changes = ObjectChanges()
+        context.onDidSave { changes = $0 }
+        try context.save()
+
+        #expect(otherError == nil)
+        let competingID = try #require(otherID)
+        #expect(Set(changes.updated) == [saved.objectID, competingID])
+        #expect(changes.inserted.isEmpty)
+        let amounts = Dictionary(
+            uniqueKeysWithValues: try container.newContext().fetch(Ledger.self).map {
+                ($0.code, $0.amount)
+            }
+        )
+        #expect(amounts == ["a": 1, "b": 2])
+    }
+
     // MARK: - Store wins (.rollback)
 
     @Test(
@@ -605,4 +652,15 @@ final class Shelf: ManagedObject {
     @Attribute var name = ""
     @Relationship var stock: Set<Stock>
     @Relationship var featured: Stock?
+}
+
+/// An entity whose `willSave()` runs a test's closure, to act in the middle of a save.
+final class Ledger: ManagedObject {
+    @Attribute(.unique) var code = ""
+    @Attribute var amount = 0
+
+    /// Called from `willSave()`; only the concurrency test sets it.
+    nonisolated(unsafe) static var onWillSave: ((Ledger) -> Void)?
+
+    override func willSave() { Self.onWillSave?(self) }
 }

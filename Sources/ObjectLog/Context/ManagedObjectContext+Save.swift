@@ -19,10 +19,30 @@ extension ManagedObjectContext {
         var inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
         for object in inserted { object.willSave() }
         for object in Array(updatedMap.values) { object.willSave() }
-        if let changed = resolveUniquenessConflicts(among: inserted) {
-            for object in changed { object.willSave() }
-            inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
+        var resolved = resolveUniquenessConflicts(among: inserted)
+        for attempt in 1... {
+            if let changed = resolved {
+                for object in changed { object.willSave() }
+                inserted = insertedList.filter {
+                    $0.isInserted && $0.managedObjectContext === self
+                }
+            }
+            do {
+                return try writeChanges(inserted: inserted)
+            } catch {
+                // Another context's save can take a unique value between the resolution and
+                // the commit; under a merge policy, resolve that too instead of failing.
+                guard error.code == .uniqueness, attempt < 4 else { throw error }
+                resolved = resolveUniquenessConflicts(among: inserted)
+                guard resolved != nil else { throw error }
+            }
         }
+    }
+
+    /// Validates, encodes and commits the changes, then marks the objects saved and notifies.
+    ///
+    /// A failure leaves the context's changes and the store's objects as they were.
+    private func writeChanges(inserted: [ManagedObject]) throws(ObjectLogError) {
         let updated = Array(updatedMap.values)
         let deleted = Array(deletedMap.values)
         try validate(inserted: inserted, updated: updated, deleted: deleted)

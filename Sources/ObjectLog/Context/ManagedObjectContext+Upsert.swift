@@ -17,8 +17,8 @@ extension ManagedObjectContext {
     /// report.
     ///
     /// The store's side of the check reads the coordinator's uniqueness index; the commit checks
-    /// again under its lock, so a save that another context commits in between makes this save
-    /// fail with a uniqueness error instead of writing a duplicate.
+    /// again under its lock, so a save that another context commits in between cannot make this
+    /// one write a duplicate: its commit fails, and ``save()`` resolves again and retries.
     /// - Parameter inserted: The save's inserted objects, in insertion order.
     /// - Returns: `nil` if nothing collided; otherwise the objects the resolution newly marked as
     ///   updated (they have not had ``ManagedObject/willSave()`` called yet).

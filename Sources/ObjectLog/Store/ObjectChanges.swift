@@ -94,8 +94,8 @@ public struct ObjectChanges: Sendable, Hashable {
 /// handlers, and is a change of the context like any other: if the save then fails (a
 /// validation error, say), the survivor keeps the merged values as unsaved changes and
 /// ``ManagedObjectContext/rollback()`` discards them. If another context commits a colliding
-/// insert while this save runs, the commit's own uniqueness check catches it and the save fails
-/// with nothing written; saving again resolves it.
+/// insert while this save runs, the commit's own uniqueness check catches it, and the save
+/// resolves the new collision and commits again.
 public enum MergePolicy: Sendable, Hashable {
     /// Fail the save: a stale update or delete with a ``ObjectLogError/Code/conflict`` error naming
     /// the objects, a colliding insert with a ``ObjectLogError/Code/uniqueness`` error (default).
