@@ -556,6 +556,124 @@ struct UpsertTests {
         #expect(values == ["0,0": 0, "0,1": 0.5, "1,0": 0.75, "1,1": 0.25])
     }
 
+    // MARK: - Randomized
+
+    /// What the test expects a save to hold for one unique name.
+    struct Expected: Equatable {
+        var id: ObjectID
+        var seed: UInt64
+    }
+
+    @Test(
+        "random inserts of a few names, updates, deletes, saves and reopens agree with a model",
+        arguments: [MergePolicy.error, .overwrite, .rollback],
+        [1, 2, UInt64(Date().timeIntervalSince1970)]
+    )
+    func randomized(policy: MergePolicy, seed: UInt64) throws {
+        let steps =
+            ProcessInfo.processInfo.environment["OBJECTLOG_RANDOM_STEPS"].flatMap(Int.init) ?? 200
+        var generator = SeededGenerator(seed: seed)
+        let fixture = UpsertFixture(kind: .file)
+        var container = try fixture.open()
+        var changes: ObjectChanges?
+        func makeContext() -> ManagedObjectContext {
+            let context = container.newContext()
+            context.mergePolicy = policy
+            context.onDidSave { changes = $0 }
+            return context
+        }
+        var context = makeContext()
+        let names = ["a", "b", "c", "d", "e"]
+        var saved: [String: Expected] = [:]
+        var inserts: [(name: String, seed: UInt64, object: Configuration)] = []
+        var updates: [String: UInt64] = [:]
+        var deletes: Set<String> = []
+        let label = "seed \(seed), policy \(policy)"
+
+        for step in 0..<steps {
+            let roll = Int.random(in: 0..<100, using: &generator)
+            let name = names.randomElement(using: &generator) ?? "a"
+            let value = UInt64.random(in: 0..<1000, using: &generator)
+            if roll < 45 {
+                let object = Configuration(context: context)
+                object.name = name
+                object.seed = value
+                inserts.append((name, value, object))
+            } else if roll < 60, let id = saved[name]?.id, !deletes.contains(name) {
+                let object = try #require(context.object(with: id) as? Configuration)
+                object.seed = value
+                updates[name] = value
+            } else if roll < 68, let id = saved[name]?.id, !deletes.contains(name) {
+                context.delete(context.object(with: id))
+                deletes.insert(name)
+                updates[name] = nil
+            } else if roll < 95 {
+                var expected = saved.filter { !deletes.contains($0.key) }
+                for (name, value) in updates { expected[name]?.seed = value }
+                var updated = Set(updates.keys.compactMap { expected[$0]?.id })
+                var inserted: Set<ObjectID> = []
+                var collides = false
+                for insert in inserts {
+                    if let existing = expected[insert.name] {
+                        collides = true
+                        if policy == .overwrite {
+                            expected[insert.name]?.seed = insert.seed
+                            if !inserted.contains(existing.id) { updated.insert(existing.id) }
+                        }
+                    } else {
+                        expected[insert.name] = Expected(
+                            id: insert.object.objectID,
+                            seed: insert.seed
+                        )
+                        inserted.insert(insert.object.objectID)
+                    }
+                }
+                changes = nil
+                if policy == .error && collides {
+                    let error = try #require(throws: ObjectLogError.self, "\(label), step \(step)")
+                    {
+                        try context.save()
+                    }
+                    #expect(error.code == .uniqueness, "\(label), step \(step)")
+                    context.rollback()
+                } else {
+                    try context.save()
+                    saved = expected
+                    let hasChanges = !(inserts.isEmpty && updates.isEmpty && deletes.isEmpty)
+                    #expect((changes != nil) == hasChanges, "\(label), step \(step)")
+                    let reported = changes ?? ObjectChanges()
+                    #expect(Set(reported.inserted) == inserted, "\(label), step \(step)")
+                    #expect(Set(reported.updated) == updated, "\(label), step \(step)")
+                    #expect(reported.deleted.count == deletes.count, "\(label), step \(step)")
+                    for insert in inserts {
+                        #expect(
+                            insert.object.objectID == expected[insert.name]?.id,
+                            "\(label), step \(step): \(insert.name)"
+                        )
+                    }
+                }
+                inserts = []
+                updates = [:]
+                deletes = []
+                let stored = try container.newContext().fetch(Configuration.self)
+                let actual = Dictionary(
+                    stored.map { ($0.name, Expected(id: $0.objectID, seed: $0.seed)) },
+                    uniquingKeysWith: { first, _ in first }
+                )
+                #expect(stored.count == actual.count, "\(label), step \(step): duplicates")
+                #expect(actual == saved, "\(label), step \(step)")
+            } else {
+                context.rollback()
+                inserts = []
+                updates = [:]
+                deletes = []
+                try container.close()
+                container = try fixture.open()
+                context = makeContext()
+            }
+        }
+    }
+
     // MARK: - What stays an error
 
     @Test(
