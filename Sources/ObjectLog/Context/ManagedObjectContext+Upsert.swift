@@ -71,6 +71,7 @@ extension ManagedObjectContext {
             leaving.insert(object.key)
         }
         let insertValues = inserts.map(values(of:))
+        var resolutions: [(duplicate: ManagedObject, survivor: ManagedObject)] = []
         let saved = coordinator.savedUniqueHolders(
             entity: entity,
             values: insertValues,
@@ -95,11 +96,21 @@ extension ManagedObjectContext {
             guard holders.count == 1, let survivor = registeredObject(forKey: survivorKey),
                 survivor.entity === entity
             else { continue }
+            // The survivor ends with the duplicate's values, so later inserts see them.
+            if mergePolicy == .overwrite { claims.claim(values, for: survivorKey) }
+            resolutions.append((duplicate, survivor))
+        }
+        if mergePolicy == .overwrite,
+            resolutions.lazy.filter({ $0.survivor.isFault }).count >= Self.faultsBeforeBulkLoad
+        {
+            // One pass over the store instead of one read per survivor.
+            loadAllFaults(of: entity)
+        }
+        for (duplicate, survivor) in resolutions {
             let duplicateKey = duplicate.key
             if mergePolicy == .overwrite {
                 merge(duplicate, into: survivor, entity: entity)
-                claims.claim(values, for: survivorKey)
-                redirects[duplicateKey] = survivorKey
+                redirects[duplicateKey] = survivor.key
             } else {
                 clearRelationships(of: duplicate, entity: entity)
                 redirects[duplicateKey] = 0
@@ -108,7 +119,7 @@ extension ManagedObjectContext {
             insertedCount -= 1
             duplicate.lifecycle = []
             duplicate.managedObjectContext = nil
-            duplicate.key = survivorKey
+            duplicate.key = survivor.key
         }
     }
 
