@@ -562,10 +562,12 @@ struct UpsertTests {
     struct Expected: Equatable {
         var id: ObjectID
         var seed: UInt64
+        /// The steps of the object's snapshots.
+        var snapshots: Set<Int> = []
     }
 
     @Test(
-        "random inserts of a few names, updates, deletes, saves and reopens agree with a model",
+        "random inserts of a few names with snapshots, updates, deletes, saves and reopens agree with a model",
         arguments: [MergePolicy.error, .overwrite, .rollback],
         [1, 2, UInt64(Date().timeIntervalSince1970)]
     )
@@ -585,7 +587,10 @@ struct UpsertTests {
         var context = makeContext()
         let names = ["a", "b", "c", "d", "e"]
         var saved: [String: Expected] = [:]
-        var inserts: [(name: String, seed: UInt64, object: Configuration)] = []
+        var inserts: [(name: String, seed: UInt64, object: Configuration, snapshot: Int?)] = []
+        // Saved snapshots without a configuration, by step; every snapshot has its own step.
+        var orphans: Set<Int> = []
+        var nextStep = 0
         var updates: [String: UInt64] = [:]
         var deletes: Set<String> = []
         let label = "seed \(seed), policy \(policy)"
@@ -598,7 +603,15 @@ struct UpsertTests {
                 let object = Configuration(context: context)
                 object.name = name
                 object.seed = value
-                inserts.append((name, value, object))
+                var step: Int?
+                if Bool.random(using: &generator) {
+                    let snapshot = Snapshot(context: context)
+                    snapshot.step = nextStep
+                    snapshot.configuration = object
+                    step = nextStep
+                    nextStep += 1
+                }
+                inserts.append((name, value, object, step))
             } else if roll < 60, let id = saved[name]?.id, !deletes.contains(name) {
                 let object = try #require(context.object(with: id) as? Configuration)
                 object.seed = value
@@ -613,17 +626,23 @@ struct UpsertTests {
                 var updated = Set(updates.keys.compactMap { expected[$0]?.id })
                 var inserted: Set<ObjectID> = []
                 var collides = false
+                var expectedOrphans = orphans
                 for insert in inserts {
+                    let added = Set(insert.snapshot.map { [$0] } ?? [])
                     if let existing = expected[insert.name] {
                         collides = true
                         if policy == .overwrite {
                             expected[insert.name]?.seed = insert.seed
+                            expected[insert.name]?.snapshots.formUnion(added)
                             if !inserted.contains(existing.id) { updated.insert(existing.id) }
+                        } else {
+                            expectedOrphans.formUnion(added)
                         }
                     } else {
                         expected[insert.name] = Expected(
                             id: insert.object.objectID,
-                            seed: insert.seed
+                            seed: insert.seed,
+                            snapshots: added
                         )
                         inserted.insert(insert.object.objectID)
                     }
@@ -639,12 +658,25 @@ struct UpsertTests {
                 } else {
                     try context.save()
                     saved = expected
+                    orphans = expectedOrphans
                     let hasChanges = !(inserts.isEmpty && updates.isEmpty && deletes.isEmpty)
                     #expect((changes != nil) == hasChanges, "\(label), step \(step)")
                     let reported = changes ?? ObjectChanges()
-                    #expect(Set(reported.inserted) == inserted, "\(label), step \(step)")
-                    #expect(Set(reported.updated) == updated, "\(label), step \(step)")
-                    #expect(reported.deleted.count == deletes.count, "\(label), step \(step)")
+                    func configurations(_ ids: [ObjectID]) -> [ObjectID] {
+                        ids.filter { $0.entityName == "Configuration" }
+                    }
+                    #expect(
+                        Set(configurations(reported.inserted)) == inserted,
+                        "\(label), step \(step)"
+                    )
+                    #expect(
+                        Set(configurations(reported.updated)) == updated,
+                        "\(label), step \(step)"
+                    )
+                    #expect(
+                        configurations(reported.deleted).count == deletes.count,
+                        "\(label), step \(step)"
+                    )
                     for insert in inserts {
                         #expect(
                             insert.object.objectID == expected[insert.name]?.id,
@@ -655,13 +687,33 @@ struct UpsertTests {
                 inserts = []
                 updates = [:]
                 deletes = []
-                let stored = try container.newContext().fetch(Configuration.self)
+                let reader = container.newContext()
+                let stored = try reader.fetch(Configuration.self)
                 let actual = Dictionary(
-                    stored.map { ($0.name, Expected(id: $0.objectID, seed: $0.seed)) },
+                    stored.map {
+                        (
+                            $0.name,
+                            Expected(
+                                id: $0.objectID,
+                                seed: $0.seed,
+                                snapshots: Set($0.snapshots.map(\.step))
+                            )
+                        )
+                    },
                     uniquingKeysWith: { first, _ in first }
                 )
                 #expect(stored.count == actual.count, "\(label), step \(step): duplicates")
                 #expect(actual == saved, "\(label), step \(step)")
+                let snapshots = try reader.fetch(Snapshot.self)
+                #expect(
+                    Set(snapshots.filter { $0.configuration == nil }.map(\.step)) == orphans,
+                    "\(label), step \(step): orphans"
+                )
+                #expect(
+                    snapshots.count == orphans.count
+                        + saved.values.map(\.snapshots.count).reduce(0, +),
+                    "\(label), step \(step): snapshots"
+                )
             } else {
                 context.rollback()
                 inserts = []
