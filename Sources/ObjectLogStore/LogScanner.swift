@@ -1,11 +1,29 @@
 /// One record found by a ``LogScanner``.
+///
+/// Kept small (32 bytes): a scan holds one for every record of a transaction until its commit,
+/// and a bulk save's transaction has a million.
 package struct ScannedRecord: Sendable {
-    package var frame: RecordFrame
-    /// Offset of the record's frame in the file.
+    /// Offset of the record in the file.
     package var offset: UInt64
+    /// The object key (object records) or 0.
+    package var key: UInt64
+    /// The entity tag (object records) or 0.
+    package var entity: EntityTag
+    /// Bytes of the whole record.
+    package var length: UInt32
+    package var type: RecordType
+    package var flags: UInt8
 
-    package var type: RecordType { frame.type }
-    package var totalLength: UInt64 { UInt64(frame.totalLength) }
+    package init(frame: RecordFrame, offset: UInt64) {
+        self.offset = offset
+        key = frame.key
+        entity = frame.entity
+        length = UInt32(frame.totalLength)
+        type = frame.type
+        flags = frame.flags
+    }
+
+    package var totalLength: UInt64 { UInt64(length) }
 }
 
 /// One committed transaction found by a ``LogScanner``.

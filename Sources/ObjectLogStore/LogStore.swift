@@ -291,18 +291,18 @@ public final class LogStore: @unchecked Sendable {
             switch record.type {
             case .put:
                 let location = RecordLocation(
-                    entity: record.frame.entity,
+                    entity: record.entity,
                     offset: record.offset,
-                    length: UInt32(record.frame.totalLength)
+                    length: record.length
                 )
-                if let old = live.updateValue(location, forKey: record.frame.key) {
+                if let old = live.updateValue(location, forKey: record.key) {
                     counts.add(old.entity, -1)
                     recordBytes -= UInt64(old.length)
                 }
                 counts.add(location.entity, 1)
                 recordBytes += record.totalLength
             case .delete:
-                if let old = live.removeValue(forKey: record.frame.key) {
+                if let old = live.removeValue(forKey: record.key) {
                     counts.add(old.entity, -1)
                     recordBytes -= UInt64(old.length)
                 }

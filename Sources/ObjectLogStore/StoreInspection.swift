@@ -148,24 +148,24 @@ public struct StoreInspection: Sendable {
             onRecord: { record, payload in
                 // The scanner has checked the put's blob list before calling.
                 guard record.type == .put,
-                    let contents = PutContents(payload, flags: record.frame.flags, layout: layout)
+                    let contents = PutContents(payload, flags: record.flags, layout: layout)
                 else { return }
-                pendingBlobs[record.frame.key] = contents.blobs(in: payload)
+                pendingBlobs[record.key] = contents.blobs(in: payload)
             },
             onTransaction: { transaction in
                 var changedMetadata = false
                 for record in transaction.records {
                     switch record.type {
                     case .put:
-                        live[record.frame.key] = RecordLocation(
-                            entity: record.frame.entity,
+                        live[record.key] = RecordLocation(
+                            entity: record.entity,
                             offset: record.offset,
-                            length: UInt32(record.frame.totalLength)
+                            length: record.length
                         )
-                        blobsByKey[record.frame.key] = pendingBlobs[record.frame.key] ?? []
+                        blobsByKey[record.key] = pendingBlobs[record.key] ?? []
                     case .delete:
-                        live[record.frame.key] = nil
-                        blobsByKey[record.frame.key] = nil
+                        live[record.key] = nil
+                        blobsByKey[record.key] = nil
                     case .metadata:
                         metadataOffset = record.offset
                         changedMetadata = true
