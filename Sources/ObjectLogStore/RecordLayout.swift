@@ -120,6 +120,7 @@ package struct RecordFrame: Sendable {
         guard let type = RecordType(rawValue: bytes[4]) else {
             return .invalid("unknown record type \(bytes[4])")
         }
+        if type == .put, let frame = decodeCompactPut(bytes) { return .frame(frame) }
         var frame = RecordFrame(
             checksum: UInt32(littleEndianBytesOf: bytes, at: 0),
             type: type,
@@ -180,6 +181,46 @@ package struct RecordFrame: Sendable {
         }
         frame.payloadLength = UInt32(length)
         return .frame(frame)
+    }
+
+    /// A well-formed compact put frame, decoded without building an error description.
+    ///
+    /// Nil for anything else: the general path then says exactly what is wrong. Scans and
+    /// fetches decode a million of these.
+    @inline(__always)
+    private static func decodeCompactPut(_ bytes: UnsafeRawBufferPointer) -> RecordFrame? {
+        var position = 6
+        // The next varint of at most `maximumLength` bytes, or nil.
+        @inline(__always) func varint(_ maximumLength: Int) -> UInt64? {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            for _ in 0..<maximumLength {
+                guard position < bytes.count else { return nil }
+                let byte = bytes[position]
+                position += 1
+                // The tenth byte of a key may only carry its 64th bit.
+                if shift == 63 && byte > 1 { return nil }
+                value |= UInt64(byte & 0x7F) << shift
+                if byte & 0x80 == 0 { return value }
+                shift += 7
+            }
+            return nil
+        }
+        guard let entity = varint(5), let key = varint(10), let length = varint(4) else {
+            return nil
+        }
+        let fields = (entity, key, length)
+        guard fields.0 <= UInt64(UInt32.max), fields.2 <= UInt64(LogFormat.maximumPayloadLength)
+        else { return nil }
+        return RecordFrame(
+            checksum: UInt32(littleEndianBytesOf: bytes, at: 0),
+            type: .put,
+            flags: bytes[5],
+            entity: UInt32(fields.0),
+            key: fields.1,
+            payloadLength: UInt32(fields.2),
+            frameLength: position
+        )
     }
 
     /// The CRC-32 a record must carry: of all its bytes after the stored checksum.

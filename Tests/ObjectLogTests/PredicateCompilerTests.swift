@@ -53,4 +53,93 @@ struct PredicateCompilerTests {
             #expect(PredicateCompiler.compile(predicate, entity: entity) == nil)
         }
     }
+
+    @Test(
+        "a fetch from the store tests only the predicate's attributes, then decodes matches whole"
+    )
+    func partialDecoding() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory)
+        let entity = try #require(container.model.entity(for: Configuration.self))
+        let reads = try #require(
+            PredicateCompiler.compileWithReads(
+                #Predicate<Configuration> { $0.width < 0 && $0.isFavorite == true },
+                entity: entity
+            )?.reads
+        )
+        #expect(
+            reads.indices.filter { reads[$0] }.map { entity.accessors[$0].name }.sorted() == [
+                "isFavorite", "width",
+            ]
+        )
+        // Objects with every kind of property before and after the tested ones: strings, an
+        // optional URL, JSON, inline and external data, relationships.
+        var generator = SeededGenerator(seed: 9)
+        struct Expected: Equatable {
+            var name: String, width: Int32, isFavorite: Bool, notes: String?, thumbnail: Int
+            var render: RenderSettings, snapshots: Int
+        }
+        var expected: [Expected] = []
+        do {
+            let context = container.newContext()
+            for index in 0..<120 {
+                let configuration = Configuration(context: context)
+                configuration.name = "c\(index)"
+                configuration.width = Int32.random(in: -3...3, using: &generator)
+                configuration.isFavorite = Bool.random(using: &generator)
+                configuration.notes = index.isMultiple(of: 3) ? nil : "note \(index)"
+                configuration.homepage = URL(string: "https://example.com/\(index)")
+                configuration.render.palette = "p\(index % 4)"
+                let size = [0, 100, 20_000][index % 3]
+                configuration.thumbnail =
+                    size == 0 ? nil : Data(repeating: UInt8(index), count: size)
+                for step in 0..<(index % 3) {
+                    let snapshot = Snapshot(context: context)
+                    snapshot.step = step
+                    snapshot.configuration = configuration
+                }
+                expected.append(
+                    Expected(
+                        name: configuration.name,
+                        width: configuration.width,
+                        isFavorite: configuration.isFavorite,
+                        notes: configuration.notes,
+                        thumbnail: size,
+                        render: configuration.render,
+                        snapshots: index % 3
+                    )
+                )
+            }
+            try context.save()
+        }
+        let predicates: [(Predicate<Configuration>, (Expected) -> Bool)] = [
+            (
+                #Predicate { $0.width < 0 && $0.isFavorite == true },
+                { $0.width < 0 && $0.isFavorite }
+            ),
+            (#Predicate { $0.notes == nil || $0.width == 2 }, { $0.notes == nil || $0.width == 2 }),
+            (#Predicate { $0.isFavorite != true }, { !$0.isFavorite }),
+        ]
+        for (predicate, matches) in predicates {
+            // A fresh context each time (kept alive while its objects' relationships are read),
+            // so every object comes from the store.
+            let context = container.newContext()
+            let fetched = try context.fetch(FetchRequest<Configuration>(predicate: predicate))
+            let found = fetched.map { configuration in
+                Expected(
+                    name: configuration.name,
+                    width: configuration.width,
+                    isFavorite: configuration.isFavorite,
+                    notes: configuration.notes,
+                    thumbnail: configuration.thumbnail?.count ?? 0,
+                    render: configuration.render,
+                    snapshots: configuration.snapshots.count
+                )
+            }
+            #expect(
+                found.sorted { $0.name < $1.name }
+                    == expected.filter(matches).sorted { $0.name < $1.name }
+            )
+        }
+    }
 }

@@ -168,7 +168,15 @@ extension ManagedObjectContext {
         }
         let predicate = request.predicate
         let pending = request.includesPendingChanges
-        let compiled = predicate.flatMap { PredicateCompiler.compile($0, entity: entity) }
+        let compilation = predicate.flatMap {
+            PredicateCompiler.compileWithReads($0, entity: entity)
+        }
+        let compiled = compilation?.condition
+        // A compiled predicate that reads some of the properties: records are decoded that far
+        // first, and in full only when they match.
+        let predicateReads = compilation.flatMap { compilation in
+            compilation.reads.contains(false) ? compilation.reads : nil
+        }
         func evaluate(_ object: T) throws(ObjectLogError) -> Bool {
             if let compiled { return compiled(object) }
             guard let predicate else { return true }
@@ -210,15 +218,26 @@ extension ManagedObjectContext {
                     }
                 }
                 if needsValues {
-                    var reader = PayloadReader(buffer)
                     scratch.key = key
+                    if let predicateReads {
+                        var reader = PayloadReader(buffer)
+                        try ObjectDecoder.decode(
+                            &reader,
+                            into: scratch,
+                            entity: entity,
+                            only: predicateReads,
+                            source: nil
+                        )
+                        guard try evaluate(scratch) else { return }
+                    }
+                    var reader = PayloadReader(buffer)
                     try ObjectDecoder.decode(
                         &reader,
                         into: scratch,
                         entity: entity,
                         source: RecordSource(store: store, key: key, context: self)
                     )
-                    guard try evaluate(scratch) else {
+                    guard try predicateReads != nil || evaluate(scratch) else {
                         if registered == nil, entity.hasExternalData {
                             forgetExternalReferences(ofKey: key, entity: entity)
                         }

@@ -11,15 +11,38 @@ struct PredicateCompiler {
     let entity: EntityDescription
     /// The predicate's input variable.
     let variable: PredicateExpressions.VariableID
+    /// The payload indices of the attributes the compiled predicate reads.
+    private let reads = ReadIndices()
+
+    private final class ReadIndices {
+        var indices: Set<Int> = []
+    }
 
     /// The compiled predicate, or `nil` if part of it is not compilable.
     static func compile<T: ManagedObject>(
         _ predicate: Predicate<T>,
         entity: EntityDescription
     ) -> ((ManagedObject) -> Bool)? {
+        compileWithReads(predicate, entity: entity)?.condition
+    }
+
+    /// The compiled predicate and which properties (by payload index) it reads.
+    ///
+    /// `nil` if part of it is not compilable. A compiled predicate reads nothing else of its
+    /// object.
+    static func compileWithReads<T: ManagedObject>(
+        _ predicate: Predicate<T>,
+        entity: EntityDescription
+    ) -> (condition: (ManagedObject) -> Bool, reads: [Bool])? {
         let compiler = PredicateCompiler(entity: entity, variable: predicate.variable.key)
-        guard let expression = predicate.expression as? any CompilableCondition else { return nil }
-        return expression.compileCondition(compiler)
+        guard let expression = predicate.expression as? any CompilableCondition,
+            let condition = expression.compileCondition(compiler)
+        else { return nil }
+        var reads = [Bool](repeating: false, count: entity.accessors.count)
+        for index in compiler.reads.indices where reads.indices.contains(index) {
+            reads[index] = true
+        }
+        return (condition, reads)
     }
 
     /// The accessor of the attribute a key path on the input reads, if it reads exactly one.
@@ -39,7 +62,12 @@ struct PredicateCompiler {
         guard probe.reads == 1, probe.wrapped == keyPath, let offset = probe.offset else {
             return nil
         }
-        return entity.accessors.first { $0.offset == offset } as? NativeAttributeAccessor<Output>
+        guard
+            let accessor = entity.accessors.first(where: { $0.offset == offset })
+                as? NativeAttributeAccessor<Output>
+        else { return nil }
+        reads.indices.insert(accessor.index)
+        return accessor
     }
 }
 

@@ -66,6 +66,36 @@ enum ObjectDecoder {
         }
     }
 
+    /// Reads into `object` only the properties whose index `wanted` marks.
+    ///
+    /// The others are moved past (a property that cannot be skipped is decoded). The rest of
+    /// `object`'s storage keeps whatever it held.
+    static func decode(
+        _ reader: inout PayloadReader,
+        into object: ManagedObject,
+        entity: EntityDescription,
+        only wanted: [Bool],
+        source: RecordSource?
+    ) throws(ObjectLogError) {
+        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint()
+        }
+        guard count == UInt64(entity.accessors.count) else {
+            throw ObjectLogError(
+                .corrupt,
+                "payload of \(entity.name) has \(count) properties, the model has \(entity.accessors.count)"
+            )
+        }
+        // Stop after the last wanted property: the rest of the payload is not read at all.
+        guard let last = wanted.lastIndex(of: true) else { return }
+        for (index, accessor) in entity.accessors[...last].enumerated() {
+            if wanted[index] {
+                try accessor.decode(from: &reader, into: object, source: source)
+            } else if try !accessor.skip(from: &reader) {
+                try accessor.decode(from: &reader, into: object, source: source)
+            }
+        }
+    }
+
     /// Reads a payload into type-erased values by property name.
     static func decodeValues(
         _ reader: inout PayloadReader,

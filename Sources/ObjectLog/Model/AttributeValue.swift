@@ -57,11 +57,21 @@ public protocol AttributeValue: Codable {
     func encode(to writer: inout PayloadWriter)
     /// Reads a value written by ``encode(to:)``.
     static func decode(from reader: inout PayloadReader) throws(PayloadError) -> Self
+    /// Moves past a value written by ``encode(to:)`` without making it.
+    ///
+    /// Fetches use it to read only the attributes a predicate tests. The default decodes the
+    /// value and drops it.
+    static func skip(from reader: inout PayloadReader) throws(PayloadError)
 }
 
 extension AttributeValue {
     /// Non-optional types do not admit `nil`.
     public static var isOptionalType: Bool { false }
+
+    /// Decodes the value and drops it.
+    public static func skip(from reader: inout PayloadReader) throws(PayloadError) {
+        _ = try decode(from: &reader)
+    }
 }
 
 extension Bool: AttributeValue {
@@ -244,6 +254,10 @@ extension String: AttributeValue {
     public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> String {
         try reader.readString()
     }
+    /// Moves past the length and the bytes, without making a string.
+    public static func skip(from reader: inout PayloadReader) throws(PayloadError) {
+        _ = try reader.readLengthPrefixed()
+    }
 }
 
 extension Date: AttributeValue {
@@ -267,6 +281,10 @@ extension Data: AttributeValue {
     /// Reads a varint length and the bytes.
     public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> Data {
         try reader.readData()
+    }
+    /// Moves past the length and the bytes, without copying them.
+    public static func skip(from reader: inout PayloadReader) throws(PayloadError) {
+        _ = try reader.readLengthPrefixed()
     }
 }
 
@@ -321,6 +339,14 @@ extension Optional: AttributeValue where Wrapped: AttributeValue {
         switch try reader.readByte() {
         case 0: return nil
         case 1: return try Wrapped.decode(from: &reader)
+        case let byte: throw .malformed(offset: reader.offset - 1, "presence byte \(byte)")
+        }
+    }
+    /// Reads a presence byte, then moves past the wrapped value if present.
+    public static func skip(from reader: inout PayloadReader) throws(PayloadError) {
+        switch try reader.readByte() {
+        case 0: return
+        case 1: try Wrapped.skip(from: &reader)
         case let byte: throw .malformed(offset: reader.offset - 1, "presence byte \(byte)")
         }
     }

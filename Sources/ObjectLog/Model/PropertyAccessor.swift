@@ -70,6 +70,10 @@ class PropertyAccessor: @unchecked Sendable {
         throws(ObjectLogError)
     {}
 
+    /// Moves past the property in a payload without storing it; false if this kind of
+    /// property cannot be skipped (the caller decodes it instead).
+    func skip(from reader: inout PayloadReader) throws(ObjectLogError) -> Bool { false }
+
     /// Reads the property from a payload as a type-erased value (for committed values).
     func decodeValue(
         from reader: inout PayloadReader,
@@ -131,6 +135,11 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
             try Value.decode(from: &reader)
         }
         value(in: object).pointee = decoded
+    }
+
+    override func skip(from reader: inout PayloadReader) throws(ObjectLogError) -> Bool {
+        try ObjectLogError.wrapping { () throws(PayloadError) in try Value.skip(from: &reader) }
+        return true
     }
 
     override func decodeValue(
@@ -272,6 +281,21 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
         wrapper.pointee.pendingExternal = 0
     }
 
+    override func skip(from reader: inout PayloadReader) throws(ObjectLogError) -> Bool {
+        try ObjectLogError.wrapping { () throws(PayloadError) in
+            if Value.isOptionalType, try reader.readByte() == 0 { return }
+            let start = reader.offset
+            switch try reader.readByte() {
+            case 0: _ = try reader.readLengthPrefixed()
+            case 1:
+                _ = try reader.readRaw(count: LogFormat.blobIDLength)
+                _ = try reader.readVarint()
+            case let mode: throw .malformed(offset: start, "storage mode \(mode)")
+            }
+        }
+        return true
+    }
+
     override func decodeValue(
         from reader: inout PayloadReader,
         source: RecordSource?
@@ -333,6 +357,13 @@ final class CodableAttributeAccessor<Value: Codable>: PropertyAccessor, @uncheck
     ) throws(ObjectLogError) {
         let value = try decodeTyped(from: &reader)
         storage(object, as: Attribute<Value>.self).pointee.value = value
+    }
+
+    override func skip(from reader: inout PayloadReader) throws(ObjectLogError) -> Bool {
+        _ = try ObjectLogError.wrapping { () throws(PayloadError) in
+            try reader.readLengthPrefixed()
+        }
+        return true
     }
 
     private func decodeTyped(from reader: inout PayloadReader) throws(ObjectLogError) -> Value {
@@ -466,6 +497,14 @@ final class TypedRelationshipAccessor<Value: RelationshipValue>: RelationshipAcc
     ) throws(ObjectLogError) {
         let keys = try decodeKeys(from: &reader)
         setKeys(keys, of: object)
+    }
+
+    override func skip(from reader: inout PayloadReader) throws(ObjectLogError) -> Bool {
+        try ObjectLogError.wrapping { () throws(PayloadError) in
+            let count = isToMany ? try reader.readVarint() : 1
+            for _ in 0..<count { _ = try reader.readVarint() }
+        }
+        return true
     }
 
     private func decodeKeys(from reader: inout PayloadReader) throws(ObjectLogError) -> [ObjectKey]
