@@ -34,24 +34,6 @@ struct LevelRowStepper: BandStepper {
         return false
     }
 
-    /// Calls `body` with each start column of a row's vectors, the last overlapping the previous
-    /// one (harmless: the step reads only the source), or with every column of a narrow row.
-    @inline(__always)
-    private func forEachColumnGroup(vector: (Int) -> Void, single: (Int) -> Void) {
-        let width = source.width
-        if width >= lanes {
-            var x = 0
-            while x < width {
-                vector(min(x, width - lanes))
-                x += lanes
-            }
-        } else {
-            for x in 0..<width {
-                single(x)
-            }
-        }
-    }
-
     mutating func step(_ model: Model, _ parameters: Parameters, rows: Range<Int>) {
         switch model {
         case .grayScott:
@@ -67,6 +49,7 @@ struct LevelRowStepper: BandStepper {
     @inline(__always)
     private mutating func step<R: TwoChemicalRule>(_ rule: R, rows: Range<Int>) {
         guard let firstRow = rows.first else { return }
+        let width = source.width
         cache.start(at: firstRow, source: source)
         for y in rows {
             if y != firstRow {
@@ -76,21 +59,35 @@ struct LevelRowStepper: BandStepper {
             let second = cache.rows(1)
             let outFirst = target.row(0, y)
             let outSecond = target.row(1, y)
-            forEachColumnGroup(
-                vector: { x in
-                    let (a, b): (FloatVector, FloatVector) = rule.update(
-                        first.cross(x),
-                        second.cross(x)
-                    )
-                    Self.store(a, to: outFirst + x)
-                    Self.store(b, to: outSecond + x)
-                },
-                single: { x in
+
+            @inline(__always)
+            func vector(_ x: Int) {
+                let (a, b): (FloatVector, FloatVector) = rule.update(
+                    first.cross(x),
+                    second.cross(x)
+                )
+                Self.store(a, to: outFirst + x)
+                Self.store(b, to: outSecond + x)
+            }
+
+            if width >= lanes {
+                // The last vector overlaps the previous one (harmless: the step reads only the
+                // source) rather than leaving a scalar tail.
+                var x = 0
+                while x + lanes <= width {
+                    vector(x)
+                    x += lanes
+                }
+                if x < width {
+                    vector(width - lanes)
+                }
+            } else {
+                for x in 0..<width {
                     let (a, b): (Float, Float) = rule.update(first.cross(x), second.cross(x))
                     outFirst[x] = Unorm8.level(of: a)
                     outSecond[x] = Unorm8.level(of: b)
                 }
-            )
+            }
         }
     }
 
@@ -98,6 +95,7 @@ struct LevelRowStepper: BandStepper {
     @inline(__always)
     private mutating func step(_ rule: BelousovZhabotinskyRule, rows: Range<Int>) {
         guard let firstRow = rows.first else { return }
+        let width = source.width
         cache.start(at: firstRow, source: source)
         for y in rows {
             if y != firstRow {
@@ -109,18 +107,30 @@ struct LevelRowStepper: BandStepper {
             let outFirst = target.row(0, y)
             let outSecond = target.row(1, y)
             let outThird = target.row(2, y)
-            forEachColumnGroup(
-                vector: { x in
-                    let (a, b, c): (FloatVector, FloatVector, FloatVector) = rule.update(
-                        first.box(x),
-                        second.box(x),
-                        third.box(x)
-                    )
-                    Self.store(a, to: outFirst + x)
-                    Self.store(b, to: outSecond + x)
-                    Self.store(c, to: outThird + x)
-                },
-                single: { x in
+
+            @inline(__always)
+            func vector(_ x: Int) {
+                let (a, b, c): (FloatVector, FloatVector, FloatVector) = rule.update(
+                    first.box(x),
+                    second.box(x),
+                    third.box(x)
+                )
+                Self.store(a, to: outFirst + x)
+                Self.store(b, to: outSecond + x)
+                Self.store(c, to: outThird + x)
+            }
+
+            if width >= lanes {
+                var x = 0
+                while x + lanes <= width {
+                    vector(x)
+                    x += lanes
+                }
+                if x < width {
+                    vector(width - lanes)
+                }
+            } else {
+                for x in 0..<width {
                     let (a, b, c): (Float, Float, Float) = rule.update(
                         first.box(x),
                         second.box(x),
@@ -130,12 +140,15 @@ struct LevelRowStepper: BandStepper {
                     outSecond[x] = Unorm8.level(of: b)
                     outThird[x] = Unorm8.level(of: c)
                 }
-            )
+            }
         }
     }
 
     /// Stores the levels of `values` at `pointer`, which need not be aligned.
-    @inline(__always)
+    // `@_transparent` (inlined before any optimisation) rather than `@inline(__always)`, which
+    // the optimiser ignored here once the step function had grown large, leaving a call per
+    // vector that cost more than the conversion.
+    @_transparent
     private static func store(_ values: FloatVector, to pointer: UnsafeMutablePointer<UInt8>) {
         UnsafeMutableRawPointer(pointer).storeBytes(
             of: Unorm8.levels(of: values),

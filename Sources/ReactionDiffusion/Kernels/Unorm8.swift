@@ -26,15 +26,13 @@ enum Unorm8 {
     }
 
     /// The levels of 16 values, lane by lane exactly as ``level(of:)``.
-    @inline(__always)
+    @_transparent  // See `LevelRowStepper.store(_:to:)`.
     static func levels(of values: FloatVector) -> LevelVector {
-        // The same operations as the scalar version; LLVM folds the clamp into the narrowing
-        // store's masks (two compares, a masked `vpmovdb` and a masked byte move on AVX-512).
+        // The same operations as the scalar version; LLVM folds the clamp into the narrowing's
+        // masks (two compares, a masked `vpmovdb` and a masked byte move on AVX-512).
         let scaled = values.clampedToUnitInterval() * FloatVector(repeating: 255)
-        let bits = unsafeBitCast(
-            scaled + FloatVector(repeating: roundingBias),
-            to: SIMD16<UInt32>.self
-        )
+        let biased = scaled + FloatVector(repeating: roundingBias)
+        let bits = unsafeBitCast(biased, to: SIMD16<UInt32>.self)
         // Lane by lane rather than `init(truncatingIfNeeded:)`, which the standard library does
         // not inline (a call per vector); LLVM turns this loop into one `vpmovdb`.
         var result = LevelVector()
@@ -51,7 +49,7 @@ enum Unorm8 {
     }
 
     /// The values of 16 levels, lane by lane exactly as ``value(ofLevel:)``.
-    @inline(__always)
+    @_transparent  // See `LevelRowStepper.store(_:to:)`.
     static func values(ofLevels k: LevelVector) -> FloatVector {
         // Lane by lane for the same reason as in `levels(of:)`: `vpmovzxbd` + `vcvtdq2ps`.
         var integers = FloatVector()
