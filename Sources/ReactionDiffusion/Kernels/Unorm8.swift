@@ -28,11 +28,18 @@ enum Unorm8 {
     /// The levels of 16 values, lane by lane exactly as ``level(of:)``.
     @_transparent  // See `LevelRowStepper.store(_:to:)`.
     static func levels(of values: FloatVector) -> LevelVector {
-        // The same operations as the scalar version; LLVM folds the clamp into the narrowing's
-        // masks (two compares, a masked `vpmovdb` and a masked byte move on AVX-512).
-        let scaled = values.clampedToUnitInterval() * FloatVector(repeating: 255)
-        let biased = scaled + FloatVector(repeating: roundingBias)
-        let bits = unsafeBitCast(biased, to: SIMD16<UInt32>.self)
+        // The scalar version's result in fewer vector operations: NaN and values ≤ 0 become 0
+        // (`v > 0 ? v : 0`, the pattern of one `maxps`); the others are scaled and rounded
+        // without the upper clamp, and only then capped at the bias plus 255, which is where
+        // every value ≥ 1 lands (from 1·255 + 2²³ up to +∞). Values below 1 go through the
+        // scalar version's operations. LLVM folds both selections into compares and masks of
+        // the narrowing; the exhaustive test of `Field.quantizedToUnorm8()` checks every input.
+        let zero = FloatVector(repeating: 0)
+        let positive = zero.replacing(with: values, where: values .> zero)
+        let biased = positive * FloatVector(repeating: 255) + FloatVector(repeating: roundingBias)
+        let cap = FloatVector(repeating: 255 + roundingBias)
+        let capped = biased.replacing(with: cap, where: cap .< biased)
+        let bits = unsafeBitCast(capped, to: SIMD16<UInt32>.self)
         // Lane by lane rather than `init(truncatingIfNeeded:)`, which the standard library does
         // not inline (a call per vector); LLVM turns this loop into one `vpmovdb`.
         var result = LevelVector()
