@@ -3,7 +3,12 @@
 // same run. Goals (issue 5): Swift ≥ 0.8× C single-threaded; Swift on two cores ≥ 1.7× its own
 // single-threaded speed; unorm8 no slower than float32. The kernel rows compute every row, as
 // the peer does; the "skipping" rows show the solver's default, which leaves rows alone whose
-// neighbourhood did not change (exact, and most effective in unorm8).
+// neighbourhood did not change (exact, and most effective in unorm8). The unorm8 goal is judged
+// with every row computed (the fair comparison of kernels) and, separately, with skipping.
+//
+// Single-threaded rows also show the rate per CPU-second of the stepping thread: on a machine
+// shared with other work the wall clock counts, at random, time the thread spent waiting for a
+// core, and ratios of wall-clock rates then vary by ±30% from run to run.
 //
 //     objectlog-bench solver [--scale S] [--samples N] [--size N]
 //
@@ -238,14 +243,16 @@ private struct SolverBenchmark {
             let verdict = ratio >= target ? "met" : "NOT met"
             let text = String(format: "%.2f× (goal ≥ %.2f×)", ratio, target)
             print(
-                "  \(name.padding(toLength: 44, withPad: " ", startingAt: 0)) \(text)  \(verdict)"
+                "  \(name.padding(toLength: 52, withPad: " ", startingAt: 0)) \(text)  \(verdict)"
             )
         }
         func info(_ name: String, _ ratio: Double) {
             let text = String(format: "%.2f×", ratio)
-            print("  \(name.padding(toLength: 44, withPad: " ", startingAt: 0)) \(text)  (no goal)")
+            print("  \(name.padding(toLength: 52, withPad: " ", startingAt: 0)) \(text)  (no goal)")
         }
-        print("Ratios (best wall-clock rates; \"CPU\": best rates per CPU-second of the thread):")
+        print(
+            "Ratios of best rates by the wall clock; \"CPU\": per CPU-second of the stepping thread"
+        )
         goal("Swift / C, float32, 1 thread", swift1.best / c1.best, atLeast: 0.8)
         if cores >= 2 {
             goal(
@@ -256,16 +263,27 @@ private struct SolverBenchmark {
         } else {
             print("  Swift scaling: only 1 core, not measured")
         }
-        goal("Swift unorm8 / float32, 1 thread", unorm1.best / swift1.best, atLeast: 1.0)
-        goal("Swift unorm8 / float32, 1 thread, CPU", unorm1.cpuBest / swift1.cpuBest, atLeast: 1.0)
-        goal("Swift unorm8 / float32, \(cores) threads", unormN.best / swiftN.best, atLeast: 1.0)
+        // Issue 5's "unorm8 no slower than float32", fairly: every row computed in both.
+        goal("unorm8 / float32, every row, 1 thread", unorm1.best / swift1.best, atLeast: 1.0)
+        goal(
+            "unorm8 / float32, every row, 1 thread, CPU",
+            unorm1.cpuBest / swift1.cpuBest,
+            atLeast: 1.0
+        )
+        goal(
+            "unorm8 / float32, every row, \(cores) threads",
+            unormN.best / swiftN.best,
+            atLeast: 1.0
+        )
+        // The same with the solver's default, which skips rows that cannot change.
+        goal(
+            "unorm8 / float32, row skipping (default), \(cores) thr.",
+            skippingUnormN.best / skippingFloatN.best,
+            atLeast: 1.0
+        )
         info("Swift / C, float32, 1 thread, CPU", swift1.cpuBest / c1.cpuBest)
         info("Swift / C, float32, \(cores) threads", swiftN.best / cN.best)
         info("C peer \(cores) threads / 1 thread", cN.best / c1.best)
-        info(
-            "with row skipping: unorm8 / float32, \(cores) thr.",
-            skippingUnormN.best / skippingFloatN.best
-        )
         print(
             String(format: "  largest |Swift − C| after %d float32 steps: %.3g", steps, agreement())
         )
