@@ -78,6 +78,8 @@ def read_header(data):
     if data[:8] != MAGIC:
         raise Damage(0, "not an ObjectLog store")
     major, minor, length = struct.unpack_from("<HHI", data, 8)
+    if major not in (1, 2):
+        raise Damage(8, f"format version {major}.{minor} is not known")
     (m,) = struct.unpack_from("<I", data, 56)
     if not (60 + m + 4 <= length <= 60 + m + 4 + 512) or length > len(data):
         raise Damage(12, "bad header length")
@@ -87,6 +89,7 @@ def read_header(data):
     generation, next_key, base = struct.unpack_from("<QQQ", data, 32)
     return {
         "version": f"{major}.{minor}",
+        "major": major,
         "length": length,
         "uuid": str(uuid.UUID(bytes=bytes(data[16:32]))).upper(),
         "generation": generation,
@@ -96,20 +99,83 @@ def read_header(data):
     }
 
 
-def records(data, start):
-    """Yields (offset, crc, length, type, flags, entity, key, payload) until the data ends or is damaged."""
+def read_varint(data, pos, max_bytes):
+    """Decodes an unsigned LEB128 varint of at most max_bytes bytes; returns (value, next position)."""
+    value, shift = 0, 0
+    for i in range(max_bytes):
+        if pos + i >= len(data):
+            raise Damage(pos, "incomplete frame")
+        byte = data[pos + i]
+        value |= (byte & 0x7F) << shift
+        if byte & 0x80 == 0:
+            return value, pos + i + 1
+        shift += 7
+    raise Damage(pos, "malformed varint")
+
+
+def frame_v1(data, pos):
+    if len(data) - pos < 24:
+        raise Damage(pos, "incomplete frame")
+    crc, length, rtype, flags, reserved, entity, key = struct.unpack_from("<IIBBHIQ", data, pos)
+    if rtype not in (1, 2, 3, 4, 5) or reserved != 0:
+        raise Damage(pos, "bad frame")
+    return crc, length, rtype, flags, entity, key, 24
+
+
+def frame_v2(data, pos):
+    if len(data) - pos < 6:
+        raise Damage(pos, "incomplete frame")
+    crc, rtype, flags = struct.unpack_from("<IBB", data, pos)
+    p, entity, key, length = pos + 6, 0, 0, 0
+    if rtype in (1, 2):
+        entity, p = read_varint(data, p, 5)
+        key, p = read_varint(data, p, 10)
+        if entity > 0xFFFFFFFF or key > 0xFFFFFFFFFFFFFFFF:
+            raise Damage(pos, "bad frame")
+        if rtype == 1:
+            length, p = read_varint(data, p, 4)
+    elif rtype == 3:
+        length, p = read_varint(data, p, 4)
+    elif rtype == 4:
+        if len(data) - pos < 14:
+            raise Damage(pos, "incomplete frame")
+        (key,) = struct.unpack_from("<Q", data, p)
+        p, length = p + 8, 56
+    elif rtype == 5:
+        if len(data) - pos < 10:
+            raise Damage(pos, "incomplete frame")
+        (length,) = struct.unpack_from("<I", data, p)
+        p += 4
+    else:
+        raise Damage(pos, "bad frame")
+    return crc, length, rtype, flags, entity, key, p - pos
+
+
+def records(data, start, major):
+    """Yields (offset, crc, length, type, flags, entity, key, payload, frame length) until the data ends or is damaged."""
     pos = start
     while pos < len(data):
-        if len(data) - pos < 24:
-            raise Damage(pos, "incomplete frame")
-        crc, length, rtype, flags, reserved, entity, key = struct.unpack_from("<IIBBHIQ", data, pos)
-        if rtype not in (1, 2, 3, 4, 5) or reserved != 0 or length > MAX_PAYLOAD or pos + 24 + length > len(data):
+        crc, length, rtype, flags, entity, key, frame = (frame_v1 if major == 1 else frame_v2)(data, pos)
+        if length > MAX_PAYLOAD or pos + frame + length > len(data):
             raise Damage(pos, "bad frame")
-        payload = data[pos + 24 : pos + 24 + length]
-        if zlib.crc32(payload, zlib.crc32(data[pos + 4 : pos + 24])) != crc:
+        if zlib.crc32(data[pos + 4 : pos + frame + length]) != crc:
             raise Damage(pos, "CRC mismatch")
-        yield pos, crc, length, rtype, flags, entity, key, payload
-        pos += 24 + length
+        yield pos, crc, length, rtype, flags, entity, key, data[pos + frame : pos + frame + length], frame
+        pos += frame + length
+
+
+def put_contents(payload, flags, major):
+    """Splits a put's payload into (blob digests in hex, value bytes)."""
+    if major == 1:
+        (b,) = struct.unpack_from("<H", payload, 0)
+        p = 2
+    elif flags & 2:
+        b, p = read_varint(payload, 0, 10)
+    else:
+        b, p = 0, 0
+    if p + 32 * b > len(payload):
+        raise Damage(0, "put too short for its blobs")
+    return [payload[p + 32 * i : p + 32 * i + 32].hex() for i in range(b)], payload[p + 32 * b :]
 
 
 def read_store(data):
@@ -120,7 +186,8 @@ def read_store(data):
     txn_start = header["length"]
     damage = None
     try:
-        for offset, crc, length, rtype, flags, entity, key, payload in records(data, header["length"]):
+        major = header["major"]
+        for offset, crc, length, rtype, flags, entity, key, payload, frame in records(data, header["length"], major):
             if rtype != 4:
                 pending.append((offset, rtype, flags, entity, key, payload))
                 continue
@@ -132,9 +199,8 @@ def read_store(data):
                 raise Damage(offset, "commit does not match its transaction")
             for r_offset, r_type, r_flags, r_entity, r_key, r_payload in pending:
                 if r_type == 1:
-                    (b,) = struct.unpack_from("<H", r_payload, 0)
-                    blobs = [r_payload[2 + 32 * i : 34 + 32 * i].hex() for i in range(b)]
-                    live[r_key] = {"entity": r_entity, "value": r_payload[2 + 32 * b :].hex(), "blobs": blobs}
+                    blobs, value = put_contents(r_payload, r_flags, major)
+                    live[r_key] = {"entity": r_entity, "value": value.hex(), "blobs": blobs}
                 elif r_type == 2:
                     live.pop(r_key, None)
                 elif r_type == 3:
@@ -147,7 +213,7 @@ def read_store(data):
                  "inserted": ins, "updated": upd, "deleted": dele, "records": count, "compaction": bool(compaction)}
             )
             pending = []
-            txn_start = offset + 24 + length
+            txn_start = offset + frame + length
         if pending:
             raise Damage(txn_start, "last transaction has no commit")
     except Damage as error:
@@ -185,7 +251,8 @@ def annotate(data):
         line(60 + m, data[60 + m : 60 + m + 8], f"zero padding to offset {h - 4} ({h - 64 - m} bytes, shown in part)")
     line(h - 4, data[h - 4 : h], f"header CRC 0x{struct.unpack_from('<I', data, h - 4)[0]:08X} over bytes 0..{h - 5}")
     names = {1: "put", 2: "delete", 3: "metadata", 4: "commit", 5: "padding"}
-    for offset, crc, length, rtype, flags, entity, key, payload in records(data, header["length"]):
+    major = header["major"]
+    for offset, crc, length, rtype, flags, entity, key, payload, frame in records(data, header["length"], major):
         if rtype == 1 and flags & 1:
             what = "put (insert)"
         elif rtype == 1:
@@ -196,15 +263,33 @@ def annotate(data):
             what = names[rtype]
         out.append(what.upper() if rtype == 4 else what)
         line(offset, data[offset : offset + 4], f"CRC 0x{crc:08X}")
-        line(offset + 4, data[offset + 4 : offset + 8], f"L = {length}")
-        line(offset + 8, data[offset + 8 : offset + 12], f"type {rtype}, flags {flags}, reserved 0")
-        line(offset + 12, data[offset + 12 : offset + 16], f"entity {entity}")
-        line(offset + 16, data[offset + 16 : offset + 24], f"key {key}")
-        p = offset + 24
+        if major == 1:
+            line(offset + 4, data[offset + 4 : offset + 8], f"L = {length}")
+            line(offset + 8, data[offset + 8 : offset + 12], f"type {rtype}, flags {flags}, reserved 0")
+            line(offset + 12, data[offset + 12 : offset + 16], f"entity {entity}")
+            line(offset + 16, data[offset + 16 : offset + 24], f"key {key}")
+        else:
+            line(offset + 4, data[offset + 4 : offset + 6], f"type {rtype}, flags {flags}")
+            fields = []
+            if rtype in (1, 2):
+                fields = [("entity", entity), ("key", key)] + ([("L", length)] if rtype == 1 else [])
+            elif rtype == 3:
+                fields = [("L", length)]
+            p = offset + 6
+            for name, value in fields:
+                _, end = read_varint(data, p, 10)
+                line(p, data[p:end], f"{name} = {value} (varint)")
+                p = end
+            if rtype == 4:
+                line(p, data[p : p + 8], f"transaction number {key}")
+            elif rtype == 5:
+                line(p, data[p : p + 4], f"L = {length}")
+        p = offset + frame
         if rtype == 1:
-            (b,) = struct.unpack_from("<H", payload, 0)
-            line(p, payload[:2], f"{b} blobs")
-            line(p + 2 + 32 * b, payload[2 + 32 * b :], f"value {bytes(payload[2 + 32 * b:])!r}")
+            blobs, value = put_contents(payload, flags, major)
+            if major == 1:
+                line(p, payload[:2], f"{len(blobs)} blobs")
+            line(p + len(payload) - len(value), value, f"value {bytes(value)!r}")
         elif rtype == 3:
             line(p, payload, f"metadata {json.dumps(decode_dictionary(payload))}")
         elif rtype == 5:

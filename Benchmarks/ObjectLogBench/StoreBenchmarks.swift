@@ -465,6 +465,23 @@ private func runChild(_ arguments: [String]) {
                 try updater.save()
             }
             try container.close()
+        case ("insert", 3):
+            // Workload 1 alone into a new store, for profiling by hand: `insert PATH COUNT`.
+            let records = makeRecords(Int(arguments[2]) ?? 1_000_000)
+            let container = try PersistentContainer(path: arguments[1], for: [BenchItem.self])
+            seconds = try measure {
+                let context = container.newContext()
+                for record in records {
+                    let item = BenchItem(context: context)
+                    item.number = Int(record.id)
+                    item.name = record.name
+                    item.value = record.value
+                    item.count = Int(record.count)
+                    item.created = record.created
+                }
+                try context.save()
+            }
+            try container.close()
         case ("sqlite-fetch-all", 2):
             seconds = measure {
                 let peer = SQLitePeer(path: arguments[1])

@@ -47,13 +47,22 @@ private func fuzzHeader(_ bytes: [UInt8]) {
 
 private func fuzzRecords(_ bytes: [UInt8]) {
     guard let (_, file) = memoryFile(bytes) else { return }
-    var scanner = LogScanner(
-        file: file,
-        path: "/f.olog",
-        fileSize: UInt64(bytes.count),
-        windowSize: 4096
-    )
-    _ = try? scanner.scan(from: 0, lastNumber: 0, onRecord: { _, _ in }, onTransaction: { _ in })
+    // The same bytes as records of both layouts (format 1's fixed frames, format 2's compact).
+    for layout in [RecordLayout.fixed, .compact] {
+        var scanner = LogScanner(
+            file: file,
+            path: "/f.olog",
+            fileSize: UInt64(bytes.count),
+            layout: layout,
+            windowSize: 4096
+        )
+        _ = try? scanner.scan(
+            from: 0,
+            lastNumber: 0,
+            onRecord: { _, _ in },
+            onTransaction: { _ in }
+        )
+    }
 }
 
 private func fuzzOpen(_ bytes: [UInt8]) {

@@ -35,6 +35,23 @@ package struct ByteWriter {
         bytes.append(contentsOf: sequence)
     }
 
+    /// Appends `value` as an unsigned LEB128 varint: 7 bits per byte, low group first, the high
+    /// bit set on every byte but the last.
+    package mutating func appendVarint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
+    /// The number of bytes ``appendVarint(_:)`` writes for `value`.
+    package static func varintLength(_ value: UInt64) -> Int {
+        // Safe: a UInt64 has at most 64 significant bits, so this is 1 to 10.
+        max(1, (64 - value.leadingZeroBitCount + 6) / 7)
+    }
+
     /// Overwrites four bytes at `offset` with `value`, little-endian.
     package mutating func patch(_ value: UInt32, at offset: Int) {
         for index in 0..<4 {
@@ -106,6 +123,41 @@ package struct ByteReader {
     package mutating func skip(_ count: Int) throws(Underflow) {
         _ = try take(count)
     }
+}
+
+/// The outcome of decoding a varint from a buffer that may end early.
+package enum VarintDecoding {
+    /// The value and the number of bytes it took.
+    case value(UInt64, length: Int)
+    /// The buffer ends inside the varint.
+    case incomplete
+    /// More than `maximumLength` bytes, or a value that overflows 64 bits.
+    case malformed
+}
+
+/// Decodes an unsigned LEB128 varint at `offset` in `buffer`, reading at most `maximumLength`
+/// bytes (10 for 64 bits, 5 for 32) and never past the buffer's end.
+@inline(__always)
+package func decodeVarint(
+    _ buffer: UnsafeRawBufferPointer,
+    at offset: Int,
+    maximumLength: Int = 10
+) -> VarintDecoding {
+    var value: UInt64 = 0
+    var shift: UInt64 = 0
+    var position = offset
+    while position < buffer.count {
+        let byte = buffer[position]
+        let group = UInt64(byte & 0x7F)
+        // The tenth byte may only carry the 64th bit.
+        if shift == 63 && group > 1 { return .malformed }
+        value |= group << shift
+        position += 1
+        if byte & 0x80 == 0 { return .value(value, length: position - offset) }
+        shift += 7
+        if position - offset >= maximumLength { return .malformed }
+    }
+    return .incomplete
 }
 
 extension FixedWidthInteger {

@@ -93,12 +93,10 @@ extension FileSystem {
 extension StoreFile {
     /// Reads exactly `count` bytes at `offset`, or fewer at the end of the file.
     package func read(at offset: UInt64, count: Int) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let got = try bytes.withUnsafeMutableBytes { buffer in
-            try read(into: buffer, at: offset)
+        // Not zeroed first: only the bytes read become part of the array.
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = try read(into: UnsafeMutableRawBufferPointer(buffer), at: offset)
         }
-        if got < count { bytes.removeLast(count - got) }
-        return bytes
     }
 
     package func write(_ bytes: [UInt8], at offset: UInt64) throws {

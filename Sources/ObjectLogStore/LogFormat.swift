@@ -1,25 +1,23 @@
 import Foundation
 
-/// Constants and fixed layouts of the store file format, version 1.0 (FORMAT.md).
+/// Constants and fixed layouts of the store file format, version 2.0 (FORMAT.md); version 1.0
+/// files are read and written too.
 package enum LogFormat {
     /// The first eight bytes of every store file: `OBJLOG\r\n`.
     package static let magic: [UInt8] = [0x4F, 0x42, 0x4A, 0x4C, 0x4F, 0x47, 0x0D, 0x0A]
-    /// The format major version this code writes; files with a higher major are refused.
-    package static let majorVersion: UInt16 = 1
+    /// The format major version this code creates; files with a higher major are refused, and
+    /// files of major 1 are read and appended to in their own layout (see ``RecordLayout``).
+    package static let majorVersion: UInt16 = 2
     /// The format minor version this code writes; higher minors of the same major are readable.
     package static let minorVersion: UInt16 = 0
     /// Bytes of the header before the metadata dictionary.
     package static let headerFixedLength = 60
     /// The largest metadata dictionary encoding accepted (16 MiB).
     package static let maximumMetadataLength = 16 << 20
-    /// Bytes of a record frame before its payload.
-    package static let frameLength = 24
     /// The largest record payload accepted (64 MiB); larger values belong in external blobs.
     package static let maximumPayloadLength = 64 << 20
     /// Bytes of a commit record's payload.
     package static let commitPayloadLength = 56
-    /// Bytes of a whole commit record.
-    package static let commitRecordLength = frameLength + commitPayloadLength
     /// The last eight bytes of every commit record: `OLCOMMIT`, so the last commit can be found
     /// by scanning backwards from the end of the file.
     package static let commitTrailer: [UInt8] = Array("OLCOMMIT".utf8)
@@ -55,131 +53,6 @@ package enum RecordType: UInt8, Sendable {
     case commit = 4
     /// Filler that makes a transaction end on a sector boundary; its payload means nothing.
     case padding = 5
-}
-
-/// Flags of a put record.
-package enum PutFlags {
-    /// The put inserts a new object (otherwise it updates one).
-    package static let insert: UInt8 = 1
-}
-
-/// Flags of a commit record.
-package enum CommitFlags {
-    /// The commit closes a compaction's copy of the live state; it is not a user transaction.
-    package static let compaction: UInt8 = 1
-}
-
-/// The decoded fixed part of a record.
-package struct RecordFrame: Sendable {
-    package var checksum: UInt32
-    package var payloadLength: UInt32
-    package var type: UInt8
-    package var flags: UInt8
-    package var reserved: UInt16
-    package var entity: UInt32
-    package var key: UInt64
-
-    /// Decodes the 24 frame bytes at the start of `bytes`.
-    package init(_ bytes: UnsafeRawBufferPointer) {
-        checksum = UInt32(littleEndianBytesOf: bytes, at: 0)
-        payloadLength = UInt32(littleEndianBytesOf: bytes, at: 4)
-        type = bytes[8]
-        flags = bytes[9]
-        reserved = UInt16(littleEndianBytesOf: bytes, at: 10)
-        entity = UInt32(littleEndianBytesOf: bytes, at: 12)
-        key = UInt64(littleEndianBytesOf: bytes, at: 16)
-    }
-
-    /// The CRC-32 a record with this frame and `payload` must carry: bytes 4..<24 of the
-    /// frame, then the payload.
-    package static func checksum(
-        frame: UnsafeRawBufferPointer,
-        payload: UnsafeRawBufferPointer
-    ) -> UInt32 {
-        if let frameBase = frame.baseAddress, frame.count == LogFormat.frameLength,
-            payload.baseAddress == frameBase + LogFormat.frameLength || payload.isEmpty
-        {
-            // Frame and payload side by side in one buffer: one pass.
-            return CRC32.checksum(
-                UnsafeRawBufferPointer(start: frameBase + 4, count: 20 + payload.count)
-            )
-        }
-        let head = CRC32.checksum(
-            UnsafeRawBufferPointer(rebasing: frame[4..<LogFormat.frameLength])
-        )
-        return CRC32.checksum(payload, continuing: head)
-    }
-}
-
-/// Appends one framed record to `writer`.
-package func appendRecord(
-    type: RecordType,
-    flags: UInt8 = 0,
-    entity: UInt32 = 0,
-    key: UInt64 = 0,
-    payload: UnsafeRawBufferPointer,
-    into writer: inout ByteWriter
-) {
-    let start = writer.count
-    writer.append(UInt32(0))  // checksum, patched below
-    writer.append(UInt32(payload.count))
-    writer.append(type.rawValue)
-    writer.append(flags)
-    writer.append(UInt16(0))
-    writer.append(entity)
-    writer.append(key)
-    writer.append(contentsOf: payload)
-    let checksum = writer.bytes.withUnsafeBytes { buffer in
-        RecordFrame.checksum(
-            frame: UnsafeRawBufferPointer(
-                rebasing: buffer[start..<(start + LogFormat.frameLength)]
-            ),
-            payload: UnsafeRawBufferPointer(rebasing: buffer[(start + LogFormat.frameLength)...])
-        )
-    }
-    writer.patch(checksum, at: start)
-}
-
-/// Appends one framed put record: the blob list and the object's value form the payload.
-package func appendPutRecord(
-    key: UInt64,
-    entity: UInt32,
-    flags: UInt8,
-    blobs: [BlobID],
-    payload: [UInt8],
-    into writer: inout ByteWriter
-) {
-    let start = writer.count
-    writer.append(UInt32(0))  // checksum, patched below
-    writer.append(UInt32(2 + blobs.count * LogFormat.blobIDLength + payload.count))
-    writer.append(RecordType.put.rawValue)
-    writer.append(flags)
-    writer.append(UInt16(0))
-    writer.append(entity)
-    writer.append(key)
-    writer.append(UInt16(blobs.count))
-    for blob in blobs { writer.append(contentsOf: blob.bytes) }
-    writer.append(contentsOf: payload)
-    let checksum = writer.bytes.withUnsafeBytes { buffer in
-        CRC32.checksum(UnsafeRawBufferPointer(rebasing: buffer[(start + 4)...]))
-    }
-    writer.patch(checksum, at: start)
-}
-
-/// Appends a padding record so that a commit record appended next ends on a sector boundary.
-///
-/// `writer`'s bytes start at file offset `base`. Appends nothing when it already will.
-package func appendPaddingBeforeCommit(base: UInt64, into writer: inout ByteWriter) {
-    let sector = LogFormat.sectorSize
-    let end = Int(
-        (base + UInt64(writer.count) + UInt64(LogFormat.commitRecordLength)) % UInt64(sector)
-    )
-    guard end != 0 else { return }
-    var gap = sector - end
-    // A padding record needs at least its frame.
-    if gap < LogFormat.frameLength { gap += sector }
-    let zeros = [UInt8](repeating: 0, count: gap - LogFormat.frameLength)
-    zeros.withUnsafeBytes { appendRecord(type: .padding, payload: $0, into: &writer) }
 }
 
 /// The payload of a commit record.
@@ -275,6 +148,9 @@ package struct StoreHeader: Sendable, Equatable {
     /// Total header bytes; records start here.
     package var length: Int = 0
 
+    /// How the file's records are framed (the header's major version is checked when read).
+    package var layout: RecordLayout { RecordLayout(majorVersion: majorVersion) ?? .compact }
+
     package init(
         storeUUID: UUID,
         generation: UInt64,
@@ -343,7 +219,7 @@ package struct StoreHeader: Sendable, Equatable {
         return try fixed.withUnsafeBytes { buffer in
             let major = UInt16(littleEndianBytesOf: buffer, at: 8)
             let minor = UInt16(littleEndianBytesOf: buffer, at: 10)
-            guard major <= LogFormat.majorVersion else {
+            guard major >= 1, major <= LogFormat.majorVersion else {
                 throw StoreError(
                     .unsupportedVersion,
                     "format version \(major).\(minor) is newer than this library reads (\(LogFormat.majorVersion).x)",

@@ -1,11 +1,29 @@
 /// One record found by a ``LogScanner``.
+///
+/// Kept small (32 bytes): a scan holds one for every record of a transaction until its commit,
+/// and a bulk save's transaction has a million.
 package struct ScannedRecord: Sendable {
-    package var frame: RecordFrame
-    /// Offset of the record's frame in the file.
+    /// Offset of the record in the file.
     package var offset: UInt64
+    /// The object key (object records) or 0.
+    package var key: UInt64
+    /// The entity tag (object records) or 0.
+    package var entity: EntityTag
+    /// Bytes of the whole record.
+    package var length: UInt32
+    package var type: RecordType
+    package var flags: UInt8
 
-    package var type: RecordType { RecordType(rawValue: frame.type)! }
-    package var totalLength: UInt64 { UInt64(LogFormat.frameLength) + UInt64(frame.payloadLength) }
+    package init(frame: RecordFrame, offset: UInt64) {
+        self.offset = offset
+        key = frame.key
+        entity = frame.entity
+        length = UInt32(frame.totalLength)
+        type = frame.type
+        flags = frame.flags
+    }
+
+    package var totalLength: UInt64 { UInt64(length) }
 }
 
 /// One committed transaction found by a ``LogScanner``.
@@ -21,7 +39,8 @@ package struct ScannedTransaction: Sendable {
     package var isCompaction: Bool
 
     /// Offset just past the commit record.
-    package var endOffset: UInt64 { commitOffset + UInt64(LogFormat.commitRecordLength) }
+    package var endOffset: UInt64
+
 }
 
 /// Damage found where a record should be.
@@ -54,14 +73,22 @@ package struct LogScanner {
     private let file: any StoreFile
     private let path: String
     private let fileSize: UInt64
+    private let layout: RecordLayout
     private var window: [UInt8] = []
     private var windowStart: UInt64 = 0
     private let windowSize: Int
 
-    package init(file: any StoreFile, path: String, fileSize: UInt64, windowSize: Int = 8 << 20) {
+    package init(
+        file: any StoreFile,
+        path: String,
+        fileSize: UInt64,
+        layout: RecordLayout,
+        windowSize: Int = 8 << 20
+    ) {
         self.file = file
         self.path = path
         self.fileSize = fileSize
+        self.layout = layout
         self.windowSize = windowSize
     }
 
@@ -141,38 +168,40 @@ package struct LogScanner {
         }
 
         while offset < fileSize {
-            guard let frameAt = try ensure(offset, LogFormat.frameLength) else {
+            let available = Int(min(UInt64(layout.maximumFrameLength), fileSize - offset))
+            guard let frameAt = try ensure(offset, available) else {
+                return try damage("incomplete record frame")
+            }
+            let decoded = window.withUnsafeBytes {
+                RecordFrame.decode(
+                    UnsafeRawBufferPointer(rebasing: $0[frameAt..<(frameAt + available)]),
+                    layout: layout
+                )
+            }
+            let frame: RecordFrame
+            switch decoded {
+            case .frame(let found): frame = found
+            case .incomplete:
                 return try damage(
                     "incomplete record frame (\(fileSize - offset) bytes before the end of the file)"
                 )
+            case .invalid(let reason): return try damage(reason)
             }
-            let frame = window.withUnsafeBytes {
-                RecordFrame(
-                    UnsafeRawBufferPointer(
-                        rebasing: $0[frameAt..<(frameAt + LogFormat.frameLength)]
-                    )
-                )
-            }
-            guard let type = RecordType(rawValue: frame.type), frame.reserved == 0 else {
-                return try damage("unknown record type \(frame.type) or nonzero reserved bits")
-            }
-            guard Int(frame.payloadLength) <= LogFormat.maximumPayloadLength else {
-                return try damage("record length \(frame.payloadLength) exceeds the format's limit")
-            }
-            let total = LogFormat.frameLength + Int(frame.payloadLength)
+            let type = frame.type
+            let total = frame.totalLength
+            let frameLength = frame.frameLength
             guard let recordAt = try ensure(offset, total) else {
                 return try damage("record of \(total) bytes runs past the end of the file")
             }
             let (computed, problem): (UInt32, String?) = window.withUnsafeBytes { buffer in
-                let frameBytes = UnsafeRawBufferPointer(
-                    rebasing: buffer[recordAt..<(recordAt + LogFormat.frameLength)]
-                )
                 let payload = UnsafeRawBufferPointer(
-                    rebasing: buffer[(recordAt + LogFormat.frameLength)..<(recordAt + total)]
+                    rebasing: buffer[(recordAt + frameLength)..<(recordAt + total)]
                 )
                 return (
-                    RecordFrame.checksum(frame: frameBytes, payload: payload),
-                    Self.structuralProblem(type: type, frame: frame, payload: payload)
+                    RecordFrame.checksum(
+                        of: UnsafeRawBufferPointer(rebasing: buffer[recordAt..<(recordAt + total)])
+                    ),
+                    Self.structuralProblem(frame: frame, payload: payload, layout: layout)
                 )
             }
             guard checksumsMatch(frame.checksum, computed) else {
@@ -186,7 +215,7 @@ package struct LogScanner {
                 let commit = window.withUnsafeBytes {
                     CommitPayload(
                         UnsafeRawBufferPointer(
-                            rebasing: $0[(recordAt + LogFormat.frameLength)..<(recordAt + total)]
+                            rebasing: $0[(recordAt + frameLength)..<(recordAt + total)]
                         )
                     )!
                 }
@@ -206,7 +235,8 @@ package struct LogScanner {
                     commitOffset: offset,
                     commitChecksum: frame.checksum,
                     records: pending,
-                    isCompaction: isCompaction
+                    isCompaction: isCompaction,
+                    endOffset: offset + UInt64(total)
                 )
                 try onTransaction(transaction)
                 if !isCompaction { outcome.lastNumber = frame.key }
@@ -222,7 +252,7 @@ package struct LogScanner {
                             record,
                             UnsafeRawBufferPointer(
                                 rebasing: buffer[
-                                    (recordAt + LogFormat.frameLength)..<(recordAt + total)
+                                    (recordAt + frameLength)..<(recordAt + total)
                                 ]
                             )
                         )
@@ -240,16 +270,14 @@ package struct LogScanner {
 
     /// A structural problem with a record whose checksum is valid, or nil.
     private static func structuralProblem(
-        type: RecordType,
         frame: RecordFrame,
-        payload: UnsafeRawBufferPointer
+        payload: UnsafeRawBufferPointer,
+        layout: RecordLayout
     ) -> String? {
-        switch type {
+        switch frame.type {
         case .put:
-            guard payload.count >= 2 else { return "put record too short for its blob count" }
-            let blobs = Int(UInt16(littleEndianBytesOf: payload, at: 0))
-            guard payload.count >= 2 + blobs * LogFormat.blobIDLength else {
-                return "put record names \(blobs) blobs but is too short for them"
+            guard PutContents(payload, flags: frame.flags, layout: layout) != nil else {
+                return "put record too short for the blob list it declares"
             }
             return frame.key == 0 ? "put record with key 0" : nil
         case .delete:
@@ -304,8 +332,8 @@ package struct LogScanner {
                     bytes[index..<(index + trailer.count)].elementsEqual(trailer)
                 {
                     let end = chunkStart + UInt64(index + trailer.count)
-                    if end >= UInt64(LogFormat.commitRecordLength),
-                        end - UInt64(LogFormat.commitRecordLength) > offset,
+                    if end >= UInt64(layout.commitRecordLength),
+                        end - UInt64(layout.commitRecordLength) > offset,
                         let commit = try commitRecord(endingAt: end)
                     {
                         found.append((commit.firstRecordOffset, end))
@@ -320,28 +348,16 @@ package struct LogScanner {
 
     /// The commit record ending at `end`, if one with a valid checksum is there.
     package func commitRecord(endingAt end: UInt64) throws -> CommitPayload? {
-        guard end >= UInt64(LogFormat.commitRecordLength), end <= fileSize else { return nil }
-        let bytes = try file.read(
-            at: end - UInt64(LogFormat.commitRecordLength),
-            count: LogFormat.commitRecordLength
-        )
-        guard bytes.count == LogFormat.commitRecordLength else { return nil }
+        let length = layout.commitRecordLength
+        guard end >= UInt64(length), end <= fileSize else { return nil }
+        let bytes = try file.read(at: end - UInt64(length), count: length)
+        guard bytes.count == length else { return nil }
         return bytes.withUnsafeBytes { buffer -> CommitPayload? in
-            let frame = RecordFrame(buffer)
-            guard frame.type == RecordType.commit.rawValue, frame.reserved == 0,
-                Int(frame.payloadLength) == LogFormat.commitPayloadLength
+            guard case .frame(let frame) = RecordFrame.decode(buffer, layout: layout),
+                frame.type == .commit, frame.totalLength == length,
+                checksumsMatch(frame.checksum, RecordFrame.checksum(of: buffer))
             else { return nil }
-            let payload = UnsafeRawBufferPointer(rebasing: buffer[LogFormat.frameLength...])
-            let frameBytes = UnsafeRawBufferPointer(rebasing: buffer[0..<LogFormat.frameLength])
-            guard
-                checksumsMatch(
-                    frame.checksum,
-                    RecordFrame.checksum(frame: frameBytes, payload: payload)
-                )
-            else {
-                return nil
-            }
-            return CommitPayload(payload)
+            return CommitPayload(UnsafeRawBufferPointer(rebasing: buffer[frame.frameLength...]))
         }
     }
 }

@@ -154,7 +154,12 @@ public final class LogStore: @unchecked Sendable {
         }
         indexState = state
 
-        var scanner = LogScanner(file: file, path: path, fileSize: fileSize)
+        var scanner = LogScanner(
+            file: file,
+            path: path,
+            fileSize: fileSize,
+            layout: header.layout
+        )
         let outcome = try scanner.scan(from: start, lastNumber: lastNumber) { transaction in
             self.apply(transaction)
         }
@@ -239,17 +244,17 @@ public final class LogStore: @unchecked Sendable {
             let bytes = try? indexFile.read(at: 0, count: Int(size))
         else { return nil }
         // Entries go straight into the keydir, sized from the count in the file (bounded by the
-        // bytes present).
+        // bytes present). The decoder checks keys are strictly ascending, so each is new.
         let declared = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 56) }
         var directory = KeyDirectory(
-            minimumCapacity: Int(min(declared, UInt64(bytes.count / StoreIndex.entryLength)))
+            minimumCapacity: Int(min(declared, UInt64(bytes.count / StoreIndex.minimumEntryLength)))
         )
         var counts = EntityCounter()
         guard
             let index = StoreIndex.decode(
                 bytes,
                 visit: { key, location in
-                    directory.updateValue(location, forKey: key)
+                    directory.insertUnique(key, location)
                     counts.add(location.entity, 1)
                 }
             ),
@@ -258,15 +263,15 @@ public final class LogStore: @unchecked Sendable {
         else { return nil }
         if index.coveredLength > UInt64(header.length) {
             // The index names the commit it ends at; the log must still have exactly that commit.
-            let start = index.coveredLength - UInt64(LogFormat.commitRecordLength)
+            let layout = header.layout
+            let start = index.coveredLength - UInt64(layout.commitRecordLength)
             guard start >= UInt64(header.length),
-                let frameBytes = try? file.read(at: start, count: LogFormat.frameLength),
-                frameBytes.count == LogFormat.frameLength,
-                frameBytes.withUnsafeBytes({ RecordFrame($0).checksum })
+                let checksumBytes = try? file.read(at: start, count: 4),
+                checksumBytes.count == 4,
+                checksumBytes.withUnsafeBytes({ UInt32(littleEndianBytesOf: $0, at: 0) })
                     == index.lastCommitChecksum,
-                (try? LogScanner(file: file, path: path, fileSize: fileSize).commitRecord(
-                    endingAt: index.coveredLength
-                )) != nil
+                (try? LogScanner(file: file, path: path, fileSize: fileSize, layout: layout)
+                    .commitRecord(endingAt: index.coveredLength)) != nil
             else { return nil }
         }
         return (index, directory, counts)
@@ -286,20 +291,20 @@ public final class LogStore: @unchecked Sendable {
             switch record.type {
             case .put:
                 let location = RecordLocation(
-                    entity: record.frame.entity,
+                    entity: record.entity,
                     offset: record.offset,
-                    length: record.frame.payloadLength
+                    length: record.length
                 )
-                if let old = live.updateValue(location, forKey: record.frame.key) {
+                if let old = live.updateValue(location, forKey: record.key) {
                     counts.add(old.entity, -1)
-                    recordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
+                    recordBytes -= UInt64(old.length)
                 }
                 counts.add(location.entity, 1)
                 recordBytes += record.totalLength
             case .delete:
-                if let old = live.removeValue(forKey: record.frame.key) {
+                if let old = live.removeValue(forKey: record.key) {
                     counts.add(old.entity, -1)
-                    recordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
+                    recordBytes -= UInt64(old.length)
                 }
             case .metadata:
                 metadataOffset = record.offset
@@ -319,7 +324,7 @@ public final class LogStore: @unchecked Sendable {
 
     private func readMetadataRecord(at offset: UInt64) throws -> Metadata {
         let (frame, payload) = try readRecord(at: offset, file: file)
-        guard frame.type == RecordType.metadata.rawValue else {
+        guard frame.type == .metadata else {
             throw StoreError(
                 .corrupt,
                 "the latest metadata offset does not point at a metadata record",
@@ -334,56 +339,66 @@ public final class LogStore: @unchecked Sendable {
                 .corrupt,
                 "metadata record: \(error.reason)",
                 path: path,
-                offset: offset + UInt64(LogFormat.frameLength + error.position)
+                offset: offset + UInt64(frame.frameLength + error.position)
             )
         }
     }
 
-    /// Reads and checks one whole record.
+    /// Reads and checks one whole record; returns its frame and payload.
     private func readRecord(at offset: UInt64, file: any StoreFile) throws -> (RecordFrame, [UInt8])
     {
-        let frameBytes = try file.read(at: offset, count: LogFormat.frameLength)
-        guard frameBytes.count == LogFormat.frameLength else {
-            throw StoreError(
-                .corrupt,
-                "record frame runs past the end of the file",
-                path: path,
-                offset: offset
+        let (frame, record) = try Self.readRecord(
+            at: offset,
+            file: file,
+            path: path,
+            layout: header.layout
+        ).get()
+        return (frame, Array(record[frame.frameLength...]))
+    }
+
+    /// Reads and checks the record at `offset`: its frame, bounds and checksum.
+    ///
+    /// Returns the frame and the whole record's bytes, or the reason it is damaged.
+    package static func readRecord(
+        at offset: UInt64,
+        file: any StoreFile,
+        path: String,
+        layout: RecordLayout,
+        limit: UInt64? = nil
+    ) throws -> Result<(RecordFrame, [UInt8]), StoreError> {
+        func damaged(_ reason: String) -> Result<(RecordFrame, [UInt8]), StoreError> {
+            .failure(StoreError(.corrupt, reason, path: path, offset: offset))
+        }
+        let head = try file.read(at: offset, count: layout.maximumFrameLength)
+        let frame: RecordFrame
+        switch head.withUnsafeBytes({ RecordFrame.decode($0, layout: layout) }) {
+        case .frame(let found): frame = found
+        case .incomplete: return damaged("record frame runs past the end of the file")
+        case .invalid(let reason): return damaged(reason)
+        }
+        if let limit, offset + UInt64(frame.totalLength) > limit {
+            return damaged("record runs past the end of its transaction")
+        }
+        var record = head
+        if record.count >= frame.totalLength {
+            record.removeLast(record.count - frame.totalLength)
+        } else {
+            let rest = try file.read(
+                at: offset + UInt64(record.count),
+                count: frame.totalLength - record.count
             )
+            record += rest
+            guard record.count == frame.totalLength else {
+                return damaged("record runs past the end of the file")
+            }
         }
-        let frame = frameBytes.withUnsafeBytes { RecordFrame($0) }
-        guard Int(frame.payloadLength) <= LogFormat.maximumPayloadLength else {
-            throw StoreError(
-                .corrupt,
-                "record length \(frame.payloadLength) exceeds the format's limit",
-                path: path,
-                offset: offset
-            )
-        }
-        let payload = try file.read(
-            at: offset + UInt64(LogFormat.frameLength),
-            count: Int(frame.payloadLength)
-        )
-        guard payload.count == Int(frame.payloadLength) else {
-            throw StoreError(
-                .corrupt,
-                "record runs past the end of the file",
-                path: path,
-                offset: offset
-            )
-        }
-        let computed = frameBytes.withUnsafeBytes { frameBuffer in
-            payload.withUnsafeBytes { RecordFrame.checksum(frame: frameBuffer, payload: $0) }
-        }
+        let computed = record.withUnsafeBytes { RecordFrame.checksum(of: $0) }
         guard checksumsMatch(frame.checksum, computed) else {
-            throw StoreError(
-                .corrupt,
-                "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
-                path: path,
-                offset: offset
+            return damaged(
+                "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))"
             )
         }
-        return (frame, payload)
+        return .success((frame, record))
     }
 
     // MARK: - Reading
@@ -466,7 +481,9 @@ public final class LogStore: @unchecked Sendable {
     /// About how many bytes the store would take after compaction: the header, the live objects'
     /// records and one commit record.
     public var liveBytes: UInt64 {
-        locked { UInt64(header.length) + liveRecordBytes + UInt64(LogFormat.commitRecordLength) }
+        locked {
+            UInt64(header.length) + liveRecordBytes + UInt64(header.layout.commitRecordLength)
+        }
     }
 
     /// Counts of what this handle has done since it was opened.
@@ -534,38 +551,31 @@ public final class LogStore: @unchecked Sendable {
     ///
     /// - Throws: ``StoreError`` `.corrupt` (naming the offset) if the record is damaged, `.io`.
     public func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])? {
-        let found: (RecordLocation, any StoreFile)? = try locked {
+        let found: (RecordLocation, any StoreFile, RecordLayout)? = try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
-            return live[key].map { ($0, file) }
+            return live[key].map { ($0, file, header.layout) }
         }
-        guard let (location, file) = found else { return nil }
-        let (_, payload) = try readRecord(at: location.offset, file: file)
-        return try splitPut(payload, offset: location.offset)
-    }
-
-    private func splitPut(
-        _ payload: [UInt8],
-        offset: UInt64
-    ) throws -> (payload: [UInt8], blobs: [BlobID]) {
-        guard payload.count >= 2 else {
-            throw StoreError(.corrupt, "put record too short", path: path, offset: offset)
+        guard let (location, file, layout) = found else { return nil }
+        let (frame, record) = try Self.readRecord(
+            at: location.offset,
+            file: file,
+            path: path,
+            layout: layout
+        ).get()
+        return try record.withUnsafeBytes { record in
+            let buffer = UnsafeRawBufferPointer(rebasing: record[frame.frameLength...])
+            guard frame.type == .put,
+                let contents = PutContents(buffer, flags: frame.flags, layout: layout)
+            else {
+                throw StoreError(
+                    .corrupt,
+                    "put record too short for its blobs",
+                    path: path,
+                    offset: location.offset
+                )
+            }
+            return (Array(buffer[contents.valueStart...]), contents.blobs(in: buffer))
         }
-        let count = Int(UInt16(payload[0]) | UInt16(payload[1]) << 8)
-        let start = 2 + count * LogFormat.blobIDLength
-        guard payload.count >= start else {
-            throw StoreError(
-                .corrupt,
-                "put record too short for its blobs",
-                path: path,
-                offset: offset
-            )
-        }
-        var blobs: [BlobID] = []
-        for index in 0..<count {
-            let from = 2 + index * LogFormat.blobIDLength
-            blobs.append(BlobID(bytes: Array(payload[from..<(from + LogFormat.blobIDLength)]))!)
-        }
-        return (Array(payload[start...]), blobs)
     }
 
     /// Calls `body` with every live object of `entity` (every entity when nil), reading the
@@ -583,7 +593,7 @@ public final class LogStore: @unchecked Sendable {
         let windowShift = Self.windowShift
         // A bucket sort by window: a comparison sort of a million offsets cost as much as
         // decoding the objects.
-        let (items, file, end): ([Item], any StoreFile, UInt64) = try locked {
+        let (items, file, end, layout): ([Item], any StoreFile, UInt64, RecordLayout) = try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
             let buckets = Int(endOffset >> windowShift) + 1
             var starts = [Int](repeating: 0, count: buckets + 1)
@@ -607,9 +617,9 @@ public final class LogStore: @unchecked Sendable {
                 }
                 initialized = total
             }
-            return (items, self.file, endOffset)
+            return (items, self.file, endOffset, header.layout)
         }
-        try visit(items, file: file, end: end, body)
+        try visit(items, file: file, end: end, layout: layout, body)
     }
 
     /// Calls `body` with each of the live objects `keys` names (keys of no live object are
@@ -623,7 +633,7 @@ public final class LogStore: @unchecked Sendable {
         keys: [ObjectKey],
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        let (found, file, end): ([Item], any StoreFile, UInt64) = try locked {
+        let (found, file, end, layout): ([Item], any StoreFile, UInt64, RecordLayout) = try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
             var found: [Item] = []
             found.reserveCapacity(keys.count)
@@ -632,9 +642,15 @@ public final class LogStore: @unchecked Sendable {
                     found.append((location.offset, key, location.length, location.entity))
                 }
             }
-            return (found, self.file, endOffset)
+            return (found, self.file, endOffset, header.layout)
         }
-        try visit(found.sorted { $0.offset < $1.offset }, file: file, end: end, body)
+        try visit(
+            found.sorted { $0.offset < $1.offset },
+            file: file,
+            end: end,
+            layout: layout,
+            body
+        )
     }
 
     private typealias Item = (offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)
@@ -645,6 +661,7 @@ public final class LogStore: @unchecked Sendable {
         _ items: [Item],
         file: any StoreFile,
         end: UInt64,
+        layout: RecordLayout,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
         let windowShift = Self.windowShift
@@ -655,7 +672,7 @@ public final class LogStore: @unchecked Sendable {
         var windowStart: UInt64 = 0
         var single: [UInt8] = []
         for item in items {
-            let total = LogFormat.frameLength + Int(item.length)
+            let total = Int(item.length)
             var buffer = window
             var at = Int(truncatingIfNeeded: item.offset &- windowStart)
             if !(item.offset >= windowStart
@@ -684,19 +701,10 @@ public final class LogStore: @unchecked Sendable {
                 }
             }
             try buffer.withUnsafeBytes { buffer in
-                let frameBytes = UnsafeRawBufferPointer(
-                    rebasing: buffer[at..<(at + LogFormat.frameLength)]
-                )
-                let payload = UnsafeRawBufferPointer(
-                    rebasing: buffer[(at + LogFormat.frameLength)..<(at + total)]
-                )
-                let frame = RecordFrame(frameBytes)
-                guard
-                    checksumsMatch(
-                        frame.checksum,
-                        RecordFrame.checksum(frame: frameBytes, payload: payload)
-                    ),
-                    payload.count >= 2
+                let record = UnsafeRawBufferPointer(rebasing: buffer[at..<(at + total)])
+                guard case .frame(let frame) = RecordFrame.decode(record, layout: layout),
+                    frame.totalLength == total, frame.type == .put,
+                    checksumsMatch(frame.checksum, RecordFrame.checksum(of: record))
                 else {
                     throw StoreError(
                         .corrupt,
@@ -705,9 +713,8 @@ public final class LogStore: @unchecked Sendable {
                         offset: item.offset
                     )
                 }
-                let skip =
-                    2 + Int(UInt16(littleEndianBytesOf: payload, at: 0)) * LogFormat.blobIDLength
-                guard skip <= payload.count else {
+                let payload = UnsafeRawBufferPointer(rebasing: record[frame.frameLength...])
+                guard let contents = PutContents(payload, flags: frame.flags, layout: layout) else {
                     throw StoreError(
                         .corrupt,
                         "put record too short for its blobs",
@@ -715,7 +722,11 @@ public final class LogStore: @unchecked Sendable {
                         offset: item.offset
                     )
                 }
-                try body(item.key, item.entity, UnsafeRawBufferPointer(rebasing: payload[skip...]))
+                try body(
+                    item.key,
+                    item.entity,
+                    UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+                )
             }
         }
     }
@@ -758,13 +769,17 @@ public final class LogStore: @unchecked Sendable {
                 path: path
             )
         }
+        let layout = header.layout
         var size =
-            LogFormat.commitRecordLength
-            + (metadataBytes.map { LogFormat.frameLength + $0.count } ?? 0)
+            layout.commitRecordLength + 2 * LogFormat.sectorSize
+            + (metadataBytes.map { layout.maximumFrameLength + $0.count } ?? 0)
         for change in transaction.changes {
-            size += LogFormat.frameLength
+            size += layout.maximumFrameLength
             if !change.isDelete {
-                size += 2 + change.blobs.count * LogFormat.blobIDLength + change.payload.count
+                size += layout.putPayloadLength(
+                    blobCount: change.blobs.count,
+                    valueLength: change.payload.count
+                )
             }
         }
         var writer = ByteWriter(capacity: size)
@@ -795,18 +810,15 @@ public final class LogStore: @unchecked Sendable {
                 }
                 let isLive = touched![change.key] ?? (live[change.key] != nil)
                 guard isLive else { continue }
-                appendRecord(
-                    type: .delete,
-                    entity: change.entity,
-                    key: change.key,
-                    payload: UnsafeRawBufferPointer(start: nil, count: 0),
-                    into: &writer
-                )
+                layout.appendDelete(key: change.key, entity: change.entity, into: &writer)
                 touched![change.key] = false
                 written.append((change.key, nil))
                 deleted += 1
             } else {
-                let length = 2 + change.blobs.count * LogFormat.blobIDLength + change.payload.count
+                let length = layout.putPayloadLength(
+                    blobCount: change.blobs.count,
+                    valueLength: change.payload.count
+                )
                 guard length <= LogFormat.maximumPayloadLength,
                     change.blobs.count <= Int(UInt16.max)
                 else {
@@ -816,14 +828,16 @@ public final class LogStore: @unchecked Sendable {
                         path: path
                     )
                 }
-                appendPutRecord(
-                    key: change.key,
-                    entity: change.entity,
-                    flags: change.isInsert ? PutFlags.insert : 0,
-                    blobs: change.blobs,
-                    payload: change.payload,
-                    into: &writer
-                )
+                change.payload.withUnsafeBytes {
+                    layout.appendPut(
+                        key: change.key,
+                        entity: change.entity,
+                        isInsert: change.isInsert,
+                        blobs: change.blobs,
+                        value: $0,
+                        into: &writer
+                    )
+                }
                 touched?[change.key] = true
                 written.append(
                     (
@@ -831,7 +845,7 @@ public final class LogStore: @unchecked Sendable {
                         RecordLocation(
                             entity: change.entity,
                             offset: offset,
-                            length: UInt32(length)
+                            length: UInt32(start + UInt64(writer.count) - offset)
                         )
                     )
                 )
@@ -842,13 +856,11 @@ public final class LogStore: @unchecked Sendable {
         var newMetadataOffset = metadataOffset
         if let metadataBytes {
             newMetadataOffset = start + UInt64(writer.count)
-            metadataBytes.withUnsafeBytes {
-                appendRecord(type: .metadata, payload: $0, into: &writer)
-            }
+            metadataBytes.withUnsafeBytes { layout.appendMetadata($0, into: &writer) }
             recordCount += 1
         }
         let beforePadding = writer.count
-        appendPaddingBeforeCommit(base: start, into: &writer)
+        layout.appendPaddingBeforeCommit(base: start, into: &writer)
         if writer.count != beforePadding { recordCount += 1 }
         let commit = CommitPayload(
             timestampMicroseconds: CommitPayload.now(),
@@ -860,10 +872,12 @@ public final class LogStore: @unchecked Sendable {
             metadataOffset: newMetadataOffset,
             nextKey: nextKey
         )
-        let commitAt = writer.count
-        commit.encoded().withUnsafeBytes {
-            appendRecord(type: .commit, key: lastNumber + 1, payload: $0, into: &writer)
-        }
+        let commitChecksum = layout.appendCommit(
+            number: lastNumber + 1,
+            flags: 0,
+            commit,
+            into: &writer
+        )
 
         do {
             try file.write(writer.bytes, at: start)
@@ -894,13 +908,13 @@ public final class LogStore: @unchecked Sendable {
             if let location {
                 old = live.updateValue(location, forKey: key)
                 counts.add(location.entity, 1)
-                recordBytes += UInt64(LogFormat.frameLength) + UInt64(location.length)
+                recordBytes += UInt64(location.length)
             } else {
                 old = live.removeValue(forKey: key)
             }
             if let old {
                 counts.add(old.entity, -1)
-                recordBytes -= UInt64(LogFormat.frameLength) + UInt64(old.length)
+                recordBytes -= UInt64(old.length)
             }
         }
         self.live = live
@@ -911,9 +925,7 @@ public final class LogStore: @unchecked Sendable {
             metadataOffset = newMetadataOffset
         }
         lastNumber += 1
-        lastCommitChecksum = writer.bytes.withUnsafeBytes {
-            UInt32(littleEndianBytesOf: $0, at: commitAt)
-        }
+        lastCommitChecksum = commitChecksum
         endOffset = start + UInt64(writer.count)
         return CommitInfo(
             number: lastNumber,
@@ -1190,9 +1202,13 @@ extension LogStore {
             var window: [UInt8] = []
             var windowStart: UInt64 = 0
             let windowSize = 8 << 20
+            // Records keep their bytes when the file already has the layout written now; a
+            // format 1 file's records are re-framed (compaction upgrades it to format 2).
+            let sourceLayout = header.layout
+            let layout = newHeader.layout
             for item in items {
                 let offset = item.location.offset
-                let total = LogFormat.frameLength + Int(item.location.length)
+                let total = Int(item.location.length)
                 if !(offset >= windowStart
                     && offset + UInt64(total) <= windowStart + UInt64(window.count))
                 {
@@ -1208,17 +1224,11 @@ extension LogStore {
                     }
                 }
                 let at = Int(offset - windowStart)
+                let newStart = buffer.count
                 let blobs: [BlobID] = try window.withUnsafeBytes { bytes in
                     let record = UnsafeRawBufferPointer(rebasing: bytes[at..<(at + total)])
-                    let frameBytes = UnsafeRawBufferPointer(
-                        rebasing: record[0..<LogFormat.frameLength]
-                    )
-                    let payload = UnsafeRawBufferPointer(
-                        rebasing: record[LogFormat.frameLength...]
-                    )
-                    let frame = RecordFrame(frameBytes)
-                    guard frame.key == item.key, frame.type == RecordType.put.rawValue,
-                        frame.payloadLength == item.location.length
+                    guard case .frame(let frame) = RecordFrame.decode(record, layout: sourceLayout),
+                        frame.key == item.key, frame.type == .put, frame.totalLength == total
                     else {
                         throw StoreError(
                             .corrupt,
@@ -1227,7 +1237,7 @@ extension LogStore {
                             offset: offset
                         )
                     }
-                    let computed = RecordFrame.checksum(frame: frameBytes, payload: payload)
+                    let computed = RecordFrame.checksum(of: record)
                     guard checksumsMatch(frame.checksum, computed) else {
                         throw StoreError(
                             .corrupt,
@@ -1236,16 +1246,14 @@ extension LogStore {
                             offset: offset
                         )
                     }
-                    guard payload.count >= 2 else {
-                        throw StoreError(
-                            .corrupt,
-                            "put record too short",
-                            path: path,
-                            offset: offset
+                    let payload = UnsafeRawBufferPointer(rebasing: record[frame.frameLength...])
+                    guard
+                        let contents = PutContents(
+                            payload,
+                            flags: frame.flags,
+                            layout: sourceLayout
                         )
-                    }
-                    let count = Int(UInt16(littleEndianBytesOf: payload, at: 0))
-                    guard payload.count >= 2 + count * LogFormat.blobIDLength else {
+                    else {
                         throw StoreError(
                             .corrupt,
                             "put record too short for its blobs",
@@ -1253,27 +1261,37 @@ extension LogStore {
                             offset: offset
                         )
                     }
-                    buffer.append(contentsOf: record)
-                    return (0..<count).map { index in
-                        let from = 2 + index * LogFormat.blobIDLength
-                        return BlobID(
-                            bytes: Array(payload[from..<(from + LogFormat.blobIDLength)])
-                        )!
+                    let blobs = contents.blobs(in: payload)
+                    if sourceLayout == layout {
+                        buffer.append(contentsOf: record)
+                    } else {
+                        layout.appendPut(
+                            key: frame.key,
+                            entity: frame.entity,
+                            isInsert: frame.flags & PutFlags.insert != 0,
+                            blobs: blobs,
+                            value: UnsafeRawBufferPointer(
+                                rebasing: payload[contents.valueStart...]
+                            ),
+                            into: &buffer
+                        )
                     }
+                    return blobs
                 }
                 referenced.formUnion(blobs)
-                let newOffset = position + UInt64(buffer.count - total)
+                let newLength = buffer.count - newStart
+                let newOffset = position + UInt64(newStart)
                 oldOffsets.append(offset)
                 newOffsets.append(newOffset)
                 newLive.updateValue(
                     RecordLocation(
                         entity: item.location.entity,
                         offset: newOffset,
-                        length: item.location.length
+                        length: UInt32(newLength)
                     ),
                     forKey: item.key
                 )
-                recordBytes += UInt64(total)
+                recordBytes += UInt64(newLength)
                 copied += 1
                 if buffer.count >= 8 << 20 {
                     try output.write(buffer.bytes, at: position)
@@ -1284,7 +1302,7 @@ extension LogStore {
             }
             var recordCount = items.count
             let beforePadding = buffer.count
-            appendPaddingBeforeCommit(base: position, into: &buffer)
+            layout.appendPaddingBeforeCommit(base: position, into: &buffer)
             if buffer.count != beforePadding { recordCount += 1 }
             let commit = CommitPayload(
                 timestampMicroseconds: CommitPayload.now(),
@@ -1296,18 +1314,12 @@ extension LogStore {
                 metadataOffset: 0,
                 nextKey: nextKey
             )
-            let commitAt = buffer.count
-            commit.encoded().withUnsafeBytes {
-                appendRecord(
-                    type: .commit,
-                    flags: CommitFlags.compaction,
-                    payload: $0,
-                    into: &buffer
-                )
-            }
-            let checksum = buffer.bytes.withUnsafeBytes {
-                UInt32(littleEndianBytesOf: $0, at: commitAt)
-            }
+            let checksum = layout.appendCommit(
+                number: 0,
+                flags: CommitFlags.compaction,
+                commit,
+                into: &buffer
+            )
             try output.write(buffer.bytes, at: position)
             let end = position + UInt64(buffer.count)
             try output.sync()
@@ -1404,9 +1416,10 @@ extension LogStore {
         defer { file.close() }
         let size = try file.size()
         let header = try StoreHeader.read(from: file, path: path, fileSize: size)
-        let scanner = LogScanner(file: file, path: path, fileSize: size)
+        let layout = header.layout
+        let scanner = LogScanner(file: file, path: path, fileSize: size, layout: layout)
         let trailer = LogFormat.commitTrailer
-        let lowest = UInt64(header.length + LogFormat.commitRecordLength)
+        let lowest = UInt64(header.length + layout.commitRecordLength)
         var chunkEnd = size
         let chunk: UInt64 = 1 << 16
         while chunkEnd >= lowest {
@@ -1422,6 +1435,8 @@ extension LogStore {
                         if commit.metadataOffset == 0 { return header.metadata }
                         if let metadata = try? readMetadataPayload(
                             file: file,
+                            path: path,
+                            layout: layout,
                             offset: commit.metadataOffset,
                             limit: end
                         ) {
@@ -1440,24 +1455,21 @@ extension LogStore {
 
     private static func readMetadataPayload(
         file: any StoreFile,
+        path: String,
+        layout: RecordLayout,
         offset: UInt64,
         limit: UInt64
     ) throws -> Metadata? {
-        let frameBytes = try file.read(at: offset, count: LogFormat.frameLength)
-        guard frameBytes.count == LogFormat.frameLength else { return nil }
-        let frame = frameBytes.withUnsafeBytes { RecordFrame($0) }
-        guard frame.type == RecordType.metadata.rawValue,
-            Int(frame.payloadLength) <= LogFormat.maximumMetadataLength,
-            offset + UInt64(LogFormat.frameLength) + UInt64(frame.payloadLength) <= limit
+        guard
+            case .success(let (frame, record)) = try readRecord(
+                at: offset,
+                file: file,
+                path: path,
+                layout: layout,
+                limit: limit
+            ),
+            frame.type == .metadata, Int(frame.payloadLength) <= LogFormat.maximumMetadataLength
         else { return nil }
-        let payload = try file.read(
-            at: offset + UInt64(LogFormat.frameLength),
-            count: Int(frame.payloadLength)
-        )
-        let checksum = frameBytes.withUnsafeBytes { f in
-            payload.withUnsafeBytes { RecordFrame.checksum(frame: f, payload: $0) }
-        }
-        guard checksumsMatch(frame.checksum, checksum) else { return nil }
-        return try? MetadataCoding.decodeDictionary(payload)
+        return try? MetadataCoding.decodeDictionary(Array(record[frame.frameLength...]))
     }
 }

@@ -6,7 +6,7 @@ public struct RecordLocation: Sendable, Equatable {
     public var entity: EntityTag
     /// Offset of the put record's frame in the store file.
     public var offset: UInt64
-    /// Length of the put record's payload.
+    /// Length of the whole put record: its frame and payload.
     public var length: UInt32
 
     /// Creates a location.
@@ -21,11 +21,17 @@ public struct RecordLocation: Sendable, Equatable {
 /// so opening need not replay the log (FORMAT.md, "Index file").
 ///
 /// The index is a hint: when it is missing, damaged, from another store or generation, or does
-/// not match the log, it is ignored and the log is replayed.
+/// not match the log, it is ignored and the log is replayed. Entries are sorted by key and
+/// delta-encoded as varints (about 5 bytes each instead of 24), so there is less to read and
+/// checksum on open.
 package struct StoreIndex {
     package static let magic: [UInt8] = Array("OLINDEX\n".utf8)
     package static let fixedLength = 96
-    package static let entryLength = 24
+    /// The fewest bytes an entry takes (four one-byte varints).
+    package static let minimumEntryLength = 4
+    /// The index file's own version: 2 since entries are delta-encoded varints holding whole
+    /// record lengths (version 1 indexes held fixed-width payload lengths and are ignored).
+    package static let version: UInt16 = 2
 
     package var storeUUID: UUID
     package var generation: UInt64
@@ -37,13 +43,14 @@ package struct StoreIndex {
     package var nextKey: UInt64
     package var metadataOffset: UInt64
     package var liveBytes: UInt64
+    /// The entries, sorted by key.
     package var entries: [(key: ObjectKey, location: RecordLocation)]
 
     package func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: Self.fixedLength + entries.count * Self.entryLength + 4)
+        var writer = ByteWriter(capacity: Self.fixedLength + entries.count * 6 + 4)
         writer.append(contentsOf: Self.magic)
-        writer.append(LogFormat.majorVersion)
-        writer.append(LogFormat.minorVersion)
+        writer.append(Self.version)
+        writer.append(UInt16(0))
         writer.append(UInt32(0))
         writer.append(contentsOf: uuidBytes(storeUUID))
         writer.append(generation)
@@ -55,11 +62,17 @@ package struct StoreIndex {
         writer.append(nextKey)
         writer.append(metadataOffset)
         writer.append(liveBytes)
+        var previousKey: ObjectKey = 0
+        var previousOffset: UInt64 = 0
         for (key, location) in entries {
-            writer.append(key)
-            writer.append(location.offset)
-            writer.append(location.length)
-            writer.append(location.entity)
+            writer.appendVarint(key &- previousKey)
+            // Zigzag: offsets mostly grow with keys, but not always.
+            let delta = Int64(bitPattern: location.offset &- previousOffset)
+            writer.appendVarint(UInt64(bitPattern: (delta << 1) ^ (delta >> 63)))
+            writer.appendVarint(UInt64(location.length))
+            writer.appendVarint(UInt64(location.entity))
+            previousKey = key
+            previousOffset = location.offset
         }
         writer.append(CRC32.checksum(writer.bytes))
         return writer.bytes
@@ -73,8 +86,13 @@ package struct StoreIndex {
         return index
     }
 
-    /// Decodes an index file's bytes, handing each entry to `visit` instead of keeping them;
-    /// nil if they are not a valid index (in which case `visit` has not been called).
+    /// Decodes an index file's bytes, handing each entry to `visit` in ascending key order
+    /// instead of keeping them; nil if they are not a valid index.
+    ///
+    /// The checksum is checked before any entry is visited. Keys are checked to be strictly
+    /// ascending and every record to lie within the covered length, so a visitor may insert
+    /// keys without looking for an existing entry; but `visit` may have been called for a
+    /// prefix of the entries when nil is returned for a malformed entry list.
     package static func decode(
         _ bytes: [UInt8],
         visit: (ObjectKey, RecordLocation) -> Void
@@ -82,36 +100,61 @@ package struct StoreIndex {
         guard bytes.count >= fixedLength + 4 else { return nil }
         return bytes.withUnsafeBytes { buffer -> StoreIndex? in
             guard buffer[0..<8].elementsEqual(magic),
-                UInt16(littleEndianBytesOf: buffer, at: 8) == LogFormat.majorVersion
+                UInt16(littleEndianBytesOf: buffer, at: 8) == version
             else { return nil }
             let count = UInt64(littleEndianBytesOf: buffer, at: 56)
             // The count must agree with the bytes present before anything is allocated for it.
-            guard count <= UInt64(bytes.count / entryLength),
-                bytes.count == fixedLength + Int(count) * entryLength + 4
-            else { return nil }
-            let stored = UInt32(littleEndianBytesOf: buffer, at: bytes.count - 4)
-            let computed = CRC32.checksum(
-                UnsafeRawBufferPointer(rebasing: buffer[0..<(bytes.count - 4)])
-            )
+            guard count <= UInt64((bytes.count - fixedLength - 4) / minimumEntryLength) else {
+                return nil
+            }
+            let end = bytes.count - 4
+            let stored = UInt32(littleEndianBytesOf: buffer, at: end)
+            let computed = CRC32.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<end]))
             guard checksumsMatch(stored, computed) else {
                 return nil
             }
+            let coveredLength = UInt64(littleEndianBytesOf: buffer, at: 40)
+            let entries = UnsafeRawBufferPointer(rebasing: buffer[0..<end])
             var position = fixedLength
+            var key: ObjectKey = 0
+            var offset: UInt64 = 0
+            @inline(__always) func next(_ maximumLength: Int) -> UInt64? {
+                guard
+                    case .value(let value, let length) = decodeVarint(
+                        entries,
+                        at: position,
+                        maximumLength: maximumLength
+                    )
+                else { return nil }
+                position += length
+                return value
+            }
             for _ in 0..<Int(count) {
+                guard let keyDelta = next(10), keyDelta > 0, let offsetCode = next(10),
+                    let length = next(5), length <= UInt64(UInt32.max),
+                    let entity = next(5), entity <= UInt64(UInt32.max)
+                else { return nil }
+                let (nextKey, keyOverflow) = key.addingReportingOverflow(keyDelta)
+                let delta = Int64(bitPattern: offsetCode >> 1) ^ -Int64(bitPattern: offsetCode & 1)
+                offset = offset &+ UInt64(bitPattern: delta)
+                guard !keyOverflow, offset < coveredLength, length <= coveredLength - offset else {
+                    return nil
+                }
+                key = nextKey
                 visit(
-                    UInt64(littleEndianBytesOf: buffer, at: position),
+                    key,
                     RecordLocation(
-                        entity: UInt32(littleEndianBytesOf: buffer, at: position + 20),
-                        offset: UInt64(littleEndianBytesOf: buffer, at: position + 8),
-                        length: UInt32(littleEndianBytesOf: buffer, at: position + 16)
+                        entity: EntityTag(entity),
+                        offset: offset,
+                        length: UInt32(length)
                     )
                 )
-                position += entryLength
             }
+            guard position == end else { return nil }
             return StoreIndex(
                 storeUUID: uuidFrom(UnsafeRawBufferPointer(rebasing: buffer[16..<32])),
                 generation: UInt64(littleEndianBytesOf: buffer, at: 32),
-                coveredLength: UInt64(littleEndianBytesOf: buffer, at: 40),
+                coveredLength: coveredLength,
                 lastCommitChecksum: UInt32(littleEndianBytesOf: buffer, at: 48),
                 lastNumber: UInt64(littleEndianBytesOf: buffer, at: 64),
                 nextKey: UInt64(littleEndianBytesOf: buffer, at: 72),

@@ -140,36 +140,32 @@ public struct StoreInspection: Sendable {
         var summaries: [TransactionSummary] = []
         var metadataOffset: UInt64 = 0
         var lastNumber = header.baseTransactionCount
-        var scanner = LogScanner(file: file, path: path, fileSize: size)
+        let layout = header.layout
+        var scanner = LogScanner(file: file, path: path, fileSize: size, layout: layout)
         let outcome = try scanner.scan(
             from: UInt64(header.length),
             lastNumber: lastNumber,
             onRecord: { record, payload in
-                guard record.type == .put else { return }
-                let count = Int(UInt16(littleEndianBytesOf: payload, at: 0))
-                var blobs: [BlobID] = []
-                for index in 0..<count {
-                    let start = 2 + index * LogFormat.blobIDLength
-                    blobs.append(
-                        BlobID(bytes: Array(payload[start..<(start + LogFormat.blobIDLength)]))!
-                    )
-                }
-                pendingBlobs[record.frame.key] = blobs
+                // The scanner has checked the put's blob list before calling.
+                guard record.type == .put,
+                    let contents = PutContents(payload, flags: record.flags, layout: layout)
+                else { return }
+                pendingBlobs[record.key] = contents.blobs(in: payload)
             },
             onTransaction: { transaction in
                 var changedMetadata = false
                 for record in transaction.records {
                     switch record.type {
                     case .put:
-                        live[record.frame.key] = RecordLocation(
-                            entity: record.frame.entity,
+                        live[record.key] = RecordLocation(
+                            entity: record.entity,
                             offset: record.offset,
-                            length: record.frame.payloadLength
+                            length: record.length
                         )
-                        blobsByKey[record.frame.key] = pendingBlobs[record.frame.key] ?? []
+                        blobsByKey[record.key] = pendingBlobs[record.key] ?? []
                     case .delete:
-                        live[record.frame.key] = nil
-                        blobsByKey[record.frame.key] = nil
+                        live[record.key] = nil
+                        blobsByKey[record.key] = nil
                     case .metadata:
                         metadataOffset = record.offset
                         changedMetadata = true
@@ -206,10 +202,10 @@ public struct StoreInspection: Sendable {
         var recordBytes: UInt64 = 0
         for location in live.values {
             counts[location.entity, default: 0] += 1
-            recordBytes += UInt64(LogFormat.frameLength) + UInt64(location.length)
+            recordBytes += UInt64(location.length)
         }
         liveCounts = counts
-        liveBytes = UInt64(header.length) + recordBytes + UInt64(LogFormat.commitRecordLength)
+        liveBytes = UInt64(header.length) + recordBytes + UInt64(layout.commitRecordLength)
         if let found = outcome.damage {
             let damage = StoreDamage(found)
             self.damage = damage
@@ -231,13 +227,13 @@ public struct StoreInspection: Sendable {
         metadata = header.metadata
         if metadataOffset != 0 {
             do {
-                let frameBytes = try file.read(at: metadataOffset, count: LogFormat.frameLength)
-                let frame = frameBytes.withUnsafeBytes { RecordFrame($0) }
-                let payload = try file.read(
-                    at: metadataOffset + UInt64(LogFormat.frameLength),
-                    count: Int(frame.payloadLength)
-                )
-                metadata = try MetadataCoding.decodeDictionary(payload)
+                let (frame, record) = try LogStore.readRecord(
+                    at: metadataOffset,
+                    file: file,
+                    path: path,
+                    layout: layout
+                ).get()
+                metadata = try MetadataCoding.decodeDictionary(Array(record[frame.frameLength...]))
             } catch {
                 problems.append(
                     Problem(

@@ -34,6 +34,86 @@ struct FormatTests {
         #expect(inspection.transactions.map(\.offset) == [512, 1024])
         #expect(inspection.transactions.map(\.inserted) == [2, 0])
         #expect(inspection.transactions.map(\.deleted) == [0, 1])
+        let json = try independentRead(path)
+        let live = json["live"] as? [String: [String: Any]]
+        #expect(live?.keys.sorted() == ["1"])
+        #expect(live?["1"]?["value"] as? String == "776f726c64")  // "world"
+    }
+
+    @Test("the committed version 2.0 fixture reads as FORMAT.md describes it")
+    func fixtureV2() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("v2.0.olog")
+        try FileManager.default.copyItem(
+            atPath: fixtures.appendingPathComponent("v2.0.olog").path,
+            toPath: path
+        )
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let store = try LogStore.open(path: path, options: readOnly)
+        #expect(store.formatVersion == "2.0")
+        #expect(store.transactionCount == 2)
+        #expect(store.metadata == ["author": .string("Ada")])
+        #expect(store.liveKeys(entity: nil) == [1])
+        #expect(try store.readObject(1)?.payload == Array("world".utf8))
+        #expect(try LogStore.readMetadata(path: path) == ["author": .string("Ada")])
+        let inspection = try StoreInspection(path: path)
+        #expect(inspection.transactions.map(\.offset) == [512, 1024])
+        #expect(inspection.transactions.map(\.inserted) == [2, 0])
+        #expect(inspection.transactions.map(\.deleted) == [0, 1])
+        // The first put's frame: CRC, type 1, flags 1 (insert), entity 1, key 1, L = 5.
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(Array(bytes[516..<521]) == [1, 1, 1, 1, 5])
+        #expect(Array(bytes[521..<526]) == Array("hello".utf8))
+        let json = try independentRead(path)
+        let live = json["live"] as? [String: [String: Any]]
+        #expect(live?.keys.sorted() == ["1"])
+        #expect(live?["1"]?["value"] as? String == "776f726c64")  // "world"
+    }
+
+    @Test("a version 1.0 store stays 1.0 when written to, and compaction upgrades it to 2.0")
+    func upgradeByCompaction() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("old.olog")
+        try FileManager.default.copyItem(
+            atPath: fixtures.appendingPathComponent("v1.0.olog").path,
+            toPath: path
+        )
+        let blob = try #require(BlobID(hex: String(repeating: "ab", count: 32)))
+        do {
+            let store = try LogStore.open(path: path)
+            var transaction = Transaction()
+            let key = store.allocateKeys(1).lowerBound
+            transaction.put(key: key, entity: 3, payload: [9, 9], blobs: [blob], isInsert: true)
+            try store.commit(transaction)
+            #expect(store.formatVersion == "1.0")
+            try store.close()
+        }
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let before = try LogStore.open(path: path, options: readOnly)
+        #expect(before.formatVersion == "1.0")
+        #expect(before.liveKeys(entity: nil) == [1, 3])
+        try before.close()
+
+        let store = try LogStore.open(path: path)
+        let report = try store.compact()
+        #expect(store.formatVersion == "2.0")
+        #expect(report.bytesAfter < report.bytesBefore)
+        try store.close()
+        for usesIndex in [true, false] {
+            var options = StoreOptions()
+            options.readOnly = true
+            options.usesIndex = usesIndex
+            let reopened = try LogStore.open(path: path, options: options)
+            #expect(reopened.formatVersion == "2.0")
+            #expect(reopened.transactionCount == 3)
+            #expect(reopened.metadata == ["author": .string("Ada")])
+            #expect(try reopened.readObject(1)?.payload == Array("world".utf8))
+            let third = try reopened.readObject(3)
+            #expect(third?.payload == [9, 9])
+            #expect(third?.blobs == [blob])
+        }
     }
 
     @Test("an independent reader written from FORMAT.md agrees with the store")
@@ -43,17 +123,30 @@ struct FormatTests {
         let store = try LogStore.open(path: path)
         var generator = SeededGenerator(seed: 3)
         var expected: [String: [UInt8]] = [:]
+        var expectedBlobs: [String: [String]] = [:]
         for round in 0..<30 {
             var transaction = Transaction()
             let key = store.allocateKeys(1).lowerBound
             let payload = (0..<Int.random(in: 0..<20, using: &generator)).map { _ in
                 UInt8.random(in: 0...255, using: &generator)
             }
-            transaction.put(key: key, entity: UInt32(round % 3), payload: payload, isInsert: true)
+            // Every fifth put names blobs, so the reader parses blob lists too.
+            let blobs = (0..<(round % 5 == 4 ? 1 + round % 3 : 0)).map { index in
+                BlobID(contentsOf: [UInt8(round), UInt8(index)])
+            }
+            transaction.put(
+                key: key,
+                entity: UInt32(round % 3),
+                payload: payload,
+                blobs: blobs,
+                isInsert: true
+            )
             expected[String(key)] = payload
+            expectedBlobs[String(key)] = blobs.map(\.hex)
             if round % 4 == 3 {
                 transaction.delete(key: key - 2, entity: UInt32((round - 2) % 3))
                 expected[String(key - 2)] = nil
+                expectedBlobs[String(key - 2)] = nil
             }
             if round == 10 {
                 transaction.metadata = [
@@ -64,18 +157,7 @@ struct FormatTests {
             if round == 20 { try store.compact() }
         }
         try store.close()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", repositoryRoot.appendingPathComponent("tools/olog-read.py").path, path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let json = try independentRead(path)
         let live = try #require(json["live"] as? [String: [String: Any]])
         var read: [String: [UInt8]] = [:]
         for (key, object) in live {
@@ -85,8 +167,26 @@ struct FormatTests {
             }
         }
         #expect(read == expected)
+        #expect(live.mapValues { $0["blobs"] as? [String] ?? ["?"] } == expectedBlobs)
         #expect(json["transactionCount"] as? Int == 30)
+        #expect((json["header"] as? [String: Any])?["version"] as? String == "2.0")
         let metadata = json["metadata"] as? [String: Any]
         #expect(metadata?["nested"] != nil)
     }
+}
+
+/// What `tools/olog-read.py` (the reader written from FORMAT.md alone) reads from `path`.
+private func independentRead(_ path: String) throws -> [String: Any] {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+        "python3", repositoryRoot.appendingPathComponent("tools/olog-read.py").path, path,
+    ]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
 }

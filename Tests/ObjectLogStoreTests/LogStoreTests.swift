@@ -227,6 +227,54 @@ struct LogStoreTests {
         #expect(try reopened.readObject(1)?.payload == [1])
     }
 
+    @Test("the index checkpoint loads exactly the locations a replay of the log finds")
+    func indexMatchesReplay() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("i.olog")
+        var generator = SeededGenerator(seed: 11)
+        do {
+            let store = try LogStore.open(path: path)
+            var live: [ObjectKey] = []
+            for _ in 0..<40 {
+                var transaction = Transaction()
+                // Sparse keys (large deltas), updates of old keys (offsets out of key order)
+                // and deletes, with payloads of very different sizes.
+                let keys = store.allocateKeys(Int.random(in: 1...5000, using: &generator))
+                for key in [keys.lowerBound, keys.upperBound] where !live.contains(key) {
+                    let size = Int.random(in: 0...300, using: &generator)
+                    transaction.put(
+                        key: key,
+                        entity: UInt32.random(in: 1...300, using: &generator),
+                        payload: [UInt8](repeating: 1, count: size),
+                        isInsert: true
+                    )
+                    live.append(key)
+                }
+                if let old = live.randomElement(using: &generator) {
+                    transaction.put(key: old, entity: 7, payload: [2, 3], isInsert: false)
+                }
+                if live.count > 3, Bool.random(using: &generator) {
+                    let gone = live.remove(at: Int.random(in: 0..<live.count, using: &generator))
+                    transaction.delete(key: gone, entity: 7)
+                }
+                try store.commit(transaction)
+            }
+            try store.close()
+        }
+        var options = StoreOptions()
+        options.readOnly = true
+        let indexed = try LogStore.open(path: path, options: options)
+        options.usesIndex = false
+        let replayed = try LogStore.open(path: path, options: options)
+        #expect(indexed.indexState == .loaded)
+        #expect(replayed.indexState == .rebuilt)
+        let keys = replayed.liveKeys(entity: nil)
+        #expect(indexed.liveKeys(entity: nil) == keys)
+        #expect(keys.map { indexed.location(of: $0) } == keys.map { replayed.location(of: $0) })
+        #expect(indexed.liveCounts == replayed.liveCounts)
+        #expect(indexed.liveBytes == replayed.liveBytes)
+    }
+
     @Test("a stale or damaged index is ignored and the log replayed")
     func staleIndex() throws {
         let directory = TemporaryDirectory()

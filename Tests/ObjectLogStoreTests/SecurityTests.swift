@@ -110,9 +110,11 @@ struct SecurityTests {
         let file = try fileSystem.open(path, mode: .readWrite)
         var frame = ByteWriter()
         frame.append(UInt32(0))
-        frame.append(UInt32(60 << 20))
         frame.append(RecordType.put.rawValue)
-        frame.append(contentsOf: [UInt8](repeating: 0, count: 15))
+        frame.append(UInt8(0))
+        frame.appendVarint(1)  // entity
+        frame.appendVarint(1)  // key
+        frame.appendVarint(60 << 20)  // payload length
         try file.write(frame.bytes, at: try file.size())
         file.close()
         var readOnly = StoreOptions(fileSystem: fileSystem)

@@ -42,7 +42,7 @@ struct FaultingTests {
         let location = try #require(container.coordinator.store.location(of: victim.objectID.key))
         // Flip a byte of the victim's payload on disk: its checksum no longer matches.
         let handle = try #require(FileHandle(forUpdatingAtPath: directory.file("test.objectlog")))
-        let at = location.offset + 30
+        let at = location.offset + UInt64(location.length) - 1  // the record's last byte
         try handle.seek(toOffset: at)
         let byte = try #require(try handle.read(upToCount: 1)?.first)
         try handle.seek(toOffset: at)

@@ -215,7 +215,7 @@ struct WritingCommandTests {
         try writer.commit(later)
         try writer.close()
         var bytes = FileManager.default.contents(atPath: fixture.path)!
-        bytes[Int(damagedAt) + 26] ^= 0x55
+        bytes[Int(damagedAt) + 1] ^= 0x55  // the first record's stored checksum
         try bytes.write(to: URL(fileURLWithPath: fixture.path))
         let before = try FileState(fixture.path)
 

@@ -34,10 +34,20 @@ extension ManagedObject {
         removing: [ObjectKey],
         adding: [ObjectKey]
     ) {
-        guard let context = managedObjectContext, let entity,
-            let accessor = entity.relationship(storage: storage, declaredInverse: declaredInverse),
-            let inverse = accessor.inverse
+        guard let entity,
+            let accessor = entity.relationship(storage: storage, declaredInverse: declaredInverse)
         else { return }
+        updateInverses(of: accessor, removing: removing, adding: adding)
+    }
+
+    /// Keeps the inverse side in step after this object's relationship `accessor` lost
+    /// `removing` and gained `adding`.
+    final func updateInverses(
+        of accessor: RelationshipAccessor,
+        removing: [ObjectKey],
+        adding: [ObjectKey]
+    ) {
+        guard let context = managedObjectContext, let inverse = accessor.inverse else { return }
         for key in removing {
             guard let destination = context.registeredObject(forKey: key) else { continue }
             context.prepareModification(of: destination)

@@ -4,8 +4,10 @@ extension ManagedObjectContext {
     /// Validates and writes every unsaved change as one atomic transaction.
     ///
     /// The save runs will-save handlers, calls ``ManagedObject/willSave()`` on changed objects,
-    /// validates (relationship counts, deny rules, uniqueness), checks optimistic locking per
-    /// ``mergePolicy``, and commits inserts, updates, deletes and metadata changes together.
+    /// resolves inserts that collide on a uniqueness constraint per ``mergePolicy`` (see
+    /// ``MergePolicy``), validates (relationship counts, deny rules, uniqueness), checks
+    /// optimistic locking per ``mergePolicy``, and commits inserts, updates, deletes and
+    /// metadata changes together.
     /// Saving without changes writes nothing.
     /// - Throws: ``ObjectLogError`` with code `validation`, `uniqueness` or `conflict` naming the
     ///   objects, properties and rules, or `store`. After a failure the store is unchanged and
@@ -14,9 +16,33 @@ extension ManagedObjectContext {
         try throwFaultError()
         try runWillSaveHandlers()
         guard hasChanges || coordinator.hasMetadataChanges else { return }
-        let inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
+        var inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
         for object in inserted { object.willSave() }
         for object in Array(updatedMap.values) { object.willSave() }
+        var resolved = resolveUniquenessConflicts(among: inserted)
+        for attempt in 1... {
+            if let changed = resolved {
+                for object in changed { object.willSave() }
+                inserted = insertedList.filter {
+                    $0.isInserted && $0.managedObjectContext === self
+                }
+            }
+            do {
+                return try writeChanges(inserted: inserted)
+            } catch {
+                // Another context's save can take a unique value between the resolution and
+                // the commit; under a merge policy, resolve that too instead of failing.
+                guard error.code == .uniqueness, attempt < 4 else { throw error }
+                resolved = resolveUniquenessConflicts(among: inserted)
+                guard resolved != nil else { throw error }
+            }
+        }
+    }
+
+    /// Validates, encodes and commits the changes, then marks the objects saved and notifies.
+    ///
+    /// A failure leaves the context's changes and the store's objects as they were.
+    private func writeChanges(inserted: [ManagedObject]) throws(ObjectLogError) {
         let updated = Array(updatedMap.values)
         let deleted = Array(deletedMap.values)
         try validate(inserted: inserted, updated: updated, deleted: deleted)

@@ -27,7 +27,8 @@ import ObjectLogStore
 public final class ManagedObjectContext {
     /// The coordinator that commits this context's saves.
     public let coordinator: PersistentStoreCoordinator
-    /// How a save treats objects changed in the store since they were loaded.
+    /// How a save treats objects changed in the store since they were loaded, and inserted
+    /// objects whose unique values an existing object holds (see ``MergePolicy``).
     public var mergePolicy: MergePolicy = .error
     /// A name for debugging.
     public var name: String?

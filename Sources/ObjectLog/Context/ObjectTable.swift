@@ -13,6 +13,13 @@ struct ObjectTable {
     private var objects: [ManagedObject?]
     /// The number of registered objects.
     private(set) var count = 0
+    /// An upper bound of every entry's distance from its home slot.
+    ///
+    /// Deletion stops shifting at this distance from the hole: a farther entry's home lies after
+    /// the hole, so it must stay. Without the bound, a deletion scanned to the end of the probe
+    /// run, and consecutive keys fill one run as long as the table is full, which made removing
+    /// many objects (a rollback, an upsert) quadratic.
+    private var maxDistance = 0
 
     init() {
         keys = Array(repeating: 0, count: 16)
@@ -59,6 +66,7 @@ struct ObjectTable {
                 keys[index] = key
                 objects[index] = object
                 count += 1
+                maxDistance = max(maxDistance, (index - slot(for: key)) & mask)
                 return
             }
             index = (index + 1) & mask
@@ -80,7 +88,7 @@ struct ObjectTable {
         // their home slot does not lie (cyclically) between the hole and their position.
         var hole = index
         var next = (hole + 1) & mask
-        while keys[next] != 0 {
+        while keys[next] != 0, (next - hole) & mask <= maxDistance {
             let home = slot(for: keys[next])
             let distanceToNext = (next - home) & mask
             let distanceToHole = (hole - home) & mask
@@ -101,6 +109,7 @@ struct ObjectTable {
         keys = Array(repeating: 0, count: oldKeys.count * 2)
         objects = Array(repeating: nil, count: oldKeys.count * 2)
         count = 0
+        maxDistance = 0
         for index in oldKeys.indices where oldKeys[index] != 0 {
             if let object = oldObjects[index] { insert(object, for: oldKeys[index]) }
         }

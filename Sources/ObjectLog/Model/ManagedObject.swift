@@ -74,6 +74,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     open class var uniquenessConstraints: [[String]] { [] }
 
     /// The object's identity, stable across contexts and launches once it is inserted.
+    ///
+    /// One exception: an inserted object that a save merges into an existing object under a
+    /// merge policy (an upsert) leaves its context and takes that object's ID; see
+    /// ``MergePolicy``.
     public var objectID: ObjectID {
         ObjectID(entityName: entity?.name ?? Self.entityName, key: key)
     }

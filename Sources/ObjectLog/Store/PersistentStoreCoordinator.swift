@@ -367,6 +367,26 @@ public final class PersistentStoreCoordinator: Sendable {
         return indexes
     }
 
+    /// For objects about to be inserted: per object and uniqueness constraint, the key of the
+    /// saved object that holds the same values, leaving out `excluded` (objects the save updates
+    /// or deletes).
+    func savedUniqueHolders(
+        entity: EntityDescription,
+        values: [[[UInt8]]],
+        excluding excluded: Set<ObjectKey>
+    ) -> [[ObjectKey?]] {
+        state.withLock { state in
+            let indexes = uniqueIndexes(for: entity, state: &state)
+            return values.map { objectValues in
+                objectValues.enumerated().map { constraint, value in
+                    indexes[constraint].keysByValue[value].flatMap {
+                        excluded.contains($0) ? nil : $0
+                    }
+                }
+            }
+        }
+    }
+
     private func checkUniqueness(
         _ changes: [UniqueChange],
         state: inout State,

@@ -1,0 +1,415 @@
+/// How the records of a store file are framed, fixed by the header's major version
+/// (FORMAT.md, section 4).
+///
+/// Format 1 puts a fixed 24-byte frame before every payload. Format 2, which this code writes,
+/// keeps the checksum, type and flags in front and follows them with varint fields chosen by
+/// the type, so an object record's frame takes about 11 bytes instead of 26. Commit records
+/// keep a fixed length in both, so the last commit can be found by its trailer.
+package enum RecordLayout: Sendable, Equatable {
+    /// Format 1.x: `crc32 u32 length, u8 type, u8 flags, u16 reserved, u32 entity, u64 key`.
+    case fixed
+    /// Format 2.x: `crc32, u8 type, u8 flags`, then fields by type (varints for object records).
+    case compact
+
+    /// The layout of files with format major version `major`; nil for a version not known.
+    package init?(majorVersion major: UInt16) {
+        switch major {
+        case 1: self = .fixed
+        case 2: self = .compact
+        default: return nil
+        }
+    }
+
+    /// The format major version that uses this layout.
+    package var majorVersion: UInt16 { self == .fixed ? 1 : 2 }
+
+    /// Bytes of a whole commit record: a frame and the 56-byte commit payload.
+    package var commitRecordLength: Int {
+        (self == .fixed ? 24 : 14) + LogFormat.commitPayloadLength
+    }
+
+    /// The most bytes a record's frame (everything before the payload) can take.
+    package var maximumFrameLength: Int {
+        // Compact: crc 4, type 1, flags 1, entity ≤ 5, key ≤ 10, length ≤ 4 (64 MiB needs 4).
+        self == .fixed ? 24 : 25
+    }
+
+    /// The smallest padding record: its frame with an empty payload.
+    package var minimumPaddingLength: Int { self == .fixed ? 24 : 10 }
+}
+
+/// Flags of a put record.
+package enum PutFlags {
+    /// The put inserts a new object (otherwise it updates one).
+    package static let insert: UInt8 = 1
+    /// Format 2: the payload starts with a blob list.
+    ///
+    /// The list is a varint count and that many digests. Format 1 puts always start with a
+    /// 2-byte blob count.
+    package static let hasBlobs: UInt8 = 2
+}
+
+/// Flags of a commit record.
+package enum CommitFlags {
+    /// The commit closes a compaction's copy of the live state; it is not a user transaction.
+    package static let compaction: UInt8 = 1
+}
+
+/// A record's decoded frame: everything before its payload.
+package struct RecordFrame: Sendable {
+    /// The stored CRC-32 (the record's first four bytes).
+    package var checksum: UInt32
+    package var type: RecordType
+    package var flags: UInt8
+    /// The entity tag (object records) or 0.
+    package var entity: UInt32
+    /// The object key (object records), the transaction number (commits), or 0.
+    package var key: UInt64
+    /// Bytes of payload after the frame.
+    package var payloadLength: UInt32
+    /// Bytes of the frame before the payload.
+    package var frameLength: Int
+
+    /// Bytes of the whole record.
+    package var totalLength: Int { frameLength + Int(payloadLength) }
+
+    /// The outcome of decoding a frame from bytes that may end early.
+    package enum Decoding {
+        case frame(RecordFrame)
+        /// The bytes end inside the frame.
+        case incomplete
+        /// The frame is malformed: an unknown type, a reserved field set, a bad varint or a
+        /// length over the format's limit.
+        case invalid(String)
+    }
+
+    /// Decodes the frame at the start of `bytes`, which may hold fewer bytes than the record.
+    package static func decode(_ bytes: UnsafeRawBufferPointer, layout: RecordLayout) -> Decoding {
+        switch layout {
+        case .fixed: decodeFixed(bytes)
+        case .compact: decodeCompact(bytes)
+        }
+    }
+
+    private static func decodeFixed(_ bytes: UnsafeRawBufferPointer) -> Decoding {
+        guard bytes.count >= 24 else { return .incomplete }
+        guard let type = RecordType(rawValue: bytes[8]),
+            UInt16(littleEndianBytesOf: bytes, at: 10) == 0
+        else {
+            return .invalid("unknown record type \(bytes[8]) or nonzero reserved bits")
+        }
+        let length = UInt32(littleEndianBytesOf: bytes, at: 4)
+        guard Int(length) <= LogFormat.maximumPayloadLength else {
+            return .invalid("record length \(length) exceeds the format's limit")
+        }
+        return .frame(
+            RecordFrame(
+                checksum: UInt32(littleEndianBytesOf: bytes, at: 0),
+                type: type,
+                flags: bytes[9],
+                entity: UInt32(littleEndianBytesOf: bytes, at: 12),
+                key: UInt64(littleEndianBytesOf: bytes, at: 16),
+                payloadLength: length,
+                frameLength: 24
+            )
+        )
+    }
+
+    private static func decodeCompact(_ bytes: UnsafeRawBufferPointer) -> Decoding {
+        guard bytes.count >= 6 else { return .incomplete }
+        guard let type = RecordType(rawValue: bytes[4]) else {
+            return .invalid("unknown record type \(bytes[4])")
+        }
+        var frame = RecordFrame(
+            checksum: UInt32(littleEndianBytesOf: bytes, at: 0),
+            type: type,
+            flags: bytes[5],
+            entity: 0,
+            key: 0,
+            payloadLength: 0,
+            frameLength: 6
+        )
+        // Reads the next varint of the frame into `value`; nil to go on, or the outcome.
+        // Fields are at most 5 (entity), 10 (key) and 4 (length) bytes long, so the frame's
+        // first 25 bytes always tell a complete frame from a malformed one.
+        func field(
+            _ limit: UInt64,
+            _ name: String,
+            _ maximumLength: Int,
+            _ value: inout UInt64
+        ) -> Decoding? {
+            switch decodeVarint(bytes, at: frame.frameLength, maximumLength: maximumLength) {
+            case .incomplete: return .incomplete
+            case .malformed: return .invalid("malformed \(name) in a record frame")
+            case .value(let decoded, let length):
+                guard decoded <= limit else {
+                    return .invalid("record \(name) \(decoded) exceeds the format's limit")
+                }
+                value = decoded
+                frame.frameLength += length
+                return nil
+            }
+        }
+        var entity: UInt64 = 0
+        var length: UInt64 = 0
+        let maximumLength = UInt64(LogFormat.maximumPayloadLength)
+        switch type {
+        case .put, .delete:
+            if let outcome = field(UInt64(UInt32.max), "entity", 5, &entity) { return outcome }
+            var key: UInt64 = 0
+            if let outcome = field(UInt64.max, "key", 10, &key) { return outcome }
+            frame.entity = UInt32(entity)
+            frame.key = key
+            if type == .put, let outcome = field(maximumLength, "length", 4, &length) {
+                return outcome
+            }
+        case .metadata:
+            if let outcome = field(maximumLength, "length", 4, &length) { return outcome }
+        case .commit:
+            guard bytes.count >= 14 else { return .incomplete }
+            frame.key = UInt64(littleEndianBytesOf: bytes, at: 6)
+            frame.frameLength = 14
+            length = UInt64(LogFormat.commitPayloadLength)
+        case .padding:
+            guard bytes.count >= 10 else { return .incomplete }
+            length = UInt64(UInt32(littleEndianBytesOf: bytes, at: 6))
+            guard length <= maximumLength else {
+                return .invalid("record length \(length) exceeds the format's limit")
+            }
+            frame.frameLength = 10
+        }
+        frame.payloadLength = UInt32(length)
+        return .frame(frame)
+    }
+
+    /// The CRC-32 a record must carry: of all its bytes after the stored checksum.
+    ///
+    /// `record` is the whole record, frame and payload.
+    package static func checksum(of record: UnsafeRawBufferPointer) -> UInt32 {
+        CRC32.checksum(UnsafeRawBufferPointer(rebasing: record[4...]))
+    }
+}
+
+/// Where a put's blob list and value lie in its payload.
+package struct PutContents: Sendable {
+    /// Number of blob digests.
+    package var blobCount: Int
+    /// Offset of the first digest in the payload.
+    package var blobsStart: Int
+    /// Offset of the object's value in the payload.
+    package var valueStart: Int
+
+    /// Locates the blob list and value of a put's payload; nil if the payload is too short
+    /// for the blob list it declares.
+    package init?(_ payload: UnsafeRawBufferPointer, flags: UInt8, layout: RecordLayout) {
+        switch layout {
+        case .fixed:
+            guard payload.count >= 2 else { return nil }
+            blobCount = Int(UInt16(littleEndianBytesOf: payload, at: 0))
+            blobsStart = 2
+        case .compact:
+            guard flags & PutFlags.hasBlobs != 0 else {
+                blobCount = 0
+                blobsStart = 0
+                valueStart = 0
+                return
+            }
+            guard case .value(let count, let length) = decodeVarint(payload, at: 0),
+                count <= UInt64(payload.count / LogFormat.blobIDLength)
+            else { return nil }
+            blobCount = Int(count)
+            blobsStart = length
+        }
+        valueStart = blobsStart + blobCount * LogFormat.blobIDLength
+        guard valueStart <= payload.count else { return nil }
+    }
+
+    /// The blob identifiers in `payload`.
+    package func blobs(in payload: UnsafeRawBufferPointer) -> [BlobID] {
+        (0..<blobCount).map { index in
+            let from = blobsStart + index * LogFormat.blobIDLength
+            return BlobID(bytes: Array(payload[from..<(from + LogFormat.blobIDLength)]))!
+        }
+    }
+}
+
+// MARK: - Writing records
+
+extension RecordLayout {
+    /// The payload length of a put with `blobCount` blobs and a value of `valueLength` bytes.
+    package func putPayloadLength(blobCount: Int, valueLength: Int) -> Int {
+        let blobList: Int
+        switch self {
+        case .fixed: blobList = 2 + blobCount * LogFormat.blobIDLength
+        case .compact:
+            blobList =
+                blobCount == 0
+                ? 0
+                : ByteWriter.varintLength(UInt64(blobCount)) + blobCount * LogFormat.blobIDLength
+        }
+        return blobList + valueLength
+    }
+
+    /// The bytes of a whole put record with `blobCount` blobs and `valueLength` bytes of value.
+    package func putRecordLength(
+        key: ObjectKey,
+        entity: EntityTag,
+        blobCount: Int,
+        valueLength: Int
+    ) -> Int {
+        let payload = putPayloadLength(blobCount: blobCount, valueLength: valueLength)
+        switch self {
+        case .fixed: return 24 + payload
+        case .compact:
+            return 6 + ByteWriter.varintLength(UInt64(entity)) + ByteWriter.varintLength(key)
+                + ByteWriter.varintLength(UInt64(payload)) + payload
+        }
+    }
+
+    /// Appends a put record: the blob list and the object's value form its payload.
+    ///
+    /// The caller has checked the payload against ``LogFormat/maximumPayloadLength``.
+    package func appendPut(
+        key: ObjectKey,
+        entity: EntityTag,
+        isInsert: Bool,
+        blobs: [BlobID],
+        value: UnsafeRawBufferPointer,
+        into writer: inout ByteWriter
+    ) {
+        let start = writer.count
+        let length = putPayloadLength(blobCount: blobs.count, valueLength: value.count)
+        var flags = isInsert ? PutFlags.insert : 0
+        switch self {
+        case .fixed:
+            appendFixedFrame(.put, flags: flags, entity: entity, key: key, length: length, &writer)
+            writer.append(UInt16(blobs.count))
+        case .compact:
+            if !blobs.isEmpty { flags |= PutFlags.hasBlobs }
+            writer.append(UInt32(0))  // checksum, patched below
+            writer.append(RecordType.put.rawValue)
+            writer.append(flags)
+            writer.appendVarint(UInt64(entity))
+            writer.appendVarint(key)
+            writer.appendVarint(UInt64(length))
+            if !blobs.isEmpty { writer.appendVarint(UInt64(blobs.count)) }
+        }
+        for blob in blobs { writer.append(contentsOf: blob.bytes) }
+        writer.append(contentsOf: value)
+        sealRecord(at: start, &writer)
+    }
+
+    /// Appends a delete record.
+    package func appendDelete(key: ObjectKey, entity: EntityTag, into writer: inout ByteWriter) {
+        let start = writer.count
+        switch self {
+        case .fixed:
+            appendFixedFrame(.delete, flags: 0, entity: entity, key: key, length: 0, &writer)
+        case .compact:
+            writer.append(UInt32(0))
+            writer.append(RecordType.delete.rawValue)
+            writer.append(UInt8(0))
+            writer.appendVarint(UInt64(entity))
+            writer.appendVarint(key)
+        }
+        sealRecord(at: start, &writer)
+    }
+
+    /// Appends a metadata record holding a whole encoded dictionary.
+    package func appendMetadata(_ payload: UnsafeRawBufferPointer, into writer: inout ByteWriter) {
+        let start = writer.count
+        switch self {
+        case .fixed:
+            appendFixedFrame(.metadata, flags: 0, entity: 0, key: 0, length: payload.count, &writer)
+        case .compact:
+            writer.append(UInt32(0))
+            writer.append(RecordType.metadata.rawValue)
+            writer.append(UInt8(0))
+            writer.appendVarint(UInt64(payload.count))
+        }
+        writer.append(contentsOf: payload)
+        sealRecord(at: start, &writer)
+    }
+
+    /// Appends a commit record; returns its stored checksum.
+    @discardableResult
+    package func appendCommit(
+        number: UInt64,
+        flags: UInt8,
+        _ commit: CommitPayload,
+        into writer: inout ByteWriter
+    ) -> UInt32 {
+        let start = writer.count
+        switch self {
+        case .fixed:
+            appendFixedFrame(
+                .commit,
+                flags: flags,
+                entity: 0,
+                key: number,
+                length: LogFormat.commitPayloadLength,
+                &writer
+            )
+        case .compact:
+            writer.append(UInt32(0))
+            writer.append(RecordType.commit.rawValue)
+            writer.append(flags)
+            writer.append(number)
+        }
+        writer.append(contentsOf: commit.encoded())
+        return sealRecord(at: start, &writer)
+    }
+
+    /// Appends a padding record so that a commit record appended next ends on a sector boundary.
+    ///
+    /// `writer`'s bytes start at file offset `base`. Appends nothing when it already will.
+    package func appendPaddingBeforeCommit(base: UInt64, into writer: inout ByteWriter) {
+        let sector = LogFormat.sectorSize
+        let end = Int((base + UInt64(writer.count) + UInt64(commitRecordLength)) % UInt64(sector))
+        guard end != 0 else { return }
+        var gap = sector - end
+        // A padding record needs at least its frame.
+        if gap < minimumPaddingLength { gap += sector }
+        let start = writer.count
+        let fillerLength = gap - minimumPaddingLength
+        switch self {
+        case .fixed:
+            appendFixedFrame(.padding, flags: 0, entity: 0, key: 0, length: fillerLength, &writer)
+        case .compact:
+            writer.append(UInt32(0))
+            writer.append(RecordType.padding.rawValue)
+            writer.append(UInt8(0))
+            writer.append(UInt32(fillerLength))
+        }
+        writer.append(contentsOf: repeatElement(0, count: fillerLength))
+        sealRecord(at: start, &writer)
+    }
+
+    private func appendFixedFrame(
+        _ type: RecordType,
+        flags: UInt8,
+        entity: EntityTag,
+        key: UInt64,
+        length: Int,
+        _ writer: inout ByteWriter
+    ) {
+        writer.append(UInt32(0))  // checksum, patched by `sealRecord`
+        writer.append(UInt32(length))
+        writer.append(type.rawValue)
+        writer.append(flags)
+        writer.append(UInt16(0))
+        writer.append(entity)
+        writer.append(key)
+    }
+
+    /// Computes and stores the checksum of the record that starts at `start` and runs to the
+    /// writer's end.
+    @discardableResult
+    private func sealRecord(at start: Int, _ writer: inout ByteWriter) -> UInt32 {
+        let checksum = writer.bytes.withUnsafeBytes {
+            RecordFrame.checksum(of: UnsafeRawBufferPointer(rebasing: $0[start...]))
+        }
+        writer.patch(checksum, at: start)
+        return checksum
+    }
+}
