@@ -50,8 +50,10 @@ public final class Simulation {
     /// stencil kernels.
     public var skipsUnchangedRows = true
 
-    private var current: UnsafeMutablePointer<Float>
-    private var next: UnsafeMutablePointer<Float>
+    /// The state: `Float` values in ``Precision/float32``; in ``Precision/unorm8`` one byte per
+    /// value, the level k of the value k/255.
+    private var current: UnsafeMutableRawPointer
+    private var next: UnsafeMutableRawPointer
     private let zeroRow: UnsafeMutablePointer<Float>
     private let valueCount: Int
     /// Per row: whether it differs between `current` and `next` (the previous state); 1 until a
@@ -95,11 +97,22 @@ public final class Simulation {
         self.width = field.width
         self.height = field.height
         self.valueCount = field.values.count
-        let start = precision == .unorm8 ? field.quantizedToUnorm8() : field
-        current = .allocate(capacity: valueCount)
-        current.initialize(from: start.values, count: valueCount)
-        next = .allocate(capacity: valueCount)
-        next.initialize(repeating: 0, count: valueCount)
+        switch precision {
+        case .float32:
+            let bytes = valueCount * MemoryLayout<Float>.stride
+            current = .allocate(byteCount: bytes, alignment: 64)
+            current.initializeMemory(as: Float.self, from: field.values, count: valueCount)
+            next = .allocate(byteCount: bytes, alignment: 64)
+            next.initializeMemory(as: Float.self, repeating: 0, count: valueCount)
+        case .unorm8:
+            current = .allocate(byteCount: valueCount, alignment: 64)
+            let levels = current.bindMemory(to: UInt8.self, capacity: valueCount)
+            for (index, value) in field.values.enumerated() {
+                levels[index] = Unorm8.level(of: value)
+            }
+            next = .allocate(byteCount: valueCount, alignment: 64)
+            next.initializeMemory(as: UInt8.self, repeating: 0, count: valueCount)
+        }
         zeroRow = .allocate(capacity: width)
         zeroRow.initialize(repeating: 0, count: width)
         rowChanged = .allocate(capacity: height)
@@ -117,12 +130,30 @@ public final class Simulation {
     }
 
     /// A copy of the current state.
+    ///
+    /// In ``Precision/unorm8`` every value is exactly the `Float` nearest some k/255.
     public var field: Field {
-        Field(
+        let values: [Float]
+        switch precision {
+        case .float32:
+            values = Array(
+                UnsafeBufferPointer(
+                    start: current.assumingMemoryBound(to: Float.self),
+                    count: valueCount
+                )
+            )
+        case .unorm8:
+            let levels = UnsafeBufferPointer(
+                start: current.assumingMemoryBound(to: UInt8.self),
+                count: valueCount
+            )
+            values = levels.map(Unorm8.value(ofLevel:))
+        }
+        return Field(
             chemicalCount: model.chemicalCount,
             width: width,
             height: height,
-            values: Array(UnsafeBufferPointer(start: current, count: valueCount))
+            values: values
         )
     }
 
@@ -138,10 +169,8 @@ public final class Simulation {
         }
         let bands = min(threadCount, height)
         let job = StepJob(
-            buffers: (
-                PlaneSet(base: current, width: width, height: height),
-                PlaneSet(base: next, width: width, height: height)
-            ),
+            buffers: (current, next),
+            width: width,
             rowFlags: (RowFlags(base: rowChanged), RowFlags(base: nextRowChanged)),
             skipsUnchangedRows: skipsUnchangedRows,
             zeroRow: UnsafePointer(zeroRow),
@@ -170,7 +199,8 @@ public final class Simulation {
 private struct StepJob: @unchecked Sendable {
     // Unchecked: within a step the bands only read the source buffer and write disjoint rows of
     // the target; the barrier orders the steps; the buffers outlive the threads.
-    let buffers: (PlaneSet, PlaneSet)
+    let buffers: (UnsafeMutableRawPointer, UnsafeMutableRawPointer)
+    let width: Int
     let rowFlags: (RowFlags, RowFlags)
     let skipsUnchangedRows: Bool
     let zeroRow: UnsafePointer<Float>
@@ -187,23 +217,74 @@ private struct StepJob: @unchecked Sendable {
         let rows = (band * height / bands)..<((band + 1) * height / bands)
         let savedControl = rd_flush_denormals()
         defer { rd_restore_float_control(savedControl) }
-        for step in 0..<steps {
-            let even = step % 2 == 0
-            let stepper = RowStepper(
-                source: even ? buffers.0 : buffers.1,
-                target: even ? buffers.1 : buffers.0,
-                zeroRow: zeroRow,
+        switch precision {
+        case .float32:
+            let planes = (
+                PlaneSet(
+                    base: buffers.0.assumingMemoryBound(to: Float.self),
+                    width: width,
+                    height: height
+                ),
+                PlaneSet(
+                    base: buffers.1.assumingMemoryBound(to: Float.self),
+                    width: width,
+                    height: height
+                )
+            )
+            run(rows: rows) { even in
+                RowStepper(
+                    source: even ? planes.0 : planes.1,
+                    target: even ? planes.1 : planes.0,
+                    zeroRow: zeroRow,
+                    wraps: wraps
+                )
+            }
+        case .unorm8:
+            let planes = (
+                PlaneSet(
+                    base: buffers.0.assumingMemoryBound(to: UInt8.self),
+                    width: width,
+                    height: height
+                ),
+                PlaneSet(
+                    base: buffers.1.assumingMemoryBound(to: UInt8.self),
+                    width: width,
+                    height: height
+                )
+            )
+            let cache = ExpandedRows(
+                chemicalCount: model.chemicalCount,
+                width: width,
+                height: height,
                 wraps: wraps
             )
+            defer { cache.deallocate() }
+            run(rows: rows) { even in
+                LevelRowStepper(
+                    source: even ? planes.0 : planes.1,
+                    target: even ? planes.1 : planes.0,
+                    cache: cache
+                )
+            }
+        }
+    }
+
+    /// Runs the steps on `rows` with the stepper `makeStepper(even)` gives for an even or odd
+    /// step (which buffer is the source).
+    @inline(__always)
+    private func run<S: BandStepper>(rows: Range<Int>, makeStepper: (Bool) -> S) {
+        for step in 0..<steps {
+            let even = step % 2 == 0
+            var stepper = makeStepper(even)
             if skipsUnchangedRows {
                 stepChangedRows(
                     rows,
-                    with: stepper,
+                    with: &stepper,
                     changed: even ? rowFlags.0 : rowFlags.1,
                     nextChanged: even ? rowFlags.1 : rowFlags.0
                 )
             } else {
-                stepRows(rows, with: stepper)
+                stepper.step(model, parameters, rows: rows)
                 // Unknown, so "changed": skipping may be turned back on later.
                 let nextChanged = even ? rowFlags.1 : rowFlags.0
                 for y in rows {
@@ -218,9 +299,9 @@ private struct StepJob: @unchecked Sendable {
 
     /// Steps the rows of `rows` whose neighbourhood changed in the previous step, and records
     /// which rows this step changes.
-    private func stepChangedRows(
+    private func stepChangedRows<S: BandStepper>(
         _ rows: Range<Int>,
-        with stepper: RowStepper,
+        with stepper: inout S,
         changed: RowFlags,
         nextChanged: RowFlags
     ) {
@@ -237,29 +318,12 @@ private struct StepJob: @unchecked Sendable {
             while end < rows.upperBound && changed.aroundRow(end, height: height, wraps: wraps) {
                 end += 1
             }
-            stepRows(y..<end, with: stepper)
+            stepper.step(model, parameters, rows: y..<end)
             for row in y..<end {
                 let differs = stepper.rowDiffers(row, chemicalCount: model.chemicalCount)
                 nextChanged[row] = differs ? 1 : 0
             }
             y = end
-        }
-    }
-
-    private func stepRows(_ rows: Range<Int>, with stepper: RowStepper) {
-        switch (model, precision) {
-        case (.grayScott, .unorm8):
-            stepper.step(GrayScottRule(parameters), Unorm8Storage.self, rows: rows)
-        case (.grayScott, .float32):
-            stepper.step(GrayScottRule(parameters), Float32Storage.self, rows: rows)
-        case (.fitzHughNagumo, .unorm8):
-            stepper.step(FitzHughNagumoRule(parameters), Unorm8Storage.self, rows: rows)
-        case (.fitzHughNagumo, .float32):
-            stepper.step(FitzHughNagumoRule(parameters), Float32Storage.self, rows: rows)
-        case (.belousovZhabotinsky, .unorm8):
-            stepper.step(BelousovZhabotinskyRule(parameters), Unorm8Storage.self, rows: rows)
-        case (.belousovZhabotinsky, .float32):
-            stepper.step(BelousovZhabotinskyRule(parameters), Float32Storage.self, rows: rows)
         }
     }
 }

@@ -41,10 +41,15 @@ extension SIMD16<Float>: FloatLanes {
     @inline(__always)
     func clampedToUnitInterval() -> SIMD16<Float> {
         // The same selections as the scalar version, lane by lane, so NaN also becomes 0 here.
-        // (LLVM turns the first into one `maxps`.) Not `pointwiseMin`/`pointwiseMax`: the
-        // standard library does not inline those, and calling them costs more than the step.
-        let positive = self.replacing(with: 0, where: .!(self .> 0))
-        return positive.replacing(with: 1, where: self .> 1)
+        // Written as `v > 0 ? v : 0` and then `p < 1 ? p : 1`, the exact patterns of `maxps` and
+        // `minps` (whose result is the second operand when either is NaN), so LLVM emits one
+        // instruction for each (or folds the second into a mask) rather than compares and
+        // blends. Not `pointwiseMin`/`pointwiseMax`: the standard library does not inline those,
+        // and calling them costs more than the step.
+        let zero = SIMD16<Float>(repeating: 0)
+        let one = SIMD16<Float>(repeating: 1)
+        let positive = zero.replacing(with: self, where: self .> zero)
+        return one.replacing(with: positive, where: positive .< one)
     }
 }
 

@@ -1,10 +1,11 @@
-/// Raw access to one buffer of chemical planes, shared by the threads of a step.
+/// Raw access to one buffer of chemical planes, shared by the threads of a step: `Float` values
+/// in ``Precision/float32``, `UInt8` levels in ``Precision/unorm8``.
 ///
 /// Each thread writes only its own rows of the target and only reads the source, so the
 /// unchecked `Sendable` conformance holds for the step's duration.
-struct PlaneSet: @unchecked Sendable {
+struct PlaneSet<Element>: @unchecked Sendable {
     /// The first value of plane 0.
-    let base: UnsafeMutablePointer<Float>
+    let base: UnsafeMutablePointer<Element>
     /// The number of columns.
     let width: Int
     /// The number of rows.
@@ -12,7 +13,7 @@ struct PlaneSet: @unchecked Sendable {
 
     /// The first value of row `y` of `chemical`.
     @inline(__always)
-    func row(_ chemical: Int, _ y: Int) -> UnsafeMutablePointer<Float> {
+    func row(_ chemical: Int, _ y: Int) -> UnsafeMutablePointer<Element> {
         base + (chemical * height + y) * width
     }
 }
@@ -64,7 +65,8 @@ struct RowTriple {
     let wraps: Bool
 
     @inline(__always)
-    init(planes: PlaneSet, chemical: Int, y: Int, zeroRow: UnsafePointer<Float>, wraps: Bool) {
+    init(planes: PlaneSet<Float>, chemical: Int, y: Int, zeroRow: UnsafePointer<Float>, wraps: Bool)
+    {
         let height = planes.height
         centre = UnsafePointer(planes.row(chemical, y))
         if y > 0 {

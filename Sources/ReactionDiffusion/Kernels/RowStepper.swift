@@ -6,15 +6,15 @@ import Musl
 import Darwin
 #endif
 
-/// Steps bands of rows: the edge columns through the boundary rule, the interior columns with
+/// Steps bands of rows of a ``Precision/float32`` state: the edge columns through the boundary rule, the interior columns with
 /// SIMD loads and no bounds branches.
 ///
 /// The interior loop covers columns `1..<width - 1` in vectors of ``FloatVector``'s lanes; a last
 /// partial vector is recomputed overlapping the previous one (harmless, since the step reads only
 /// the source buffer), so there is no scalar tail.
-struct RowStepper {
-    let source: PlaneSet
-    let target: PlaneSet
+struct RowStepper: BandStepper {
+    let source: PlaneSet<Float>
+    let target: PlaneSet<Float>
     let zeroRow: UnsafePointer<Float>
     let wraps: Bool
 
@@ -30,13 +30,20 @@ struct RowStepper {
         return false
     }
 
+    func step(_ model: Model, _ parameters: Parameters, rows: Range<Int>) {
+        switch model {
+        case .grayScott:
+            step(GrayScottRule(parameters), rows: rows)
+        case .fitzHughNagumo:
+            step(FitzHughNagumoRule(parameters), rows: rows)
+        case .belousovZhabotinsky:
+            step(BelousovZhabotinskyRule(parameters), rows: rows)
+        }
+    }
+
     /// Steps `rows` of a two-chemical model.
     @inline(__always)
-    func step<R: TwoChemicalRule, P: StoragePrecision>(
-        _ rule: R,
-        _ precision: P.Type,
-        rows: Range<Int>
-    ) {
+    private func step<R: TwoChemicalRule>(_ rule: R, rows: Range<Int>) {
         let width = source.width
         for y in rows {
             let first = RowTriple(planes: source, chemical: 0, y: y, zeroRow: zeroRow, wraps: wraps)
@@ -53,8 +60,8 @@ struct RowStepper {
             @inline(__always)
             func edge(_ x: Int) {
                 let (a, b) = rule.update(first.edgeCross(x), second.edgeCross(x))
-                outFirst[x] = P.store(a)
-                outSecond[x] = P.store(b)
+                outFirst[x] = a
+                outSecond[x] = b
             }
 
             @inline(__always)
@@ -63,8 +70,8 @@ struct RowStepper {
                     first.interiorCross(x),
                     second.interiorCross(x)
                 )
-                P.store(a).store(to: outFirst + x)
-                P.store(b).store(to: outSecond + x)
+                a.store(to: outFirst + x)
+                b.store(to: outSecond + x)
             }
 
             edge(0)
@@ -90,11 +97,7 @@ struct RowStepper {
 
     /// Steps `rows` of Belousov-Zhabotinsky.
     @inline(__always)
-    func step<P: StoragePrecision>(
-        _ rule: BelousovZhabotinskyRule,
-        _ precision: P.Type,
-        rows: Range<Int>
-    ) {
+    private func step(_ rule: BelousovZhabotinskyRule, rows: Range<Int>) {
         let width = source.width
         for y in rows {
             let first = RowTriple(planes: source, chemical: 0, y: y, zeroRow: zeroRow, wraps: wraps)
@@ -113,9 +116,9 @@ struct RowStepper {
             @inline(__always)
             func edge(_ x: Int) {
                 let (a, b, c) = rule.update(first.edgeBox(x), second.edgeBox(x), third.edgeBox(x))
-                outFirst[x] = P.store(a)
-                outSecond[x] = P.store(b)
-                outThird[x] = P.store(c)
+                outFirst[x] = a
+                outSecond[x] = b
+                outThird[x] = c
             }
 
             @inline(__always)
@@ -125,9 +128,9 @@ struct RowStepper {
                     second.interiorBox(x),
                     third.interiorBox(x)
                 )
-                P.store(a).store(to: outFirst + x)
-                P.store(b).store(to: outSecond + x)
-                P.store(c).store(to: outThird + x)
+                a.store(to: outFirst + x)
+                b.store(to: outSecond + x)
+                c.store(to: outThird + x)
             }
 
             edge(0)

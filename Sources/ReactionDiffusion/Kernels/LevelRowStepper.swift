@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Steps bands of rows of a ``Precision/unorm8`` state, stored as one level byte k per value.
+///
+/// Each source row is expanded once into `Float` values k/255 (``ExpandedRows``), the cell
+/// rules run on those exactly as in ``Precision/float32``, and each result is clamped, scaled by
+/// 255, rounded to the nearest integer and narrowed to its level byte. Compared with storing
+/// k/255 as `Float`, a step moves a quarter of the bytes; the conversions back and forth cost
+/// about as many vector operations as rounding a `Float` to k/255 and recomputing k/255 did
+/// (see Benchmarks/README.md for the measured difference). Thanks to the halo of the expanded rows every column, edges included, goes through the
+/// vector path when the row holds at least one vector; narrower rows go lane by lane through
+/// the same formulas.
+struct LevelRowStepper: BandStepper {
+    let source: PlaneSet<UInt8>
+    let target: PlaneSet<UInt8>
+    /// The calling thread's expanded rows.
+    var cache: ExpandedRows
+
+    private var lanes: Int { FloatVector.scalarCount }
+
+    /// Whether row `y` of any chemical differs between the target and the source.
+    func rowDiffers(_ y: Int, chemicalCount: Int) -> Bool {
+        for chemical in 0..<chemicalCount {
+            if memcmp(target.row(chemical, y), source.row(chemical, y), source.width) != 0 {
+                return true
+            }
+        }
+        return false
+    }
+
+    mutating func step(_ model: Model, _ parameters: Parameters, rows: Range<Int>) {
+        switch model {
+        case .grayScott:
+            step(GrayScottRule(parameters), rows: rows)
+        case .fitzHughNagumo:
+            step(FitzHughNagumoRule(parameters), rows: rows)
+        case .belousovZhabotinsky:
+            step(BelousovZhabotinskyRule(parameters), rows: rows)
+        }
+    }
+
+    /// Steps `rows` of a two-chemical model.
+    ///
+    /// The stencil reads the south row only at the cell's own column, so each vector expands the
+    /// south row's levels itself and uses them from registers as it stores them for the next two
+    /// rows, which saves a pass over the row and a load per chemical.
+    @inline(__always)
+    private mutating func step<R: TwoChemicalRule>(_ rule: R, rows: Range<Int>) {
+        guard let firstRow = rows.first else { return }
+        let width = source.width
+        cache.start(at: firstRow, source: source)
+        for y in rows {
+            if y != firstRow {
+                cache.advance()
+            }
+            let outFirst = target.row(0, y)
+            let outSecond = target.row(1, y)
+            guard width >= lanes else {
+                cache.expandSouth(source: source)
+                let first = cache.rows(0)
+                let second = cache.rows(1)
+                for x in 0..<width {
+                    let (a, b): (Float, Float) = rule.update(first.cross(x), second.cross(x))
+                    outFirst[x] = Unorm8.level(of: a)
+                    outSecond[x] = Unorm8.level(of: b)
+                }
+                continue
+            }
+            let first = cache.rows(0)
+            let second = cache.rows(1)
+            let southLevels = (
+                cache.southLevels(0, source: source), cache.southLevels(1, source: source)
+            )
+            let southValues = (cache.southValues(0), cache.southValues(1))
+
+            // One copy of the body for all vectors, the last overlapping the previous one
+            // (harmless: the step reads only the source) rather than leaving a scalar tail: a
+            // local function called twice was not inlined.
+            var next = 0
+            while next < width {
+                let x = min(next, width - lanes)
+                let southFirst = Unorm8.values(ofLevels: Self.load(southLevels.0 + x))
+                let southSecond = Unorm8.values(ofLevels: Self.load(southLevels.1 + x))
+                southFirst.store(to: southValues.0 + x)
+                southSecond.store(to: southValues.1 + x)
+                let (a, b): (FloatVector, FloatVector) = rule.update(
+                    first.cross(x, south: southFirst),
+                    second.cross(x, south: southSecond)
+                )
+                Self.store(a, to: outFirst + x)
+                Self.store(b, to: outSecond + x)
+                next += lanes
+            }
+            cache.finishSouth()
+        }
+    }
+
+    /// Steps `rows` of Belousov-Zhabotinsky.
+    @inline(__always)
+    private mutating func step(_ rule: BelousovZhabotinskyRule, rows: Range<Int>) {
+        guard let firstRow = rows.first else { return }
+        let width = source.width
+        cache.start(at: firstRow, source: source)
+        for y in rows {
+            if y != firstRow {
+                cache.advance()
+            }
+            cache.expandSouth(source: source)
+            let first = cache.rows(0)
+            let second = cache.rows(1)
+            let third = cache.rows(2)
+            let outFirst = target.row(0, y)
+            let outSecond = target.row(1, y)
+            let outThird = target.row(2, y)
+
+            if width >= lanes {
+                // As in the two-chemical step.
+                var next = 0
+                while next < width {
+                    let x = min(next, width - lanes)
+                    let (a, b, c): (FloatVector, FloatVector, FloatVector) = rule.update(
+                        first.box(x),
+                        second.box(x),
+                        third.box(x)
+                    )
+                    Self.store(a, to: outFirst + x)
+                    Self.store(b, to: outSecond + x)
+                    Self.store(c, to: outThird + x)
+                    next += lanes
+                }
+            } else {
+                for x in 0..<width {
+                    let (a, b, c): (Float, Float, Float) = rule.update(
+                        first.box(x),
+                        second.box(x),
+                        third.box(x)
+                    )
+                    outFirst[x] = Unorm8.level(of: a)
+                    outSecond[x] = Unorm8.level(of: b)
+                    outThird[x] = Unorm8.level(of: c)
+                }
+            }
+        }
+    }
+
+    /// Loads the levels starting at `pointer`, which need not be aligned.
+    @_transparent
+    private static func load(_ pointer: UnsafePointer<UInt8>) -> LevelVector {
+        UnsafeRawPointer(pointer).loadUnaligned(as: LevelVector.self)
+    }
+
+    /// Stores the levels of `values` at `pointer`, which need not be aligned.
+    // `@_transparent` (inlined before any optimisation) rather than `@inline(__always)`, which
+    // the optimiser ignored here once the step function had grown large, leaving a call per
+    // vector that cost more than the conversion.
+    @_transparent
+    private static func store(_ values: FloatVector, to pointer: UnsafeMutablePointer<UInt8>) {
+        UnsafeMutableRawPointer(pointer).storeBytes(
+            of: Unorm8.levels(of: values),
+            as: LevelVector.self
+        )
+    }
+}
