@@ -14,6 +14,11 @@ package enum LogFormat {
     package static let headerFixedLength = 60
     /// The largest metadata dictionary encoding accepted (16 MiB).
     package static let maximumMetadataLength = 16 << 20
+    /// The largest generation, next key or transaction number a valid store holds (2^62).
+    ///
+    /// Counters grow by one per compaction, object or save, so no real store comes near it; a
+    /// larger value is damage, and refusing it means no counter can overflow when incremented.
+    package static let maximumCounter: UInt64 = 1 << 62
     /// The largest record payload accepted (64 MiB); larger values belong in external blobs.
     package static let maximumPayloadLength = 64 << 20
     /// Bytes of a commit record's payload.
@@ -246,6 +251,15 @@ package struct StoreHeader: Sendable, Equatable {
                     "the header runs past the end of the file",
                     path: path,
                     offset: 12
+                )
+            }
+            for (offset, name) in [(32, "generation"), (40, "next key"), (48, "transaction count")]
+            where UInt64(littleEndianBytesOf: buffer, at: offset) > LogFormat.maximumCounter {
+                throw StoreError(
+                    .corrupt,
+                    "the header's \(name) is out of range",
+                    path: path,
+                    offset: UInt64(offset)
                 )
             }
             let restLength = length - LogFormat.headerFixedLength

@@ -285,7 +285,9 @@ package struct LogScanner {
         case .metadata:
             return nil
         case .commit:
-            return CommitPayload(payload) == nil ? "malformed commit record" : nil
+            guard let commit = CommitPayload(payload) else { return "malformed commit record" }
+            return commit.nextKey > LogFormat.maximumCounter || frame.key > LogFormat.maximumCounter
+                ? "commit record counters out of range" : nil
         case .padding:
             return nil
         }

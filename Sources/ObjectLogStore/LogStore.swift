@@ -510,6 +510,9 @@ public final class LogStore: @unchecked Sendable {
     /// handed out again after the store is reopened.
     public func allocateKeys(_ count: Int) -> ClosedRange<ObjectKey> {
         precondition(count > 0, "allocateKeys needs a positive count")
+        // Safe: a store's next key is at most `LogFormat.maximumCounter` (2^62) when read, so
+        // only a count of about 2^62 keys could overflow it.
+        precondition(UInt64(count) <= LogFormat.maximumCounter, "allocateKeys count too large")
         return locked {
             let first = nextKey
             nextKey += UInt64(count)

@@ -137,7 +137,9 @@ package struct StoreIndex {
                 let (nextKey, keyOverflow) = key.addingReportingOverflow(keyDelta)
                 let delta = Int64(bitPattern: offsetCode >> 1) ^ -Int64(bitPattern: offsetCode & 1)
                 offset = offset &+ UInt64(bitPattern: delta)
-                guard !keyOverflow, offset < coveredLength, length <= coveredLength - offset else {
+                guard !keyOverflow, nextKey <= LogFormat.maximumCounter, offset < coveredLength,
+                    length <= coveredLength - offset
+                else {
                     return nil
                 }
                 key = nextKey
@@ -150,7 +152,10 @@ package struct StoreIndex {
                     )
                 )
             }
-            guard position == end else { return nil }
+            guard position == end,
+                UInt64(littleEndianBytesOf: buffer, at: 64) <= LogFormat.maximumCounter,
+                UInt64(littleEndianBytesOf: buffer, at: 72) <= LogFormat.maximumCounter
+            else { return nil }
             return StoreIndex(
                 storeUUID: uuidFrom(UnsafeRawBufferPointer(rebasing: buffer[16..<32])),
                 generation: UInt64(littleEndianBytesOf: buffer, at: 32),

@@ -128,6 +128,35 @@ struct SecurityTests {
     }
 
     @Test(
+        "counters read from a file are bounded, so none can overflow: a crafted generation of 2^64-1 is refused, not compacted"
+    )
+    func countersAreBounded() throws {
+        // Found by fuzzing the whole-store open: compaction added 1 to a header generation of
+        // 2^64 - 1 and trapped.
+        let directory = TemporaryDirectory()
+        for (offset, name) in [(32, "generation"), (40, "next key"), (48, "transaction count")] {
+            let path = directory.file("\(offset).olog")
+            try LogStore.open(path: path).close()
+            var bytes = readBytes(path)
+            for index in offset..<(offset + 8) { bytes[index] = 0xFF }
+            let length = Int(UInt32(bytes[12]) | UInt32(bytes[13]) << 8 | UInt32(bytes[14]) << 16)
+            let crc = bytes.withUnsafeBytes {
+                CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<(length - 4)]))
+            }
+            for index in 0..<4 {
+                bytes[length - 4 + index] = UInt8(truncatingIfNeeded: crc >> (8 * index))
+            }
+            writeBytes(bytes, to: path)
+            #expect {
+                try LogStore.open(path: path)
+            } throws: { error in
+                (error as? StoreError)?.code == .corrupt
+                    && (error as? StoreError)?.message.contains(name) == true
+            }
+        }
+    }
+
+    @Test(
         "text from a store is data, never a format: a metadata string with printf directives round-trips literally"
     )
     func noFormatStrings() throws {
