@@ -67,18 +67,7 @@ private struct StoreBenchmark {
 
         // 1. Bulk insert and one durable save.
         let container = try PersistentContainer(path: storePath, for: [BenchItem.self])
-        let objectLogInsert = try measure {
-            let context = container.newContext()
-            for record in records {
-                let item = BenchItem(context: context)
-                item.number = Int(record.id)
-                item.name = record.name
-                item.value = record.value
-                item.count = Int(record.count)
-                item.created = record.created
-            }
-            try context.save()
-        }
+        let objectLogInsert = try measure { try insertAll(records, into: container) }
         let peer = SQLitePeer(path: sqlitePath)
         peer.createSchema()
         let sqliteInsert = measure { peer.bulkInsert(records) }
@@ -403,6 +392,20 @@ private func median(_ runs: Int, _ body: () throws -> Void) rethrows -> Double {
     return percentile(times, 0.5)
 }
 
+/// Workload 1: every record inserted through the object API, then one durable save.
+private func insertAll(_ records: [BenchRecord], into container: PersistentContainer) throws {
+    let context = container.newContext()
+    for record in records {
+        let item = BenchItem(context: context)
+        item.number = Int(record.id)
+        item.name = record.name
+        item.value = record.value
+        item.count = Int(record.count)
+        item.created = record.created
+    }
+    try context.save()
+}
+
 /// A child process's work: prints "seconds peakRSSBytes".
 private func runChild(_ arguments: [String]) {
     do {
@@ -482,18 +485,7 @@ private func runChild(_ arguments: [String]) {
             // Workload 1 alone into a new store, for profiling by hand: `insert PATH COUNT`.
             let records = makeRecords(Int(arguments[2]) ?? 1_000_000)
             let container = try PersistentContainer(path: arguments[1], for: [BenchItem.self])
-            seconds = try measure {
-                let context = container.newContext()
-                for record in records {
-                    let item = BenchItem(context: context)
-                    item.number = Int(record.id)
-                    item.name = record.name
-                    item.value = record.value
-                    item.count = Int(record.count)
-                    item.created = record.created
-                }
-                try context.save()
-            }
+            seconds = try measure { try insertAll(records, into: container) }
             try container.close()
         case ("sqlite-fetch-all", 2):
             seconds = measure {

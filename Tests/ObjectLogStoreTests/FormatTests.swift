@@ -14,14 +14,8 @@ struct FormatTests {
     @Test("the committed version 1.0 fixture reads as FORMAT.md describes it")
     func fixtureV1() throws {
         let directory = TemporaryDirectory()
-        let path = directory.file("v1.0.olog")
-        try FileManager.default.copyItem(
-            atPath: fixtures.appendingPathComponent("v1.0.olog").path,
-            toPath: path
-        )
-        var readOnly = StoreOptions()
-        readOnly.readOnly = true
-        let store = try LogStore.open(path: path, options: readOnly)
+        let path = try copyFixture("v1.0.olog", to: directory)
+        let store = try openReadOnly(path)
         #expect(store.formatVersion == "1.0")
         #expect(store.storeUUID == UUID(uuidString: "D26DCCAF-58C5-420E-B31B-DCA742884C9A"))
         #expect(store.transactionCount == 2)
@@ -43,14 +37,8 @@ struct FormatTests {
     @Test("the committed version 2.0 fixture reads as FORMAT.md describes it")
     func fixtureV2() throws {
         let directory = TemporaryDirectory()
-        let path = directory.file("v2.0.olog")
-        try FileManager.default.copyItem(
-            atPath: fixtures.appendingPathComponent("v2.0.olog").path,
-            toPath: path
-        )
-        var readOnly = StoreOptions()
-        readOnly.readOnly = true
-        let store = try LogStore.open(path: path, options: readOnly)
+        let path = try copyFixture("v2.0.olog", to: directory)
+        let store = try openReadOnly(path)
         #expect(store.formatVersion == "2.0")
         #expect(store.transactionCount == 2)
         #expect(store.metadata == ["author": .string("Ada")])
@@ -74,11 +62,7 @@ struct FormatTests {
     @Test("a version 1.0 store stays 1.0 when written to, and compaction upgrades it to 2.0")
     func upgradeByCompaction() throws {
         let directory = TemporaryDirectory()
-        let path = directory.file("old.olog")
-        try FileManager.default.copyItem(
-            atPath: fixtures.appendingPathComponent("v1.0.olog").path,
-            toPath: path
-        )
+        let path = try copyFixture("v1.0.olog", to: directory)
         let blob = try #require(BlobID(hex: String(repeating: "ab", count: 32)))
         do {
             let store = try LogStore.open(path: path)
@@ -89,9 +73,7 @@ struct FormatTests {
             #expect(store.formatVersion == "1.0")
             try store.close()
         }
-        var readOnly = StoreOptions()
-        readOnly.readOnly = true
-        let before = try LogStore.open(path: path, options: readOnly)
+        let before = try openReadOnly(path)
         #expect(before.formatVersion == "1.0")
         #expect(before.liveKeys(entity: nil) == [1, 3])
         try before.close()
@@ -189,4 +171,20 @@ private func independentRead(_ path: String) throws -> [String: Any] {
     process.waitUntilExit()
     #expect(process.terminationStatus == 0)
     return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+}
+
+/// A copy of the committed fixture `name` in `directory`.
+private func copyFixture(_ name: String, to directory: TemporaryDirectory) throws -> String {
+    let path = directory.file(name)
+    try FileManager.default.copyItem(
+        atPath: fixtures.appendingPathComponent(name).path,
+        toPath: path
+    )
+    return path
+}
+
+private func openReadOnly(_ path: String) throws -> LogStore {
+    var options = StoreOptions()
+    options.readOnly = true
+    return try LogStore.open(path: path, options: options)
 }

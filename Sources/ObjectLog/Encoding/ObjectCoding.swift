@@ -53,14 +53,7 @@ enum ObjectDecoder {
         entity: EntityDescription,
         source: RecordSource?
     ) throws(ObjectLogError) {
-        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint()
-        }
-        guard count == UInt64(entity.accessors.count) else {
-            throw ObjectLogError(
-                .corrupt,
-                "payload of \(entity.name) has \(count) properties, the model has \(entity.accessors.count)"
-            )
-        }
+        try readPropertyCount(&reader, entity: entity)
         for accessor in entity.accessors {
             try accessor.decode(from: &reader, into: object, source: source)
         }
@@ -77,14 +70,7 @@ enum ObjectDecoder {
         only wanted: [Bool],
         source: RecordSource?
     ) throws(ObjectLogError) {
-        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint()
-        }
-        guard count == UInt64(entity.accessors.count) else {
-            throw ObjectLogError(
-                .corrupt,
-                "payload of \(entity.name) has \(count) properties, the model has \(entity.accessors.count)"
-            )
-        }
+        try readPropertyCount(&reader, entity: entity)
         // Stop after the last wanted property: the rest of the payload is not read at all.
         guard let last = wanted.lastIndex(of: true) else { return }
         for (index, accessor) in entity.accessors[...last].enumerated() {
@@ -96,17 +82,28 @@ enum ObjectDecoder {
         }
     }
 
+    /// Reads the payload's property count and checks it against the model.
+    private static func readPropertyCount(
+        _ reader: inout PayloadReader,
+        entity: EntityDescription
+    ) throws(ObjectLogError) {
+        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint()
+        }
+        guard count == UInt64(entity.accessors.count) else {
+            throw ObjectLogError(
+                .corrupt,
+                "payload of \(entity.name) has \(count) properties, the model has \(entity.accessors.count)"
+            )
+        }
+    }
+
     /// Reads a payload into type-erased values by property name.
     static func decodeValues(
         _ reader: inout PayloadReader,
         entity: EntityDescription,
         source: RecordSource?
     ) throws(ObjectLogError) -> [String: Any] {
-        let count = try ObjectLogError.wrapping { () throws(PayloadError) in try reader.readVarint()
-        }
-        guard count == UInt64(entity.accessors.count) else {
-            throw ObjectLogError(.corrupt, "payload of \(entity.name) has \(count) properties")
-        }
+        try readPropertyCount(&reader, entity: entity)
         var values: [String: Any] = [:]
         for accessor in entity.accessors {
             values[accessor.name] = try accessor.decodeValue(from: &reader, source: source)
