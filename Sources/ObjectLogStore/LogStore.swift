@@ -906,6 +906,8 @@ public final class LogStore: @unchecked Sendable {
         var counts = self.entityCounts
         var recordBytes = self.liveRecordBytes
         self.live = KeyDirectory()
+        // Grown once, not doubled (and rehashed) again and again while a bulk save's keys go in.
+        live.reserveCapacity(live.count + written.count)
         for (key, location) in written {
             let old: RecordLocation?
             if let location {
