@@ -166,6 +166,8 @@ struct SortComparatorTests {
             SortDescriptor(\.width),
             SortDescriptor(\.created, order: .reverse), SortDescriptor(\.name),
             SortDescriptor(\.notes), SortDescriptor(\.timestep),
+            SortDescriptor(\.name, comparator: .lexical),
+            SortDescriptor(\.name, comparator: .lexical, order: .reverse),
         ]
         for descriptor in descriptors {
             let fast = context.comparator(descriptor)
@@ -178,6 +180,16 @@ struct SortComparatorTests {
         #expect(context.comparator(SortDescriptor(\Configuration.feed)).isDirect)
         #expect(context.comparator(SortDescriptor(\Configuration.width, order: .reverse)).isDirect)
         #expect(!context.comparator(SortDescriptor(\Configuration.name)).isDirect)
+        #expect(
+            context.comparator(SortDescriptor(\Configuration.name, comparator: .lexical)).isDirect
+        )
+        // ASCII pairs are compared by bytes; any other pair is left to Foundation.
+        #expect(asciiOrder("a", "ab") == .orderedAscending)
+        #expect(asciiOrder("b", "ab") == .orderedDescending)
+        #expect(asciiOrder("B", "a") == .orderedAscending)
+        #expect(asciiOrder("same", "same") == .orderedSame)
+        #expect(asciiOrder("a", "aé") == nil)
+        #expect(asciiOrder("é", "e") == nil)
         #expect(!context.comparator(SortDescriptor(\Configuration.doubledFeed)).isDirect)
         #expect(!context.comparator(SortDescriptor(\Configuration.negatedWidth)).isDirect)
         let reversed = try context.fetch(

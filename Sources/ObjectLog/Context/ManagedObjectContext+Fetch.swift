@@ -370,8 +370,45 @@ extension ManagedObjectContext {
             {
                 return ({ direct($0, $1) }, true)
             }
+            if probe.reads == 1, let wrapped = probe.wrapped, wrapped == keyPath,
+                let offset = probe.offset,
+                let strings = entity.accessors.first(where: { $0.offset == offset })
+                    as? NativeAttributeAccessor<String>,
+                Self.isLexical(descriptor)
+            {
+                return (lexicalComparator(descriptor, strings), true)
+            }
         }
         return (keyPathComparator(descriptor), false)
+    }
+
+    /// Whether `descriptor` compares strings with `String.StandardComparator.lexical`.
+    private static func isLexical<T>(_ descriptor: SortDescriptor<T>) -> Bool {
+        guard var comparator = descriptor.stringComparator else { return false }
+        comparator.order = .forward
+        return comparator == .lexical
+    }
+
+    /// A `.lexical` string comparison that reads the attribute's storage and compares ASCII
+    /// strings byte by byte (for ASCII, lexical order is byte order, as in SQLite's default
+    /// collation); any other pair goes through the descriptor, exactly as Foundation orders it.
+    private func lexicalComparator<T: ManagedObject>(
+        _ descriptor: SortDescriptor<T>,
+        _ accessor: NativeAttributeAccessor<String>
+    ) -> (T, T) -> ComparisonResult {
+        let ascending = descriptor.order == .forward
+        return { lhs, rhs in
+            if lhs.isFault { lhs.fireFault() }
+            if rhs.isFault { rhs.fireFault() }
+            guard
+                let order = asciiOrder(accessor.storedValue(of: lhs), accessor.storedValue(of: rhs))
+            else { return descriptor.compare(lhs, rhs) }
+            switch order {
+            case .orderedSame: return .orderedSame
+            case .orderedAscending: return ascending ? .orderedAscending : .orderedDescending
+            case .orderedDescending: return ascending ? .orderedDescending : .orderedAscending
+            }
+        }
     }
 
     /// A comparison through the descriptor's key path for plain `Comparable` values.
@@ -395,5 +432,29 @@ extension ManagedObjectContext {
             }
         }
         return make(valueType) ?? fallback
+    }
+}
+
+/// The byte order of two ASCII strings, or nil if either has a non-ASCII byte.
+func asciiOrder(_ left: String, _ right: String) -> ComparisonResult? {
+    var left = left
+    var right = right
+    return left.withUTF8 { a in
+        right.withUTF8 { b -> ComparisonResult? in
+            var index = 0
+            let common = min(a.count, b.count)
+            while index < common {
+                let x = a[index]
+                let y = b[index]
+                if x | y >= 0x80 { return nil }
+                if x != y { return x < y ? .orderedAscending : .orderedDescending }
+                index += 1
+            }
+            // The rest of the longer one must be ASCII too for the answer to stand.
+            let rest = a.count > common ? a[common...] : b[common...]
+            if rest.contains(where: { $0 >= 0x80 }) { return nil }
+            if a.count == b.count { return .orderedSame }
+            return a.count < b.count ? .orderedAscending : .orderedDescending
+        }
     }
 }
