@@ -219,18 +219,7 @@ private struct StepJob: @unchecked Sendable {
         defer { rd_restore_float_control(savedControl) }
         switch precision {
         case .float32:
-            let planes = (
-                PlaneSet(
-                    base: buffers.0.assumingMemoryBound(to: Float.self),
-                    width: width,
-                    height: height
-                ),
-                PlaneSet(
-                    base: buffers.1.assumingMemoryBound(to: Float.self),
-                    width: width,
-                    height: height
-                )
-            )
+            let planes = planePair(of: Float.self)
             run(rows: rows) { even in
                 RowStepper(
                     source: even ? planes.0 : planes.1,
@@ -240,18 +229,7 @@ private struct StepJob: @unchecked Sendable {
                 )
             }
         case .unorm8:
-            let planes = (
-                PlaneSet(
-                    base: buffers.0.assumingMemoryBound(to: UInt8.self),
-                    width: width,
-                    height: height
-                ),
-                PlaneSet(
-                    base: buffers.1.assumingMemoryBound(to: UInt8.self),
-                    width: width,
-                    height: height
-                )
-            )
+            let planes = planePair(of: UInt8.self)
             let cache = ExpandedRows(
                 chemicalCount: model.chemicalCount,
                 width: width,
@@ -267,6 +245,24 @@ private struct StepJob: @unchecked Sendable {
                 )
             }
         }
+    }
+
+    /// The two state buffers viewed as planes of `Element` (a step reads one, writes the other).
+    private func planePair<Element>(
+        of _: Element.Type
+    ) -> (PlaneSet<Element>, PlaneSet<Element>) {
+        (
+            PlaneSet(
+                base: buffers.0.assumingMemoryBound(to: Element.self),
+                width: width,
+                height: height
+            ),
+            PlaneSet(
+                base: buffers.1.assumingMemoryBound(to: Element.self),
+                width: width,
+                height: height
+            )
+        )
     }
 
     /// Runs the steps on `rows` with the stepper `makeStepper(even)` gives for an even or odd
