@@ -776,18 +776,18 @@ public final class LogStore: @unchecked Sendable {
         var size =
             layout.commitRecordLength + 2 * LogFormat.sectorSize
             + (metadataBytes.map { layout.maximumFrameLength + $0.count } ?? 0)
-        for change in transaction.changes {
+        for change in transaction.entries {
             size += layout.maximumFrameLength
             if !change.isDelete {
                 size += layout.putPayloadLength(
                     blobCount: change.blobs.count,
-                    valueLength: change.payload.count
+                    valueLength: Int(change.valueCount)
                 )
             }
         }
         var writer = ByteWriter(capacity: size)
         var written: [(key: ObjectKey, location: RecordLocation?)] = []
-        written.reserveCapacity(transaction.changes.count)
+        written.reserveCapacity(transaction.entries.count)
         // Which keys this transaction has put or deleted so far; built only once a delete needs
         // to know whether its key is live.
         var touched: [ObjectKey: Bool]?
@@ -796,7 +796,8 @@ public final class LogStore: @unchecked Sendable {
         var deleted: UInt32 = 0
         var recordCount: UInt32 = 0
 
-        for change in transaction.changes {
+        let values = transaction.values
+        for change in transaction.entries {
             guard change.key != 0, change.key < nextKey else {
                 throw StoreError(
                     .invalidArgument,
@@ -820,7 +821,7 @@ public final class LogStore: @unchecked Sendable {
             } else {
                 let length = layout.putPayloadLength(
                     blobCount: change.blobs.count,
-                    valueLength: change.payload.count
+                    valueLength: Int(change.valueCount)
                 )
                 guard length <= LogFormat.maximumPayloadLength,
                     change.blobs.count <= Int(UInt16.max)
@@ -831,13 +832,17 @@ public final class LogStore: @unchecked Sendable {
                         path: path
                     )
                 }
-                change.payload.withUnsafeBytes {
+                values.withUnsafeBytes { values in
                     layout.appendPut(
                         key: change.key,
                         entity: change.entity,
                         isInsert: change.isInsert,
                         blobs: change.blobs,
-                        value: $0,
+                        value: UnsafeRawBufferPointer(
+                            rebasing: values[
+                                change.valueStart..<change.valueStart + Int(change.valueCount)
+                            ]
+                        ),
                         into: &writer
                     )
                 }

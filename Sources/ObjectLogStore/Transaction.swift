@@ -77,6 +77,9 @@ private func hexValue(_ character: UInt8) -> UInt8? {
 /// transaction.metadata = ["author": .string("Ada")]
 /// try store.commit(transaction)
 /// ```
+///
+/// The values of all puts are kept packed in one buffer, so adding a put from a reused encoding
+/// buffer (``put(key:entity:bytes:blobs:isInsert:)``) allocates nothing per object.
 public struct Transaction: Sendable {
     /// One put or delete.
     public struct Change: Sendable {
@@ -94,14 +97,53 @@ public struct Transaction: Sendable {
         public var isDelete: Bool
     }
 
+    /// One put or delete, its value a range of ``values``.
+    package struct Entry: Sendable {
+        package var key: ObjectKey
+        /// Where the value starts in ``values``.
+        package var valueStart: Int
+        package var valueCount: UInt32
+        package var entity: EntityTag
+        package var blobs: [BlobID]
+        package var isInsert: Bool
+        package var isDelete: Bool
+    }
+
     /// The puts and deletes, in the order they were added.
-    public private(set) var changes: [Change] = []
+    package private(set) var entries: [Entry] = []
+    /// The values of every put, back to back.
+    package private(set) var values: [UInt8] = []
+
+    /// The puts and deletes, in the order they were added.
+    ///
+    /// Each change's payload is copied out of the transaction's packed buffer.
+    public var changes: [Change] {
+        entries.map { entry in
+            Change(
+                key: entry.key,
+                entity: entry.entity,
+                payload: Array(values[entry.valueStart..<entry.valueStart + Int(entry.valueCount)]),
+                blobs: entry.blobs,
+                isInsert: entry.isInsert,
+                isDelete: entry.isDelete
+            )
+        }
+    }
+
+    /// The number of puts and deletes.
+    public var count: Int { entries.count }
 
     /// A full replacement of the store's metadata dictionary, or nil to keep it.
     public var metadata: Metadata?
 
     /// Creates an empty transaction.
     public init() {}
+
+    /// Reserves room for `changes` puts and deletes whose values total `valueBytes` bytes.
+    public mutating func reserveCapacity(changes: Int, valueBytes: Int) {
+        entries.reserveCapacity(changes)
+        values.reserveCapacity(valueBytes)
+    }
 
     /// Adds the full new value of an object.
     ///
@@ -118,11 +160,31 @@ public struct Transaction: Sendable {
         blobs: [BlobID] = [],
         isInsert: Bool
     ) {
-        changes.append(
-            Change(
+        payload.withUnsafeBytes {
+            put(key: key, entity: entity, bytes: $0, blobs: blobs, isInsert: isInsert)
+        }
+    }
+
+    /// Adds the full new value of an object, copying its encoding from `bytes`.
+    ///
+    /// The same as ``put(key:entity:payload:blobs:isInsert:)`` for a value in a buffer the
+    /// caller reuses.
+    public mutating func put(
+        key: ObjectKey,
+        entity: EntityTag,
+        bytes: UnsafeRawBufferPointer,
+        blobs: [BlobID] = [],
+        isInsert: Bool
+    ) {
+        let start = values.count
+        values.append(contentsOf: bytes)
+        entries.append(
+            Entry(
                 key: key,
+                valueStart: start,
+                // A longer value is refused by the commit; keep its length visible to it.
+                valueCount: UInt32(clamping: bytes.count),
                 entity: entity,
-                payload: payload,
                 blobs: blobs,
                 isInsert: isInsert,
                 isDelete: false
@@ -132,11 +194,12 @@ public struct Transaction: Sendable {
 
     /// Adds the deletion of an object.
     public mutating func delete(key: ObjectKey, entity: EntityTag) {
-        changes.append(
-            Change(
+        entries.append(
+            Entry(
                 key: key,
+                valueStart: values.count,
+                valueCount: 0,
                 entity: entity,
-                payload: [],
                 blobs: [],
                 isInsert: false,
                 isDelete: true
@@ -144,8 +207,34 @@ public struct Transaction: Sendable {
         )
     }
 
+    /// The transaction without the changes of keys that `isIncluded` rejects (same metadata).
+    public func filter(_ isIncluded: (ObjectKey) -> Bool) -> Transaction {
+        var kept = Transaction()
+        kept.metadata = metadata
+        values.withUnsafeBytes { values in
+            for entry in entries where isIncluded(entry.key) {
+                if entry.isDelete {
+                    kept.delete(key: entry.key, entity: entry.entity)
+                } else {
+                    kept.put(
+                        key: entry.key,
+                        entity: entry.entity,
+                        bytes: UnsafeRawBufferPointer(
+                            rebasing: values[
+                                entry.valueStart..<entry.valueStart + Int(entry.valueCount)
+                            ]
+                        ),
+                        blobs: entry.blobs,
+                        isInsert: entry.isInsert
+                    )
+                }
+            }
+        }
+        return kept
+    }
+
     /// Whether the transaction changes nothing.
-    public var isEmpty: Bool { changes.isEmpty && metadata == nil }
+    public var isEmpty: Bool { entries.isEmpty && metadata == nil }
 }
 
 /// What a committed transaction was.

@@ -96,7 +96,15 @@ public struct Attribute<Value> {
             return object[keyPath: storageKeyPath].value
         }
         set {
-            if object.accessState.rawValue != 0 { writeSlowly(object, storageKeyPath) }
+            // The slow path takes no key path: passing one, even on a branch never taken,
+            // makes the caller materialise (and release) the key path object on every write.
+            if object.accessState.rawValue != 0 {
+                object.willWrite()
+                if object.accessState.contains(.pendingExternal) {
+                    // A new value replaces unloaded external data.
+                    object[keyPath: storageKeyPath].pendingExternal = 0
+                }
+            }
             object[keyPath: storageKeyPath].value = newValue
         }
     }
@@ -131,17 +139,5 @@ public struct Attribute<Value> {
             }
             ?? object.loadDetachedExternalData(propertyIndex: index)
         if let value = data as? Value { object[keyPath: storageKeyPath].value = value }
-    }
-
-    /// Loads a fault and records the change; a new value replaces unloaded external data.
-    @usableFromInline
-    static func writeSlowly<Object: ManagedObject>(
-        _ object: Object,
-        _ storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
-    ) {
-        object.willWrite()
-        if object.accessState.contains(.pendingExternal) {
-            object[keyPath: storageKeyPath].pendingExternal = 0
-        }
     }
 }
