@@ -887,14 +887,16 @@ public final class LogStore: @unchecked Sendable {
             into: &writer
         )
 
+        let transactionLength = writer.count
+        let bytes = writer.takeBytes()
         do {
-            try file.write(writer.bytes, at: start)
+            try file.write(bytes, at: start)
         } catch {
             // Leave no partial transaction for the next one to follow.
             do { try file.truncate(to: start) } catch { isPoisoned = true }
             throw error
         }
-        counters.bytesWritten += UInt64(writer.count)
+        counters.bytesWritten += UInt64(transactionLength)
         if options.durable {
             do {
                 counters.logSyncs += 1
@@ -936,7 +938,7 @@ public final class LogStore: @unchecked Sendable {
         }
         lastNumber += 1
         lastCommitChecksum = commitChecksum
-        endOffset = start + UInt64(writer.count)
+        endOffset = start + UInt64(transactionLength)
         return CommitInfo(
             number: lastNumber,
             offset: start,
@@ -1304,9 +1306,9 @@ extension LogStore {
                 recordBytes += UInt64(newLength)
                 copied += 1
                 if buffer.count >= 8 << 20 {
-                    try output.write(buffer.bytes, at: position)
+                    try buffer.withUnsafeBytes { try output.write($0, at: position) }
                     position += UInt64(buffer.count)
-                    buffer.bytes.removeAll(keepingCapacity: true)
+                    buffer.removeAll()
                     progress?(Double(copied) / Double(max(items.count, 1)))
                 }
             }
@@ -1330,7 +1332,7 @@ extension LogStore {
                 commit,
                 into: &buffer
             )
-            try output.write(buffer.bytes, at: position)
+            try buffer.withUnsafeBytes { try output.write($0, at: position) }
             let end = position + UInt64(buffer.count)
             try output.sync()
             output.close()

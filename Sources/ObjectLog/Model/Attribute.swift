@@ -97,16 +97,19 @@ public struct Attribute<Value> {
         }
         set {
             // The slow path takes no key path: passing one, even on a branch never taken,
-            // makes the caller materialise (and release) the key path object on every write.
-            if object.accessState.rawValue != 0 {
-                object.willWrite()
-                if object.accessState.contains(.pendingExternal) {
-                    // A new value replaces unloaded external data.
-                    object[keyPath: storageKeyPath].pendingExternal = 0
-                }
-            }
-            object[keyPath: storageKeyPath].value = newValue
+            // makes the caller materialise (and release) the key path object on every write,
+            // and a second projection through the key path defeated the optimiser's direct
+            // field access (profiles showed `_projectMutableAddress` per write).
+            if object.accessState.rawValue != 0 { object.willWrite() }
+            object[keyPath: storageKeyPath].assign(newValue)
         }
+    }
+
+    /// Sets a new value, which replaces any external data not loaded yet.
+    @inlinable
+    mutating func assign(_ newValue: Value) {
+        value = newValue
+        pendingExternal = 0
     }
 
     /// Loads a fault, and external data that is read for the first time.

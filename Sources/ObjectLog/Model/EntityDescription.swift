@@ -16,6 +16,8 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     let accessors: [PropertyAccessor]
     /// Whether some attribute has external storage.
     let hasExternalData: Bool
+    /// The fast payload layout when every persistent property is a common scalar attribute.
+    let scalarLayout: ScalarLayout?
     /// The relationships among ``accessors``.
     let relationshipAccessors: [RelationshipAccessor]
     /// Relationship accessors by their wrapper's storage key path, learnt by probing inverses.
@@ -45,6 +47,7 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
             $0.attribute?.options.contains(.externalStorage) == true
         }
         self.relationshipAccessors = accessors.compactMap { $0 as? RelationshipAccessor }
+        self.scalarLayout = ScalarLayout(accessors)
         self.schema = ModelSchema.Entity(
             name: name,
             tag: tag,

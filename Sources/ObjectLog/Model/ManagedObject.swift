@@ -218,6 +218,7 @@ struct AccessState: OptionSet, Sendable {
     /// Reads record their storage key path (model discovery).
     static let probing = AccessState(rawValue: 4)
     /// Some external data is loaded only when first read.
+    @usableFromInline
     static let pendingExternal = AccessState(rawValue: 8)
     /// The bits a read must act on (a clean object's reads stay on the fast path).
     @usableFromInline

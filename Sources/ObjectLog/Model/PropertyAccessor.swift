@@ -52,6 +52,9 @@ class PropertyAccessor: @unchecked Sendable {
             .assumingMemoryBound(to: Wrapper.self)
     }
 
+    /// The kind and value offset of a scalar attribute, for ``ScalarLayout``; nil otherwise.
+    var scalarField: ScalarLayout.Field? { nil }
+
     /// Appends the property's payload encoding.
     func encode(
         _ object: ManagedObject,
@@ -104,30 +107,16 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
     /// up `Attribute<Value>`'s on every access.
     private let valueOffset: Int
     /// Which common concrete type `Value` is, if any.
-    private let kind: ValueKind
-
-    /// The value types with a concrete fast path.
-    ///
-    /// Encoding and decoding them through the generic `Value` costs a witness-table call and
-    /// value-witness copies per access, which showed in profiles of bulk saves and fetches.
-    /// Each path calls the type's own ``AttributeValue`` methods, so the bytes are the same.
-    private enum ValueKind {
-        case int, int64, double, string, date, bool, other
-    }
+    let kind: ScalarKind?
 
     override init(name: String, offset: Int) {
         valueOffset = offset + (MemoryLayout<Attribute<Value>>.offset(of: \.value) ?? 0)
-        kind =
-            switch Value.self {
-            case is Int.Type: .int
-            case is Int64.Type: .int64
-            case is Double.Type: .double
-            case is String.Type: .string
-            case is Date.Type: .date
-            case is Bool.Type: .bool
-            default: .other
-            }
+        kind = ScalarKind(Value.self)
         super.init(name: name, offset: offset)
+    }
+
+    override var scalarField: ScalarLayout.Field? {
+        kind.map { ScalarLayout.Field(kind: $0, offset: valueOffset) }
     }
 
     /// The address of the value in `object`, untyped (for the concrete fast paths).
@@ -161,7 +150,7 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
         case .string: address.assumingMemoryBound(to: String.self).pointee.encode(to: &writer)
         case .date: address.assumingMemoryBound(to: Date.self).pointee.encode(to: &writer)
         case .bool: address.assumingMemoryBound(to: Bool.self).pointee.encode(to: &writer)
-        case .other: value(in: object).pointee.encode(to: &writer)
+        case nil: value(in: object).pointee.encode(to: &writer)
         }
     }
 
@@ -186,7 +175,7 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
                 address.assumingMemoryBound(to: Date.self).pointee = try .decode(from: &reader)
             case .bool:
                 address.assumingMemoryBound(to: Bool.self).pointee = try .decode(from: &reader)
-            case .other: value(in: object).pointee = try Value.decode(from: &reader)
+            case nil: value(in: object).pointee = try Value.decode(from: &reader)
             }
         } catch {
             throw ObjectLogError.decoding(error)
