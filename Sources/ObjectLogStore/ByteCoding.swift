@@ -41,11 +41,20 @@ package struct ByteWriter {
         count = 0
     }
 
+    /// Makes room for `capacity` bytes in all without touching the memory yet.
+    package mutating func reserveCapacity(_ capacity: Int) {
+        storage.reserveCapacity(capacity)
+    }
+
     /// Makes room for `extra` more bytes.
+    ///
+    /// The zeroed room grows by at most 1 MiB beyond the need at a time, so memory reserved
+    /// with ``reserveCapacity(_:)`` is touched only as it is written.
     @inline(__always)
     private mutating func reserve(_ extra: Int) {
         if _slowPath(count + extra > storage.count) {
-            storage.append(contentsOf: repeatElement(0, count: max(extra, storage.count, 64)))
+            let room = max(extra, min(storage.count, 1 << 20), 64)
+            storage.append(contentsOf: repeatElement(0, count: room))
         }
     }
 

@@ -97,36 +97,52 @@ public struct Transaction: Sendable {
         public var isDelete: Bool
     }
 
-    /// One put or delete, its value a range of ``values``.
+    /// One put or delete; a put's record is a range of ``records``.
     package struct Entry: Sendable {
         package var key: ObjectKey
-        /// Where the value starts in ``values``.
-        package var valueStart: Int
+        /// Where the put's record starts in ``records``.
+        package var recordStart: Int
+        package var recordLength: UInt32
+        /// The length of the value, which ends the record.
         package var valueCount: UInt32
         package var entity: EntityTag
         package var blobs: [BlobID]
         package var isInsert: Bool
         package var isDelete: Bool
+
+        /// The range of the value in ``records``.
+        package var valueRange: Range<Int> {
+            let end = recordStart + Int(recordLength)
+            return end - Int(valueCount)..<end
+        }
     }
 
     /// The puts and deletes, in the order they were added.
     package private(set) var entries: [Entry] = []
-    /// The values of every put, back to back.
-    package private(set) var values: [UInt8] = []
+    /// Every put as a whole record in the compact layout (FORMAT.md section 4), back to back.
+    ///
+    /// A store in that layout writes them as they are; one in the older fixed layout frames
+    /// the values again.
+    package private(set) var records = ByteWriter()
+    /// Whether some put comes after a delete (the records then cannot be written ahead of the
+    /// deletes as one block).
+    package private(set) var hasPutAfterDelete = false
 
     /// The puts and deletes, in the order they were added.
     ///
     /// Each change's payload is copied out of the transaction's packed buffer.
     public var changes: [Change] {
-        entries.map { entry in
-            Change(
-                key: entry.key,
-                entity: entry.entity,
-                payload: Array(values[entry.valueStart..<entry.valueStart + Int(entry.valueCount)]),
-                blobs: entry.blobs,
-                isInsert: entry.isInsert,
-                isDelete: entry.isDelete
-            )
+        records.withUnsafeBytes { records in
+            entries.map { entry in
+                Change(
+                    key: entry.key,
+                    entity: entry.entity,
+                    payload: entry.isDelete ? [] : Array(records[entry.valueRange]),
+                    blobs: entry.blobs,
+                    isInsert: entry.isInsert,
+                    isDelete: entry.isDelete
+                )
+            }
         }
     }
 
@@ -142,7 +158,7 @@ public struct Transaction: Sendable {
     /// Reserves room for `changes` puts and deletes whose values total `valueBytes` bytes.
     public mutating func reserveCapacity(changes: Int, valueBytes: Int) {
         entries.reserveCapacity(changes)
-        values.reserveCapacity(valueBytes)
+        records.reserveCapacity(valueBytes + changes * RecordLayout.compact.maximumFrameLength)
     }
 
     /// Adds the full new value of an object.
@@ -176,12 +192,23 @@ public struct Transaction: Sendable {
         blobs: [BlobID] = [],
         isInsert: Bool
     ) {
-        let start = values.count
-        values.append(contentsOf: bytes)
+        let start = records.count
+        RecordLayout.compact.appendPut(
+            key: key,
+            entity: entity,
+            isInsert: isInsert,
+            blobs: blobs,
+            value: bytes,
+            into: &records
+        )
+        if !hasPutAfterDelete, entries.last?.isDelete == true || hasDelete {
+            hasPutAfterDelete = true
+        }
         entries.append(
             Entry(
                 key: key,
-                valueStart: start,
+                recordStart: start,
+                recordLength: UInt32(clamping: records.count - start),
                 // A longer value is refused by the commit; keep its length visible to it.
                 valueCount: UInt32(clamping: bytes.count),
                 entity: entity,
@@ -194,10 +221,12 @@ public struct Transaction: Sendable {
 
     /// Adds the deletion of an object.
     public mutating func delete(key: ObjectKey, entity: EntityTag) {
+        hasDelete = true
         entries.append(
             Entry(
                 key: key,
-                valueStart: values.count,
+                recordStart: records.count,
+                recordLength: 0,
                 valueCount: 0,
                 entity: entity,
                 blobs: [],
@@ -207,11 +236,13 @@ public struct Transaction: Sendable {
         )
     }
 
+    private var hasDelete = false
+
     /// The transaction without the changes of keys that `isIncluded` rejects (same metadata).
     public func filter(_ isIncluded: (ObjectKey) -> Bool) -> Transaction {
         var kept = Transaction()
         kept.metadata = metadata
-        values.withUnsafeBytes { values in
+        records.withUnsafeBytes { records in
             for entry in entries where isIncluded(entry.key) {
                 if entry.isDelete {
                     kept.delete(key: entry.key, entity: entry.entity)
@@ -219,11 +250,7 @@ public struct Transaction: Sendable {
                     kept.put(
                         key: entry.key,
                         entity: entry.entity,
-                        bytes: UnsafeRawBufferPointer(
-                            rebasing: values[
-                                entry.valueStart..<entry.valueStart + Int(entry.valueCount)
-                            ]
-                        ),
+                        bytes: UnsafeRawBufferPointer(rebasing: records[entry.valueRange]),
                         blobs: entry.blobs,
                         isInsert: entry.isInsert
                     )

@@ -13,9 +13,14 @@ extension ManagedObjectContext {
         let entity = entityOrTrap(T.self)
         if request.predicate == nil, request.sortDescriptors.isEmpty {
             let keys = window(allKeys(of: entity, request), request)
-            let objects = keys.map { key in
-                (registry[key] ?? makeFault(key: key, entity: entity)) as! T
-            }
+            registry.reserveCapacity(registry.count + keys.count)
+            var found: [ManagedObject] = []
+            found.reserveCapacity(keys.count)
+            for key in keys { found.append(registry[key] ?? makeFault(key: key, entity: entity)) }
+            // Safe: `entity` is `T`'s own entity, and every object registered under one of its
+            // keys, or made for one, is an instance of its class: `T`. (A checked cast or a
+            // generic `map` per object cost more than making the fault.)
+            let objects = unsafeBitCast(found, to: [T].self)
             if !request.returnsObjectsAsFaults {
                 // One pass over the log pays off only for many objects.
                 if objects.count >= Self.faultsForBulkLoad / 4 {
@@ -354,26 +359,14 @@ extension ManagedObjectContext {
     func comparator<T: ManagedObject>(
         _ descriptor: SortDescriptor<T>
     ) -> (compare: (T, T) -> ComparisonResult, isDirect: Bool) {
-        if let keyPath = descriptor.keyPath, let entity = model.entity(for: T.self) {
-            let prototype = entity.objectType.init()
-            let probe = Probe()
-            prototype.probe = probe
-            prototype.accessState = .probing
-            _ = prototype[keyPath: keyPath as AnyKeyPath]
-            prototype.accessState = []
-            prototype.probe = nil
-            // Only a key path that is exactly one attribute's wrapped property maps to it.
-            if probe.reads == 1, let wrapped = probe.wrapped, wrapped == keyPath,
-                let offset = probe.offset,
-                let accessor = entity.accessors.first(where: { $0.offset == offset }),
-                let direct = accessor.makeComparator(ascending: descriptor.order == .forward)
-            {
+        if let keyPath = descriptor.keyPath, let entity = model.entity(for: T.self),
+            let accessor = entity.attributeAccessor(for: keyPath)
+        {
+            // Only a key path that is (or forwards to) one attribute maps to its storage.
+            if let direct = accessor.makeComparator(ascending: descriptor.order == .forward) {
                 return ({ direct($0, $1) }, true)
             }
-            if probe.reads == 1, let wrapped = probe.wrapped, wrapped == keyPath,
-                let offset = probe.offset,
-                let strings = entity.accessors.first(where: { $0.offset == offset })
-                    as? NativeAttributeAccessor<String>,
+            if let strings = accessor as? NativeAttributeAccessor<String>,
                 Self.isLexical(descriptor)
             {
                 return (lexicalComparator(descriptor, strings), true)

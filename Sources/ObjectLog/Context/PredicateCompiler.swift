@@ -45,25 +45,14 @@ struct PredicateCompiler {
         return (condition, reads)
     }
 
-    /// The accessor of the attribute a key path on the input reads, if it reads exactly one.
-    func attribute<Output>(
-        _ keyPath: AnyKeyPath,
+    /// The accessor of the attribute a key path on the input is, if it is one (see
+    /// ``EntityDescription/attributeAccessor(for:)``).
+    func attribute<Root, Output>(
+        _ keyPath: KeyPath<Root, Output>,
         as: Output.Type
-    ) -> NativeAttributeAccessor<
-        Output
-    >? where Output: AttributeValue {
-        let prototype = entity.objectType.init()
-        let probe = Probe()
-        prototype.probe = probe
-        prototype.accessState = .probing
-        _ = prototype[keyPath: keyPath]
-        prototype.accessState = []
-        prototype.probe = nil
-        guard probe.reads == 1, probe.wrapped == keyPath, let offset = probe.offset else {
-            return nil
-        }
+    ) -> NativeAttributeAccessor<Output>? where Output: AttributeValue {
         guard
-            let accessor = entity.accessors.first(where: { $0.offset == offset })
+            let accessor = entity.attributeAccessor(for: keyPath)
                 as? NativeAttributeAccessor<Output>
         else { return nil }
         reads.indices.insert(accessor.index)
@@ -101,7 +90,9 @@ extension PredicateExpressions.KeyPath: CompilableValue {
             variable.variableID == compiler.variable
         else { return nil }
         func make<V: AttributeValue>(_: V.Type) -> ((ManagedObject) -> Output)? {
-            guard V.self == Output.self, let accessor = compiler.attribute(keyPath, as: V.self)
+            guard V.self == Output.self,
+                let typed = keyPath as? KeyPath<Root.Output, V>,
+                let accessor = compiler.attribute(typed, as: V.self)
             else { return nil }
             let read: (ManagedObject) -> V = { object in
                 if object.isFault { object.fireFault() }

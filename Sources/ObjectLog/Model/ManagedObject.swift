@@ -45,19 +45,47 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The file generation ``loadedRecordOffset`` and ``recordOffsetBound`` refer to
     /// (compaction moves records; the coordinator translates older offsets).
     @exclusivity(unchecked) var loadedGeneration: UInt64 = 0
-    /// Set while the model is probing an inverse key path.
-    var probe: Probe?
     /// What loads the object's values when its context is gone.
     ///
     /// A strong reference: the coordinator holds no contexts or objects, so there is no cycle,
     /// and a fault outlives the context that fetched it.
     @exclusivity(unchecked) var coordinator: PersistentStoreCoordinator?
+    /// State few objects ever need, kept out of line so that every object is smaller and
+    /// cheaper to create and free (a million fetched objects pay for each byte and field).
+    private var extras: Extras?
+
+    private final class Extras {
+        var probe: Probe?
+        var loadError: ObjectLogError?
+        var detachedExternal: [Int: BlobID] = [:]
+    }
+
+    /// Set while the model is probing an inverse key path.
+    var probe: Probe? {
+        get { extras?.probe }
+        set { if newValue != nil || extras != nil { extrasForWriting().probe = newValue } }
+    }
     /// The error of the last load of this object's values that failed, until
     /// ``fulfillFault()`` reports it.
-    var loadError: ObjectLogError?
+    var loadError: ObjectLogError? {
+        get { extras?.loadError }
+        set { if newValue != nil || extras != nil { extrasForWriting().loadError = newValue } }
+    }
     /// Blobs of unread external data, by property index, once the context that knew them is
     /// gone.
-    var detachedExternal: [Int: BlobID] = [:]
+    var detachedExternal: [Int: BlobID] {
+        get { extras?.detachedExternal ?? [:] }
+        set {
+            if !newValue.isEmpty || extras != nil { extrasForWriting().detachedExternal = newValue }
+        }
+    }
+
+    private func extrasForWriting() -> Extras {
+        if let extras { return extras }
+        let created = Extras()
+        extras = created
+        return created
+    }
 
     /// Creates an object that belongs to no context yet; insert it with
     /// ``ManagedObjectContext/insert(_:)``.
@@ -142,6 +170,37 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             return
         }
         if accessState.contains(.fault) { fireFault() }
+    }
+
+    /// Runs before a wrapped attribute is read when a read bit of ``accessState`` is set:
+    /// counts the read while probing, else loads a fault.
+    @usableFromInline
+    final func willReadAttribute() {
+        if accessState.contains(.probing) {
+            probe?.reads += 1
+            return
+        }
+        if accessState.contains(.fault) { fireFault() }
+    }
+
+    /// Acts on the non-zero marker of an attribute being read (after ``willReadAttribute()``).
+    ///
+    /// While probing the marker names the attribute, and is recorded. Otherwise it is the
+    /// property index plus one of external data not read yet, which this loads: the result is
+    /// then `.some(data)`, with `data` nil if it could not be read (the error is kept). `nil`
+    /// means there is nothing to store.
+    @usableFromInline
+    final func readMarkedAttribute(_ marker: UInt16) -> Data?? {
+        if accessState.contains(.probing) {
+            probe?.marker = marker
+            return nil
+        }
+        guard accessState.contains(.pendingExternal) else { return nil }
+        let index = Int(marker) - 1
+        let data =
+            managedObjectContext.map { $0.loadExternalData(of: self, propertyIndex: index) }
+            ?? loadDetachedExternalData(propertyIndex: index)
+        return .some(data)
     }
 
     /// Runs before a wrapped property is written when ``accessState`` is not empty.
@@ -235,12 +294,11 @@ struct Lifecycle: OptionSet, Sendable {
 
 /// What a read of a prototype in probing mode revealed about a key path.
 final class Probe {
-    /// The storage key path of the last wrapper read.
+    /// The storage key path of the last relationship wrapper read.
     var storage: AnyKeyPath?
-    /// The wrapped-property key path of the last attribute read.
-    var wrapped: AnyKeyPath?
-    /// The byte offset in the object of the last attribute wrapper read.
-    var offset: Int?
+    /// The marker of the last attribute read: its property index plus one (the prober stores
+    /// it in each attribute's wrapper, see ``EntityDescription/attributeAccessor(for:)``).
+    var marker: UInt16?
     /// How many wrapped properties were read.
     var reads = 0
 }

@@ -52,6 +52,18 @@ class PropertyAccessor: @unchecked Sendable {
             .assumingMemoryBound(to: Wrapper.self)
     }
 
+    /// Stores a probe marker in an attribute's wrapper (relationships have their own).
+    func markAttribute(_ object: ManagedObject, with marker: UInt16) {}
+
+    /// Whether `keyPath` reads and writes this attribute unchanged on `prototype`.
+    ///
+    /// True for the attribute's own key path, and for a computed property that forwards to
+    /// the attribute; false for one that transforms the value (its results must not come
+    /// from the stored value) or cannot be written.
+    func forwards<Root>(_ keyPath: PartialKeyPath<Root>, on prototype: ManagedObject) -> Bool {
+        false
+    }
+
     /// The kind and value offset of a scalar attribute, for ``ScalarLayout``; nil otherwise.
     var scalarField: ScalarLayout.Field? { nil }
 
@@ -117,6 +129,32 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
 
     override var scalarField: ScalarLayout.Field? {
         kind.map { ScalarLayout.Field(kind: $0, offset: valueOffset) }
+    }
+
+    override func markAttribute(_ object: ManagedObject, with marker: UInt16) {
+        storage(object, as: Attribute<Value>.self).pointee.pendingExternal = marker
+    }
+
+    override func forwards<Root>(
+        _ keyPath: PartialKeyPath<Root>,
+        on prototype: ManagedObject
+    ) -> Bool {
+        guard let writable = keyPath as? ReferenceWritableKeyPath<Root, Value>,
+            let typed = prototype as? Root
+        else { return false }
+        let payloads = Value.probePayloads
+        guard payloads.count >= 2 else { return false }
+        let saved = prototype.accessState
+        prototype.accessState = []
+        defer { prototype.accessState = saved }
+        for payload in payloads {
+            guard let value = Value.probeValue(payload) else { return false }
+            typed[keyPath: writable] = value
+            guard storedValue(of: prototype).payloadBytes == payload,
+                typed[keyPath: writable].payloadBytes == payload
+            else { return false }
+        }
+        return true
     }
 
     /// The address of the value in `object`, untyped (for the concrete fast paths).
@@ -240,6 +278,10 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
 /// Encoding: for `Data?` a presence byte first; then a mode byte, 0 for inline (varint length
 /// and bytes) or 1 for a blob (32-byte blob ID and varint length).
 final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unchecked Sendable {
+    override func markAttribute(_ object: ManagedObject, with marker: UInt16) {
+        storage(object, as: Attribute<Value>.self).pointee.pendingExternal = marker
+    }
+
     override func encode(
         _ object: ManagedObject,
         to writer: inout PayloadWriter,
@@ -380,6 +422,10 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
 
 /// Accesses an attribute of any other `Codable` type, stored as length-prefixed JSON.
 final class CodableAttributeAccessor<Value: Codable>: PropertyAccessor, @unchecked Sendable {
+    override func markAttribute(_ object: ManagedObject, with marker: UInt16) {
+        storage(object, as: Attribute<Value>.self).pointee.pendingExternal = marker
+    }
+
     override func encode(
         _ object: ManagedObject,
         to writer: inout PayloadWriter,
