@@ -79,35 +79,51 @@ struct ScalarLayout: Sendable {
     ) throws(PayloadError) {
         // Safe: as in `encode`.
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-        let end = wanted.map { ($0.lastIndex(of: true) ?? -1) + 1 } ?? fields.count
-        for index in 0..<end {
-            let field = fields[index]
-            let address = base + field.offset
-            if let wanted, !wanted[index] {
-                switch field.kind {
-                case .int: try Int.skip(from: &reader)
-                case .int64: try Int64.skip(from: &reader)
-                case .double: try Double.skip(from: &reader)
-                case .string: try String.skip(from: &reader)
-                case .date: try Date.skip(from: &reader)
-                case .bool: try Bool.skip(from: &reader)
+        try fields.withUnsafeBufferPointer { (fields) throws(PayloadError) in
+            guard let wanted else {
+                for field in fields { try decode(field, into: base, from: &reader) }
+                return
+            }
+            let end = (wanted.lastIndex(of: true) ?? -1) + 1
+            for index in 0..<min(end, fields.count) {
+                if wanted[index] {
+                    try decode(fields[index], into: base, from: &reader)
+                } else {
+                    try skip(fields[index], from: &reader)
                 }
-                continue
             }
-            switch field.kind {
-            case .int:
-                address.assumingMemoryBound(to: Int.self).pointee = try .decode(from: &reader)
-            case .int64:
-                address.assumingMemoryBound(to: Int64.self).pointee = try .decode(from: &reader)
-            case .double:
-                address.assumingMemoryBound(to: Double.self).pointee = try .decode(from: &reader)
-            case .string:
-                address.assumingMemoryBound(to: String.self).pointee = try .decode(from: &reader)
-            case .date:
-                address.assumingMemoryBound(to: Date.self).pointee = try .decode(from: &reader)
-            case .bool:
-                address.assumingMemoryBound(to: Bool.self).pointee = try .decode(from: &reader)
-            }
+        }
+    }
+
+    @inline(__always)
+    private func decode(
+        _ field: Field,
+        into base: UnsafeMutableRawPointer,
+        from reader: inout PayloadReader
+    ) throws(PayloadError) {
+        let address = base + field.offset
+        switch field.kind {
+        case .int: address.assumingMemoryBound(to: Int.self).pointee = try .decode(from: &reader)
+        case .int64:
+            address.assumingMemoryBound(to: Int64.self).pointee = try .decode(from: &reader)
+        case .double:
+            address.assumingMemoryBound(to: Double.self).pointee = try .decode(from: &reader)
+        case .string:
+            address.assumingMemoryBound(to: String.self).pointee = try .decode(from: &reader)
+        case .date: address.assumingMemoryBound(to: Date.self).pointee = try .decode(from: &reader)
+        case .bool: address.assumingMemoryBound(to: Bool.self).pointee = try .decode(from: &reader)
+        }
+    }
+
+    @inline(__always)
+    private func skip(_ field: Field, from reader: inout PayloadReader) throws(PayloadError) {
+        switch field.kind {
+        case .int: try Int.skip(from: &reader)
+        case .int64: try Int64.skip(from: &reader)
+        case .double: try Double.skip(from: &reader)
+        case .string: try String.skip(from: &reader)
+        case .date: try Date.skip(from: &reader)
+        case .bool: try Bool.skip(from: &reader)
         }
     }
 }
