@@ -958,10 +958,17 @@ public final class LogStore: @unchecked Sendable {
         let transactionLength = framedLength + writer.count
         let bytes = writer.takeBytes()
         do {
-            if framedLength > 0 {
+            if framedLength > 64 << 10 {
                 try records.withUnsafeBytes { try file.write($0, at: start) }
+                try file.write(bytes, at: base)
+            } else if framedLength > 0 {
+                // A small transaction (the common durable save) goes out in one write call.
+                var whole = records.bytes
+                whole += bytes
+                try file.write(whole, at: start)
+            } else {
+                try file.write(bytes, at: base)
             }
-            try file.write(bytes, at: base)
         } catch {
             // Leave no partial transaction for the next one to follow.
             do { try file.truncate(to: start) } catch { isPoisoned = true }
