@@ -1,0 +1,132 @@
+/// Rebuilds a store's live state (its keydir, counts and latest metadata offset) from the log as
+/// a ``LogScanner`` reads it: the replay half of opening a store.
+///
+/// Records are applied as soon as the scanner has checked them, not held until their commit
+/// arrives. A bulk save's transaction has a million records, and keeping a list of them until
+/// the commit (32 MB, grown by copying) cost more page faults than the keydir itself. When the
+/// scan ends in damage instead of a commit, ``rollBack()`` undoes what the unfinished
+/// transaction changed, so only committed transactions are ever seen by the store.
+///
+/// Undoing needs little: a location older than the transaction lies before the transaction's
+/// first record, so the first change of each key that had such a location saves it, and the
+/// keys the transaction created are the live ones whose location lies at or after its start.
+/// A bulk insert therefore saves nothing.
+package struct LogReplay: LogScanVisitor {
+    /// The live keys and their latest committed locations.
+    package private(set) var live: KeyDirectory
+    /// Live objects per entity.
+    package private(set) var entityCounts: EntityCounter
+    /// Bytes of the live objects' latest records.
+    package private(set) var liveRecordBytes: UInt64
+    /// Offset of the latest metadata record, or 0 when the header's dictionary is the latest.
+    package private(set) var metadataOffset: UInt64
+    /// The first key never handed out.
+    package private(set) var nextKey: ObjectKey
+    /// The number of the last user transaction.
+    package private(set) var lastNumber: UInt64
+    /// The stored CRC of the last commit record replayed.
+    package private(set) var lastCommitChecksum: UInt32?
+
+    /// Offset of the first record of the transaction being replayed.
+    private var transactionStart: UInt64
+    /// Whether records were applied since the last commit.
+    private var hasUncommitted = false
+    /// Locations, from before the current transaction, of the keys it changed.
+    private var saved: [(key: ObjectKey, location: RecordLocation)] = []
+    private var committedCounts: EntityCounter
+    private var committedRecordBytes: UInt64
+    private var committedMetadataOffset: UInt64
+
+    /// Starts from the state as of `start`, a transaction boundary where the scan begins.
+    package init(
+        live: KeyDirectory,
+        entityCounts: EntityCounter,
+        liveRecordBytes: UInt64,
+        metadataOffset: UInt64,
+        nextKey: ObjectKey,
+        lastNumber: UInt64,
+        lastCommitChecksum: UInt32?,
+        start: UInt64
+    ) {
+        self.live = live
+        self.entityCounts = entityCounts
+        self.liveRecordBytes = liveRecordBytes
+        self.metadataOffset = metadataOffset
+        self.nextKey = nextKey
+        self.lastNumber = lastNumber
+        self.lastCommitChecksum = lastCommitChecksum
+        transactionStart = start
+        committedCounts = entityCounts
+        committedRecordBytes = liveRecordBytes
+        committedMetadataOffset = metadataOffset
+    }
+
+    /// Makes room in the keydir for `count` keys in all, so a large replay does not grow it
+    /// (and copy it) step by step.
+    package mutating func reserveCapacity(_ count: Int) {
+        live.reserveCapacity(count)
+    }
+
+    package mutating func visit(_ record: ScannedRecord, payload: UnsafeRawBufferPointer) {
+        hasUncommitted = true
+        switch record.type {
+        case .put:
+            let location = RecordLocation(
+                entity: record.entity,
+                offset: record.offset,
+                length: record.length
+            )
+            if let old = live.updateValue(location, forKey: record.key) {
+                if old.offset < transactionStart { saved.append((record.key, old)) }
+                entityCounts.add(old.entity, -1)
+                liveRecordBytes -= UInt64(old.length)
+            }
+            entityCounts.add(record.entity, 1)
+            liveRecordBytes += record.totalLength
+        case .delete:
+            if let old = live.removeValue(forKey: record.key) {
+                if old.offset < transactionStart { saved.append((record.key, old)) }
+                entityCounts.add(old.entity, -1)
+                liveRecordBytes -= UInt64(old.length)
+            }
+        case .metadata:
+            metadataOffset = record.offset
+        case .commit, .padding:
+            break
+        }
+    }
+
+    package mutating func commit(_ commit: ScannedCommit) {
+        if commit.isCompaction {
+            metadataOffset = 0
+        } else {
+            lastNumber = commit.number
+        }
+        nextKey = max(nextKey, commit.commit.nextKey)
+        lastCommitChecksum = commit.commitChecksum
+        transactionStart = commit.endOffset
+        if hasUncommitted {
+            hasUncommitted = false
+            saved.removeAll(keepingCapacity: true)
+            committedCounts = entityCounts
+            committedRecordBytes = liveRecordBytes
+        }
+        committedMetadataOffset = metadataOffset
+    }
+
+    /// Undoes the records applied since the last commit, leaving the state as of that commit.
+    package mutating func rollBack() {
+        guard hasUncommitted else { return }
+        var created: [ObjectKey] = []
+        live.forEachEntry { key, location in
+            if location.offset >= transactionStart { created.append(key) }
+        }
+        for key in created { live.removeValue(forKey: key) }
+        for (key, location) in saved { live.updateValue(location, forKey: key) }
+        saved.removeAll()
+        entityCounts = committedCounts
+        liveRecordBytes = committedRecordBytes
+        metadataOffset = committedMetadataOffset
+        hasUncommitted = false
+    }
+}
