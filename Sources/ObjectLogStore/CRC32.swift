@@ -29,13 +29,32 @@ package enum CRC32 {
         return UnsafePointer(tables)
     }()
 
+    /// The lookup tables, for a loop that computes many CRCs to fetch once (each access of a
+    /// static property checks that it is initialized).
+    package static var lookupTables: Tables { Tables(pointer: tables) }
+
+    /// The tables ``checksum(_:continuing:tables:)`` computes with.
+    package struct Tables {
+        fileprivate let pointer: UnsafePointer<UInt32>
+    }
+
     /// The CRC of `bytes`, continuing from `crc` (pass `0` to start).
     package static func checksum(
         _ bytes: UnsafeRawBufferPointer,
         continuing crc: UInt32 = 0
     ) -> UInt32 {
+        checksum(bytes, continuing: crc, tables: lookupTables)
+    }
+
+    /// The CRC of `bytes`, continuing from `crc`, with tables fetched from ``lookupTables``.
+    @inline(__always)
+    package static func checksum(
+        _ bytes: UnsafeRawBufferPointer,
+        continuing crc: UInt32 = 0,
+        tables: Tables
+    ) -> UInt32 {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return crc }
-        let table = tables
+        let table = tables.pointer
         var value = ~crc
         var pointer = base
         var remaining = bytes.count

@@ -121,7 +121,19 @@ package struct KeyDirectory {
         if capacity != storage.capacity { copy(toCapacity: capacity) }
     }
 
+    /// Makes the storage this directory's own, with room for one more key.
+    ///
+    /// Inlined, with the copies out of line: it runs before every insert.
+    @inline(__always)
     private mutating func makeUniqueAndRoomy() {
+        if _slowPath(!isKnownUniquelyReferenced(&storage) || (count + 1) * 4 > storage.capacity * 3)
+        {
+            makeUniqueAndRoomySlowly()
+        }
+    }
+
+    @inline(never)
+    private mutating func makeUniqueAndRoomySlowly() {
         if !isKnownUniquelyReferenced(&storage) {
             copy(toCapacity: storage.capacity)
         }

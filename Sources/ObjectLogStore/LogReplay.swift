@@ -14,7 +14,8 @@
 package struct LogReplay: LogScanVisitor {
     /// The live keys and their latest committed locations.
     package private(set) var live: KeyDirectory
-    /// Live objects per entity.
+    /// Live objects per entity (exact between transactions: a run of changes is added at the
+    /// commit).
     package private(set) var entityCounts: EntityCounter
     /// Bytes of the live objects' latest records.
     package private(set) var liveRecordBytes: UInt64
@@ -34,6 +35,10 @@ package struct LogReplay: LogScanVisitor {
     /// Locations, from before the current transaction, of the keys it changed.
     private var saved: [(key: ObjectKey, location: RecordLocation)] = []
     private var committedCounts: EntityCounter
+    /// An entity whose count changes by `runDelta` not yet added to `entityCounts`: records
+    /// come in runs of one entity, and one addition per run is cheaper than one per record.
+    private var runEntity: EntityTag = 0
+    private var runDelta = 0
     private var committedRecordBytes: UInt64
     private var committedMetadataOffset: UInt64
 
@@ -67,6 +72,7 @@ package struct LogReplay: LogScanVisitor {
         live.reserveCapacity(count)
     }
 
+    @inline(__always)
     package mutating func visit(_ record: ScannedRecord, payload: UnsafeRawBufferPointer) {
         hasUncommitted = true
         switch record.type {
@@ -78,15 +84,15 @@ package struct LogReplay: LogScanVisitor {
             )
             if let old = live.updateValue(location, forKey: record.key) {
                 if old.offset < transactionStart { saved.append((record.key, old)) }
-                entityCounts.add(old.entity, -1)
+                count(old.entity, -1)
                 liveRecordBytes -= UInt64(old.length)
             }
-            entityCounts.add(record.entity, 1)
+            count(record.entity, 1)
             liveRecordBytes += record.totalLength
         case .delete:
             if let old = live.removeValue(forKey: record.key) {
                 if old.offset < transactionStart { saved.append((record.key, old)) }
-                entityCounts.add(old.entity, -1)
+                count(old.entity, -1)
                 liveRecordBytes -= UInt64(old.length)
             }
         case .metadata:
@@ -94,6 +100,22 @@ package struct LogReplay: LogScanVisitor {
         case .commit, .padding:
             break
         }
+    }
+
+    /// Changes `entity`'s live count by `delta`.
+    @inline(__always)
+    private mutating func count(_ entity: EntityTag, _ delta: Int) {
+        if entity != runEntity {
+            addRun()
+            runEntity = entity
+        }
+        runDelta += delta
+    }
+
+    /// Adds the pending run of count changes to `entityCounts`.
+    private mutating func addRun() {
+        if runDelta != 0 { entityCounts.add(runEntity, runDelta) }
+        runDelta = 0
     }
 
     package mutating func commit(_ commit: ScannedCommit) {
@@ -107,6 +129,7 @@ package struct LogReplay: LogScanVisitor {
         transactionStart = commit.endOffset
         if hasUncommitted {
             hasUncommitted = false
+            addRun()
             saved.removeAll(keepingCapacity: true)
             committedCounts = entityCounts
             committedRecordBytes = liveRecordBytes
@@ -124,6 +147,7 @@ package struct LogReplay: LogScanVisitor {
         for key in created { live.removeValue(forKey: key) }
         for (key, location) in saved { live.updateValue(location, forKey: key) }
         saved.removeAll()
+        runDelta = 0
         entityCounts = committedCounts
         liveRecordBytes = committedRecordBytes
         metadataOffset = committedMetadataOffset

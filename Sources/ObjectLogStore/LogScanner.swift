@@ -105,11 +105,13 @@ package struct LogDamage: Sendable, Equatable {
 /// Reads a store's records in order, checking every frame, checksum and commit, and reports the
 /// committed transactions and where the valid log ends.
 ///
-/// Records are read through a window of the file (8 MiB by default), so scanning needs little
-/// memory whatever the file's size.
+/// Records are read through a window of the file (256 KiB by default), so scanning needs little
+/// memory whatever the file's size. The window is small enough that the bytes a read copied
+/// into it are still in the CPU's cache when the scan checks them: an 8 MiB window replayed a
+/// 51 MB log about 10% slower.
 package struct LogScanner {
-    /// The window's memory, allocated once per scanner and refilled in place (a fresh 8 MiB
-    /// array per window cost a page fault per page).
+    /// The window's memory, allocated once per scanner and refilled in place (a fresh array
+    /// per window cost a page fault per page).
     private final class Window {
         let bytes: UnsafeMutableRawBufferPointer
 
@@ -136,7 +138,7 @@ package struct LogScanner {
         path: String,
         fileSize: UInt64,
         layout: RecordLayout,
-        windowSize: Int = 8 << 20
+        windowSize: Int = 256 << 10
     ) {
         self.file = file
         self.path = path
@@ -159,7 +161,7 @@ package struct LogScanner {
         guard offset + UInt64(count) <= fileSize else { return nil }
         let length = Int(min(UInt64(max(windowSize, count)), fileSize - offset))
         if window == nil || window!.bytes.count < length {
-            // Never larger than the file: a small store needs no 8 MiB buffer.
+            // Never larger than the file: a small store needs no full-size buffer.
             window = nil
             window = Window(capacity: length)
         }
@@ -270,41 +272,64 @@ package struct LogScanner {
 
         let layout = self.layout
         let fileSize = self.fileSize
-        let maximumFrameLength = UInt64(layout.maximumFrameLength)
+        let maximumFrameLength = layout.maximumFrameLength
+        let tables = CRC32.lookupTables
         while offset < fileSize {
-            let available = Int(min(maximumFrameLength, fileSize - offset))
+            let available = Int(min(UInt64(maximumFrameLength), fileSize - offset))
             guard let frameAt = try ensure(offset, available) else {
                 return try damage("incomplete record frame")
             }
-            let decoded = RecordFrame.decode(
-                UnsafeRawBufferPointer(rebasing: window!.bytes[frameAt..<(frameAt + available)]),
-                layout: layout
+            // Safe: `ensure` has filled the window, so it exists.
+            let windowBytes = UnsafeRawBufferPointer(window!.bytes)
+            let frameBytes = UnsafeRawBufferPointer(
+                start: windowBytes.baseAddress! + frameAt,
+                count: available
             )
             let frame: RecordFrame
-            switch decoded {
-            case .frame(let found): frame = found
-            case .incomplete:
-                return try damage(
-                    "incomplete record frame (\(fileSize - offset) bytes before the end of the file)"
-                )
-            case .invalid(let reason): return try damage(reason)
+            // Most records of a log are compact puts: decode them without the general
+            // decoder's outcome enum, which says what is wrong when something is.
+            if layout == .compact, available == maximumFrameLength,
+                frameBytes[4] == RecordType.put.rawValue,
+                let put = RecordFrame.decodeCompactPut(frameBytes)
+            {
+                frame = put
+            } else {
+                switch RecordFrame.decode(frameBytes, layout: layout) {
+                case .frame(let found): frame = found
+                case .incomplete:
+                    return try damage(
+                        "incomplete record frame (\(fileSize - offset) bytes before the end of the file)"
+                    )
+                case .invalid(let reason): return try damage(reason)
+                }
             }
             let total = frame.totalLength
             guard let recordAt = try ensure(offset, total) else {
                 return try damage("record of \(total) bytes runs past the end of the file")
             }
-            let record = UnsafeRawBufferPointer(
-                rebasing: window!.bytes[recordAt..<(recordAt + total)]
+            // Safe: `ensure` has made `total` bytes from `recordAt` available in the window.
+            let recordStart = UnsafeRawBufferPointer(window!.bytes).baseAddress! + recordAt
+            let computed = CRC32.checksum(
+                UnsafeRawBufferPointer(start: recordStart + 4, count: total - 4),
+                tables: tables
             )
-            let payload = UnsafeRawBufferPointer(rebasing: record[frame.frameLength...])
-            let computed = RecordFrame.checksum(of: record)
             guard checksumsMatch(frame.checksum, computed) else {
                 return try damage(
                     "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))"
                 )
             }
-            if let problem = Self.structuralProblem(frame: frame, payload: payload, layout: layout)
-            {
+            let payload = UnsafeRawBufferPointer(
+                start: recordStart + frame.frameLength,
+                count: total - frame.frameLength
+            )
+            if layout == .compact, frame.type == .put, frame.flags & PutFlags.hasBlobs == 0 {
+                // A compact put without a blob list has no structure to check but its key.
+                if frame.key == 0 { return try damage("put record with key 0") }
+            } else if let problem = Self.structuralProblem(
+                frame: frame,
+                payload: payload,
+                layout: layout
+            ) {
                 return try damage(problem)
             }
             if frame.type == .commit {
