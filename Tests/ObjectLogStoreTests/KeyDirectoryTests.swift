@@ -10,7 +10,7 @@ struct KeyDirectoryTests {
         "matches a Dictionary under random updates and removals, for small, grown and large mapped tables",
         arguments: [
             (keySpace: 300, reserved: 0), (keySpace: 5_000, reserved: 0),
-            (keySpace: 60_000, reserved: 60_000),
+            (keySpace: 2_000, reserved: 777), (keySpace: 60_000, reserved: 60_000),
         ]
     )
     func matchesDictionary(keySpace: Int, reserved: Int) {
