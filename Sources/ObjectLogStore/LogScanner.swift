@@ -160,8 +160,9 @@ package struct LogScanner {
     private mutating func refill(_ offset: UInt64, _ count: Int) throws -> Int? {
         guard offset + UInt64(count) <= fileSize else { return nil }
         let length = Int(min(UInt64(max(windowSize, count)), fileSize - offset))
-        if window == nil || window!.bytes.count < length {
-            // Never larger than the file: a small store needs no full-size buffer.
+        // A copy of this scanner may share the buffer: refill only one of its own. Never larger
+        // than the file: a small store needs no full-size buffer.
+        if !isKnownUniquelyReferenced(&window) || window!.bytes.count < length {
             window = nil
             window = Window(capacity: length)
         }
