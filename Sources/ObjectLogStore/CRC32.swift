@@ -66,36 +66,46 @@ package enum CRC32 {
         @inline(__always) func word(_ offset: Int) -> UInt32 {
             UInt32(littleEndian: pointer.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
         }
+        // Only the first four bytes of a step meet the running value; the other lookups do
+        // not wait for it. They are combined first, as a balanced tree, and the four that wait
+        // are added last, so a step waits only on those four (in parallel) and three XORs.
         while remaining >= 16 {
-            let first = word(0) ^ value
             let second = word(4)
             let third = word(8)
             let fourth = word(12)
+            let independent =
+                ((lookup(11, second) ^ lookup(10, second >> 8))
+                    ^ (lookup(9, second >> 16) ^ lookup(8, second >> 24)))
+                ^ ((lookup(7, third) ^ lookup(6, third >> 8))
+                    ^ (lookup(5, third >> 16) ^ lookup(4, third >> 24)))
+                ^ ((lookup(3, fourth) ^ lookup(2, fourth >> 8))
+                    ^ (lookup(1, fourth >> 16) ^ lookup(0, fourth >> 24)))
+            let first = word(0) ^ value
             value =
-                lookup(15, first) ^ lookup(14, first >> 8) ^ lookup(13, first >> 16)
-                ^ lookup(12, first >> 24) ^ lookup(11, second) ^ lookup(10, second >> 8)
-                ^ lookup(9, second >> 16) ^ lookup(8, second >> 24) ^ lookup(7, third)
-                ^ lookup(6, third >> 8) ^ lookup(5, third >> 16) ^ lookup(4, third >> 24)
-                ^ lookup(3, fourth) ^ lookup(2, fourth >> 8) ^ lookup(1, fourth >> 16)
-                ^ lookup(0, fourth >> 24)
+                independent
+                ^ ((lookup(15, first) ^ lookup(14, first >> 8))
+                    ^ (lookup(13, first >> 16) ^ lookup(12, first >> 24)))
             pointer += 16
             remaining -= 16
         }
         if remaining >= 8 {
-            let first = word(0) ^ value
             let second = word(4)
+            let independent =
+                (lookup(3, second) ^ lookup(2, second >> 8))
+                ^ (lookup(1, second >> 16) ^ lookup(0, second >> 24))
+            let first = word(0) ^ value
             value =
-                lookup(7, first) ^ lookup(6, first >> 8) ^ lookup(5, first >> 16)
-                ^ lookup(4, first >> 24) ^ lookup(3, second) ^ lookup(2, second >> 8)
-                ^ lookup(1, second >> 16) ^ lookup(0, second >> 24)
+                independent
+                ^ ((lookup(7, first) ^ lookup(6, first >> 8))
+                    ^ (lookup(5, first >> 16) ^ lookup(4, first >> 24)))
             pointer += 8
             remaining -= 8
         }
         if remaining >= 4 {
             let first = word(0) ^ value
             value =
-                lookup(3, first) ^ lookup(2, first >> 8) ^ lookup(1, first >> 16)
-                ^ lookup(0, first >> 24)
+                (lookup(3, first) ^ lookup(2, first >> 8))
+                ^ (lookup(1, first >> 16) ^ lookup(0, first >> 24))
             pointer += 4
             remaining -= 4
         }
