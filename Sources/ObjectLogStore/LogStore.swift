@@ -307,11 +307,14 @@ public final class LogStore: @unchecked Sendable {
 
     // MARK: - Replaying the log
 
-    /// An upper bound on the keys the keydir holds after replaying from `start`; nil unless the
-    /// file ends with a valid commit.
+    /// How many keys to make room for before replaying from `start`; nil unless the file ends
+    /// with a valid commit.
     ///
-    /// At most the keys ever handed out (the last commit's next key, less one), and at most one
-    /// more than now per smallest put record in the bytes to replay.
+    /// The keys ever handed out (the last commit's next key, less one) bound the keys the
+    /// keydir can hold. That count comes from the file, so it is trusted only as far as the
+    /// bytes to replay could hold puts of 32 bytes (an object record's frame is 11): a crafted
+    /// file cannot make an open reserve more than about its own size in keydir. A log of
+    /// smaller records still replays, growing the keydir as it goes.
     private static func keyCountHint(
         scanner: LogScanner,
         fileSize: UInt64,
@@ -321,8 +324,7 @@ public final class LogStore: @unchecked Sendable {
         guard fileSize > start, let last = try scanner.commitRecord(endingAt: fileSize) else {
             return nil
         }
-        // A compact put frame with one-byte fields and an empty payload: 9 bytes.
-        let byRecords = UInt64(liveCount) + (fileSize - start) / 9
+        let byRecords = UInt64(liveCount) + (fileSize - start) / 32
         return Int(min(last.nextKey &- 1, byRecords))
     }
 
