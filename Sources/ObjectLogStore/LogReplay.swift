@@ -11,6 +11,11 @@
 /// first record, so the first change of each key that had such a location saves it, and the
 /// keys the transaction created are the live ones whose location lies at or after its start.
 /// A bulk insert therefore saves nothing.
+///
+/// Records whose keys jump around are applied in batches of 16, the home slots of a batch's
+/// keys read before any is updated: a compacted log lists the objects updated since in random
+/// key order, and updating them one after another waited for memory on almost every one.
+/// Records with ascending keys, the common case, are applied at once.
 package struct LogReplay: LogScanVisitor {
     /// The live keys and their latest committed locations.
     package private(set) var live: KeyDirectory
@@ -39,6 +44,12 @@ package struct LogReplay: LogScanVisitor {
     /// come in runs of one entity, and one addition per run is cheaper than one per record.
     private var runEntity: EntityTag = 0
     private var runDelta = 0
+    /// The key of the last record visited.
+    private var previousKey: ObjectKey = 0
+    /// Records visited but not applied yet (at most `batchSize`).
+    private var batch: [ScannedRecord] = []
+    /// What the reads ahead of each batch found, combined (see ``KeyDirectory/keyAtHome(of:)``).
+    private var slotReads: ObjectKey = 0
     private var committedRecordBytes: UInt64
     private var committedMetadataOffset: UInt64
 
@@ -64,6 +75,7 @@ package struct LogReplay: LogScanVisitor {
         committedCounts = entityCounts
         committedRecordBytes = liveRecordBytes
         committedMetadataOffset = metadataOffset
+        batch.reserveCapacity(Self.batchSize)
     }
 
     /// Makes room in the keydir for `count` keys in all, so a large replay does not grow it
@@ -75,6 +87,36 @@ package struct LogReplay: LogScanVisitor {
     @inline(__always)
     package mutating func visit(_ record: ScannedRecord, payload: UnsafeRawBufferPointer) {
         hasUncommitted = true
+        // A key just above the previous one is most likely in a cache line the previous update
+        // loaded (the keydir keeps runs of 64 consecutive keys together): no need to batch.
+        let isNearPrevious = record.key &- previousKey < 64
+        previousKey = record.key
+        if isNearPrevious && batch.isEmpty {
+            apply(record)
+        } else {
+            batch.append(record)
+            if batch.count == Self.batchSize { applyBatch() }
+        }
+    }
+
+    /// Records applied together: their home slots are read first, all at once.
+    private static let batchSize = 16
+
+    /// Applies the records of `batch`, in order.
+    @inline(never)
+    private mutating func applyBatch() {
+        // Reading the home slots of the whole batch first puts their cache misses in flight
+        // together; combining what was read into `slotReads` keeps the reads from being
+        // optimized away.
+        var read: ObjectKey = 0
+        for record in batch { read ^= live.keyAtHome(of: record.key) }
+        slotReads ^= read
+        for record in batch { apply(record) }
+        batch.removeAll(keepingCapacity: true)
+    }
+
+    @inline(__always)
+    private mutating func apply(_ record: ScannedRecord) {
         switch record.type {
         case .put:
             let location = RecordLocation(
@@ -119,6 +161,7 @@ package struct LogReplay: LogScanVisitor {
     }
 
     package mutating func commit(_ commit: ScannedCommit) {
+        applyBatch()
         if commit.isCompaction {
             metadataOffset = 0
         } else {
@@ -139,6 +182,8 @@ package struct LogReplay: LogScanVisitor {
 
     /// Undoes the records applied since the last commit, leaving the state as of that commit.
     package mutating func rollBack() {
+        // Records not applied yet need no undoing.
+        batch.removeAll()
         guard hasUncommitted else { return }
         var created: [ObjectKey] = []
         live.forEachEntry { key, location in
