@@ -78,7 +78,12 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible {
         do {
             return try body()
         } catch {
-            throw ObjectLogError(.corrupt, "cannot decode object payload: \(error)")
+            throw decoding(error)
         }
+    }
+
+    /// The error for a payload that cannot be decoded.
+    static func decoding(_ error: PayloadError) -> ObjectLogError {
+        ObjectLogError(.corrupt, "cannot decode object payload: \(error)")
     }
 }

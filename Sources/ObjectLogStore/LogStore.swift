@@ -779,21 +779,30 @@ public final class LogStore: @unchecked Sendable {
             )
         }
         let layout = header.layout
+        // The transaction frames its puts as compact records as they are added; in that layout,
+        // and when no put follows a delete (records keep the transaction's order), they are
+        // written as they are, ahead of the deletes, metadata and commit record framed here.
+        let writesFramedPuts = layout == .compact && !transaction.hasPutAfterDelete
+        let framedLength = writesFramedPuts ? transaction.records.count : 0
+        // The file offset of `writer`'s first byte.
+        let base = start + UInt64(framedLength)
         var size =
             layout.commitRecordLength + 2 * LogFormat.sectorSize
             + (metadataBytes.map { layout.maximumFrameLength + $0.count } ?? 0)
-        for change in transaction.changes {
+        for change in transaction.entries where change.isDelete || !writesFramedPuts {
             size += layout.maximumFrameLength
             if !change.isDelete {
                 size += layout.putPayloadLength(
                     blobCount: change.blobs.count,
-                    valueLength: change.payload.count
+                    valueLength: Int(change.valueCount)
                 )
             }
         }
         var writer = ByteWriter(capacity: size)
+        // The keydir changes in order, except puts written as framed by the transaction, which
+        // all come first and are read back from its entries.
         var written: [(key: ObjectKey, location: RecordLocation?)] = []
-        written.reserveCapacity(transaction.changes.count)
+        if !writesFramedPuts { written.reserveCapacity(transaction.entries.count) }
         // Which keys this transaction has put or deleted so far; built only once a delete needs
         // to know whether its key is live.
         var touched: [ObjectKey: Bool]?
@@ -802,7 +811,8 @@ public final class LogStore: @unchecked Sendable {
         var deleted: UInt32 = 0
         var recordCount: UInt32 = 0
 
-        for change in transaction.changes {
+        let records = transaction.records
+        for (index, change) in transaction.entries.enumerated() {
             guard change.key != 0, change.key < nextKey else {
                 throw StoreError(
                     .invalidArgument,
@@ -810,11 +820,12 @@ public final class LogStore: @unchecked Sendable {
                     path: path
                 )
             }
-            let offset = start + UInt64(writer.count)
             if change.isDelete {
                 if touched == nil {
+                    // A delete that was skipped found its key not live, so `false` is right
+                    // for it too.
                     var map: [ObjectKey: Bool] = [:]
-                    for entry in written { map[entry.key] = entry.location != nil }
+                    for entry in transaction.entries[..<index] { map[entry.key] = !entry.isDelete }
                     touched = map
                 }
                 let isLive = touched![change.key] ?? (live[change.key] != nil)
@@ -826,7 +837,7 @@ public final class LogStore: @unchecked Sendable {
             } else {
                 let length = layout.putPayloadLength(
                     blobCount: change.blobs.count,
-                    valueLength: change.payload.count
+                    valueLength: Int(change.valueCount)
                 )
                 guard length <= LogFormat.maximumPayloadLength,
                     change.blobs.count <= Int(UInt16.max)
@@ -837,39 +848,42 @@ public final class LogStore: @unchecked Sendable {
                         path: path
                     )
                 }
-                change.payload.withUnsafeBytes {
-                    layout.appendPut(
-                        key: change.key,
-                        entity: change.entity,
-                        isInsert: change.isInsert,
-                        blobs: change.blobs,
-                        value: $0,
-                        into: &writer
+                if !writesFramedPuts {
+                    let offset = base + UInt64(writer.count)
+                    records.withUnsafeBytes { records in
+                        layout.appendPut(
+                            key: change.key,
+                            entity: change.entity,
+                            isInsert: change.isInsert,
+                            blobs: change.blobs,
+                            value: UnsafeRawBufferPointer(rebasing: records[change.valueRange]),
+                            into: &writer
+                        )
+                    }
+                    written.append(
+                        (
+                            change.key,
+                            RecordLocation(
+                                entity: change.entity,
+                                offset: offset,
+                                length: UInt32(base + UInt64(writer.count) - offset)
+                            )
+                        )
                     )
                 }
                 touched?[change.key] = true
-                written.append(
-                    (
-                        change.key,
-                        RecordLocation(
-                            entity: change.entity,
-                            offset: offset,
-                            length: UInt32(start + UInt64(writer.count) - offset)
-                        )
-                    )
-                )
                 if change.isInsert { inserted += 1 } else { updated += 1 }
             }
             recordCount += 1
         }
         var newMetadataOffset = metadataOffset
         if let metadataBytes {
-            newMetadataOffset = start + UInt64(writer.count)
+            newMetadataOffset = base + UInt64(writer.count)
             metadataBytes.withUnsafeBytes { layout.appendMetadata($0, into: &writer) }
             recordCount += 1
         }
         let beforePadding = writer.count
-        layout.appendPaddingBeforeCommit(base: start, into: &writer)
+        layout.appendPaddingBeforeCommit(base: base, into: &writer)
         if writer.count != beforePadding { recordCount += 1 }
         let commit = CommitPayload(
             timestampMicroseconds: CommitPayload.now(),
@@ -888,14 +902,19 @@ public final class LogStore: @unchecked Sendable {
             into: &writer
         )
 
+        let transactionLength = framedLength + writer.count
+        let bytes = writer.takeBytes()
         do {
-            try file.write(writer.bytes, at: start)
+            if framedLength > 0 {
+                try records.withUnsafeBytes { try file.write($0, at: start) }
+            }
+            try file.write(bytes, at: base)
         } catch {
             // Leave no partial transaction for the next one to follow.
             do { try file.truncate(to: start) } catch { isPoisoned = true }
             throw error
         }
-        counters.bytesWritten += UInt64(writer.count)
+        counters.bytesWritten += UInt64(transactionLength)
         if options.durable {
             do {
                 counters.logSyncs += 1
@@ -913,7 +932,22 @@ public final class LogStore: @unchecked Sendable {
         var recordBytes = self.liveRecordBytes
         self.live = KeyDirectory()
         // Grown once, not doubled (and rehashed) again and again while a bulk save's keys go in.
-        live.reserveCapacity(live.count + written.count)
+        live.reserveCapacity(live.count + transaction.entries.count)
+        if writesFramedPuts {
+            for change in transaction.entries where !change.isDelete {
+                let location = RecordLocation(
+                    entity: change.entity,
+                    offset: start + UInt64(change.recordStart),
+                    length: change.recordLength
+                )
+                if let old = live.updateValue(location, forKey: change.key) {
+                    counts.add(old.entity, -1)
+                    recordBytes -= UInt64(old.length)
+                }
+                counts.add(location.entity, 1)
+                recordBytes += UInt64(location.length)
+            }
+        }
         for (key, location) in written {
             let old: RecordLocation?
             if let location {
@@ -937,7 +971,7 @@ public final class LogStore: @unchecked Sendable {
         }
         lastNumber += 1
         lastCommitChecksum = commitChecksum
-        endOffset = start + UInt64(writer.count)
+        endOffset = start + UInt64(transactionLength)
         return CommitInfo(
             number: lastNumber,
             offset: start,
@@ -1305,9 +1339,9 @@ extension LogStore {
                 recordBytes += UInt64(newLength)
                 copied += 1
                 if buffer.count >= 8 << 20 {
-                    try output.write(buffer.bytes, at: position)
+                    try buffer.withUnsafeBytes { try output.write($0, at: position) }
                     position += UInt64(buffer.count)
-                    buffer.bytes.removeAll(keepingCapacity: true)
+                    buffer.removeAll()
                     progress?(Double(copied) / Double(max(items.count, 1)))
                 }
             }
@@ -1331,7 +1365,7 @@ extension LogStore {
                 commit,
                 into: &buffer
             )
-            try output.write(buffer.bytes, at: position)
+            try buffer.withUnsafeBytes { try output.write($0, at: position) }
             let end = position + UInt64(buffer.count)
             try output.sync()
             output.close()

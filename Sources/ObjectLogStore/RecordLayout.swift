@@ -326,9 +326,29 @@ extension RecordLayout {
         value: UnsafeRawBufferPointer,
         into writer: inout ByteWriter
     ) {
-        let start = writer.count
         let length = putPayloadLength(blobCount: blobs.count, valueLength: value.count)
         var flags = isInsert ? PutFlags.insert : 0
+        if self == .compact, blobs.isEmpty {
+            // The common case (every object of a bulk save) in one append: frame, value and
+            // checksum written in place.
+            let total =
+                6 + ByteWriter.varintLength(UInt64(entity)) + ByteWriter.varintLength(key)
+                + ByteWriter.varintLength(UInt64(length)) + length
+            writer.append(count: total) { record in
+                record[4] = RecordType.put.rawValue
+                record[5] = flags
+                var offset = ByteWriter.storeVarint(UInt64(entity), at: 6, in: record)
+                offset = ByteWriter.storeVarint(key, at: offset, in: record)
+                offset = ByteWriter.storeVarint(UInt64(length), at: offset, in: record)
+                if let source = value.baseAddress, let target = record.baseAddress {
+                    (target + offset).copyMemory(from: source, byteCount: value.count)
+                }
+                let checksum = RecordFrame.checksum(of: UnsafeRawBufferPointer(record))
+                record.storeBytes(of: checksum.littleEndian, toByteOffset: 0, as: UInt32.self)
+            }
+            return
+        }
+        let start = writer.count
         switch self {
         case .fixed:
             appendFixedFrame(.put, flags: flags, entity: entity, key: key, length: length, &writer)
@@ -455,7 +475,7 @@ extension RecordLayout {
     /// writer's end.
     @discardableResult
     private func sealRecord(at start: Int, _ writer: inout ByteWriter) -> UInt32 {
-        let checksum = writer.bytes.withUnsafeBytes {
+        let checksum = writer.withUnsafeBytes {
             RecordFrame.checksum(of: UnsafeRawBufferPointer(rebasing: $0[start...]))
         }
         writer.patch(checksum, at: start)

@@ -77,6 +77,9 @@ private func hexValue(_ character: UInt8) -> UInt8? {
 /// transaction.metadata = ["author": .string("Ada")]
 /// try store.commit(transaction)
 /// ```
+///
+/// The values of all puts are kept packed in one buffer, so adding a put from a reused encoding
+/// buffer (``put(key:entity:bytes:blobs:isInsert:)``) allocates nothing per object.
 public struct Transaction: Sendable {
     /// One put or delete.
     public struct Change: Sendable {
@@ -94,14 +97,69 @@ public struct Transaction: Sendable {
         public var isDelete: Bool
     }
 
+    /// One put or delete; a put's record is a range of ``records``.
+    package struct Entry: Sendable {
+        package var key: ObjectKey
+        /// Where the put's record starts in ``records``.
+        package var recordStart: Int
+        package var recordLength: UInt32
+        /// The length of the value, which ends the record.
+        package var valueCount: UInt32
+        package var entity: EntityTag
+        package var blobs: [BlobID]
+        package var isInsert: Bool
+        package var isDelete: Bool
+
+        /// The range of the value in ``records``.
+        package var valueRange: Range<Int> {
+            let end = recordStart + Int(recordLength)
+            return end - Int(valueCount)..<end
+        }
+    }
+
     /// The puts and deletes, in the order they were added.
-    public private(set) var changes: [Change] = []
+    package private(set) var entries: [Entry] = []
+    /// Every put as a whole record in the compact layout (FORMAT.md section 4), back to back.
+    ///
+    /// A store in that layout writes them as they are; one in the older fixed layout frames
+    /// the values again.
+    package private(set) var records = ByteWriter()
+    /// Whether some put comes after a delete (the records then cannot be written ahead of the
+    /// deletes as one block).
+    package private(set) var hasPutAfterDelete = false
+
+    /// The puts and deletes, in the order they were added.
+    ///
+    /// Each change's payload is copied out of the transaction's packed buffer.
+    public var changes: [Change] {
+        records.withUnsafeBytes { records in
+            entries.map { entry in
+                Change(
+                    key: entry.key,
+                    entity: entry.entity,
+                    payload: entry.isDelete ? [] : Array(records[entry.valueRange]),
+                    blobs: entry.blobs,
+                    isInsert: entry.isInsert,
+                    isDelete: entry.isDelete
+                )
+            }
+        }
+    }
+
+    /// The number of puts and deletes.
+    public var count: Int { entries.count }
 
     /// A full replacement of the store's metadata dictionary, or nil to keep it.
     public var metadata: Metadata?
 
     /// Creates an empty transaction.
     public init() {}
+
+    /// Reserves room for `changes` puts and deletes whose values total `valueBytes` bytes.
+    public mutating func reserveCapacity(changes: Int, valueBytes: Int) {
+        entries.reserveCapacity(changes)
+        records.reserveCapacity(valueBytes + changes * RecordLayout.compact.maximumFrameLength)
+    }
 
     /// Adds the full new value of an object.
     ///
@@ -118,11 +176,42 @@ public struct Transaction: Sendable {
         blobs: [BlobID] = [],
         isInsert: Bool
     ) {
-        changes.append(
-            Change(
+        payload.withUnsafeBytes {
+            put(key: key, entity: entity, bytes: $0, blobs: blobs, isInsert: isInsert)
+        }
+    }
+
+    /// Adds the full new value of an object, copying its encoding from `bytes`.
+    ///
+    /// The same as ``put(key:entity:payload:blobs:isInsert:)`` for a value in a buffer the
+    /// caller reuses.
+    public mutating func put(
+        key: ObjectKey,
+        entity: EntityTag,
+        bytes: UnsafeRawBufferPointer,
+        blobs: [BlobID] = [],
+        isInsert: Bool
+    ) {
+        let start = records.count
+        RecordLayout.compact.appendPut(
+            key: key,
+            entity: entity,
+            isInsert: isInsert,
+            blobs: blobs,
+            value: bytes,
+            into: &records
+        )
+        if !hasPutAfterDelete, entries.last?.isDelete == true || hasDelete {
+            hasPutAfterDelete = true
+        }
+        entries.append(
+            Entry(
                 key: key,
+                recordStart: start,
+                recordLength: UInt32(clamping: records.count - start),
+                // A longer value is refused by the commit; keep its length visible to it.
+                valueCount: UInt32(clamping: bytes.count),
                 entity: entity,
-                payload: payload,
                 blobs: blobs,
                 isInsert: isInsert,
                 isDelete: false
@@ -132,11 +221,14 @@ public struct Transaction: Sendable {
 
     /// Adds the deletion of an object.
     public mutating func delete(key: ObjectKey, entity: EntityTag) {
-        changes.append(
-            Change(
+        hasDelete = true
+        entries.append(
+            Entry(
                 key: key,
+                recordStart: records.count,
+                recordLength: 0,
+                valueCount: 0,
                 entity: entity,
-                payload: [],
                 blobs: [],
                 isInsert: false,
                 isDelete: true
@@ -144,8 +236,32 @@ public struct Transaction: Sendable {
         )
     }
 
+    private var hasDelete = false
+
+    /// The transaction without the changes of keys that `isIncluded` rejects (same metadata).
+    public func filter(_ isIncluded: (ObjectKey) -> Bool) -> Transaction {
+        var kept = Transaction()
+        kept.metadata = metadata
+        records.withUnsafeBytes { records in
+            for entry in entries where isIncluded(entry.key) {
+                if entry.isDelete {
+                    kept.delete(key: entry.key, entity: entry.entity)
+                } else {
+                    kept.put(
+                        key: entry.key,
+                        entity: entry.entity,
+                        bytes: UnsafeRawBufferPointer(rebasing: records[entry.valueRange]),
+                        blobs: entry.blobs,
+                        isInsert: entry.isInsert
+                    )
+                }
+            }
+        }
+        return kept
+    }
+
     /// Whether the transaction changes nothing.
-    public var isEmpty: Bool { changes.isEmpty && metadata == nil }
+    public var isEmpty: Bool { entries.isEmpty && metadata == nil }
 }
 
 /// What a committed transaction was.

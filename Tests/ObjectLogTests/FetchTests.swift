@@ -205,6 +205,21 @@ extension Configuration {
     /// Computed properties over one attribute must not be mistaken for the attribute.
     var doubledFeed: Double { feed * 2 }
     var negatedWidth: Int32 { -width }
+    /// Settable, but transforms the attribute both ways: not the attribute either.
+    var shoutedName: String {
+        get { name.uppercased() }
+        set { name = newValue.lowercased() }
+    }
+    /// Settable and the identity for positive widths only: not the attribute.
+    var clampedWidth: Int32 {
+        get { max(width, 0) }
+        set { width = newValue }
+    }
+    /// Forwards to the attribute unchanged both ways: read as the attribute.
+    var alias: String {
+        get { name }
+        set { name = newValue }
+    }
 }
 
 @Suite("Bulk fault loading")

@@ -11,7 +11,7 @@ struct ObjectTableTests {
     )
     func agreesWithDictionary(seed: UInt64) {
         var generator = SeededGenerator(seed: seed)
-        var table = ObjectTable()
+        let table = ObjectTable()
         var reference: [ObjectKey: ManagedObject] = [:]
         for step in 0..<20_000 {
             // Keys from a small range so removals and collisions are frequent.
@@ -46,7 +46,7 @@ struct ObjectTableTests {
     )
     func collidingKeys(seed: UInt64) {
         var generator = SeededGenerator(seed: seed)
-        var table = ObjectTable()
+        let table = ObjectTable()
         var reference: [ObjectKey: ManagedObject] = [:]
         // Keys that differ only above bit 20 share their slot (the table stays far smaller),
         // and a few differ above bit 32, which the slot function folds in: long probe runs.
@@ -84,5 +84,48 @@ struct ObjectTableTests {
                 }
             }
         }
+    }
+
+    @Test(
+        "the table owns its objects: it keeps them alive and releases them when replaced, removed, grown past or freed"
+    )
+    func ownership() {
+        weak var replaced: Tag?
+        weak var removed: Tag?
+        weak var cleared: Tag?
+        weak var kept: Tag?
+        var table: ObjectTable? = ObjectTable()
+        do {
+            let first = Tag()
+            let second = Tag()
+            let third = Tag()
+            let fourth = Tag()
+            replaced = first
+            removed = second
+            cleared = third
+            kept = fourth
+            table?[1] = first
+            table?[2] = second
+            table?[3] = fourth
+            table?[1] = third
+        }
+        #expect(replaced == nil)
+        #expect(cleared != nil && removed != nil && kept != nil)
+        table?[2] = nil
+        #expect(removed == nil)
+        // Growing moves the references: the objects stay alive and findable.
+        table?.reserveCapacity(10_000)
+        for key in 10...5_000 as ClosedRange<ObjectKey> { table?[key] = Tag() }
+        #expect(table?[1] === cleared && table?[3] === kept)
+        #expect(table?.count == 2 + 4_991)
+        table?.removeAll()
+        #expect(cleared == nil && kept == nil && table?.count == 0)
+        let last = Tag()
+        weak let lastReference = last
+        table?[7] = last
+        _ = consume last
+        #expect(lastReference != nil)
+        table = nil
+        #expect(lastReference == nil)
     }
 }

@@ -54,6 +54,46 @@ struct PredicateCompilerTests {
         }
     }
 
+    @Test("a key path is compiled only if it reads and writes one attribute unchanged")
+    func forwardingKeyPaths() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        let entity = try #require(container.model.entity(for: Configuration.self))
+        let objects = ["b", "A", "c", "B", "a"].enumerated().map { index, name in
+            let configuration = Configuration(context: context)
+            configuration.name = name
+            configuration.width = Int32(index) - 2
+            return configuration
+        }
+        let forwarding = #Predicate<Configuration> { $0.alias == "b" }
+        let fast = try #require(PredicateCompiler.compile(forwarding, entity: entity))
+        for object in objects { #expect(fast(object) == (try forwarding.evaluate(object))) }
+        let transforming: [Predicate<Configuration>] = [
+            #Predicate { $0.shoutedName == "B" },
+            #Predicate { $0.clampedWidth > 0 },
+        ]
+        for predicate in transforming {
+            #expect(PredicateCompiler.compile(predicate, entity: entity) == nil)
+            // Foundation evaluates them as written, so the fetch counts what they mean.
+            #expect(
+                try context.count(FetchRequest(predicate: predicate))
+                    == objects.filter { try predicate.evaluate($0) }.count
+            )
+        }
+        // Direct comparisons of strings are the lexical ones.
+        #expect(
+            context.comparator(SortDescriptor(\Configuration.alias, comparator: .lexical)).isDirect
+        )
+        #expect(
+            !context.comparator(SortDescriptor(\Configuration.shoutedName, comparator: .lexical))
+                .isDirect
+        )
+        #expect(!context.comparator(SortDescriptor(\Configuration.clampedWidth)).isDirect)
+        let order = [SortDescriptor(\Configuration.shoutedName), SortDescriptor(\.name)]
+        let byShouted = try context.fetch(FetchRequest<Configuration>(sortBy: order))
+        #expect(byShouted.map(\.name) == objects.sorted(using: order).map(\.name))
+    }
+
     @Test(
         "a fetch from the store tests only the predicate's attributes, then decodes matches whole"
     )

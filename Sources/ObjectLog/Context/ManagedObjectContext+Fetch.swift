@@ -13,9 +13,14 @@ extension ManagedObjectContext {
         let entity = entityOrTrap(T.self)
         if request.predicate == nil, request.sortDescriptors.isEmpty {
             let keys = window(allKeys(of: entity, request), request)
-            let objects = keys.map { key in
-                (registry[key] ?? makeFault(key: key, entity: entity)) as! T
-            }
+            registry.reserveCapacity(registry.count + keys.count)
+            var found: [ManagedObject] = []
+            found.reserveCapacity(keys.count)
+            for key in keys { found.append(registry[key] ?? makeFault(key: key, entity: entity)) }
+            // Safe: `entity` is `T`'s own entity, and every object registered under one of its
+            // keys, or made for one, is an instance of its class: `T`. (A checked cast or a
+            // generic `map` per object cost more than making the fault.)
+            let objects = unsafeBitCast(found, to: [T].self)
             if !request.returnsObjectsAsFaults {
                 // One pass over the log pays off only for many objects.
                 if objects.count >= Self.faultsForBulkLoad / 4 {
@@ -135,12 +140,44 @@ extension ManagedObjectContext {
         countOnly: Bool = false,
         keepBest: Int? = nil
     ) throws(ObjectLogError) -> (objects: [T], count: Int) {
-        var matches: [T] = []
+        let predicate = request.predicate
+        let (objects, count) = try matchingObjects(
+            of: entity,
+            predicate: predicate,
+            evaluate: predicate.map { predicate in
+                // Safe: the scan only passes objects of `entity`, whose class is `T`.
+                { object in try predicate.evaluate(unsafeDowncast(object, to: T.self)) }
+            },
+            includesPendingChanges: request.includesPendingChanges,
+            sorts: !request.sortDescriptors.isEmpty,
+            less: keepBest.map { _ in ordering(request) },
+            register: register,
+            countOnly: countOnly,
+            keepBest: keepBest
+        )
+        // Safe: as above, every object is a `T`.
+        return (unsafeBitCast(objects, to: [T].self), count)
+    }
+
+    /// The scan behind ``matchingObjects(of:_:register:countOnly:keepBest:)``, on
+    /// `ManagedObject` rather than on the generic `T`: unspecialised generic code looked up
+    /// type metadata for every array operation of every scanned object.
+    private func matchingObjects<T: ManagedObject>(
+        of entity: EntityDescription,
+        predicate: Predicate<T>?,
+        evaluate evaluatePredicate: ((ManagedObject) throws -> Bool)?,
+        includesPendingChanges pending: Bool,
+        sorts: Bool,
+        less: ((ManagedObject, ManagedObject) -> Bool)?,
+        register: Bool,
+        countOnly: Bool,
+        keepBest: Int?
+    ) throws(ObjectLogError) -> (objects: [ManagedObject], count: Int) {
+        var matches: [ManagedObject] = []
         var count = 0
-        let less = keepBest.map { _ in ordering(request) }
         /// Objects decoded by this scan that lost their place among the best: reusable.
-        var spare: [T] = []
-        func accept(_ object: T) {
+        var spare: [ManagedObject] = []
+        func accept(_ object: ManagedObject) {
             count += 1
             guard !countOnly else { return }
             guard let wanted = keepBest, let less else {
@@ -166,8 +203,6 @@ extension ManagedObjectContext {
                 if registry[evicted.key] !== evicted { spare.append(evicted) }
             }
         }
-        let predicate = request.predicate
-        let pending = request.includesPendingChanges
         let compilation = predicate.flatMap {
             PredicateCompiler.compileWithReads($0, entity: entity)
         }
@@ -177,32 +212,32 @@ extension ManagedObjectContext {
         let predicateReads = compilation.flatMap { compilation in
             compilation.reads.contains(false) ? compilation.reads : nil
         }
-        func evaluate(_ object: T) throws(ObjectLogError) -> Bool {
+        func evaluate(_ object: ManagedObject) throws(ObjectLogError) -> Bool {
             if let compiled { return compiled(object) }
-            guard let predicate else { return true }
+            guard let evaluatePredicate else { return true }
             do {
-                return try predicate.evaluate(object)
+                return try evaluatePredicate(object)
             } catch {
                 throw ObjectLogError(.invalidArgument, "cannot evaluate the predicate: \(error)")
             }
         }
         // Objects not yet registered are decoded into a scratch object; a match keeps the
         // scratch object (so it is decoded once) and a fresh one replaces it.
-        func makeScratch() -> T? {
+        func makeScratch() -> ManagedObject? {
             if let reused = spare.popLast() {
                 if entity.hasExternalData {
                     forgetExternalReferences(ofKey: reused.key, entity: entity)
                 }
                 return reused
             }
-            guard let object = entity.objectType.init() as? T else { return nil }
+            let object = entity.objectType.init()
             object.entity = entity
             object.managedObjectContext = self
             object.coordinator = coordinator
             return object
         }
         guard var scratch = makeScratch() else { return ([], 0) }
-        let needsValues = predicate != nil || register || !request.sortDescriptors.isEmpty
+        let needsValues = predicate != nil || register || sorts
         var failure: ObjectLogError?
         // Every record the scan sees is older than the log's end now, and every later write
         // lies beyond it.
@@ -213,7 +248,7 @@ extension ManagedObjectContext {
                 if let registered {
                     if pending, registered.isDeleted { return }
                     if !registered.isFault, pending || !registered.hasChanges {
-                        if let typed = registered as? T, try evaluate(typed) { accept(typed) }
+                        if try evaluate(registered) { accept(registered) }
                         return
                     }
                 }
@@ -244,8 +279,8 @@ extension ManagedObjectContext {
                         return
                     }
                 }
-                if let typed = registered as? T {
-                    accept(typed)
+                if let registered {
+                    accept(registered)
                     return
                 }
                 if countOnly {
@@ -297,7 +332,7 @@ extension ManagedObjectContext {
             where object.isInserted && object.managedObjectContext === self
                 && object.entity === entity
             {
-                if let typed = object as? T, try evaluate(typed) { accept(typed) }
+                if try evaluate(object) { accept(object) }
             }
         }
         return (matches, count)
@@ -305,12 +340,17 @@ extension ManagedObjectContext {
 
     /// Sorts by the request's descriptors, then by key; with a small window only the first
     /// `offset + limit` are fully ordered.
-    private func sort<T: ManagedObject>(_ objects: inout [T], _ request: FetchRequest<T>) {
+    private func sort<T: ManagedObject>(_ typed: inout [T], _ request: FetchRequest<T>) {
+        // Sorted as `ManagedObject`s (see `matchingObjects`); safe: `T` is a class, so the
+        // arrays have the same representation, and every element is a `T`.
+        var objects = unsafeBitCast(typed, to: [ManagedObject].self)
+        typed = []
+        defer { typed = unsafeBitCast(objects, to: [T].self) }
         let less = ordering(request)
         if let limit = request.fetchLimit {
             let wanted = max(0, request.fetchOffset) + max(0, limit)
             if wanted < objects.count / 16 {
-                var best: [T] = []
+                var best: [ManagedObject] = []
                 best.reserveCapacity(wanted + 1)
                 for object in objects {
                     if best.count == wanted, let last = best.last, !less(object, last) { continue }
@@ -331,8 +371,16 @@ extension ManagedObjectContext {
     }
 
     /// The request's order: its sort descriptors, then the key.
-    private func ordering<T: ManagedObject>(_ request: FetchRequest<T>) -> (T, T) -> Bool {
-        let comparators = request.sortDescriptors.map { comparator($0).compare }
+    private func ordering<T: ManagedObject>(
+        _ request: FetchRequest<T>
+    ) -> (ManagedObject, ManagedObject) -> Bool {
+        let comparators = request.sortDescriptors.map { descriptor in
+            let compare = comparator(descriptor).compare
+            // Safe: orderings only compare objects of `T`'s entity.
+            return { (lhs: ManagedObject, rhs: ManagedObject) in
+                compare(unsafeDowncast(lhs, to: T.self), unsafeDowncast(rhs, to: T.self))
+            }
+        }
         return { lhs, rhs in
             for compare in comparators {
                 switch compare(lhs, rhs) {
@@ -354,26 +402,14 @@ extension ManagedObjectContext {
     func comparator<T: ManagedObject>(
         _ descriptor: SortDescriptor<T>
     ) -> (compare: (T, T) -> ComparisonResult, isDirect: Bool) {
-        if let keyPath = descriptor.keyPath, let entity = model.entity(for: T.self) {
-            let prototype = entity.objectType.init()
-            let probe = Probe()
-            prototype.probe = probe
-            prototype.accessState = .probing
-            _ = prototype[keyPath: keyPath as AnyKeyPath]
-            prototype.accessState = []
-            prototype.probe = nil
-            // Only a key path that is exactly one attribute's wrapped property maps to it.
-            if probe.reads == 1, let wrapped = probe.wrapped, wrapped == keyPath,
-                let offset = probe.offset,
-                let accessor = entity.accessors.first(where: { $0.offset == offset }),
-                let direct = accessor.makeComparator(ascending: descriptor.order == .forward)
-            {
+        if let keyPath = descriptor.keyPath, let entity = model.entity(for: T.self),
+            let accessor = entity.attributeAccessor(for: keyPath)
+        {
+            // Only a key path that is (or forwards to) one attribute maps to its storage.
+            if let direct = accessor.makeComparator(ascending: descriptor.order == .forward) {
                 return ({ direct($0, $1) }, true)
             }
-            if probe.reads == 1, let wrapped = probe.wrapped, wrapped == keyPath,
-                let offset = probe.offset,
-                let strings = entity.accessors.first(where: { $0.offset == offset })
-                    as? NativeAttributeAccessor<String>,
+            if let strings = accessor as? NativeAttributeAccessor<String>,
                 Self.isLexical(descriptor)
             {
                 return (lexicalComparator(descriptor, strings), true)

@@ -52,19 +52,34 @@ extension ManagedObjectContext {
         lockChecks.reserveCapacity(updated.count + deleted.count)
         var uniqueChanges: [PersistentStoreCoordinator.UniqueChange] = []
         var writer = PayloadWriter()
+        // One sink for the save; its blob list is emptied after each object that wrote one.
+        var sink = BlobSink(store: store, context: self)
+        var isFirst = true
         for (objects, isInsert) in [(inserted, true), (updated, false)] {
             for object in objects {
                 guard let entity = object.entity else { continue }
                 writer.removeAll()
-                var sink = BlobSink(store: store, context: self)
                 try ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
-                transaction.put(
-                    key: object.key,
-                    entity: entity.tag,
-                    payload: writer.exactCopy(),
-                    blobs: sink.blobs,
-                    isInsert: isInsert
-                )
+                if isFirst {
+                    // Values are packed in one buffer: size it from the first object's payload
+                    // (with slack) instead of doubling and copying it again and again.
+                    isFirst = false
+                    let count = inserted.count + updated.count + deleted.count
+                    transaction.reserveCapacity(
+                        changes: count,
+                        valueBytes: count * (writer.count + 16)
+                    )
+                }
+                writer.withUnsafeBytes {
+                    transaction.put(
+                        key: object.key,
+                        entity: entity.tag,
+                        bytes: $0,
+                        blobs: sink.blobs,
+                        isInsert: isInsert
+                    )
+                }
+                if !sink.blobs.isEmpty { sink.blobs = [] }
                 if !isInsert {
                     lockChecks.append(
                         .init(

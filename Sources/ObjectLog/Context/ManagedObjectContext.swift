@@ -33,24 +33,27 @@ public final class ManagedObjectContext {
     /// A name for debugging.
     public var name: String?
 
-    var registry = ObjectTable()
-    var insertedList: [ManagedObject] = []
-    var insertedCount = 0
-    var updatedMap: [ObjectKey: ManagedObject] = [:]
-    var deletedMap: [ObjectKey: ManagedObject] = [:]
+    // As in `ManagedObject`, the per-object bookkeeping is `@exclusivity(unchecked)`: the
+    // dynamic check cost more than the work on every insert and fetch, and a context is used
+    // from one isolation domain, by engine code that never holds these in a long `inout`.
+    let registry = ObjectTable()
+    @exclusivity(unchecked) var insertedList: [ManagedObject] = []
+    @exclusivity(unchecked) var insertedCount = 0
+    @exclusivity(unchecked) var updatedMap: [ObjectKey: ManagedObject] = [:]
+    @exclusivity(unchecked) var deletedMap: [ObjectKey: ManagedObject] = [:]
     /// Payloads of updated objects as they were before their first change.
     var snapshots: [ObjectKey: [UInt8]] = [:]
     /// Blob references of external data that has not been read yet.
     var externalReferences: [ExternalDataKey: (blob: BlobID, byteCount: Int)] = [:]
-    private var lastInsertedEntity: EntityDescription?
+    @exclusivity(unchecked) private var lastInsertedEntity: EntityDescription?
     /// Registered objects that are faults (an estimate: refaulting does not count).
-    var registeredFaults = 0
+    @exclusivity(unchecked) var registeredFaults = 0
     /// Faults loaded one at a time since the last bulk load.
-    var faultsFiredOneByOne = 0
+    @exclusivity(unchecked) var faultsFiredOneByOne = 0
     /// How many bulk fault loads ran (for tests).
     var bulkFaultLoads = 0
-    private var nextKey: ObjectKey = 1
-    private var lastKey: ObjectKey = 0
+    @exclusivity(unchecked) private var nextKey: ObjectKey = 1
+    @exclusivity(unchecked) private var lastKey: ObjectKey = 0
     private var willSaveHandlers: [(ManagedObjectContext) throws -> Void] = []
     private var didSaveHandlers: [(ObjectChanges) -> Void] = []
     private var changeHandlers: [(ObjectChanges) -> Void] = []
@@ -522,7 +525,7 @@ public final class ManagedObjectContext {
             object.lifecycle = []
             object.accessState = []
         }
-        registry = ObjectTable()
+        registry.removeAll()
         insertedList = []
         insertedCount = 0
         updatedMap = [:]

@@ -10,6 +10,10 @@ enum ObjectEncoder {
         to writer: inout PayloadWriter,
         blobs: inout BlobSink
     ) throws(ObjectLogError) {
+        if let layout = entity.scalarLayout {
+            layout.encode(object, to: &writer)
+            return
+        }
         writer.write(varint: UInt64(entity.accessors.count))
         for accessor in entity.accessors {
             try accessor.encode(object, to: &writer, blobs: &blobs)
@@ -54,6 +58,14 @@ enum ObjectDecoder {
         source: RecordSource?
     ) throws(ObjectLogError) {
         try readPropertyCount(&reader, entity: entity)
+        if let layout = entity.scalarLayout {
+            do {
+                try layout.decodeValues(&reader, into: object, only: nil)
+            } catch {
+                throw ObjectLogError.decoding(error)
+            }
+            return
+        }
         for accessor in entity.accessors {
             try accessor.decode(from: &reader, into: object, source: source)
         }
@@ -71,6 +83,14 @@ enum ObjectDecoder {
         source: RecordSource?
     ) throws(ObjectLogError) {
         try readPropertyCount(&reader, entity: entity)
+        if let layout = entity.scalarLayout {
+            do {
+                try layout.decodeValues(&reader, into: object, only: wanted)
+            } catch {
+                throw ObjectLogError.decoding(error)
+            }
+            return
+        }
         // Stop after the last wanted property: the rest of the payload is not read at all.
         guard let last = wanted.lastIndex(of: true) else { return }
         for (index, accessor) in entity.accessors[...last].enumerated() {

@@ -27,7 +27,21 @@ public struct PayloadReader {
     }
 
     /// Reads a LEB128 varint.
+    @inline(__always)
     public mutating func readVarint() throws(PayloadError) -> UInt64 {
+        // Most varints in a payload (counts, lengths, small integers) are one byte.
+        if offset < buffer.count {
+            let byte = buffer[offset]
+            if byte < 0x80 {
+                offset += 1
+                return UInt64(byte)
+            }
+        }
+        return try readLongVarint()
+    }
+
+    /// Reads a varint of more than one byte (or reports a truncated one).
+    private mutating func readLongVarint() throws(PayloadError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {

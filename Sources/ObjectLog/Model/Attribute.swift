@@ -90,58 +90,39 @@ public struct Attribute<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
     ) -> Value {
         get {
+            // As in the setter, no key path reaches the slow path: a probing read is recognised
+            // by a marker the prober stores in the wrapper, not by its key path.
             if object.accessState.rawValue & AccessState.readBits != 0 {
-                readSlowly(object, wrappedKeyPath, storageKeyPath)
+                object.willReadAttribute()
+                let marker = object[keyPath: storageKeyPath].pendingExternal
+                if marker != 0, let loaded = object.readMarkedAttribute(marker) {
+                    object[keyPath: storageKeyPath].assignLoaded(loaded)
+                }
             }
             return object[keyPath: storageKeyPath].value
         }
         set {
-            if object.accessState.rawValue != 0 { writeSlowly(object, storageKeyPath) }
-            object[keyPath: storageKeyPath].value = newValue
+            // The slow path takes no key path: passing one, even on a branch never taken,
+            // makes the caller materialise (and release) the key path object on every write,
+            // and a second projection through the key path defeated the optimiser's direct
+            // field access (profiles showed `_projectMutableAddress` per write).
+            if object.accessState.rawValue != 0 { object.willWrite() }
+            object[keyPath: storageKeyPath].assign(newValue)
         }
     }
 
-    /// Loads a fault, and external data that is read for the first time.
-    @usableFromInline
-    static func readSlowly<Object: ManagedObject>(
-        _ object: Object,
-        _ wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
-        _ storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
-    ) {
-        object.willRead(storageKeyPath)
-        if let probe = object.probe {
-            probe.wrapped = wrappedKeyPath
-            let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-            // A key path to a stored class property projects the property in place, so this
-            // is the wrapper's address; if it ever were a temporary, no accessor would have
-            // the offset and the caller would not use it.
-            probe.offset = withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) {
-                UnsafeRawPointer($0) - base
-            }
-            return
-        }
-        guard object.accessState.contains(.pendingExternal) else { return }
-        let pending = object[keyPath: storageKeyPath].pendingExternal
-        guard pending != 0 else { return }
-        object[keyPath: storageKeyPath].pendingExternal = 0
-        let index = Int(pending) - 1
-        let data =
-            object.managedObjectContext.map {
-                $0.loadExternalData(of: object, propertyIndex: index)
-            }
-            ?? object.loadDetachedExternalData(propertyIndex: index)
-        if let value = data as? Value { object[keyPath: storageKeyPath].value = value }
+    /// Sets a new value, which replaces any external data not loaded yet.
+    @inlinable
+    mutating func assign(_ newValue: Value) {
+        value = newValue
+        pendingExternal = 0
     }
 
-    /// Loads a fault and records the change; a new value replaces unloaded external data.
-    @usableFromInline
-    static func writeSlowly<Object: ManagedObject>(
-        _ object: Object,
-        _ storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
-    ) {
-        object.willWrite()
-        if object.accessState.contains(.pendingExternal) {
-            object[keyPath: storageKeyPath].pendingExternal = 0
-        }
+    /// Stores external data loaded on first read; a marker of unloaded data is cleared even
+    /// when the data could not be read.
+    @inlinable
+    mutating func assignLoaded(_ data: Data?) {
+        pendingExternal = 0
+        if let loaded = data as? Value { value = loaded }
     }
 }

@@ -16,6 +16,8 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     let accessors: [PropertyAccessor]
     /// Whether some attribute has external storage.
     let hasExternalData: Bool
+    /// The fast payload layout when every persistent property is a common scalar attribute.
+    let scalarLayout: ScalarLayout?
     /// The relationships among ``accessors``.
     let relationshipAccessors: [RelationshipAccessor]
     /// Relationship accessors by their wrapper's storage key path, learnt by probing inverses.
@@ -45,6 +47,7 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
             $0.attribute?.options.contains(.externalStorage) == true
         }
         self.relationshipAccessors = accessors.compactMap { $0 as? RelationshipAccessor }
+        self.scalarLayout = ScalarLayout(accessors)
         self.schema = ModelSchema.Entity(
             name: name,
             tag: tag,
@@ -65,6 +68,34 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
 
     /// The entity name.
     public var description: String { name }
+
+    /// The attribute a key path on the entity's class is, or nil.
+    ///
+    /// The key path is read from a fresh prototype in probing mode, with each attribute's
+    /// wrapper marked by its index: it must read exactly one attribute, and read and write it
+    /// unchanged (``PropertyAccessor/forwards(_:on:)``). A wrapped property's key path cannot
+    /// be compared with the attribute's directly: handing the key path to the wrapper's slow
+    /// path would cost every property access in the program a key path object.
+    func attributeAccessor<Root>(for keyPath: PartialKeyPath<Root>) -> PropertyAccessor? {
+        let prototype = objectType.init()
+        guard let typed = prototype as? Root else { return nil }
+        for (index, accessor) in accessors.enumerated() {
+            accessor.markAttribute(prototype, with: UInt16(truncatingIfNeeded: index + 1))
+        }
+        let probe = Probe()
+        prototype.probe = probe
+        prototype.accessState = .probing
+        _ = typed[keyPath: keyPath]
+        prototype.accessState = []
+        prototype.probe = nil
+        for accessor in accessors { accessor.markAttribute(prototype, with: 0) }
+        guard probe.reads == 1, let marker = probe.marker, marker >= 1,
+            Int(marker) <= accessors.count
+        else { return nil }
+        let accessor = accessors[Int(marker) - 1]
+        guard accessor.forwards(keyPath, on: prototype) else { return nil }
+        return accessor
+    }
 
     /// The accessor of a property by name.
     func accessor(named name: String) -> PropertyAccessor? {

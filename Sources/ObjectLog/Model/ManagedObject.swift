@@ -21,38 +21,71 @@ import ObjectLogStore
 /// Managed objects are not `Sendable`: use them only in the isolation domain of their context,
 /// and pass ``objectID`` between contexts.
 open class ManagedObject: Hashable, CustomStringConvertible {
+    // The engine's bookkeeping properties below are marked `@exclusivity(unchecked)`: they are
+    // touched for every object of every insert, fetch and save, where the runtime's dynamic
+    // exclusivity check cost more than the work itself (about 76 instructions an access in
+    // profiles). Only the engine accesses them, never through long-lived `inout` accesses,
+    // and an object is used only in its context's isolation domain.
     /// The context the object is registered in; `nil` before insertion or after reset.
     public internal(set) weak var managedObjectContext: ManagedObjectContext?
     /// The object's key in the store; 0 until it is inserted.
-    var key: ObjectKey = 0
+    @exclusivity(unchecked) var key: ObjectKey = 0
     /// The entity, known once the object is registered.
-    var entity: EntityDescription?
+    @exclusivity(unchecked) var entity: EntityDescription?
     /// Bits checked on every property access; 0 means "plain read and write".
     @usableFromInline
-    var accessState: AccessState = []
+    @exclusivity(unchecked) var accessState: AccessState = []
     /// Lifecycle bits.
-    var lifecycle: Lifecycle = []
+    @exclusivity(unchecked) var lifecycle: Lifecycle = []
     /// Offset of the record this object's values were loaded from (optimistic locking).
-    var loadedRecordOffset: UInt64 = 0
+    @exclusivity(unchecked) var loadedRecordOffset: UInt64 = 0
     /// When the exact offset is not known: the values are from a record older than this
     /// offset (a save's commit offset, or the log's end before a scan).
-    var recordOffsetBound: UInt64 = 0
+    @exclusivity(unchecked) var recordOffsetBound: UInt64 = 0
     /// The file generation ``loadedRecordOffset`` and ``recordOffsetBound`` refer to
     /// (compaction moves records; the coordinator translates older offsets).
-    var loadedGeneration: UInt64 = 0
-    /// Set while the model is probing an inverse key path.
-    var probe: Probe?
+    @exclusivity(unchecked) var loadedGeneration: UInt64 = 0
     /// What loads the object's values when its context is gone.
     ///
     /// A strong reference: the coordinator holds no contexts or objects, so there is no cycle,
     /// and a fault outlives the context that fetched it.
-    var coordinator: PersistentStoreCoordinator?
+    @exclusivity(unchecked) var coordinator: PersistentStoreCoordinator?
+    /// State few objects ever need, kept out of line so that every object is smaller and
+    /// cheaper to create and free (a million fetched objects pay for each byte and field).
+    private var extras: Extras?
+
+    private final class Extras {
+        var probe: Probe?
+        var loadError: ObjectLogError?
+        var detachedExternal: [Int: BlobID] = [:]
+    }
+
+    /// Set while the model is probing an inverse key path.
+    var probe: Probe? {
+        get { extras?.probe }
+        set { if newValue != nil || extras != nil { extrasForWriting().probe = newValue } }
+    }
     /// The error of the last load of this object's values that failed, until
     /// ``fulfillFault()`` reports it.
-    var loadError: ObjectLogError?
+    var loadError: ObjectLogError? {
+        get { extras?.loadError }
+        set { if newValue != nil || extras != nil { extrasForWriting().loadError = newValue } }
+    }
     /// Blobs of unread external data, by property index, once the context that knew them is
     /// gone.
-    var detachedExternal: [Int: BlobID] = [:]
+    var detachedExternal: [Int: BlobID] {
+        get { extras?.detachedExternal ?? [:] }
+        set {
+            if !newValue.isEmpty || extras != nil { extrasForWriting().detachedExternal = newValue }
+        }
+    }
+
+    private func extrasForWriting() -> Extras {
+        if let extras { return extras }
+        let created = Extras()
+        extras = created
+        return created
+    }
 
     /// Creates an object that belongs to no context yet; insert it with
     /// ``ManagedObjectContext/insert(_:)``.
@@ -139,6 +172,37 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if accessState.contains(.fault) { fireFault() }
     }
 
+    /// Runs before a wrapped attribute is read when a read bit of ``accessState`` is set:
+    /// counts the read while probing, else loads a fault.
+    @usableFromInline
+    final func willReadAttribute() {
+        if accessState.contains(.probing) {
+            probe?.reads += 1
+            return
+        }
+        if accessState.contains(.fault) { fireFault() }
+    }
+
+    /// Acts on the non-zero marker of an attribute being read (after ``willReadAttribute()``).
+    ///
+    /// While probing the marker names the attribute, and is recorded. Otherwise it is the
+    /// property index plus one of external data not read yet, which this loads: the result is
+    /// then `.some(data)`, with `data` nil if it could not be read (the error is kept). `nil`
+    /// means there is nothing to store.
+    @usableFromInline
+    final func readMarkedAttribute(_ marker: UInt16) -> Data?? {
+        if accessState.contains(.probing) {
+            probe?.marker = marker
+            return nil
+        }
+        guard accessState.contains(.pendingExternal) else { return nil }
+        let index = Int(marker) - 1
+        let data =
+            managedObjectContext.map { $0.loadExternalData(of: self, propertyIndex: index) }
+            ?? loadDetachedExternalData(propertyIndex: index)
+        return .some(data)
+    }
+
     /// Runs before a wrapped property is written when ``accessState`` is not empty.
     @usableFromInline
     final func willWrite() {
@@ -213,6 +277,7 @@ struct AccessState: OptionSet, Sendable {
     /// Reads record their storage key path (model discovery).
     static let probing = AccessState(rawValue: 4)
     /// Some external data is loaded only when first read.
+    @usableFromInline
     static let pendingExternal = AccessState(rawValue: 8)
     /// The bits a read must act on (a clean object's reads stay on the fast path).
     @usableFromInline
@@ -229,12 +294,11 @@ struct Lifecycle: OptionSet, Sendable {
 
 /// What a read of a prototype in probing mode revealed about a key path.
 final class Probe {
-    /// The storage key path of the last wrapper read.
+    /// The storage key path of the last relationship wrapper read.
     var storage: AnyKeyPath?
-    /// The wrapped-property key path of the last attribute read.
-    var wrapped: AnyKeyPath?
-    /// The byte offset in the object of the last attribute wrapper read.
-    var offset: Int?
+    /// The marker of the last attribute read: its property index plus one (the prober stores
+    /// it in each attribute's wrapper, see ``EntityDescription/attributeAccessor(for:)``).
+    var marker: UInt16?
     /// How many wrapped properties were read.
     var reads = 0
 }

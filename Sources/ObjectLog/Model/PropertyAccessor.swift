@@ -52,6 +52,21 @@ class PropertyAccessor: @unchecked Sendable {
             .assumingMemoryBound(to: Wrapper.self)
     }
 
+    /// Stores a probe marker in an attribute's wrapper (relationships have their own).
+    func markAttribute(_ object: ManagedObject, with marker: UInt16) {}
+
+    /// Whether `keyPath` reads and writes this attribute unchanged on `prototype`.
+    ///
+    /// True for the attribute's own key path, and for a computed property that forwards to
+    /// the attribute; false for one that transforms the value (its results must not come
+    /// from the stored value) or cannot be written.
+    func forwards<Root>(_ keyPath: PartialKeyPath<Root>, on prototype: ManagedObject) -> Bool {
+        false
+    }
+
+    /// The kind and value offset of a scalar attribute, for ``ScalarLayout``; nil otherwise.
+    var scalarField: ScalarLayout.Field? { nil }
+
     /// Appends the property's payload encoding.
     func encode(
         _ object: ManagedObject,
@@ -103,10 +118,51 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
     /// directly needs only `Value`'s metadata, which the class has at hand, instead of looking
     /// up `Attribute<Value>`'s on every access.
     private let valueOffset: Int
+    /// Which common concrete type `Value` is, if any.
+    let kind: ScalarKind?
 
     override init(name: String, offset: Int) {
         valueOffset = offset + (MemoryLayout<Attribute<Value>>.offset(of: \.value) ?? 0)
+        kind = ScalarKind(Value.self)
         super.init(name: name, offset: offset)
+    }
+
+    override var scalarField: ScalarLayout.Field? {
+        kind.map { ScalarLayout.Field(kind: $0, offset: valueOffset) }
+    }
+
+    override func markAttribute(_ object: ManagedObject, with marker: UInt16) {
+        storage(object, as: Attribute<Value>.self).pointee.pendingExternal = marker
+    }
+
+    override func forwards<Root>(
+        _ keyPath: PartialKeyPath<Root>,
+        on prototype: ManagedObject
+    ) -> Bool {
+        guard let writable = keyPath as? ReferenceWritableKeyPath<Root, Value>,
+            let typed = prototype as? Root
+        else { return false }
+        let payloads = Value.probePayloads
+        guard payloads.count >= 2 else { return false }
+        let saved = prototype.accessState
+        prototype.accessState = []
+        defer { prototype.accessState = saved }
+        for payload in payloads {
+            guard let value = Value.probeValue(payload) else { return false }
+            typed[keyPath: writable] = value
+            guard storedValue(of: prototype).payloadBytes == payload,
+                typed[keyPath: writable].payloadBytes == payload
+            else { return false }
+        }
+        return true
+    }
+
+    /// The address of the value in `object`, untyped (for the concrete fast paths).
+    @inline(__always)
+    private func address(in object: ManagedObject) -> UnsafeMutableRawPointer {
+        // Safe: as for `value(in:)`.
+        UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            .advanced(by: valueOffset)
     }
 
     @inline(__always)
@@ -123,7 +179,17 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
         to writer: inout PayloadWriter,
         blobs: inout BlobSink
     ) throws(ObjectLogError) {
-        value(in: object).pointee.encode(to: &writer)
+        // Safe: `kind` names `Value` itself, so each pointer is bound to the stored type.
+        let address = address(in: object)
+        switch kind {
+        case .int: address.assumingMemoryBound(to: Int.self).pointee.encode(to: &writer)
+        case .int64: address.assumingMemoryBound(to: Int64.self).pointee.encode(to: &writer)
+        case .double: address.assumingMemoryBound(to: Double.self).pointee.encode(to: &writer)
+        case .string: address.assumingMemoryBound(to: String.self).pointee.encode(to: &writer)
+        case .date: address.assumingMemoryBound(to: Date.self).pointee.encode(to: &writer)
+        case .bool: address.assumingMemoryBound(to: Bool.self).pointee.encode(to: &writer)
+        case nil: value(in: object).pointee.encode(to: &writer)
+        }
     }
 
     override func decode(
@@ -131,10 +197,27 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
         into object: ManagedObject,
         source: RecordSource?
     ) throws(ObjectLogError) {
-        let decoded = try ObjectLogError.wrapping { () throws(PayloadError) in
-            try Value.decode(from: &reader)
+        do {
+            // Safe: as in `encode`.
+            let address = address(in: object)
+            switch kind {
+            case .int:
+                address.assumingMemoryBound(to: Int.self).pointee = try .decode(from: &reader)
+            case .int64:
+                address.assumingMemoryBound(to: Int64.self).pointee = try .decode(from: &reader)
+            case .double:
+                address.assumingMemoryBound(to: Double.self).pointee = try .decode(from: &reader)
+            case .string:
+                address.assumingMemoryBound(to: String.self).pointee = try .decode(from: &reader)
+            case .date:
+                address.assumingMemoryBound(to: Date.self).pointee = try .decode(from: &reader)
+            case .bool:
+                address.assumingMemoryBound(to: Bool.self).pointee = try .decode(from: &reader)
+            case nil: value(in: object).pointee = try Value.decode(from: &reader)
+            }
+        } catch {
+            throw ObjectLogError.decoding(error)
         }
-        value(in: object).pointee = decoded
     }
 
     override func skip(from reader: inout PayloadReader) throws(ObjectLogError) -> Bool {
@@ -195,6 +278,10 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
 /// Encoding: for `Data?` a presence byte first; then a mode byte, 0 for inline (varint length
 /// and bytes) or 1 for a blob (32-byte blob ID and varint length).
 final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unchecked Sendable {
+    override func markAttribute(_ object: ManagedObject, with marker: UInt16) {
+        storage(object, as: Attribute<Value>.self).pointee.pendingExternal = marker
+    }
+
     override func encode(
         _ object: ManagedObject,
         to writer: inout PayloadWriter,
@@ -335,6 +422,10 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
 
 /// Accesses an attribute of any other `Codable` type, stored as length-prefixed JSON.
 final class CodableAttributeAccessor<Value: Codable>: PropertyAccessor, @unchecked Sendable {
+    override func markAttribute(_ object: ManagedObject, with marker: UInt16) {
+        storage(object, as: Attribute<Value>.self).pointee.pendingExternal = marker
+    }
+
     override func encode(
         _ object: ManagedObject,
         to writer: inout PayloadWriter,

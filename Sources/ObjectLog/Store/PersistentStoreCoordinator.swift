@@ -301,21 +301,7 @@ public final class PersistentStoreCoordinator: Sendable {
                 var uniqueChanges = uniqueChanges
                 if !conflicts.isEmpty {
                     let skipped = Set(conflicts)
-                    var kept = Transaction()
-                    for change in transaction.changes where !skipped.contains(change.key) {
-                        if change.isDelete {
-                            kept.delete(key: change.key, entity: change.entity)
-                        } else {
-                            kept.put(
-                                key: change.key,
-                                entity: change.entity,
-                                payload: change.payload,
-                                blobs: change.blobs,
-                                isInsert: change.isInsert
-                            )
-                        }
-                    }
-                    transaction = kept
+                    transaction = transaction.filter { !skipped.contains($0) }
                     uniqueChanges.removeAll { skipped.contains($0.key) }
                 }
                 if let error = checkUniqueness(uniqueChanges, state: &state, objectIDs: objectIDs) {

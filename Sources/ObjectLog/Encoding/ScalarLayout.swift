@@ -1,0 +1,129 @@
+import Foundation
+
+/// A common attribute type with a concrete encoding path.
+enum ScalarKind: UInt8, Sendable {
+    case int, int64, double, string, date, bool
+
+    /// The kind of a value type, or nil for any other type.
+    init?(_ type: Any.Type) {
+        switch type {
+        case is Int.Type: self = .int
+        case is Int64.Type: self = .int64
+        case is Double.Type: self = .double
+        case is String.Type: self = .string
+        case is Date.Type: self = .date
+        case is Bool.Type: self = .bool
+        default: return nil
+        }
+    }
+}
+
+/// The payload layout of an entity whose persistent properties are all ``ScalarKind`` values.
+///
+/// Encoding and decoding such an object walks a plain array of (kind, offset) pairs and reads
+/// or writes the values in the object's memory directly: no per-property class dispatch,
+/// retain or release of accessors, or generic value witnesses, which together were most of
+/// the per-object cost of bulk saves and fetches in profiles. Each value is still written and
+/// read by its type's own ``AttributeValue`` methods, so the bytes are exactly those of the
+/// general path.
+struct ScalarLayout: Sendable {
+    /// One property: its kind and the offset of its value in the object.
+    struct Field: Sendable {
+        var kind: ScalarKind
+        var offset: Int
+    }
+
+    let fields: [Field]
+
+    /// The layout of `accessors`, or nil if one of them is not a scalar attribute.
+    init?(_ accessors: [PropertyAccessor]) {
+        var fields: [Field] = []
+        for accessor in accessors {
+            guard let field = accessor.scalarField else { return nil }
+            fields.append(field)
+        }
+        self.fields = fields
+    }
+
+    /// Appends the property count and every value, as ``ObjectEncoder`` does.
+    func encode(_ object: ManagedObject, to writer: inout PayloadWriter) {
+        writer.write(varint: UInt64(fields.count))
+        // Safe: each offset is the runtime-reported offset of a stored value of exactly the
+        // field's kind in this entity's class, and `object` is an instance of that class
+        // (checked when it was registered), alive for the call.
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        fields.withUnsafeBufferPointer { fields in
+            for field in fields {
+                let address = base + field.offset
+                switch field.kind {
+                case .int: address.assumingMemoryBound(to: Int.self).pointee.encode(to: &writer)
+                case .int64:
+                    address.assumingMemoryBound(to: Int64.self).pointee.encode(to: &writer)
+                case .double:
+                    address.assumingMemoryBound(to: Double.self).pointee.encode(to: &writer)
+                case .string:
+                    address.assumingMemoryBound(to: String.self).pointee.encode(to: &writer)
+                case .date: address.assumingMemoryBound(to: Date.self).pointee.encode(to: &writer)
+                case .bool: address.assumingMemoryBound(to: Bool.self).pointee.encode(to: &writer)
+                }
+            }
+        }
+    }
+
+    /// Reads the values after the property count; with `wanted`, only the marked ones are
+    /// stored (the others are moved past) and reading stops after the last marked one.
+    func decodeValues(
+        _ reader: inout PayloadReader,
+        into object: ManagedObject,
+        only wanted: [Bool]?
+    ) throws(PayloadError) {
+        // Safe: as in `encode`.
+        let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        try fields.withUnsafeBufferPointer { (fields) throws(PayloadError) in
+            guard let wanted else {
+                for field in fields { try decode(field, into: base, from: &reader) }
+                return
+            }
+            let end = (wanted.lastIndex(of: true) ?? -1) + 1
+            for index in 0..<min(end, fields.count) {
+                if wanted[index] {
+                    try decode(fields[index], into: base, from: &reader)
+                } else {
+                    try skip(fields[index], from: &reader)
+                }
+            }
+        }
+    }
+
+    @inline(__always)
+    private func decode(
+        _ field: Field,
+        into base: UnsafeMutableRawPointer,
+        from reader: inout PayloadReader
+    ) throws(PayloadError) {
+        let address = base + field.offset
+        switch field.kind {
+        case .int: address.assumingMemoryBound(to: Int.self).pointee = try .decode(from: &reader)
+        case .int64:
+            address.assumingMemoryBound(to: Int64.self).pointee = try .decode(from: &reader)
+        case .double:
+            address.assumingMemoryBound(to: Double.self).pointee = try .decode(from: &reader)
+        case .string:
+            address.assumingMemoryBound(to: String.self).pointee = try .decode(from: &reader)
+        case .date: address.assumingMemoryBound(to: Date.self).pointee = try .decode(from: &reader)
+        case .bool: address.assumingMemoryBound(to: Bool.self).pointee = try .decode(from: &reader)
+        }
+    }
+
+    @inline(__always)
+    private func skip(_ field: Field, from reader: inout PayloadReader) throws(PayloadError) {
+        switch field.kind {
+        case .int: try Int.skip(from: &reader)
+        case .int64: try Int64.skip(from: &reader)
+        case .double: try Double.skip(from: &reader)
+        case .string: try String.skip(from: &reader)
+        case .date: try Date.skip(from: &reader)
+        case .bool: try Bool.skip(from: &reader)
+        }
+    }
+}
