@@ -587,6 +587,65 @@ public final class LogStore: @unchecked Sendable {
         }
     }
 
+    /// Calls `body` with the value and blobs of the live object `key`, its location and the
+    /// file generation that location is in; returns false, without calling it, if no such
+    /// object is live.
+    ///
+    /// The record is read with one read of exactly its length (the keydir knows it) into
+    /// temporary memory and checked against its checksum; the value buffer is valid only
+    /// during the call. This is the fast path for loading one object.
+    ///
+    /// - Throws: ``StoreError`` `.corrupt` (naming the offset) if the record is damaged, `.io`,
+    ///   or what `body` throws.
+    // Not generic: an unspecialised generic result cost type-metadata lookups per object.
+    public func withObject(
+        _ key: ObjectKey,
+        _ body: (
+            _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
+            _ generation: UInt64
+        ) throws -> Void
+    ) throws -> Bool {
+        let found: (RecordLocation, any StoreFile, RecordLayout, UInt64)? = try locked {
+            if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+            return live[key].map { ($0, file, header.layout, header.generation) }
+        }
+        guard let (location, file, layout, generation) = found else { return false }
+        func damaged(_ reason: String) -> StoreError {
+            StoreError(.corrupt, reason, path: path, offset: location.offset)
+        }
+        let length = Int(location.length)
+        try withUnsafeTemporaryAllocation(byteCount: max(length, 1), alignment: 8) {
+            (buffer) throws -> Void in
+            let record = UnsafeMutableRawBufferPointer(rebasing: buffer[..<length])
+            guard try file.read(into: record, at: location.offset) == length else {
+                throw damaged("record runs past the end of the file")
+            }
+            let bytes = UnsafeRawBufferPointer(record)
+            guard case .frame(let frame) = RecordFrame.decode(bytes, layout: layout),
+                frame.totalLength == length, frame.type == .put
+            else {
+                throw damaged("the keydir's record for object \(key) is not a put of its length")
+            }
+            let computed = RecordFrame.checksum(of: bytes)
+            guard checksumsMatch(frame.checksum, computed) else {
+                throw damaged(
+                    "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))"
+                )
+            }
+            let payload = UnsafeRawBufferPointer(rebasing: bytes[frame.frameLength...])
+            guard let contents = PutContents(payload, flags: frame.flags, layout: layout) else {
+                throw damaged("put record too short for its blobs")
+            }
+            try body(
+                UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...]),
+                contents.blobCount == 0 ? [] : contents.blobs(in: payload),
+                location,
+                generation
+            )
+        }
+        return true
+    }
+
     /// Calls `body` with every live object of `entity` (every entity when nil), reading the
     /// file sequentially in 8 MiB windows and checking every checksum.
     ///

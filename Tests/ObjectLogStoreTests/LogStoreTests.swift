@@ -5,6 +5,62 @@ import Testing
 
 @Suite("Store basics")
 struct LogStoreTests {
+    @Test(
+        "loading one object reads exactly its record, checks it, and reports damage with its offset"
+    )
+    func withObjectReadsOneRecord() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("one.olog")
+        let store = try LogStore.open(path: path)
+        let keys = store.allocateKeys(3)
+        var transaction = Transaction()
+        transaction.put(key: keys.lowerBound, entity: 4, payload: [1, 2, 3], isInsert: true)
+        let blob = try store.writeBlob(Data(repeating: 5, count: 10))
+        transaction.put(
+            key: keys.lowerBound + 1,
+            entity: 4,
+            payload: Array(repeating: 9, count: 300),
+            blobs: [blob],
+            isInsert: true
+        )
+        try store.commit(transaction)
+        var seen: [([UInt8], [BlobID], UInt64)] = []
+        for key in keys {
+            let found = try store.withObject(key) { value, blobs, location, generation in
+                #expect(generation == store.generation)
+                #expect(store.location(of: key) == location)
+                seen.append((Array(value), blobs, location.offset))
+            }
+            #expect(found == (key != keys.lowerBound + 2))
+        }
+        #expect(seen.map(\.0) == [[1, 2, 3], Array(repeating: 9, count: 300)])
+        #expect(seen.map(\.1) == [[], [blob]])
+        // A flipped bit in the second record's value is reported at that record's offset.
+        let offset = seen[1].2
+        try store.close()
+        var bytes = readBytes(path)
+        bytes[Int(offset) + 40] ^= 0x10
+        writeBytes(bytes, to: path)
+        var options = StoreOptions()
+        options.readOnly = true
+        options.usesIndex = true
+        let damaged = try LogStore.open(path: path, options: options)
+        var intact: [UInt8] = []
+        let foundIntact = try damaged.withObject(keys.lowerBound) { value, _, _, _ in
+            intact = Array(value)
+        }
+        #expect(foundIntact && intact == [1, 2, 3])
+        do {
+            _ = try damaged.withObject(keys.lowerBound + 1) { _, _, _, _ in
+                Issue.record("a damaged record was handed out")
+            }
+            Issue.record("a damaged record loaded without an error")
+        } catch let error as StoreError {
+            #expect(error.code == .corrupt)
+            #expect(error.offset == offset)
+        }
+    }
+
     @Test("CRC-32 of the ASCII bytes 123456789 is 0xCBF43926")
     func crcTestVector() {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)

@@ -68,9 +68,15 @@ public final class ManagedObjectContext {
     /// Creates a context on a coordinator.
     public init(coordinator: PersistentStoreCoordinator) {
         self.coordinator = coordinator
+        link.context = self
     }
 
+    /// What this context's objects refer to it through (see ``ManagedObject/contextLink``).
+    let link = ContextLink()
+
     deinit {
+        // The objects outlive the context: from now on they see no context.
+        link.context = nil
         // Unread external data stays readable after the context is gone: the blob references
         // move to the objects, which read them through the coordinator.
         for (reference, external) in externalReferences {

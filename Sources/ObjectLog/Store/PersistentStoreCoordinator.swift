@@ -176,41 +176,32 @@ public final class PersistentStoreCoordinator: Sendable {
         context: ManagedObjectContext?
     ) throws(ObjectLogError) {
         let key = object.key
-        let (location, generation) = store.locationAndGeneration(of: key)
-        let record: (payload: [UInt8], blobs: [BlobID])?
+        let source = RecordSource(store: store, key: key, context: context)
+        var failure: ObjectLogError?
+        let found: Bool
         do {
-            record = try store.readObject(key)
+            found = try store.withObject(key) { value, _, location, generation in
+                object.loadedRecordOffset = location.offset
+                object.recordOffsetBound = 0
+                object.loadedGeneration = generation
+                var reader = PayloadReader(value)
+                do throws(ObjectLogError) {
+                    try ObjectDecoder.decode(&reader, into: object, entity: entity, source: source)
+                } catch {
+                    failure = error
+                }
+            }
         } catch {
             throw ObjectLogError.store(error, "cannot load \(object.objectID)")
         }
-        guard let location, let record else {
+        guard found else {
             throw ObjectLogError(
                 .notFound,
                 "cannot fulfill the fault \(object.objectID): the store no longer has the object",
                 objectID: object.objectID
             )
         }
-        object.loadedRecordOffset = location.offset
-        object.recordOffsetBound = 0
-        object.loadedGeneration = generation
-        let source = RecordSource(store: store, key: key, context: context)
-        let failure: (any Error)? = record.payload.withUnsafeBytes { buffer in
-            var reader = PayloadReader(buffer)
-            do {
-                try ObjectDecoder.decode(&reader, into: object, entity: entity, source: source)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let failure {
-            if let error = failure as? ObjectLogError { throw error }
-            throw ObjectLogError(
-                .corrupt,
-                "cannot decode \(object.objectID): \(failure)",
-                objectID: object.objectID
-            )
-        }
+        if let failure { throw failure }
     }
 
     // MARK: - Commit
