@@ -23,34 +23,74 @@ package struct KeyDirectory {
     private final class Storage {
         let capacity: Int
         let slots: UnsafeMutablePointer<Slot>
+        /// Whether `slots` was mapped with `mmap` (else it came from `calloc`).
+        private let isMapped: Bool
+
+        /// Tables of at least this many bytes are mapped with their pages populated.
+        static let mappedByteCount = 1 << 20
 
         init(capacity: Int) {
             self.capacity = capacity
-            // Zeroed memory is a table of empty slots (key 0). `calloc` gets large tables from
-            // the kernel already zeroed, so a table is not written twice (once to clear, once
-            // to fill) and pages no key lands on are never touched. (Transparent huge pages
-            // were tried for large tables: on this virtual machine, zeroing fresh 2 MiB pages
-            // made a 1M-object replay slower, not faster.)
+            let byteCount = capacity * MemoryLayout<Slot>.stride
+            // Zeroed memory is a table of empty slots (key 0). A large table gets its zeroed
+            // pages from the kernel all at once (MAP_POPULATE): left to page faults, each page
+            // faulted twice, once mapping the shared zero page when a lookup first read it and
+            // again when an insert wrote it, and a 1M-key table took 24,000 faults. A table that
+            // large fills at least three eighths of its slots, spread over all its pages, so
+            // populating touches no page that would have stayed untouched. (Transparent huge
+            // pages were tried for large tables: on this virtual machine, zeroing fresh 2 MiB
+            // pages made a 1M-object replay slower, not faster.)
+            // See: man 2 mmap
+            if byteCount >= Self.mappedByteCount,
+                let memory = mmap(
+                    nil,
+                    byteCount,
+                    PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                    -1,
+                    0
+                ),
+                memory != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED
+            {
+                slots = memory.bindMemory(to: Slot.self, capacity: capacity)
+                isMapped = true
+                return
+            }
+            // `calloc` gets large tables from the kernel already zeroed, so a table is not
+            // written twice (once to clear, once to fill).
             guard let memory = calloc(capacity, MemoryLayout<Slot>.stride) else {
                 fatalError("out of memory for a key directory of \(capacity) slots")
             }
             slots = memory.bindMemory(to: Slot.self, capacity: capacity)
+            isMapped = false
         }
 
-        deinit { free(slots) }
+        deinit {
+            if isMapped {
+                munmap(slots, capacity * MemoryLayout<Slot>.stride)
+            } else {
+                free(slots)
+            }
+        }
     }
 
     private var storage: Storage
-    private var shift: Int
     /// Number of live keys.
     package private(set) var count = 0
 
     /// Creates an empty directory with room for `minimumCapacity` keys before it grows.
     package init(minimumCapacity: Int = 16) {
-        var capacity = 16
-        while capacity * 3 < minimumCapacity * 4 + 4 { capacity *= 2 }
-        storage = Storage(capacity: capacity)
-        shift = 64 - capacity.trailingZeroBitCount
+        storage = Storage(capacity: Self.capacity(for: minimumCapacity))
+    }
+
+    /// The slots that hold `count` keys at a load of at most three quarters.
+    ///
+    /// Any number of slots, not only a power of two: a directory sized for a known number of
+    /// keys (a replay's or an index's) is then up to a third smaller, and the kernel has fewer
+    /// pages to zero (a power of two gave a million keys 48 MB instead of 32).
+    private static func capacity(for count: Int) -> Int {
+        // At least 64, the span of a block (see `home`).
+        max(64, (max(count, 0) * 4 + 4 + 2) / 3)
     }
 
     /// A key's home slot.
@@ -59,16 +99,35 @@ package struct KeyDirectory {
     /// sit side by side. Keys are handed out consecutively, so this keeps
     /// most neighbours in the same cache lines and pages (a fully scattered hash made every
     /// insert of a bulk load a cache miss), while any stride still spreads over the table.
+    ///
+    /// The block's hash is mapped onto the slots by a multiply-high (Lemire's range reduction),
+    /// which needs no power-of-two count.
     @inline(__always)
     private func home(_ key: ObjectKey) -> Int {
-        let block = Int(truncatingIfNeeded: ((key >> 6) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
-        return (block &+ Int(truncatingIfNeeded: key & 63)) & (storage.capacity - 1)
+        let capacity = storage.capacity
+        let hash = (key >> 6) &* 0x9E37_79B9_7F4A_7C15
+        let block = Int(truncatingIfNeeded: hash.multipliedFullWidth(by: UInt64(capacity)).high)
+        // Safe: block < capacity and key & 63 < 64 <= capacity, so one subtraction wraps it.
+        let index = block &+ Int(truncatingIfNeeded: key & 63)
+        return index >= capacity ? index &- capacity : index
+    }
+
+    /// The slot after `index`, wrapping at the end of the table.
+    @inline(__always)
+    private func following(_ index: Int) -> Int {
+        let next = index &+ 1
+        return next == storage.capacity ? 0 : next
+    }
+
+    /// How many slots `index` lies after `start`, going forward with wrap-around.
+    @inline(__always)
+    private func distance(from start: Int, to index: Int) -> Int {
+        index >= start ? index - start : index + storage.capacity - start
     }
 
     /// The location of `key`, if it is live.
     package subscript(key: ObjectKey) -> RecordLocation? {
         let slots = storage.slots
-        let mask = storage.capacity - 1
         var index = home(key)
         while true {
             let slot = slots[index]
@@ -76,18 +135,29 @@ package struct KeyDirectory {
                 return RecordLocation(entity: slot.entity, offset: slot.offset, length: slot.length)
             }
             if slot.key == 0 { return nil }
-            index = (index + 1) & mask
+            index = following(index)
         }
     }
 
     /// Makes room for `minimumCount` keys without growing again.
     package mutating func reserveCapacity(_ minimumCount: Int) {
-        var capacity = storage.capacity
-        while capacity * 3 < minimumCount * 4 + 4 { capacity *= 2 }
-        if capacity != storage.capacity { copy(toCapacity: capacity) }
+        let capacity = Self.capacity(for: minimumCount)
+        if capacity > storage.capacity { copy(toCapacity: capacity) }
     }
 
+    /// Makes the storage this directory's own, with room for one more key.
+    ///
+    /// Inlined, with the copies out of line: it runs before every insert.
+    @inline(__always)
     private mutating func makeUniqueAndRoomy() {
+        if _slowPath(!isKnownUniquelyReferenced(&storage) || (count + 1) * 4 > storage.capacity * 3)
+        {
+            makeUniqueAndRoomySlowly()
+        }
+    }
+
+    @inline(never)
+    private mutating func makeUniqueAndRoomySlowly() {
         if !isKnownUniquelyReferenced(&storage) {
             copy(toCapacity: storage.capacity)
         }
@@ -99,7 +169,6 @@ package struct KeyDirectory {
     private mutating func copy(toCapacity capacity: Int) {
         let old = storage
         storage = Storage(capacity: capacity)
-        shift = 64 - capacity.trailingZeroBitCount
         count = 0
         for index in 0..<old.capacity where old.slots[index].key != 0 {
             insertNew(old.slots[index])
@@ -109,9 +178,8 @@ package struct KeyDirectory {
     @inline(__always)
     private mutating func insertNew(_ slot: Slot) {
         let slots = storage.slots
-        let mask = storage.capacity - 1
         var index = home(slot.key)
-        while slots[index].key != 0 { index = (index + 1) & mask }
+        while slots[index].key != 0 { index = following(index) }
         slots[index] = slot
         count += 1
     }
@@ -130,6 +198,17 @@ package struct KeyDirectory {
         )
     }
 
+    /// Reads the home slot of `key` and returns the key found there (0 for an empty slot).
+    ///
+    /// For loading slots into the cache ahead of updating them: the replay reads the home
+    /// slots of a batch of records before applying them, so that the reads, independent of
+    /// each other, wait for memory together instead of one update after another (a log whose
+    /// updates come in random key order missed the cache on almost every one).
+    @inline(__always)
+    package func keyAtHome(of key: ObjectKey) -> ObjectKey {
+        storage.slots[home(key)].key
+    }
+
     /// Sets `key`'s location; returns the previous one.
     @discardableResult
     package mutating func updateValue(
@@ -138,7 +217,6 @@ package struct KeyDirectory {
     ) -> RecordLocation? {
         makeUniqueAndRoomy()
         let slots = storage.slots
-        let mask = storage.capacity - 1
         var index = home(key)
         while true {
             let slot = slots[index]
@@ -161,7 +239,7 @@ package struct KeyDirectory {
                 count += 1
                 return nil
             }
-            index = (index + 1) & mask
+            index = following(index)
         }
     }
 
@@ -170,29 +248,28 @@ package struct KeyDirectory {
     package mutating func removeValue(forKey key: ObjectKey) -> RecordLocation? {
         if !isKnownUniquelyReferenced(&storage) { copy(toCapacity: storage.capacity) }
         let slots = storage.slots
-        let mask = storage.capacity - 1
         var index = home(key)
         while true {
             let slot = slots[index]
             if slot.key == 0 { return nil }
             if slot.key == key { break }
-            index = (index + 1) & mask
+            index = following(index)
         }
         let removed = slots[index]
         // Backward-shift deletion: move later members of the probe run into the hole, so no
         // tombstones are needed and lookups stay short.
         var hole = index
-        var next = (hole + 1) & mask
+        var next = following(hole)
         while slots[next].key != 0 {
             let wanted = home(slots[next].key)
             // The entry at `next` may move into `hole` if its home is not in (hole, next].
-            let distanceToNext = (next - wanted) & mask
-            let distanceToHole = (hole - wanted) & mask
+            let distanceToNext = distance(from: wanted, to: next)
+            let distanceToHole = distance(from: wanted, to: hole)
             if distanceToHole < distanceToNext {
                 slots[hole] = slots[next]
                 hole = next
             }
-            next = (next + 1) & mask
+            next = following(next)
         }
         slots[hole] = Slot(key: 0, offset: 0, length: 0, entity: 0)
         count -= 1

@@ -160,9 +160,37 @@ public final class LogStore: @unchecked Sendable {
             fileSize: fileSize,
             layout: header.layout
         )
-        let outcome = try scanner.scan(from: start, lastNumber: lastNumber) { transaction in
-            self.apply(transaction)
+        var replay = LogReplay(
+            live: live,
+            entityCounts: entityCounts,
+            liveRecordBytes: liveRecordBytes,
+            metadataOffset: metadataOffset,
+            nextKey: nextKey,
+            lastNumber: lastNumber,
+            lastCommitChecksum: lastCommitChecksum,
+            start: start
+        )
+        // Release this instance's references so the replay's keydir is uniquely referenced
+        // and is updated in place.
+        live = KeyDirectory()
+        entityCounts = EntityCounter()
+        if let keys = try Self.keyCountHint(
+            scanner: scanner,
+            fileSize: fileSize,
+            start: start,
+            liveCount: replay.live.count
+        ) {
+            replay.reserveCapacity(keys)
         }
+        let outcome = try scanner.scan(from: start, lastNumber: lastNumber, visitor: &replay)
+        if outcome.damage != nil { replay.rollBack() }
+        live = replay.live
+        entityCounts = replay.entityCounts
+        liveRecordBytes = replay.liveRecordBytes
+        metadataOffset = replay.metadataOffset
+        nextKey = replay.nextKey
+        lastNumber = replay.lastNumber
+        lastCommitChecksum = replay.lastCommitChecksum
         var damage: StoreDamage?
         if let found = outcome.damage {
             damage = StoreDamage(found)
@@ -277,49 +305,27 @@ public final class LogStore: @unchecked Sendable {
         return (index, directory, counts)
     }
 
-    // MARK: - Applying transactions
+    // MARK: - Replaying the log
 
-    private func apply(_ transaction: ScannedTransaction) {
-        // Work on locals: a class property mutated in a loop pays a dynamic exclusivity check
-        // per access, which dominated replay time.
-        var live = self.live
-        var counts = self.entityCounts
-        var recordBytes = self.liveRecordBytes
-        self.live = KeyDirectory()
-        live.reserveCapacity(live.count + transaction.records.count)
-        for record in transaction.records {
-            switch record.type {
-            case .put:
-                let location = RecordLocation(
-                    entity: record.entity,
-                    offset: record.offset,
-                    length: record.length
-                )
-                if let old = live.updateValue(location, forKey: record.key) {
-                    counts.add(old.entity, -1)
-                    recordBytes -= UInt64(old.length)
-                }
-                counts.add(location.entity, 1)
-                recordBytes += record.totalLength
-            case .delete:
-                if let old = live.removeValue(forKey: record.key) {
-                    counts.add(old.entity, -1)
-                    recordBytes -= UInt64(old.length)
-                }
-            case .metadata:
-                metadataOffset = record.offset
-            case .commit, .padding:
-                break
-            }
+    /// How many keys to make room for before replaying from `start`; nil unless the file ends
+    /// with a valid commit.
+    ///
+    /// The keys ever handed out (the last commit's next key, less one) bound the keys the
+    /// keydir can hold. That count comes from the file, so it is trusted only as far as the
+    /// bytes to replay could hold puts of 32 bytes (an object record's frame is 11): a crafted
+    /// file cannot make an open reserve more than about its own size in keydir. A log of
+    /// smaller records still replays, growing the keydir as it goes.
+    private static func keyCountHint(
+        scanner: LogScanner,
+        fileSize: UInt64,
+        start: UInt64,
+        liveCount: Int
+    ) throws -> Int? {
+        guard fileSize > start, let last = try scanner.commitRecord(endingAt: fileSize) else {
+            return nil
         }
-        self.live = live
-        self.entityCounts = counts
-        self.liveRecordBytes = recordBytes
-        if transaction.isCompaction { metadataOffset = 0 }
-        if !transaction.isCompaction { lastNumber = transaction.number }
-        nextKey = max(nextKey, transaction.commit.nextKey)
-        lastCommitChecksum = transaction.commitChecksum
-        endOffset = transaction.endOffset
+        let byRecords = UInt64(liveCount) + (fileSize - start) / 32
+        return Int(min(last.nextKey &- 1, byRecords))
     }
 
     private func readMetadataRecord(at offset: UInt64) throws -> Metadata {

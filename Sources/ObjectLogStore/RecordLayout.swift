@@ -188,15 +188,23 @@ package struct RecordFrame: Sendable {
     /// Nil for anything else: the general path then says exactly what is wrong. Scans and
     /// fetches decode a million of these.
     @inline(__always)
-    private static func decodeCompactPut(_ bytes: UnsafeRawBufferPointer) -> RecordFrame? {
+    package static func decodeCompactPut(_ bytes: UnsafeRawBufferPointer) -> RecordFrame? {
+        guard bytes.count >= 6, let base = bytes.baseAddress else { return nil }
+        let count = bytes.count
         var position = 6
         // The next varint of at most `maximumLength` bytes, or nil.
         @inline(__always) func varint(_ maximumLength: Int) -> UInt64? {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            for _ in 0..<maximumLength {
-                guard position < bytes.count else { return nil }
-                let byte = bytes[position]
+            guard position < count else { return nil }
+            // Safe: position < count, the bytes' length (checked for every byte read).
+            let first = base.load(fromByteOffset: position, as: UInt8.self)
+            position += 1
+            // Most fields (an entity tag, a small record's length) take one byte.
+            if first < 0x80 { return UInt64(first) }
+            var value = UInt64(first & 0x7F)
+            var shift: UInt64 = 7
+            for _ in 1..<maximumLength {
+                guard position < count else { return nil }
+                let byte = base.load(fromByteOffset: position, as: UInt8.self)
                 position += 1
                 // The tenth byte of a key may only carry its 64th bit.
                 if shift == 63 && byte > 1 { return nil }

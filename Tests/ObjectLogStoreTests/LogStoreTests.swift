@@ -81,9 +81,13 @@ struct LogStoreTests {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let expected = reference(bytes)
             #expect(CRC32.checksum(bytes) == expected, "length \(length)")
-            let split = length / 3
-            let head = CRC32.checksum(Array(bytes[..<split]))
-            #expect(CRC32.checksum(Array(bytes[split...]), continuing: head) == expected)
+            for split in 0...length {
+                let head = CRC32.checksum(Array(bytes[..<split]))
+                #expect(
+                    CRC32.checksum(Array(bytes[split...]), continuing: head) == expected,
+                    "length \(length), split at \(split)"
+                )
+            }
         }
     }
 
