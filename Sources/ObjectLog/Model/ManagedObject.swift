@@ -44,7 +44,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var entity: EntityDescription?
     /// Bits checked on every property access; 0 means "plain read and write".
     @usableFromInline
-    @exclusivity(unchecked) var accessState: AccessState = []
+    @exclusivity(unchecked) final var accessState: AccessState = []
     /// Lifecycle bits.
     @exclusivity(unchecked) var lifecycle: Lifecycle = []
     /// Offset of the record this object's values were loaded from (optimistic locking).
