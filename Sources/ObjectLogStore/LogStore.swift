@@ -614,6 +614,10 @@ public final class LogStore: @unchecked Sendable {
             StoreError(.corrupt, reason, path: path, offset: location.offset)
         }
         let length = Int(location.length)
+        // A length from a damaged index must not become a giant allocation.
+        guard length <= layout.maximumFrameLength + LogFormat.maximumPayloadLength else {
+            throw damaged("the keydir's record for object \(key) is longer than any record")
+        }
         try withUnsafeTemporaryAllocation(byteCount: max(length, 1), alignment: 8) {
             (buffer) throws -> Void in
             let record = UnsafeMutableRawBufferPointer(rebasing: buffer[..<length])
