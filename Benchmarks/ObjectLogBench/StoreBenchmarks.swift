@@ -65,12 +65,27 @@ private struct StoreBenchmark {
         let records = makeRecords(scale)
         report.header()
 
-        // 1. Bulk insert and one durable save.
+        // 1. Bulk insert and one durable save: the median of three rounds, the engines
+        // alternating, each into new files (the last round's stores serve the workloads after).
+        var objectLogInserts: [Double] = []
+        var sqliteInserts: [Double] = []
+        for round in 1..<Self.rounds {
+            let path = directory + "/round\(round).olog"
+            let scratch = try PersistentContainer(path: path, for: [BenchItem.self])
+            objectLogInserts.append(try measure { try insertAll(records, into: scratch) })
+            try scratch.close()
+            let scratchPeer = SQLitePeer(path: directory + "/round\(round).sqlite")
+            scratchPeer.createSchema()
+            sqliteInserts.append(measure { scratchPeer.bulkInsert(records) })
+            try removeFiles(startingWith: "round\(round).")
+        }
         let container = try PersistentContainer(path: storePath, for: [BenchItem.self])
-        let objectLogInsert = try measure { try insertAll(records, into: container) }
+        objectLogInserts.append(try measure { try insertAll(records, into: container) })
         let peer = SQLitePeer(path: sqlitePath)
         peer.createSchema()
-        let sqliteInsert = measure { peer.bulkInsert(records) }
+        sqliteInserts.append(measure { peer.bulkInsert(records) })
+        let objectLogInsert = percentile(objectLogInserts, 0.5)
+        let sqliteInsert = percentile(sqliteInserts, 0.5)
         addThroughput(
             "1 bulk insert + durable save",
             objectlog: objectLogInsert,
@@ -106,26 +121,40 @@ private struct StoreBenchmark {
             goal: 0.5
         )
 
-        // 4. Update 10% by identity in one save.
+        // 4. Update 10% by identity in one save: the median of three rounds, alternating (each
+        // round updates the same objects again, in both engines).
         let identifiers = try context.fetchIdentifiers(FetchRequest<BenchItem>())
         let chosen = stride(from: 0, to: identifiers.count, by: 10).map { identifiers[$0] }
-        let objectLogUpdate = try measure {
-            let updater = container.newContext()
-            for identifier in chosen {
-                guard let item = updater.object(with: identifier) as? BenchItem else { continue }
-                item.value = Double(item.number % 1000)
-                item.count += 1
-            }
-            try updater.save()
+        var objectLogUpdates: [Double] = []
+        var sqliteUpdates: [Double] = []
+        for _ in 0..<Self.rounds {
+            objectLogUpdates.append(
+                try measure {
+                    let updater = container.newContext()
+                    for identifier in chosen {
+                        guard let item = updater.object(with: identifier) as? BenchItem else {
+                            continue
+                        }
+                        item.value = Double(item.number % 1000)
+                        item.count += 1
+                    }
+                    try updater.save()
+                }
+            )
+            sqliteUpdates.append(
+                measure {
+                    peer.update(ids: stride(from: 1, through: Int64(scale), by: 10).map { $0 })
+                }
+            )
         }
-        let sqliteUpdate = measure {
-            peer.update(ids: stride(from: 1, through: Int64(scale), by: 10).map { $0 })
-        }
+        let objectLogUpdate = percentile(objectLogUpdates, 0.5)
+        let sqliteUpdate = percentile(sqliteUpdates, 0.5)
         addThroughput(
             "4 update 10% by identity, one save",
             objectlog: objectLogUpdate,
             sqlite: sqliteUpdate,
-            goal: 2
+            goal: 2,
+            objects: chosen.count
         )
 
         // 5. 1,000 small durable saves, against the raw append + fdatasync.
@@ -237,9 +266,12 @@ private struct StoreBenchmark {
         )
         try container.close()
 
-        // 2, 6 and 8: cold work in child processes.
-        let fetch = try child(["fetch-all", storePath])
-        let sqliteFetch = try child(["sqlite-fetch-all", sqlitePath])
+        // 2, 6 and 8: cold work in child processes (medians of alternating runs).
+        let (fetch, sqliteFetch) = try alternating(
+            ["fetch-all", storePath],
+            ["sqlite-fetch-all", sqlitePath],
+            runs: Self.rounds
+        )
         addTime(
             "2 cold open + fetch all, touch all",
             objectlog: fetch.seconds,
@@ -249,9 +281,12 @@ private struct StoreBenchmark {
         )
         // Opens take tens of milliseconds, so one run is at the mercy of the shared machine:
         // both sides take the median of five fresh processes.
-        let withIndex = try child(["open-count", storePath, "index"], runs: 5)
+        let (withIndex, sqliteCount) = try alternating(
+            ["open-count", storePath, "index"],
+            ["sqlite-count", sqlitePath],
+            runs: 5
+        )
         let rebuild = try child(["open-count", storePath, "rebuild"], runs: 5)
-        let sqliteCount = try child(["sqlite-count", sqlitePath], runs: 5)
         report.add(
             BenchmarkRow(
                 workload: "6 open with index + count (ms)",
@@ -302,13 +337,20 @@ private struct StoreBenchmark {
     }
 
     /// Adds a throughput row: ratio = ObjectLog's rate / SQLite's rate.
-    private func addThroughput(_ name: String, objectlog: Double, sqlite: Double, goal: Double) {
+    private func addThroughput(
+        _ name: String,
+        objectlog: Double,
+        sqlite: Double,
+        goal: Double,
+        objects: Int? = nil
+    ) {
         let ratio = sqlite / objectlog
+        let count = Double(objects ?? scale)
         report.add(
             BenchmarkRow(
                 workload: name + " (obj/s)",
-                objectlog: Double(scale) / objectlog,
-                peer: Double(scale) / sqlite,
+                objectlog: count / objectlog,
+                peer: count / sqlite,
                 ratio: ratio,
                 unit: "obj/s",
                 goal: ">= \(goal)x SQLite",
@@ -345,15 +387,46 @@ private struct StoreBenchmark {
         var peakBytes: Double
     }
 
+    /// How many rounds the workloads that take a median run (1, 2 and 4).
+    static let rounds = 3
+
     /// Runs `runs` child processes of the same work: the median time and the largest peak.
     private func child(_ arguments: [String], runs: Int) throws -> ChildResult {
         var results: [ChildResult] = []
         for _ in 0..<runs { results.append(try child(arguments)) }
+        return Self.summary(results)
+    }
+
+    /// Runs two children's work in turn, `runs` times each, so that both see the same
+    /// changes in the shared machine's load: each side's median time and largest peak.
+    private func alternating(
+        _ first: [String],
+        _ second: [String],
+        runs: Int
+    ) throws -> (ChildResult, ChildResult) {
+        var firstResults: [ChildResult] = []
+        var secondResults: [ChildResult] = []
+        for _ in 0..<runs {
+            firstResults.append(try child(first))
+            secondResults.append(try child(second))
+        }
+        return (Self.summary(firstResults), Self.summary(secondResults))
+    }
+
+    private static func summary(_ results: [ChildResult]) -> ChildResult {
         let times = results.map(\.seconds).sorted()
         return ChildResult(
             seconds: times[times.count / 2],
             peakBytes: results.map(\.peakBytes).max() ?? 0
         )
+    }
+
+    /// Removes the files in the benchmark's directory whose names start with `prefix`.
+    private func removeFiles(startingWith prefix: String) throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory)
+        where name.hasPrefix(prefix) {
+            try FileManager.default.removeItem(atPath: directory + "/" + name)
+        }
     }
 
     /// Runs this executable as `store --child ARGS`, which prints "seconds peakBytes".
