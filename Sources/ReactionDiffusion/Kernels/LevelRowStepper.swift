@@ -47,9 +47,10 @@ struct LevelRowStepper: BandStepper {
 
     /// Steps `rows` of a two-chemical model.
     ///
-    /// The stencil reads the south row only at the cell's own column, so each vector expands the
-    /// south row's levels itself and uses them from registers as it stores them for the next two
-    /// rows, which saves a pass over the row and a load per chemical.
+    /// While it computes a row, the loop also expands the levels of the row after the south row
+    /// (the next row's south row), unless this is the last row of the run: independent work the
+    /// processor overlaps with the stencil's chains of dependent operations (see
+    /// ``ExpandedRows``).
     @inline(__always)
     private mutating func step<R: TwoChemicalRule>(_ rule: R, rows: Range<Int>) {
         guard let firstRow = rows.first else { return }
@@ -59,12 +60,15 @@ struct LevelRowStepper: BandStepper {
             if y != firstRow {
                 cache.advance()
             }
+            let first = cache.rows(0)
+            let second = cache.rows(1)
             let outFirst = target.row(0, y)
             let outSecond = target.row(1, y)
+            let expandsAhead = y + 1 < rows.upperBound
             guard width >= lanes else {
-                cache.expandSouth(source: source)
-                let first = cache.rows(0)
-                let second = cache.rows(1)
+                if expandsAhead {
+                    cache.expandAhead(source: source)
+                }
                 for x in 0..<width {
                     let (a, b): (Float, Float) = rule.update(first.cross(x), second.cross(x))
                     outFirst[x] = Unorm8.level(of: a)
@@ -72,33 +76,51 @@ struct LevelRowStepper: BandStepper {
                 }
                 continue
             }
-            let first = cache.rows(0)
-            let second = cache.rows(1)
-            let southLevels = (
-                cache.southLevels(0, source: source), cache.southLevels(1, source: source)
-            )
-            let southValues = (cache.southValues(0), cache.southValues(1))
-
-            // One copy of the body for all vectors, the last overlapping the previous one
-            // (harmless: the step reads only the source) rather than leaving a scalar tail: a
-            // local function called twice was not inlined.
-            var next = 0
-            while next < width {
-                let x = min(next, width - lanes)
-                let southFirst = Unorm8.values(ofLevels: Self.load(southLevels.0 + x))
-                let southSecond = Unorm8.values(ofLevels: Self.load(southLevels.1 + x))
-                southFirst.store(to: southValues.0 + x)
-                southSecond.store(to: southValues.1 + x)
-                let (a, b): (FloatVector, FloatVector) = rule.update(
-                    first.cross(x, south: southFirst),
-                    second.cross(x, south: southSecond)
+            // One copy of the body per loop, the last vector overlapping the previous one
+            // (harmless: the step reads only the source) rather than leaving a scalar tail.
+            if expandsAhead {
+                let aheadLevels = (
+                    cache.aheadLevels(0, source: source), cache.aheadLevels(1, source: source)
                 )
-                Self.store(a, to: outFirst + x)
-                Self.store(b, to: outSecond + x)
-                next += lanes
+                let aheadValues = (cache.aheadValues(0), cache.aheadValues(1))
+                var next = 0
+                while next < width {
+                    let x = min(next, width - lanes)
+                    Unorm8.values(ofLevels: Self.load(aheadLevels.0 + x)).store(
+                        to: aheadValues.0 + x
+                    )
+                    Unorm8.values(ofLevels: Self.load(aheadLevels.1 + x)).store(
+                        to: aheadValues.1 + x
+                    )
+                    Self.stepVector(rule, first, second, x, outFirst, outSecond)
+                    next += lanes
+                }
+                cache.finishAhead()
+            } else {
+                var next = 0
+                while next < width {
+                    let x = min(next, width - lanes)
+                    Self.stepVector(rule, first, second, x, outFirst, outSecond)
+                    next += lanes
+                }
             }
-            cache.finishSouth()
         }
+    }
+
+    /// Computes and stores the levels of the lanes starting at column `x` of a two-chemical
+    /// model.
+    @_transparent  // See `store(_:to:)`.
+    private static func stepVector<R: TwoChemicalRule>(
+        _ rule: R,
+        _ first: HaloRows,
+        _ second: HaloRows,
+        _ x: Int,
+        _ outFirst: UnsafeMutablePointer<UInt8>,
+        _ outSecond: UnsafeMutablePointer<UInt8>
+    ) {
+        let (a, b): (FloatVector, FloatVector) = rule.update(first.cross(x), second.cross(x))
+        store(a, to: outFirst + x)
+        store(b, to: outSecond + x)
     }
 
     /// Steps `rows` of Belousov-Zhabotinsky.
@@ -110,8 +132,8 @@ struct LevelRowStepper: BandStepper {
         for y in rows {
             if y != firstRow {
                 cache.advance()
+                cache.expandSouth(source: source)
             }
-            cache.expandSouth(source: source)
             let first = cache.rows(0)
             let second = cache.rows(1)
             let third = cache.rows(2)

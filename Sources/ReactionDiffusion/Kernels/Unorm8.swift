@@ -29,22 +29,24 @@ enum Unorm8 {
     @_transparent  // See `LevelRowStepper.store(_:to:)`.
     static func levels(of values: FloatVector) -> LevelVector {
         // The scalar version's result in fewer vector operations: NaN and values ≤ 0 become 0
-        // (`v > 0 ? v : 0`, the pattern of one `maxps`); the others are scaled and rounded
-        // without the upper clamp, and only then capped at the bias plus 255, which is where
-        // every value ≥ 1 lands (from 1·255 + 2²³ up to +∞). Values below 1 go through the
-        // scalar version's operations. LLVM folds both selections into compares and masks of
-        // the narrowing; the exhaustive test of `Field.quantizedToUnorm8()` checks every input.
+        // (`v > 0 ? v : 0`, the pattern of one `maxps`, which LLVM may also fold into the
+        // rounding addition as a mask); the others are scaled and rounded without the upper
+        // clamp. Every value ≥ 1 lands from 1·255 + 2²³ up to +∞, whose bit patterns, as
+        // unsigned integers, are all above that of 255 + 2²³: one integer minimum (`vpminud`,
+        // which unlike a float compare does not occupy the floating-point adders the stencil
+        // needs) caps them to it, and the low byte of the capped pattern is the level. The
+        // exhaustive test of `Field.quantizedToUnorm8()` checks every input.
         let zero = FloatVector(repeating: 0)
         let positive = zero.replacing(with: values, where: values .> zero)
         let biased = positive * FloatVector(repeating: 255) + FloatVector(repeating: roundingBias)
-        let cap = FloatVector(repeating: 255 + roundingBias)
-        let capped = biased.replacing(with: cap, where: cap .< biased)
-        let bits = unsafeBitCast(capped, to: SIMD16<UInt32>.self)
+        let bits = unsafeBitCast(biased, to: SIMD16<UInt32>.self)
+        let cap = SIMD16<UInt32>(repeating: (255 + roundingBias).bitPattern)
+        let capped = bits.replacing(with: cap, where: cap .< bits)
         // Lane by lane rather than `init(truncatingIfNeeded:)`, which the standard library does
         // not inline (a call per vector); LLVM turns this loop into one `vpmovdb`.
         var result = LevelVector()
         for lane in 0..<LevelVector.scalarCount {
-            result[lane] = UInt8(truncatingIfNeeded: bits[lane])
+            result[lane] = UInt8(truncatingIfNeeded: capped[lane])
         }
         return result
     }
