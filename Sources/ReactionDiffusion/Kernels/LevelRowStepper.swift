@@ -76,35 +76,43 @@ struct LevelRowStepper: BandStepper {
                 }
                 continue
             }
-            // One copy of the body per loop, the last vector overlapping the previous one
-            // (harmless: the step reads only the source) rather than leaving a scalar tail.
+            // The last vector starts at `width - lanes`, overlapping the previous one (harmless:
+            // the step reads only the source) rather than leaving a scalar tail.
+            let last = width - lanes
             if expandsAhead {
                 let aheadLevels = (
                     cache.aheadLevels(0, source: source), cache.aheadLevels(1, source: source)
                 )
                 let aheadValues = (cache.aheadValues(0), cache.aheadValues(1))
-                var next = 0
-                while next < width {
-                    let x = min(next, width - lanes)
-                    Unorm8.values(ofLevels: Self.load(aheadLevels.0 + x)).store(
-                        to: aheadValues.0 + x
-                    )
-                    Unorm8.values(ofLevels: Self.load(aheadLevels.1 + x)).store(
-                        to: aheadValues.1 + x
-                    )
+                var x = 0
+                while x < last {
+                    Self.expand(aheadLevels, x, into: aheadValues)
                     Self.stepVector(rule, first, second, x, outFirst, outSecond)
-                    next += lanes
+                    x &+= lanes
                 }
+                Self.expand(aheadLevels, last, into: aheadValues)
+                Self.stepVector(rule, first, second, last, outFirst, outSecond)
                 cache.finishAhead()
             } else {
-                var next = 0
-                while next < width {
-                    let x = min(next, width - lanes)
+                var x = 0
+                while x < last {
                     Self.stepVector(rule, first, second, x, outFirst, outSecond)
-                    next += lanes
+                    x &+= lanes
                 }
+                Self.stepVector(rule, first, second, last, outFirst, outSecond)
             }
         }
+    }
+
+    /// Expands the levels of both chemicals' ahead rows at the lanes starting at column `x`.
+    @_transparent  // See `store(_:to:)`.
+    private static func expand(
+        _ levels: (UnsafePointer<UInt8>, UnsafePointer<UInt8>),
+        _ x: Int,
+        into values: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
+    ) {
+        Unorm8.values(ofLevels: load(levels.0 + x)).store(to: values.0 + x)
+        Unorm8.values(ofLevels: load(levels.1 + x)).store(to: values.1 + x)
     }
 
     /// Computes and stores the levels of the lanes starting at column `x` of a two-chemical
