@@ -10,12 +10,12 @@ import Darwin
 ///
 /// Each source row is expanded once into `Float` values k/255 (``ExpandedRows``), the cell
 /// rules run on those exactly as in ``Precision/float32``, and each result is clamped, scaled by
-/// 255, rounded to the nearest integer and narrowed to its level byte. Compared with storing
-/// k/255 as `Float`, a step moves a quarter of the bytes; the conversions back and forth cost
-/// about as many vector operations as rounding a `Float` to k/255 and recomputing k/255 did
-/// (see Benchmarks/README.md for the measured difference). Thanks to the halo of the expanded rows every column, edges included, goes through the
-/// vector path when the row holds at least one vector; narrower rows go lane by lane through
-/// the same formulas.
+/// 255, rounded to the nearest integer and narrowed to its level byte (``Unorm8/levels(of:)``).
+/// Compared with storing k/255 as `Float`, a step moves a quarter of the bytes, but the
+/// conversions back and forth add vector operations that ``Precision/float32`` does not have
+/// (see Benchmarks/README.md for the measured difference). Thanks to the halo of the expanded
+/// rows every column, edges included, goes through the vector path when the row holds at least
+/// one vector; narrower rows go lane by lane through the same formulas.
 struct LevelRowStepper: BandStepper {
     let source: PlaneSet<UInt8>
     let target: PlaneSet<UInt8>
