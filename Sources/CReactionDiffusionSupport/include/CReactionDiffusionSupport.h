@@ -1,6 +1,8 @@
 #ifndef C_REACTION_DIFFUSION_SUPPORT_H
 #define C_REACTION_DIFFUSION_SUPPORT_H
 
+#include "rd_levels.h"
+
 /// Turns on flush-to-zero and denormals-are-zero for the calling thread and returns the previous
 /// floating-point control state, to be handed back to `rd_restore_float_control`.
 ///

@@ -1,126 +1,144 @@
-/// One thread's `Float` copies of the three rows of levels around the row being stepped, for each
+/// One thread's `Float` copies of the rows of levels around the row being stepped, for each
 /// chemical of a ``Precision/unorm8`` state.
 ///
 /// Each copy holds the values k/255 of one row with one halo value on either side (the boundary
 /// rule applied: 0, or the wrapped value), so the stencil reads every column, edges included,
-/// with the same unconditional loads. Rows beyond a zero boundary read as a shared row of zeros.
-/// As the stepper moves down a run of rows, each row is expanded once per chemical, as the south
-/// row of one step (either by ``expandSouth(source:)`` or by the stepper itself, into
-/// ``southValues(_:)``), and then read from the first-level cache as the centre and north row of
-/// the next two.
+/// with the same unconditional loads; rows beyond a zero boundary are copies of zeros. Column 0
+/// of every copy starts a 64-byte line, so the loads of the north, centre and south values and
+/// the stores of expanded values never straddle two lines.
+///
+/// Four copies per chemical rotate as the stepper moves down a run of rows: the north, centre
+/// and south rows of the row being stepped, and the row after the south row, which a
+/// two-chemical stepper expands *ahead*, while it computes the current row (see
+/// ``aheadLevels(_:source:)``). Expanding a row in the same loop that consumes it would put the
+/// conversion at the head of every cell's chain of dependent operations; expanded a row early,
+/// it is independent work the processor overlaps with the stencil. Each row is expanded once
+/// per chemical and read from the first-level cache as the south, centre and north row of three
+/// steps.
 struct ExpandedRows {
     /// The number of columns of a row, without the halo.
     let width: Int
     private let chemicalCount: Int
     private let height: Int
     private let wraps: Bool
-    /// The distance in floats between two buffers: the row and its halo, rounded up to 64 bytes.
+    /// The distance in floats between two copies: the row, a halo value on either side, and
+    /// padding that puts column 0 of every copy on a 64-byte boundary.
     private let stride: Int
-    /// Three buffers per chemical, then the row of zeros.
+    /// Four copies per chemical, 64-byte aligned; column 0 of a copy is at offset 16.
     private let storage: UnsafeMutablePointer<Float>
     /// A row of `width` zero levels, the source of the rows beyond a zero boundary.
     private let zeroLevels: UnsafeMutablePointer<UInt8>
-    /// The buffer holding the north row is `rotation % 3`; the next two hold the centre and south.
+    /// The copy holding the north row is `rotation`; the next three (modulo 4) hold the centre,
+    /// south and ahead rows.
     private var rotation = 0
     /// The row being stepped.
     private var y = 0
 
-    /// Allocates the buffers for `chemicalCount` planes of `width` × `height`; call
+    /// Allocates the copies for `chemicalCount` planes of `width` × `height`; call
     /// ``deallocate()`` when done.
     init(chemicalCount: Int, width: Int, height: Int, wraps: Bool) {
         self.width = width
         self.chemicalCount = chemicalCount
         self.height = height
         self.wraps = wraps
-        stride = (width + 2 + 15) / 16 * 16
-        // Every buffer starts with zero halos, which stay zero at a zero boundary.
-        let count = (3 * chemicalCount + 1) * stride
-        storage = .allocate(capacity: count)
-        storage.initialize(repeating: 0, count: count)
+        // 16 floats before column 0 (the left halo is the last of them), the row and the right
+        // halo, rounded up to whole 64-byte lines.
+        stride = (16 + width + 1 + 15) / 16 * 16
+        // Every copy starts with zero halos, which stay zero at a zero boundary.
+        let count = 4 * chemicalCount * stride
+        storage = UnsafeMutableRawPointer.allocate(
+            byteCount: count * MemoryLayout<Float>.stride,
+            alignment: 64
+        ).initializeMemory(as: Float.self, repeating: 0, count: count)
         zeroLevels = .allocate(capacity: width)
         zeroLevels.initialize(repeating: 0, count: width)
     }
 
-    /// Frees the buffers.
+    /// Frees the copies.
     func deallocate() {
-        storage.deallocate()
+        UnsafeMutableRawPointer(storage).deallocate()
         zeroLevels.deallocate()
     }
 
-    /// The rows around row `y` of `chemical`, each pointing at its left halo value.
-    ///
-    /// The south row is valid once it has been expanded (see ``expandSouth(source:)``).
+    /// The north, centre and south rows around row `y` of `chemical`.
     @inline(__always)
     func rows(_ chemical: Int) -> HaloRows {
-        let north: UnsafePointer<Float> =
-            y == 0 && !wraps ? zeroRow : UnsafePointer(buffer(chemical, rotation % 3))
-        let south: UnsafePointer<Float> =
-            y == height - 1 && !wraps
-            ? zeroRow : UnsafePointer(buffer(chemical, (rotation + 2) % 3))
-        return HaloRows(
-            north: north,
-            centre: UnsafePointer(buffer(chemical, (rotation + 1) % 3)),
-            south: south
+        HaloRows(
+            north: UnsafePointer(copy(chemical, rotation)),
+            centre: UnsafePointer(copy(chemical, rotation + 1)),
+            south: UnsafePointer(copy(chemical, rotation + 2))
         )
     }
 
-    /// Starts a run of rows at row `y`, expanding its north and centre rows for every chemical.
+    /// Starts a run of rows at row `y`, expanding its north, centre and south rows for every
+    /// chemical.
     mutating func start(at y: Int, source: PlaneSet<UInt8>) {
         self.y = y
         rotation = 0
         for chemical in 0..<chemicalCount {
-            expand(row: y - 1, of: source, chemical: chemical, into: 0)
-            expand(row: y, of: source, chemical: chemical, into: 1)
+            for slot in 0..<3 {
+                expand(row: y - 1 + slot, of: source, chemical: chemical, into: slot)
+            }
         }
     }
 
-    /// Moves down to the next row: the centre row becomes the north row and the south row the
-    /// centre row; the buffer of the old north row will receive the new south row.
+    /// Moves down to the next row: the centre row becomes the north row, the south row the
+    /// centre row and the ahead row the south row; the copy of the old north row will receive
+    /// the new ahead row.
+    ///
+    /// The new south row must have been expanded, ahead (see ``aheadLevels(_:source:)`` and
+    /// ``expandAhead(source:)``) or by ``expandSouth(source:)`` after this call.
     mutating func advance() {
         y += 1
-        rotation = rotation == 2 ? 0 : rotation + 1
+        rotation = (rotation + 1) & 3
     }
 
-    /// Expands the south row of the current row for every chemical.
+    /// Expands the south row of the current row for every chemical, for a stepper that does not
+    /// expand ahead.
     mutating func expandSouth(source: PlaneSet<UInt8>) {
         for chemical in 0..<chemicalCount {
-            expand(row: y + 1, of: source, chemical: chemical, into: (rotation + 2) % 3)
+            expand(row: y + 1, of: source, chemical: chemical, into: rotation + 2)
         }
     }
 
-    /// The levels of the south row of `chemical`: the source row after the boundary rule, or a
-    /// row of zeros.
+    /// Expands the ahead row (the row after the south row) for every chemical in one pass.
+    mutating func expandAhead(source: PlaneSet<UInt8>) {
+        for chemical in 0..<chemicalCount {
+            expand(row: y + 2, of: source, chemical: chemical, into: rotation + 3)
+        }
+    }
+
+    /// The levels of the ahead row of `chemical`, the row after the south row: the source row
+    /// after the boundary rule, or a row of zeros.
+    ///
+    /// A stepper that expands them itself writes their values to ``aheadValues(_:)`` and then
+    /// calls ``finishAhead()``.
     @inline(__always)
-    func southLevels(_ chemical: Int, source: PlaneSet<UInt8>) -> UnsafePointer<UInt8> {
-        guard let row = sourceRow(y + 1) else { return UnsafePointer(zeroLevels) }
+    func aheadLevels(_ chemical: Int, source: PlaneSet<UInt8>) -> UnsafePointer<UInt8> {
+        guard let row = sourceRow(y + 2) else { return UnsafePointer(zeroLevels) }
         return UnsafePointer(source.row(chemical, row))
     }
 
-    /// Where column 0 of the south row of `chemical` goes, for a stepper that expands it.
-    ///
-    /// Call ``finishSouth()`` when all its columns are written.
+    /// Where column 0 of the ahead row of `chemical` goes (64-byte aligned).
     @inline(__always)
-    func southValues(_ chemical: Int) -> UnsafeMutablePointer<Float> {
-        buffer(chemical, (rotation + 2) % 3) + 1
+    func aheadValues(_ chemical: Int) -> UnsafeMutablePointer<Float> {
+        copy(chemical, rotation + 3)
     }
 
-    /// Completes the halos of the south rows a stepper has expanded into ``southValues(_:)``.
-    mutating func finishSouth() {
+    /// Completes the halos of the ahead rows a stepper has expanded into ``aheadValues(_:)``.
+    mutating func finishAhead() {
         guard wraps else { return }  // At a zero boundary the halos stay zero.
         for chemical in 0..<chemicalCount {
-            let values = southValues(chemical)
+            let values = aheadValues(chemical)
             values[-1] = values[width - 1]
             values[width] = values[0]
         }
     }
 
-    private var zeroRow: UnsafePointer<Float> {
-        UnsafePointer(storage + 3 * chemicalCount * stride)
-    }
-
+    /// Column 0 of copy `slot` (modulo 4) of `chemical`.
     @inline(__always)
-    private func buffer(_ chemical: Int, _ slot: Int) -> UnsafeMutablePointer<Float> {
-        storage + (chemical * 3 + slot) * stride
+    private func copy(_ chemical: Int, _ slot: Int) -> UnsafeMutablePointer<Float> {
+        storage + (chemical * 4 + (slot & 3)) * stride + 16
     }
 
     /// Row `row` of the source after the boundary rule, or `nil` beyond a zero boundary.
@@ -129,16 +147,16 @@ struct ExpandedRows {
         if row >= 0 && row < height {
             return row
         }
-        return wraps ? (row + height) % height : nil
+        return wraps ? (row % height + height) % height : nil
     }
 
-    /// Writes row `row` of `chemical` (after the boundary rule; nothing if it is beyond a zero
-    /// boundary, which ``rows(_:)`` then replaces by zeros) as floats into buffer `slot`.
+    /// Writes row `row` of `chemical` (after the boundary rule; zeros if it is beyond a zero
+    /// boundary) as floats into copy `slot`.
     private func expand(row: Int, of source: PlaneSet<UInt8>, chemical: Int, into slot: Int) {
-        guard let row = sourceRow(row) else { return }
-        let levels = UnsafePointer(source.row(chemical, row))
-        let halo = buffer(chemical, slot)
-        let values = halo + 1
+        let levels =
+            sourceRow(row).map { UnsafePointer(source.row(chemical, $0)) }
+            ?? UnsafePointer(zeroLevels)
+        let values = copy(chemical, slot)
         let lanes = LevelVector.scalarCount
         if width >= lanes {
             // The last vector overlaps the previous one rather than leaving a scalar tail.
@@ -155,42 +173,31 @@ struct ExpandedRows {
             }
         }
         if wraps {
-            halo[0] = values[width - 1]
+            values[-1] = values[width - 1]
             values[width] = values[0]
         }
     }
 }
 
-/// The expanded rows a stencil reads around one row of one chemical, each pointing at its left
-/// halo value (column −1), so column `x` of a row is at offset `x + 1`.
+/// The expanded rows a stencil reads around one row of one chemical, each pointing at column 0;
+/// columns −1 and `width` are the halo.
 struct HaloRows {
     let north: UnsafePointer<Float>
     let centre: UnsafePointer<Float>
     let south: UnsafePointer<Float>
 
     /// The five-point neighbourhoods of the lanes starting at column `x` (one `Float` or a
-    /// vector), for `0 <= x` and `x + lanes <= width`.
+    /// vector), for `0 <= x` and `x + lanes <= width`; their centres are values k/255, so the
+    /// Laplacian may be fused (see ``Cross/fusesLaplacian``).
     @inline(__always)
     func cross<V: FloatLanes>(_ x: Int) -> Cross<V> {
         Cross(
-            north: .load(north + x + 1),
-            south: .load(south + x + 1),
-            west: .load(centre + x),
-            east: .load(centre + x + 2),
-            centre: .load(centre + x + 1)
-        )
-    }
-
-    /// The five-point neighbourhoods of the lanes starting at column `x`, with the south values
-    /// given rather than loaded.
-    @inline(__always)
-    func cross<V: FloatLanes>(_ x: Int, south: V) -> Cross<V> {
-        Cross(
-            north: .load(north + x + 1),
-            south: south,
-            west: .load(centre + x),
-            east: .load(centre + x + 2),
-            centre: .load(centre + x + 1)
+            north: .load(north + x),
+            south: .load(south + x),
+            west: .load(centre + x - 1),
+            east: .load(centre + x + 1),
+            centre: .load(centre + x),
+            fusesLaplacian: true
         )
     }
 
@@ -199,15 +206,15 @@ struct HaloRows {
     @inline(__always)
     func box<V: FloatLanes>(_ x: Int) -> Box<V> {
         Box(
-            northWest: .load(north + x),
-            north: .load(north + x + 1),
-            northEast: .load(north + x + 2),
-            west: .load(centre + x),
-            centre: .load(centre + x + 1),
-            east: .load(centre + x + 2),
-            southWest: .load(south + x),
-            south: .load(south + x + 1),
-            southEast: .load(south + x + 2)
+            northWest: .load(north + x - 1),
+            north: .load(north + x),
+            northEast: .load(north + x + 1),
+            west: .load(centre + x - 1),
+            centre: .load(centre + x),
+            east: .load(centre + x + 1),
+            southWest: .load(south + x - 1),
+            south: .load(south + x),
+            southEast: .load(south + x + 1)
         )
     }
 }

@@ -10,12 +10,12 @@ import Darwin
 ///
 /// Each source row is expanded once into `Float` values k/255 (``ExpandedRows``), the cell
 /// rules run on those exactly as in ``Precision/float32``, and each result is clamped, scaled by
-/// 255, rounded to the nearest integer and narrowed to its level byte. Compared with storing
-/// k/255 as `Float`, a step moves a quarter of the bytes; the conversions back and forth cost
-/// about as many vector operations as rounding a `Float` to k/255 and recomputing k/255 did
-/// (see Benchmarks/README.md for the measured difference). Thanks to the halo of the expanded rows every column, edges included, goes through the
-/// vector path when the row holds at least one vector; narrower rows go lane by lane through
-/// the same formulas.
+/// 255, rounded to the nearest integer and narrowed to its level byte (``Unorm8/levels(of:)``).
+/// Compared with storing k/255 as `Float`, a step moves a quarter of the bytes, but the
+/// conversions back and forth add vector operations that ``Precision/float32`` does not have
+/// (see Benchmarks/README.md for the measured difference). Thanks to the halo of the expanded
+/// rows every column, edges included, goes through the vector path when the row holds at least
+/// one vector; narrower rows go lane by lane through the same formulas.
 struct LevelRowStepper: BandStepper {
     let source: PlaneSet<UInt8>
     let target: PlaneSet<UInt8>
@@ -47,9 +47,10 @@ struct LevelRowStepper: BandStepper {
 
     /// Steps `rows` of a two-chemical model.
     ///
-    /// The stencil reads the south row only at the cell's own column, so each vector expands the
-    /// south row's levels itself and uses them from registers as it stores them for the next two
-    /// rows, which saves a pass over the row and a load per chemical.
+    /// While it computes a row, the loop also expands the levels of the row after the south row
+    /// (the next row's south row), unless this is the last row of the run: independent work the
+    /// processor overlaps with the stencil's chains of dependent operations (see
+    /// ``ExpandedRows``).
     @inline(__always)
     private mutating func step<R: TwoChemicalRule>(_ rule: R, rows: Range<Int>) {
         guard let firstRow = rows.first else { return }
@@ -59,12 +60,15 @@ struct LevelRowStepper: BandStepper {
             if y != firstRow {
                 cache.advance()
             }
+            let first = cache.rows(0)
+            let second = cache.rows(1)
             let outFirst = target.row(0, y)
             let outSecond = target.row(1, y)
+            let expandsAhead = y + 1 < rows.upperBound
             guard width >= lanes else {
-                cache.expandSouth(source: source)
-                let first = cache.rows(0)
-                let second = cache.rows(1)
+                if expandsAhead {
+                    cache.expandAhead(source: source)
+                }
                 for x in 0..<width {
                     let (a, b): (Float, Float) = rule.update(first.cross(x), second.cross(x))
                     outFirst[x] = Unorm8.level(of: a)
@@ -72,33 +76,59 @@ struct LevelRowStepper: BandStepper {
                 }
                 continue
             }
-            let first = cache.rows(0)
-            let second = cache.rows(1)
-            let southLevels = (
-                cache.southLevels(0, source: source), cache.southLevels(1, source: source)
-            )
-            let southValues = (cache.southValues(0), cache.southValues(1))
-
-            // One copy of the body for all vectors, the last overlapping the previous one
-            // (harmless: the step reads only the source) rather than leaving a scalar tail: a
-            // local function called twice was not inlined.
-            var next = 0
-            while next < width {
-                let x = min(next, width - lanes)
-                let southFirst = Unorm8.values(ofLevels: Self.load(southLevels.0 + x))
-                let southSecond = Unorm8.values(ofLevels: Self.load(southLevels.1 + x))
-                southFirst.store(to: southValues.0 + x)
-                southSecond.store(to: southValues.1 + x)
-                let (a, b): (FloatVector, FloatVector) = rule.update(
-                    first.cross(x, south: southFirst),
-                    second.cross(x, south: southSecond)
+            // The last vector starts at `width - lanes`, overlapping the previous one (harmless:
+            // the step reads only the source) rather than leaving a scalar tail.
+            let last = width - lanes
+            if expandsAhead {
+                let aheadLevels = (
+                    cache.aheadLevels(0, source: source), cache.aheadLevels(1, source: source)
                 )
-                Self.store(a, to: outFirst + x)
-                Self.store(b, to: outSecond + x)
-                next += lanes
+                let aheadValues = (cache.aheadValues(0), cache.aheadValues(1))
+                var x = 0
+                while x < last {
+                    Self.expand(aheadLevels, x, into: aheadValues)
+                    Self.stepVector(rule, first, second, x, outFirst, outSecond)
+                    x &+= lanes
+                }
+                Self.expand(aheadLevels, last, into: aheadValues)
+                Self.stepVector(rule, first, second, last, outFirst, outSecond)
+                cache.finishAhead()
+            } else {
+                var x = 0
+                while x < last {
+                    Self.stepVector(rule, first, second, x, outFirst, outSecond)
+                    x &+= lanes
+                }
+                Self.stepVector(rule, first, second, last, outFirst, outSecond)
             }
-            cache.finishSouth()
         }
+    }
+
+    /// Expands the levels of both chemicals' ahead rows at the lanes starting at column `x`.
+    @_transparent  // See `store(_:to:)`.
+    private static func expand(
+        _ levels: (UnsafePointer<UInt8>, UnsafePointer<UInt8>),
+        _ x: Int,
+        into values: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
+    ) {
+        Unorm8.values(ofLevels: load(levels.0 + x)).store(to: values.0 + x)
+        Unorm8.values(ofLevels: load(levels.1 + x)).store(to: values.1 + x)
+    }
+
+    /// Computes and stores the levels of the lanes starting at column `x` of a two-chemical
+    /// model.
+    @_transparent  // See `store(_:to:)`.
+    private static func stepVector<R: TwoChemicalRule>(
+        _ rule: R,
+        _ first: HaloRows,
+        _ second: HaloRows,
+        _ x: Int,
+        _ outFirst: UnsafeMutablePointer<UInt8>,
+        _ outSecond: UnsafeMutablePointer<UInt8>
+    ) {
+        let (a, b): (FloatVector, FloatVector) = rule.update(first.cross(x), second.cross(x))
+        store(a, to: outFirst + x)
+        store(b, to: outSecond + x)
     }
 
     /// Steps `rows` of Belousov-Zhabotinsky.
@@ -110,8 +140,8 @@ struct LevelRowStepper: BandStepper {
         for y in rows {
             if y != firstRow {
                 cache.advance()
+                cache.expandSouth(source: source)
             }
-            cache.expandSouth(source: source)
             let first = cache.rows(0)
             let second = cache.rows(1)
             let third = cache.rows(2)

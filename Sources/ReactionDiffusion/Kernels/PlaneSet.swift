@@ -161,11 +161,25 @@ struct Cross<V: FloatLanes> {
     var west: V
     var east: V
     var centre: V
+    /// Whether ``laplacian`` subtracts `4·C` with a fused multiply-add.
+    ///
+    /// That gives the same result when `4·C` is exact (no overflow, no denormal): true for the
+    /// values k/255 of a ``Precision/unorm8`` state, which are 0 or at least 1/255. A constant at
+    /// every use, so the choice costs nothing once inlined.
+    var fusesLaplacian = false
 
     /// The five-point Laplacian with unit spacing, `(N + S + W + E) - 4·C`, summed in that order.
+    ///
+    /// Fused (see ``fusesLaplacian``), the last step is one operation on the processor's
+    /// multiply-add units instead of a multiplication and a subtraction, the latter on the adders
+    /// that the rest of the stencil keeps busy.
     @inline(__always)
     var laplacian: V {
-        (((north + south) + west) + east) - V(broadcast: 4) * centre
+        let sum = ((north + south) + west) + east
+        if fusesLaplacian {
+            return sum.addingProduct(V(broadcast: -4), centre)
+        }
+        return sum - V(broadcast: 4) * centre
     }
 }
 

@@ -1,3 +1,5 @@
+import CReactionDiffusionSupport
+
 /// The original's 8-bit normalised storage: clamp to [0, 1], round to the nearest multiple of
 /// 1/255 (ties to even).
 ///
@@ -26,27 +28,16 @@ enum Unorm8 {
     }
 
     /// The levels of 16 values, lane by lane exactly as ``level(of:)``.
+    ///
+    /// `rd_levels` (`CReactionDiffusionSupport`): with AVX-512, four vector operations ending
+    /// in a saturating narrowing (`vpmovusdb`), which Swift has no way to ask for; the same rule
+    /// in Swift, however written, came out as six to eight (LLVM turns the clamps into compares
+    /// and masks of the narrowing), which cost the ``Precision/unorm8`` step about a tenth of its
+    /// speed. Elsewhere a portable lane-by-lane loop. The exhaustive test of
+    /// `Field.quantizedToUnorm8()` checks every input against the rule.
     @_transparent  // See `LevelRowStepper.store(_:to:)`.
     static func levels(of values: FloatVector) -> LevelVector {
-        // The scalar version's result in fewer vector operations: NaN and values ≤ 0 become 0
-        // (`v > 0 ? v : 0`, the pattern of one `maxps`); the others are scaled and rounded
-        // without the upper clamp, and only then capped at the bias plus 255, which is where
-        // every value ≥ 1 lands (from 1·255 + 2²³ up to +∞). Values below 1 go through the
-        // scalar version's operations. LLVM folds both selections into compares and masks of
-        // the narrowing; the exhaustive test of `Field.quantizedToUnorm8()` checks every input.
-        let zero = FloatVector(repeating: 0)
-        let positive = zero.replacing(with: values, where: values .> zero)
-        let biased = positive * FloatVector(repeating: 255) + FloatVector(repeating: roundingBias)
-        let cap = FloatVector(repeating: 255 + roundingBias)
-        let capped = biased.replacing(with: cap, where: cap .< biased)
-        let bits = unsafeBitCast(capped, to: SIMD16<UInt32>.self)
-        // Lane by lane rather than `init(truncatingIfNeeded:)`, which the standard library does
-        // not inline (a call per vector); LLVM turns this loop into one `vpmovdb`.
-        var result = LevelVector()
-        for lane in 0..<LevelVector.scalarCount {
-            result[lane] = UInt8(truncatingIfNeeded: bits[lane])
-        }
-        return result
+        rd_levels(values)
     }
 
     /// Returns k/255 correctly rounded, for the level `k`.
