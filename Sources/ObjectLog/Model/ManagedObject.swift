@@ -315,9 +315,9 @@ final class Probe {
 
 /// What a context's objects refer to it through.
 ///
-/// The context makes one, sets ``context`` at the end of its `init` and clears it first
-/// thing in its `deinit`, so the objects
-/// of a context that is gone see `nil`, as with a weak reference.
+/// The context makes one, sets ``context`` at the end of its `init` and clears it first thing
+/// in its `deinit`, so the objects of a context that is gone see `nil`, as with a weak
+/// reference.
 final class ContextLink {
     // `unowned(unsafe)`: valid while the context lives, and nil from the start of its
     // deinitialisation (the context is used from one isolation domain, so nothing reads the
