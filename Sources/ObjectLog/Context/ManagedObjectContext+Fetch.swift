@@ -233,7 +233,6 @@ extension ManagedObjectContext {
             let object = entity.objectType.init()
             object.entity = entity
             object.managedObjectContext = self
-            object.coordinator = coordinator
             return object
         }
         guard var scratch = makeScratch() else { return ([], 0) }

@@ -143,21 +143,25 @@ extension ManagedObjectContext {
             object.loadedGeneration = generation
             saved.inserted.append(object.objectID)
         }
+        // Without conflicts every updated object was saved: the table is emptied at once
+        // instead of by one hashed removal per object.
+        let savesAllUpdated = conflicts.isEmpty && updatedMap.count == updated.count
         for object in updated where !skipped.contains(object.key) {
             object.lifecycle = []
             object.loadedRecordOffset = 0
             object.recordOffsetBound = commitOffset
             object.loadedGeneration = generation
             if !object.isFault { object.accessState.insert(.tracksUpdates) }
-            updatedMap[object.key] = nil
-            snapshots[object.key] = nil
+            if !savesAllUpdated { updatedMap[object.key] = nil }
+            object.snapshot = nil
             saved.updated.append(object.objectID)
         }
+        if savesAllUpdated { updatedMap.removeAll() }
         for object in deleted where !skipped.contains(object.key) {
             saved.deleted.append(object.objectID)
             registry[object.key] = nil
             deletedMap[object.key] = nil
-            snapshots[object.key] = nil
+            object.snapshot = nil
             object.managedObjectContext = nil
         }
         insertedList = []
@@ -167,7 +171,7 @@ extension ManagedObjectContext {
             guard let object = registry[key] else { continue }
             updatedMap[key] = nil
             deletedMap[key] = nil
-            snapshots[key] = nil
+            object.snapshot = nil
             object.lifecycle = []
             object.accessState = [.fault, .tracksUpdates]
         }

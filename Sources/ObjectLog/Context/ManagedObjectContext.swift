@@ -41,8 +41,6 @@ public final class ManagedObjectContext {
     @exclusivity(unchecked) var insertedCount = 0
     @exclusivity(unchecked) var updatedMap: [ObjectKey: ManagedObject] = [:]
     @exclusivity(unchecked) var deletedMap: [ObjectKey: ManagedObject] = [:]
-    /// Payloads of updated objects as they were before their first change.
-    var snapshots: [ObjectKey: [UInt8]] = [:]
     /// Blob references of external data that has not been read yet.
     var externalReferences: [ExternalDataKey: (blob: BlobID, byteCount: Int)] = [:]
     @exclusivity(unchecked) private var lastInsertedEntity: EntityDescription?
@@ -68,11 +66,12 @@ public final class ManagedObjectContext {
     /// Creates a context on a coordinator.
     public init(coordinator: PersistentStoreCoordinator) {
         self.coordinator = coordinator
+        link = ContextLink(coordinator: coordinator)
         link.context = self
     }
 
     /// What this context's objects refer to it through (see ``ManagedObject/contextLink``).
-    let link = ContextLink()
+    let link: ContextLink
 
     deinit {
         // The objects outlive the context: from now on they see no context.
@@ -148,7 +147,6 @@ public final class ManagedObjectContext {
         nextKey += 1
         object.entity = entity
         object.managedObjectContext = self
-        object.coordinator = coordinator
         object.lifecycle = .inserted
         object.accessState = []
         registry[object.key] = object
@@ -249,7 +247,6 @@ public final class ManagedObjectContext {
         object.key = key
         object.entity = entity
         object.managedObjectContext = self
-        object.coordinator = coordinator
         object.accessState = [.fault, .tracksUpdates]
         registry[key] = object
         registeredFaults += 1
@@ -424,11 +421,11 @@ public final class ManagedObjectContext {
             object.lifecycle.insert(.updated)
             updatedMap[object.key] = object
         }
-        if snapshots[object.key] == nil {
+        if object.snapshot == nil {
             var writer = PayloadWriter()
             var sink = BlobSink(store: nil, context: self)
             try? ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
-            snapshots[object.key] = writer.bytes
+            object.snapshot = writer.bytes
         }
     }
 
@@ -440,7 +437,7 @@ public final class ManagedObjectContext {
             for accessor in entity.accessors { values[accessor.name] = accessor.value(of: object) }
             return values
         }
-        guard let snapshot = snapshots[object.key] else { return [:] }
+        guard let snapshot = object.snapshot else { return [:] }
         let committed = entity.objectType.init()
         committed.key = object.key
         let decoded: Void? = snapshot.withUnsafeBytes { buffer in
@@ -475,7 +472,7 @@ public final class ManagedObjectContext {
     ) -> [String: Any] {
         guard let entity = object.entity, !object.isInserted else { return [:] }
         let payload: [UInt8]
-        if let snapshot = snapshots[object.key] {
+        if let snapshot = object.snapshot {
             payload = snapshot
         } else if let record = try? store.readObject(object.key) {
             payload = record.payload
@@ -516,11 +513,11 @@ public final class ManagedObjectContext {
             object.lifecycle = []
             object.accessState = [.fault, .tracksUpdates]
         }
+        for object in registry.allObjects { object.snapshot = nil }
         insertedList = []
         insertedCount = 0
         updatedMap = [:]
         deletedMap = [:]
-        snapshots = [:]
         if !changes.isEmpty { post(objectsDidChange: changes) }
     }
 
@@ -530,13 +527,13 @@ public final class ManagedObjectContext {
             object.managedObjectContext = nil
             object.lifecycle = []
             object.accessState = []
+            object.snapshot = nil
         }
         registry.removeAll()
         insertedList = []
         insertedCount = 0
         updatedMap = [:]
         deletedMap = [:]
-        snapshots = [:]
         externalReferences = [:]
     }
 
@@ -552,7 +549,7 @@ public final class ManagedObjectContext {
         let changed = mergeChanges ? changedValues(of: object) : [:]
         guard !changed.isEmpty else {
             updatedMap[object.key] = nil
-            snapshots[object.key] = nil
+            object.snapshot = nil
             object.lifecycle.remove(.updated)
             if !object.isDeleted { object.accessState = [.fault, .tracksUpdates] }
             return
@@ -578,7 +575,7 @@ public final class ManagedObjectContext {
         var writer = PayloadWriter()
         var sink = BlobSink(store: nil, context: self)
         try? ObjectEncoder.encode(fresh, entity: entity, to: &writer, blobs: &sink)
-        snapshots[object.key] = writer.bytes
+        object.snapshot = writer.bytes
         object.loadedRecordOffset = location.offset
         object.recordOffsetBound = 0
         object.loadedGeneration = generation
@@ -656,7 +653,7 @@ public final class ManagedObjectContext {
             registry[id.key] = nil
             updatedMap[id.key] = nil
             deletedMap[id.key] = nil
-            snapshots[id.key] = nil
+            object.snapshot = nil
             object.lifecycle = [.deleted]
             object.managedObjectContext = nil
         }

@@ -29,7 +29,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The context the object is registered in; `nil` before insertion or after reset.
     public internal(set) var managedObjectContext: ManagedObjectContext? {
         get { contextLink?.context }
-        set { contextLink = newValue?.link }
+        // An object that leaves its context keeps its coordinator, to load its values.
+        set { contextLink = newValue?.link ?? contextLink?.detached }
     }
     /// The link to the context (shared by all its objects), which the context clears when it
     /// goes away.
@@ -55,11 +56,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The file generation ``loadedRecordOffset`` and ``recordOffsetBound`` refer to
     /// (compaction moves records; the coordinator translates older offsets).
     @exclusivity(unchecked) var loadedGeneration: UInt64 = 0
-    /// What loads the object's values when its context is gone.
+    /// What loads the object's values when its context is gone: the coordinator of the
+    /// context it was last registered in, held by the link (see ``ContextLink``).
+    var coordinator: PersistentStoreCoordinator? { contextLink?.coordinator }
+    /// The encoded values as they were before the first unsaved change; nil without one.
     ///
-    /// A strong reference: the coordinator holds no contexts or objects, so there is no cycle,
-    /// and a fault outlives the context that fetched it.
-    @exclusivity(unchecked) var coordinator: PersistentStoreCoordinator?
+    /// Used by ``ManagedObjectContext/changedValues(of:)`` and refreshes. Kept here rather
+    /// than in a table of the context: a `Dictionary` insert and remove per updated object
+    /// showed in profiles of bulk updates.
+    @exclusivity(unchecked) var snapshot: [UInt8]?
     /// State few objects ever need, kept out of line so that every object is smaller and
     /// cheaper to create and free (a million fetched objects pay for each byte and field).
     private var extras: Extras?
@@ -318,9 +323,22 @@ final class Probe {
 /// The context makes one, sets ``context`` at the end of its `init` and clears it first thing
 /// in its `deinit`, so the objects of a context that is gone see `nil`, as with a weak
 /// reference.
+///
+/// The link also holds the context's coordinator, strongly (the coordinator holds no contexts
+/// or objects, so there is no cycle): a fault outlives the context that fetched it. One link
+/// per object instead of a context and a coordinator reference keeps every object smaller
+/// and saves a retain and a release for each one made.
 final class ContextLink {
     // `unowned(unsafe)`: valid while the context lives, and nil from the start of its
     // deinitialisation (the context is used from one isolation domain, so nothing reads the
     // link concurrently with that).
     unowned(unsafe) var context: ManagedObjectContext?
+    let coordinator: PersistentStoreCoordinator?
+
+    init(coordinator: PersistentStoreCoordinator?) {
+        self.coordinator = coordinator
+    }
+
+    /// The link of objects that left the context: no context, the same coordinator.
+    lazy var detached = ContextLink(coordinator: coordinator)
 }
