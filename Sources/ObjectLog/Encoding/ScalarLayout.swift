@@ -16,6 +16,54 @@ enum ScalarKind: UInt8, Sendable {
         default: return nil
         }
     }
+
+    // The concrete paths. Safe when `address` holds a value of exactly this kind, which
+    // callers take from the runtime-reported layout of the entity's class.
+
+    /// Appends the value at `address` with its type's own ``AttributeValue`` encoding.
+    @inline(__always)
+    func encode(at address: UnsafeMutableRawPointer, to writer: inout PayloadWriter) {
+        switch self {
+        case .int: address.assumingMemoryBound(to: Int.self).pointee.encode(to: &writer)
+        case .int64: address.assumingMemoryBound(to: Int64.self).pointee.encode(to: &writer)
+        case .double: address.assumingMemoryBound(to: Double.self).pointee.encode(to: &writer)
+        case .string: address.assumingMemoryBound(to: String.self).pointee.encode(to: &writer)
+        case .date: address.assumingMemoryBound(to: Date.self).pointee.encode(to: &writer)
+        case .bool: address.assumingMemoryBound(to: Bool.self).pointee.encode(to: &writer)
+        }
+    }
+
+    /// Reads a value into `address` with its type's own ``AttributeValue`` decoding.
+    @inline(__always)
+    func decode(
+        into address: UnsafeMutableRawPointer,
+        from reader: inout PayloadReader
+    ) throws(PayloadError) {
+        switch self {
+        case .int: address.assumingMemoryBound(to: Int.self).pointee = try .decode(from: &reader)
+        case .int64:
+            address.assumingMemoryBound(to: Int64.self).pointee = try .decode(from: &reader)
+        case .double:
+            address.assumingMemoryBound(to: Double.self).pointee = try .decode(from: &reader)
+        case .string:
+            address.assumingMemoryBound(to: String.self).pointee = try .decode(from: &reader)
+        case .date: address.assumingMemoryBound(to: Date.self).pointee = try .decode(from: &reader)
+        case .bool: address.assumingMemoryBound(to: Bool.self).pointee = try .decode(from: &reader)
+        }
+    }
+
+    /// Moves past a value of this kind.
+    @inline(__always)
+    func skip(from reader: inout PayloadReader) throws(PayloadError) {
+        switch self {
+        case .int: try Int.skip(from: &reader)
+        case .int64: try Int64.skip(from: &reader)
+        case .double: try Double.skip(from: &reader)
+        case .string: try String.skip(from: &reader)
+        case .date: try Date.skip(from: &reader)
+        case .bool: try Bool.skip(from: &reader)
+        }
+    }
 }
 
 /// The payload layout of an entity whose persistent properties are all ``ScalarKind`` values.
@@ -53,20 +101,7 @@ struct ScalarLayout: Sendable {
         // (checked when it was registered), alive for the call.
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         fields.withUnsafeBufferPointer { fields in
-            for field in fields {
-                let address = base + field.offset
-                switch field.kind {
-                case .int: address.assumingMemoryBound(to: Int.self).pointee.encode(to: &writer)
-                case .int64:
-                    address.assumingMemoryBound(to: Int64.self).pointee.encode(to: &writer)
-                case .double:
-                    address.assumingMemoryBound(to: Double.self).pointee.encode(to: &writer)
-                case .string:
-                    address.assumingMemoryBound(to: String.self).pointee.encode(to: &writer)
-                case .date: address.assumingMemoryBound(to: Date.self).pointee.encode(to: &writer)
-                case .bool: address.assumingMemoryBound(to: Bool.self).pointee.encode(to: &writer)
-                }
-            }
+            for field in fields { field.kind.encode(at: base + field.offset, to: &writer) }
         }
     }
 
@@ -81,49 +116,20 @@ struct ScalarLayout: Sendable {
         let base = UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
         try fields.withUnsafeBufferPointer { (fields) throws(PayloadError) in
             guard let wanted else {
-                for field in fields { try decode(field, into: base, from: &reader) }
+                for field in fields {
+                    try field.kind.decode(into: base + field.offset, from: &reader)
+                }
                 return
             }
             let end = (wanted.lastIndex(of: true) ?? -1) + 1
             for index in 0..<min(end, fields.count) {
+                let field = fields[index]
                 if wanted[index] {
-                    try decode(fields[index], into: base, from: &reader)
+                    try field.kind.decode(into: base + field.offset, from: &reader)
                 } else {
-                    try skip(fields[index], from: &reader)
+                    try field.kind.skip(from: &reader)
                 }
             }
-        }
-    }
-
-    @inline(__always)
-    private func decode(
-        _ field: Field,
-        into base: UnsafeMutableRawPointer,
-        from reader: inout PayloadReader
-    ) throws(PayloadError) {
-        let address = base + field.offset
-        switch field.kind {
-        case .int: address.assumingMemoryBound(to: Int.self).pointee = try .decode(from: &reader)
-        case .int64:
-            address.assumingMemoryBound(to: Int64.self).pointee = try .decode(from: &reader)
-        case .double:
-            address.assumingMemoryBound(to: Double.self).pointee = try .decode(from: &reader)
-        case .string:
-            address.assumingMemoryBound(to: String.self).pointee = try .decode(from: &reader)
-        case .date: address.assumingMemoryBound(to: Date.self).pointee = try .decode(from: &reader)
-        case .bool: address.assumingMemoryBound(to: Bool.self).pointee = try .decode(from: &reader)
-        }
-    }
-
-    @inline(__always)
-    private func skip(_ field: Field, from reader: inout PayloadReader) throws(PayloadError) {
-        switch field.kind {
-        case .int: try Int.skip(from: &reader)
-        case .int64: try Int64.skip(from: &reader)
-        case .double: try Double.skip(from: &reader)
-        case .string: try String.skip(from: &reader)
-        case .date: try Date.skip(from: &reader)
-        case .bool: try Bool.skip(from: &reader)
         }
     }
 }

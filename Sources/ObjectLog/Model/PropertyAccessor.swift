@@ -179,16 +179,11 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
         to writer: inout PayloadWriter,
         blobs: inout BlobSink
     ) throws(ObjectLogError) {
-        // Safe: `kind` names `Value` itself, so each pointer is bound to the stored type.
-        let address = address(in: object)
-        switch kind {
-        case .int: address.assumingMemoryBound(to: Int.self).pointee.encode(to: &writer)
-        case .int64: address.assumingMemoryBound(to: Int64.self).pointee.encode(to: &writer)
-        case .double: address.assumingMemoryBound(to: Double.self).pointee.encode(to: &writer)
-        case .string: address.assumingMemoryBound(to: String.self).pointee.encode(to: &writer)
-        case .date: address.assumingMemoryBound(to: Date.self).pointee.encode(to: &writer)
-        case .bool: address.assumingMemoryBound(to: Bool.self).pointee.encode(to: &writer)
-        case nil: value(in: object).pointee.encode(to: &writer)
+        // `kind` names `Value` itself, so the address holds a value of that kind.
+        if let kind {
+            kind.encode(at: address(in: object), to: &writer)
+        } else {
+            value(in: object).pointee.encode(to: &writer)
         }
     }
 
@@ -197,23 +192,12 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
         into object: ManagedObject,
         source: RecordSource?
     ) throws(ObjectLogError) {
-        do {
-            // Safe: as in `encode`.
-            let address = address(in: object)
-            switch kind {
-            case .int:
-                address.assumingMemoryBound(to: Int.self).pointee = try .decode(from: &reader)
-            case .int64:
-                address.assumingMemoryBound(to: Int64.self).pointee = try .decode(from: &reader)
-            case .double:
-                address.assumingMemoryBound(to: Double.self).pointee = try .decode(from: &reader)
-            case .string:
-                address.assumingMemoryBound(to: String.self).pointee = try .decode(from: &reader)
-            case .date:
-                address.assumingMemoryBound(to: Date.self).pointee = try .decode(from: &reader)
-            case .bool:
-                address.assumingMemoryBound(to: Bool.self).pointee = try .decode(from: &reader)
-            case nil: value(in: object).pointee = try Value.decode(from: &reader)
+        do throws(PayloadError) {
+            // As in `encode`.
+            if let kind {
+                try kind.decode(into: address(in: object), from: &reader)
+            } else {
+                value(in: object).pointee = try Value.decode(from: &reader)
             }
         } catch {
             throw ObjectLogError.decoding(error)
