@@ -205,16 +205,6 @@ struct HaloRows {
     /// `x + lanes <= width`.
     @inline(__always)
     func box<V: FloatLanes>(_ x: Int) -> Box<V> {
-        Box(
-            northWest: .load(north + x - 1),
-            north: .load(north + x),
-            northEast: .load(north + x + 1),
-            west: .load(centre + x - 1),
-            centre: .load(centre + x),
-            east: .load(centre + x + 1),
-            southWest: .load(south + x - 1),
-            south: .load(south + x),
-            southEast: .load(south + x + 1)
-        )
+        Box(rowsNorth: north, centre: centre, south: south, at: x)
     }
 }

@@ -140,17 +140,7 @@ struct RowTriple {
     /// `1 <= x` and `x + lanes <= width - 1`.
     @inline(__always)
     func interiorBox<V: FloatLanes>(_ x: Int) -> Box<V> {
-        Box(
-            northWest: .load(north + x - 1),
-            north: .load(north + x),
-            northEast: .load(north + x + 1),
-            west: .load(centre + x - 1),
-            centre: .load(centre + x),
-            east: .load(centre + x + 1),
-            southWest: .load(south + x - 1),
-            south: .load(south + x),
-            southEast: .load(south + x + 1)
-        )
+        Box(rowsNorth: north, centre: centre, south: south, at: x)
     }
 }
 
@@ -210,5 +200,27 @@ struct Box<V: FloatLanes> {
         sum = sum + south
         sum = sum + southEast
         return sum / V(broadcast: 9)
+    }
+}
+
+extension Box {
+    /// Loads the lanes starting at column `x` of three rows and their neighbours on both
+    /// sides; the caller keeps `x - 1` and `x + lanes` inside the rows' readable memory.
+    @inline(__always)
+    init(
+        rowsNorth north: UnsafePointer<Float>,
+        centre: UnsafePointer<Float>,
+        south: UnsafePointer<Float>,
+        at x: Int
+    ) {
+        northWest = .load(north + x - 1)
+        self.north = .load(north + x)
+        northEast = .load(north + x + 1)
+        west = .load(centre + x - 1)
+        self.centre = .load(centre + x)
+        east = .load(centre + x + 1)
+        southWest = .load(south + x - 1)
+        self.south = .load(south + x)
+        southEast = .load(south + x + 1)
     }
 }
