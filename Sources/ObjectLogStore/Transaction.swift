@@ -201,9 +201,7 @@ public struct Transaction: Sendable {
             value: bytes,
             into: &records
         )
-        if !hasPutAfterDelete, entries.last?.isDelete == true || hasDelete {
-            hasPutAfterDelete = true
-        }
+        if hasDelete { hasPutAfterDelete = true }
         entries.append(
             Entry(
                 key: key,
