@@ -18,30 +18,49 @@ import ObjectLogStore
 /// The coordinator's lock guards every access.
 final class AttributeColumns: @unchecked Sendable {
     /// One attribute's values.
-    struct Column {
+    ///
+    /// A class, so that the targets that refer to it see its storage move when it grows.
+    final class Column {
         let kind: ScalarKind
         /// Where the attribute's value is in an object of the entity.
         let offset: Int
-        var values: UnsafeMutablePointer<UInt64>
+        @exclusivity(unchecked) var values: UnsafeMutablePointer<UInt64>
         /// A bit per key: the value has no place in the column's order (a `String` that is not
         /// ASCII, a NaN), so an ordering by the column keeps such objects as candidates.
-        var unordered: UnsafeMutablePointer<UInt64>
+        @exclusivity(unchecked) var unordered: UnsafeMutablePointer<UInt64>
+
+        init(kind: ScalarKind, offset: Int, rows: Int) {
+            self.kind = kind
+            self.offset = offset
+            values = .allocate(capacity: rows)
+            values.initialize(repeating: 0, count: rows)
+            let words = (rows + 63) / 64
+            unordered = .allocate(capacity: words)
+            unordered.initialize(repeating: 0, count: words)
+        }
+
+        deinit {
+            values.deallocate()
+            unordered.deallocate()
+        }
     }
 
     let entity: EntityDescription
     /// Columns by attribute payload index.
-    private(set) var columns: [Int: Column] = [:]
+    @exclusivity(unchecked) private(set) var columns: [Int: Column] = [:]
+    /// Every column, in payload order (see ``targets(_:)``), for commits.
+    @exclusivity(unchecked) private var allTargets: [(index: Int, column: Column)] = []
     /// The number of rows, live or dead: each key put gets the next row and keeps it.
-    private(set) var capacity = 0
-    private var rowCapacity = 0
+    @exclusivity(unchecked) private(set) var capacity = 0
+    @exclusivity(unchecked) private var rowCapacity = 0
     /// The key of each row.
-    private var keys = UnsafeMutablePointer<ObjectKey>.allocate(capacity: 0)
+    @exclusivity(unchecked) private var keys = UnsafeMutablePointer<ObjectKey>.allocate(capacity: 0)
     /// Each key's row.
-    private var rows = KeyRowMap()
+    @exclusivity(unchecked) private var rows = KeyRowMap()
     /// A bit per row: a saved object has the row's key.
-    private var present = UnsafeMutablePointer<UInt64>.allocate(capacity: 0)
+    @exclusivity(unchecked) private var present = UnsafeMutablePointer<UInt64>.allocate(capacity: 0)
     /// The number of saved objects (rows with their bit set).
-    private(set) var count = 0
+    @exclusivity(unchecked) private(set) var count = 0
     private let scratch: ManagedObject
 
     private init(entity: EntityDescription) {
@@ -53,10 +72,6 @@ final class AttributeColumns: @unchecked Sendable {
         keys.deallocate()
         rows.deallocate()
         present.deallocate()
-        for column in columns.values {
-            column.values.deallocate()
-            column.unordered.deallocate()
-        }
     }
 
     private var words: Int { (capacity + 63) / 64 }
@@ -70,57 +85,35 @@ final class AttributeColumns: @unchecked Sendable {
         entity.accessors.indices.contains(index) && entity.accessors[index].scalarField != nil
     }
 
-    /// Empty columns with a row for each saved object of `entity` in `store`.
+    /// Empty columns for `entity`, with room for the saved objects of `store`.
     static func make(for entity: EntityDescription, store: LogStore) -> AttributeColumns {
         let columns = AttributeColumns(entity: entity)
-        var keys = store.liveKeys(entity: entity.tag)
-        keys.sort()
-        columns.reserve(keys.count)
-        for key in keys { columns.append(key) }
+        columns.reserve(store.liveCount(entity: entity.tag))
         return columns
     }
 
     /// Adds columns for the attributes at `indices` (those not there yet), filled from every
-    /// saved object of the store.
+    /// saved object of the store; the first call also gives every saved object its row.
     ///
     /// - Returns: False if a record cannot be read (a scan then reports the error); the
     ///   columns are then as before.
     func add(_ indices: [Int], store: LogStore) -> Bool {
         let added = indices.filter { columns[$0] == nil && Self.canHold($0, of: entity) }
-        guard !added.isEmpty else { return true }
-        var wanted = [Bool](repeating: false, count: entity.accessors.count)
+        guard !added.isEmpty || (capacity == 0 && store.liveCount(entity: entity.tag) > 0) else {
+            return true
+        }
         for index in added {
             let field = entity.accessors[index].scalarField!
-            let values = UnsafeMutablePointer<UInt64>.allocate(capacity: rowCapacity)
-            values.initialize(repeating: 0, count: rowCapacity)
-            columns[index] = Column(
-                kind: field.kind,
-                offset: field.offset,
-                values: values,
-                unordered: zeroedWords((rowCapacity + 63) / 64)
-            )
-            wanted[index] = true
+            columns[index] = Column(kind: field.kind, offset: field.offset, rows: rowCapacity)
         }
         do {
+            let targets = self.targets(added)
             try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
-                // The keys are the store's now, which the lock holds still.
-                guard let row = rows[key] else { return }
-                var reader = PayloadReader(buffer)
-                try ObjectDecoder.decode(
-                    &reader,
-                    into: scratch,
-                    entity: entity,
-                    only: wanted,
-                    source: nil
-                )
-                for index in added { self.copyValue(to: row, of: index) }
+                let row = rows[key] ?? append(key)
+                try read(buffer, into: row, targets)
             }
         } catch {
-            for index in added {
-                columns[index]?.values.deallocate()
-                columns[index]?.unordered.deallocate()
-                columns[index] = nil
-            }
+            for index in added { columns[index] = nil }
             return false
         }
         return true
@@ -130,10 +123,41 @@ final class AttributeColumns: @unchecked Sendable {
     ///
     /// - Returns: False if the value cannot be decoded; the columns must then be dropped.
     func put(_ key: ObjectKey, payload: UnsafeRawBufferPointer) -> Bool {
-        var wanted = [Bool](repeating: false, count: entity.accessors.count)
-        for index in columns.keys { wanted[index] = true }
-        var reader = PayloadReader(payload)
+        let row = rows[key] ?? append(key)
+        if allTargets.count != columns.count { allTargets = targets(Array(columns.keys)) }
         do {
+            try read(payload, into: row, allTargets)
+        } catch {
+            return false
+        }
+        let bit: UInt64 = 1 << UInt64(row & 63)
+        if present[row >> 6] & bit == 0 {
+            present[row >> 6] |= bit
+            count += 1
+        }
+        return true
+    }
+
+    /// The columns of the attributes at `indices`, by payload index, in payload order.
+    private func targets(_ indices: [Int]) -> [(index: Int, column: Column)] {
+        indices.sorted().compactMap { index in columns[index].map { (index, $0) } }
+    }
+
+    /// Reads the attributes of `targets` from an object's encoding into `row` of their
+    /// columns.
+    ///
+    /// An entity whose attributes are all ``ScalarKind`` values is read in place, moving past
+    /// the values not wanted; any other is decoded into a scratch object first.
+    private func read(
+        _ payload: UnsafeRawBufferPointer,
+        into row: Int,
+        _ targets: [(index: Int, column: Column)]
+    ) throws {
+        guard let last = targets.last else { return }
+        guard let layout = entity.scalarLayout else {
+            var wanted = [Bool](repeating: false, count: entity.accessors.count)
+            for target in targets { wanted[target.index] = true }
+            var reader = PayloadReader(payload)
             try ObjectDecoder.decode(
                 &reader,
                 into: scratch,
@@ -141,17 +165,37 @@ final class AttributeColumns: @unchecked Sendable {
                 only: wanted,
                 source: nil
             )
-        } catch {
-            return false
+            for target in targets { copyValue(to: row, of: target.column) }
+            return
         }
-        let row = rows[key] ?? append(key)
-        for index in columns.keys { copyValue(to: row, of: index) }
+        var reader = PayloadReader(payload)
+        guard try reader.readVarint() == UInt64(layout.fields.count) else {
+            throw ObjectLogError(.corrupt, "payload of \(entity.name) has another property count")
+        }
+        try layout.fields.withUnsafeBufferPointer { fields in
+            var next = 0
+            for index in 0...last.index {
+                let kind = fields[index].kind
+                guard targets[next].index == index else {
+                    try kind.skip(from: &reader)
+                    continue
+                }
+                let (value, isOrdered) = try kind.columnValue(from: &reader)
+                store(value, isOrdered: isOrdered, in: targets[next].column, row: row)
+                next += 1
+            }
+        }
+    }
+
+    @inline(__always)
+    private func store(_ value: UInt64, isOrdered: Bool, in column: Column, row: Int) {
+        column.values[row] = value
         let bit: UInt64 = 1 << UInt64(row & 63)
-        if present[row >> 6] & bit == 0 {
-            present[row >> 6] |= bit
-            count += 1
+        if isOrdered {
+            column.unordered[row >> 6] &= ~bit
+        } else {
+            column.unordered[row >> 6] |= bit
         }
-        return true
     }
 
     /// Forgets the object with `key`.
@@ -177,49 +221,73 @@ final class AttributeColumns: @unchecked Sendable {
         return row
     }
 
-    /// Copies attribute `index` of the scratch object into `slot`.
-    private func copyValue(to slot: Int, of index: Int) {
-        guard let column = columns[index] else { return }
+    /// Copies a column's attribute from the scratch object into `row`.
+    private func copyValue(to row: Int, of column: Column) {
         // Safe: `offset` is the runtime-reported offset of the attribute's value, of exactly
         // `kind`'s type, in the entity's class, and `scratch` is an instance of it.
         let address = UnsafeRawPointer(Unmanaged.passUnretained(scratch).toOpaque()) + column.offset
-        var value: UInt64
-        var isOrdered = true
         switch column.kind {
-        case .int: value = UInt64(bitPattern: Int64(address.load(as: Int.self)))
-        case .int64: value = UInt64(bitPattern: address.load(as: Int64.self))
+        case .int:
+            store(
+                UInt64(bitPattern: Int64(address.load(as: Int.self))),
+                isOrdered: true,
+                in: column,
+                row: row
+            )
+        case .int64:
+            store(
+                UInt64(bitPattern: address.load(as: Int64.self)),
+                isOrdered: true,
+                in: column,
+                row: row
+            )
         case .double:
             let double = address.load(as: Double.self)
-            value = double.bitPattern
-            isOrdered = !double.isNaN
+            store(double.bitPattern, isOrdered: !double.isNaN, in: column, row: row)
         case .date:
             let double = address.load(as: Date.self).timeIntervalSinceReferenceDate
-            value = double.bitPattern
-            isOrdered = !double.isNaN
-        case .bool: value = address.load(as: Bool.self) ? 1 : 0
-        case .string: (value, isOrdered) = Self.prefix(of: address.load(as: String.self))
-        }
-        column.values[slot] = value
-        let bit: UInt64 = 1 << UInt64(slot & 63)
-        if isOrdered {
-            column.unordered[slot >> 6] &= ~bit
-        } else {
-            column.unordered[slot >> 6] |= bit
+            store(double.bitPattern, isOrdered: !double.isNaN, in: column, row: row)
+        case .bool:
+            store(address.load(as: Bool.self) ? 1 : 0, isOrdered: true, in: column, row: row)
+        case .string:
+            var string = address.load(as: String.self)
+            let (value, isASCII) = string.withUTF8 { Self.prefix(of: UnsafeRawBufferPointer($0)) }
+            store(value, isOrdered: isASCII, in: column, row: row)
         }
     }
 
-    /// The first 8 bytes of `string`'s UTF-8, big-endian and zero-padded, and whether the
-    /// whole string is ASCII (whose `.lexical` order is its byte order, which the prefixes
-    /// keep: a smaller prefix means a smaller string).
+    /// The first 8 bytes of a string's UTF-8 `bytes`, big-endian and zero-padded, and whether
+    /// they are all ASCII.
+    ///
+    /// The `.lexical` order of ASCII strings is their byte order, which the prefixes keep: a
+    /// smaller prefix means a smaller string. Bytes that are not valid UTF-8 are not ASCII.
+    static func prefix(of bytes: UnsafeRawBufferPointer) -> (UInt64, isASCII: Bool) {
+        let count = bytes.count
+        var value: UInt64
+        if count >= 8 {
+            value = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+        } else {
+            value = 0
+            for index in 0..<count { value |= UInt64(bytes[index]) << UInt64(56 - 8 * index) }
+        }
+        // Eight bytes at a time: any high bit is a byte outside ASCII.
+        var high: UInt64 = 0
+        var index = 0
+        while index + 8 <= count {
+            high |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < count {
+            high |= UInt64(bytes[index])
+            index += 1
+        }
+        return (value, high & 0x8080_8080_8080_8080 == 0)
+    }
+
+    /// ``prefix(of:)-(UnsafeRawBufferPointer)`` of a string's UTF-8.
     static func prefix(of string: String) -> (UInt64, isASCII: Bool) {
         var string = string
-        return string.withUTF8 { bytes in
-            var value: UInt64 = 0
-            for index in 0..<8 {
-                value = value << 8 | UInt64(index < bytes.count ? bytes[index] : 0)
-            }
-            return (value, !bytes.contains { $0 >= 0x80 })
-        }
+        return string.withUTF8 { prefix(of: UnsafeRawBufferPointer($0)) }
     }
 
     private func reserve(_ newCapacity: Int) {
@@ -237,13 +305,12 @@ final class AttributeColumns: @unchecked Sendable {
         newKeys.update(from: keys, count: capacity)
         keys.deallocate()
         keys = newKeys
-        for (index, var column) in columns {
+        for column in columns.values {
             let values = UnsafeMutablePointer<UInt64>.allocate(capacity: newCapacity)
             values.update(from: column.values, count: capacity)
             column.values.deallocate()
             column.values = values
             column.unordered = grown(column.unordered)
-            columns[index] = column
         }
         rowCapacity = newCapacity
         rows.reserve(newCapacity)
