@@ -533,7 +533,7 @@ public final class LogStore: @unchecked Sendable {
 
     /// The keys of the live objects of `entity` (of every entity when nil), in ascending order.
     public func liveKeys(entity: EntityTag?) -> [ObjectKey] {
-        let keys: [ObjectKey] = locked {
+        var keys: [ObjectKey] = locked {
             var keys: [ObjectKey] = []
             keys.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
             live.forEachEntry { key, location in
@@ -541,7 +541,8 @@ public final class LogStore: @unchecked Sendable {
             }
             return keys
         }
-        return keys.sorted()
+        RadixSort.sort(&keys) { $0 }
+        return keys
     }
 
     /// The number of live objects of `entity` (of every entity when nil), without decoding any.
