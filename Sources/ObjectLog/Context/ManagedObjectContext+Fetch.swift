@@ -245,12 +245,15 @@ extension ManagedObjectContext {
         var plan: LogStore.ReadPlan?
         if predicate == nil || compilation?.columns != nil {
             do {
-                plan = try candidatePlan(
+                let candidates = try candidatePlan(
                     of: entity,
                     condition: compilation?.columns,
                     order: columnOrder,
-                    keepBest: keepBest
+                    keepBest: keepBest,
+                    countOnly: countOnly
                 )
+                plan = candidates?.plan
+                count += candidates?.counted ?? 0
             } catch {
                 throw ObjectLogError.store(error, "cannot scan \(entity.name)")
             }
@@ -393,12 +396,18 @@ extension ManagedObjectContext {
     /// fetch, and strictly, so each object it leaves out has `keepBest` better ones). Objects
     /// registered in this context are always candidates: their values may differ from the saved
     /// ones. The scan still evaluates the predicate and the order on every record it reads.
+    ///
+    /// With `countOnly` (and no order), the saved objects that are not registered and satisfy
+    /// `condition` are only counted (`counted`): the columns decide the condition exactly as the
+    /// compiled predicate does on their values, which equal the saved ones; the plan reads the
+    /// registered objects alone.
     private func candidatePlan(
         of entity: EntityDescription,
         condition: ColumnCondition?,
         order: (index: Int, ascending: Bool)?,
-        keepBest: Int?
-    ) throws -> LogStore.ReadPlan? {
+        keepBest: Int?,
+        countOnly: Bool
+    ) throws -> (plan: LogStore.ReadPlan, counted: Int)? {
         guard condition != nil || order != nil else { return nil }
         var registered: [ObjectKey] = []
         registry.forEachObject { key, object in
@@ -408,12 +417,16 @@ extension ManagedObjectContext {
         guard registered.count <= store.liveCount(entity: entity.tag) / 4 else { return nil }
         let indices = (condition?.indices ?? []) + (order.map { [$0.index] } ?? [])
         let plan = try coordinator.withColumns(of: entity, indices: indices) {
-            columns -> LogStore.ReadPlan? in
+            columns -> (plan: LogStore.ReadPlan, counted: Int)? in
             guard var bits = condition.map({ columns.matches($0) }) ?? columns.presentBits() else {
                 return nil
             }
             for key in registered {
                 if let row = columns.row(of: key) { bits[row >> 6] &= ~(1 << UInt64(row & 63)) }
+            }
+            if countOnly, order == nil {
+                let counted = bits.reduce(0) { $0 + $1.nonzeroBitCount }
+                return (try store.readPlan(keys: registered), counted)
             }
             var candidates: [ObjectKey] = []
             func forEachSlot(_ body: (Int) -> Void) {
@@ -446,7 +459,7 @@ extension ManagedObjectContext {
                 forEachSlot { candidates.append(columns.key(ofSlot: $0)) }
             }
             candidates += registered
-            return try store.readPlan(keys: candidates)
+            return (try store.readPlan(keys: candidates), 0)
         }
         return plan ?? nil
     }
