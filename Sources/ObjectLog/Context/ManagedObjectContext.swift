@@ -602,6 +602,12 @@ public final class ManagedObjectContext {
         changeHandlers.append(handler)
     }
 
+    /// Whether anything listens for this context's saves: its own handlers or the
+    /// coordinator's observers (automatic merging, `saves()` streams).
+    var hasSaveListeners: Bool {
+        !changeHandlers.isEmpty || !didSaveHandlers.isEmpty || coordinator.hasSaveObservers
+    }
+
     func post(objectsDidChange changes: ObjectChanges) {
         for handler in changeHandlers { handler(changes) }
     }

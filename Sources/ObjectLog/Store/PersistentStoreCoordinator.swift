@@ -372,6 +372,9 @@ public final class PersistentStoreCoordinator: Sendable {
         }
     }
 
+    /// Whether any save observer is registered.
+    var hasSaveObservers: Bool { state.withLock { !$0.observers.isEmpty } }
+
     /// Tells save observers about a commit.
     func broadcast(_ changes: ObjectChanges) {
         let observers = state.withLock { Array($0.observers.values) }
