@@ -198,6 +198,32 @@ struct AttributeColumnTests {
         #expect(try container.newContext().fetch(request).map(\.number) == [199, 0, 1])
     }
 
+    @Test("a predicate that tests one attribute twice, and another after it, builds both columns")
+    func repeatedAttribute() throws {
+        let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])
+        let writer = container.newContext()
+        for index in 0..<300 {
+            let sample = Sample(context: writer)
+            sample.number = index
+            sample.value = Double(index % 200)
+            sample.flag = index % 3 == 0
+        }
+        try writer.save()
+        // `number` (payload index 0) twice, then `flag` (index 5): one read of each.
+        let request = FetchRequest<Sample>(
+            predicate: #Predicate { $0.number > 10 && $0.number < 250 && $0.flag == true },
+            sortBy: [SortDescriptor(\.value)],
+            fetchLimit: 5
+        )
+        let expected = (11..<250).filter { $0 % 3 == 0 }
+            .sorted { ($0 % 200, $0) < ($1 % 200, $1) }.prefix(5)
+        #expect(try container.newContext().fetch(request).map(\.number) == Array(expected))
+        #expect(
+            try container.newContext().count(FetchRequest<Sample>(predicate: request.predicate))
+                == (11..<250).filter { $0 % 3 == 0 }.count
+        )
+    }
+
     @Test("a rare entity among many others has columns of its own objects only")
     func rareEntity() throws {
         let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])

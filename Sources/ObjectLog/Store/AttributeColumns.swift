@@ -98,7 +98,8 @@ final class AttributeColumns: @unchecked Sendable {
     /// - Returns: False if a record cannot be read (a scan then reports the error); the
     ///   columns are then as before.
     func add(_ indices: [Int], store: LogStore) -> Bool {
-        let added = indices.filter { columns[$0] == nil && Self.canHold($0, of: entity) }
+        let added = Set(indices).filter { columns[$0] == nil && Self.canHold($0, of: entity) }
+            .sorted()
         guard !added.isEmpty || (capacity == 0 && store.liveCount(entity: entity.tag) > 0) else {
             return true
         }
@@ -140,7 +141,7 @@ final class AttributeColumns: @unchecked Sendable {
 
     /// The columns of the attributes at `indices`, by payload index, in payload order.
     private func targets(_ indices: [Int]) -> [(index: Int, column: Column)] {
-        indices.sorted().compactMap { index in columns[index].map { (index, $0) } }
+        Set(indices).sorted().compactMap { index in columns[index].map { (index, $0) } }
     }
 
     /// Reads the attributes of `targets` from an object's encoding into `row` of their
