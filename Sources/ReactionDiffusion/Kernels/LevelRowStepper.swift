@@ -79,7 +79,38 @@ struct LevelRowStepper: BandStepper {
             // The last vector starts at `width - lanes`, overlapping the previous one (harmless:
             // the step reads only the source) rather than leaving a scalar tail.
             let last = width - lanes
-            if expandsAhead {
+            if last > lanes {
+                // Three or more vectors: through the pipeline.
+                if expandsAhead {
+                    let ahead = AheadExpansion(
+                        levels: (
+                            cache.aheadLevels(0, source: source),
+                            cache.aheadLevels(1, source: source)
+                        ),
+                        values: (cache.aheadValues(0), cache.aheadValues(1))
+                    )
+                    let stages = LevelRowStages(
+                        rule: rule,
+                        first: first,
+                        second: second,
+                        outFirst: outFirst,
+                        outSecond: outSecond,
+                        ahead: ahead
+                    )
+                    RowPipeline.run(stages, start: 0, last: last, lanes: lanes)
+                    cache.finishAhead()
+                } else {
+                    let stages = LevelRowStages(
+                        rule: rule,
+                        first: first,
+                        second: second,
+                        outFirst: outFirst,
+                        outSecond: outSecond,
+                        ahead: NoAheadExpansion()
+                    )
+                    RowPipeline.run(stages, start: 0, last: last, lanes: lanes)
+                }
+            } else if expandsAhead {
                 let aheadLevels = (
                     cache.aheadLevels(0, source: source), cache.aheadLevels(1, source: source)
                 )
@@ -106,7 +137,7 @@ struct LevelRowStepper: BandStepper {
 
     /// Expands the levels of both chemicals' ahead rows at the lanes starting at column `x`.
     @_transparent  // See `store(_:to:)`.
-    private static func expand(
+    fileprivate static func expand(
         _ levels: (UnsafePointer<UInt8>, UnsafePointer<UInt8>),
         _ x: Int,
         into values: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
@@ -190,10 +221,64 @@ struct LevelRowStepper: BandStepper {
     // the optimiser ignored here once the step function had grown large, leaving a call per
     // vector that cost more than the conversion.
     @_transparent
-    private static func store(_ values: FloatVector, to pointer: UnsafeMutablePointer<UInt8>) {
+    fileprivate static func store(_ values: FloatVector, to pointer: UnsafeMutablePointer<UInt8>) {
         UnsafeMutableRawPointer(pointer).storeBytes(
             of: Unorm8.levels(of: values),
             as: LevelVector.self
         )
     }
+}
+
+/// The stages of a row of a two-chemical model in ``Precision/unorm8`` for ``RowPipeline``:
+/// neighbourhoods from the expanded rows, the rule, and the narrowing to levels, next to which
+/// `ahead` expands the ahead rows (or not, on the last row of a run).
+private struct LevelRowStages<Rule: TwoChemicalRule, Ahead: AheadRows>: RowStages {
+    let rule: Rule
+    let first: HaloRows
+    let second: HaloRows
+    let outFirst: UnsafeMutablePointer<UInt8>
+    let outSecond: UnsafeMutablePointer<UInt8>
+    let ahead: Ahead
+
+    @inline(__always)
+    func prepare(_ x: Int) -> (Cross<FloatVector>, Cross<FloatVector>) {
+        (first.cross(x), second.cross(x))
+    }
+
+    @inline(__always)
+    func finish(_ prepared: (Cross<FloatVector>, Cross<FloatVector>)) -> (FloatVector, FloatVector)
+    {
+        rule.update(prepared.0, prepared.1)
+    }
+
+    @inline(__always)
+    func store(_ result: (FloatVector, FloatVector), _ x: Int) {
+        ahead.expand(x)
+        LevelRowStepper.store(result.0, to: outFirst + x)
+        LevelRowStepper.store(result.1, to: outSecond + x)
+    }
+}
+
+/// What ``LevelRowStages`` does with the ahead rows at each vector's column: a type rather than
+/// a flag, so each choice gets its own loop.
+private protocol AheadRows {
+    /// Expands the ahead rows' lanes starting at column `x`, or does nothing.
+    func expand(_ x: Int)
+}
+
+/// Expands both chemicals' ahead rows.
+private struct AheadExpansion: AheadRows {
+    let levels: (UnsafePointer<UInt8>, UnsafePointer<UInt8>)
+    let values: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
+
+    @inline(__always)
+    func expand(_ x: Int) {
+        LevelRowStepper.expand(levels, x, into: values)
+    }
+}
+
+/// Leaves the ahead rows alone: the last row of a run has none to expand.
+private struct NoAheadExpansion: AheadRows {
+    @inline(__always)
+    func expand(_ x: Int) {}
 }

@@ -1,0 +1,69 @@
+/// The loop over the vectors of one row that both steppers' two-chemical models use: a software
+/// pipeline three vectors deep.
+///
+/// A vector's cells go through three stages: *prepare* (load the neighbourhoods and compute the
+/// Laplacians), *finish* (the rest of the cell rule) and *store* (for ``Precision/unorm8``, the
+/// narrowing to levels). Each pass of the loop prepares the vector three positions ahead,
+/// finishes the next one and stores the current one, so the operations it issues depend on
+/// results of earlier passes rather than on each other. Written as one vector after another,
+/// every vector is a chain of about a dozen dependent operations (some 45 cycles from the first
+/// load to the store), and the processor's out-of-order window fills with operations waiting
+/// for their inputs; skewed like this, the same work is issued when its inputs are nearly ready.
+/// The results are the same operations on the same values, only issued in another order.
+///
+/// The row's vectors start at `start`, `start + lanes`, … and end with one at `last`, which may
+/// overlap the one before it (harmless: a step reads only its source), so there is no scalar
+/// tail. Every position is prepared, finished and stored exactly once.
+///
+/// The stages are the methods of a ``RowStages`` value rather than closures, which the optimiser
+/// left as calls per vector.
+enum RowPipeline {
+    /// Runs the vectors at `start`, `start + lanes`, … and `last` through the three stages.
+    ///
+    /// Requires `last > start + lanes` (at least three vectors); narrower rows take a plain loop.
+    @inline(__always)
+    static func run<Stages: RowStages>(_ stages: Stages, start: Int, last: Int, lanes: Int) {
+        var x = start
+        var result = stages.finish(stages.prepare(x))
+        var next = stages.prepare(x &+ lanes)
+        var afterNext = stages.prepare(min(x &+ 2 &* lanes, last))
+        // Safe: `x + 3 * lanes` stays below `last + 3 * lanes`, far from overflow.
+        while x &+ 3 &* lanes <= last {
+            let later = stages.prepare(x &+ 3 &* lanes)
+            let nextResult = stages.finish(next)
+            stages.store(result, x)
+            result = nextResult
+            next = afterNext
+            afterNext = later
+            x &+= lanes
+        }
+        // Left: `x`, `x + lanes` and `afterNext` (at `x + 2 * lanes` or `last`), and `last` if
+        // `afterNext` is not at `last` yet.
+        let afterNextX = min(x &+ 2 &* lanes, last)
+        let nextResult = stages.finish(next)
+        stages.store(result, x)
+        let afterNextResult = stages.finish(afterNext)
+        stages.store(nextResult, x &+ lanes)
+        stages.store(afterNextResult, afterNextX)
+        if afterNextX < last {
+            stages.store(stages.finish(stages.prepare(last)), last)
+        }
+    }
+}
+
+/// The three stages of the vectors of one row for ``RowPipeline``.
+///
+/// Conforming types implement every method `@inline(__always)`; they are the loop body.
+protocol RowStages {
+    /// What the first stage leaves for the second: the neighbourhoods of a vector.
+    associatedtype Prepared
+    /// What the second stage leaves for the third: the new values of a vector.
+    associatedtype Result
+
+    /// Loads the neighbourhoods of the lanes starting at column `x`.
+    func prepare(_ x: Int) -> Prepared
+    /// Applies the cell rule to prepared neighbourhoods.
+    func finish(_ prepared: Prepared) -> Result
+    /// Stores new values at the lanes starting at column `x`.
+    func store(_ result: Result, _ x: Int)
+}
