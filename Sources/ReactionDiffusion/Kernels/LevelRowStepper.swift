@@ -242,7 +242,8 @@ private struct LevelRowStages<Rule: TwoChemicalRule, Ahead: AheadRows>: RowStage
 
     @inline(__always)
     func prepare(_ x: Int) -> (Cross<FloatVector>, Cross<FloatVector>) {
-        (first.cross(x), second.cross(x))
+        ahead.expand(x)
+        return (first.cross(x), second.cross(x))
     }
 
     @inline(__always)
@@ -253,7 +254,6 @@ private struct LevelRowStages<Rule: TwoChemicalRule, Ahead: AheadRows>: RowStage
 
     @inline(__always)
     func store(_ result: (FloatVector, FloatVector), _ x: Int) {
-        ahead.expand(x)
         LevelRowStepper.store(result.0, to: outFirst + x)
         LevelRowStepper.store(result.1, to: outSecond + x)
     }
