@@ -103,11 +103,20 @@ private struct StoreBenchmark {
             sortBy: [SortDescriptor(\.name, comparator: .lexical)],
             fetchLimit: 100
         )
+        // The first ObjectLog query builds the attribute columns it filters with (the engine
+        // keeps them for later fetches and commits); it is reported on its own row.
         var objectLogNames: [String] = []
+        var sqliteNames: [String] = []
+        let objectLogFirst = try measure { objectLogNames = try context.fetch(request).map(\.name) }
+        let sqliteFirst = measure { sqliteNames = peer.predicateSortLimit().map(\.name) }
+        guard objectLogNames == sqliteNames else {
+            throw BenchmarkFailure(
+                "the predicate query returned different rows from the two engines"
+            )
+        }
         let objectLogQuery = try median(3) {
             objectLogNames = try context.fetch(request).map(\.name)
         }
-        var sqliteNames: [String] = []
         let sqliteQuery = median(3) { sqliteNames = peer.predicateSortLimit().map(\.name) }
         guard objectLogNames == sqliteNames else {
             throw BenchmarkFailure(
@@ -119,6 +128,17 @@ private struct StoreBenchmark {
             objectlog: objectLogQuery,
             sqlite: sqliteQuery,
             goal: 0.5
+        )
+        report.add(
+            BenchmarkRow(
+                workload: "3 first query, building the columns (ms)",
+                objectlog: objectLogFirst * 1000,
+                peer: sqliteFirst * 1000,
+                ratio: objectLogFirst / sqliteFirst,
+                unit: "ms",
+                goal: "vs SQLite's first (info)",
+                met: nil
+            )
         )
 
         // 4. Update 10% by identity in one save: the median of three rounds, alternating (each

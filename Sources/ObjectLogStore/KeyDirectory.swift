@@ -297,7 +297,7 @@ package struct KeyDirectory {
         var entries: [(key: ObjectKey, location: RecordLocation)] = []
         entries.reserveCapacity(count)
         forEachEntry { entries.append(($0, $1)) }
-        entries.sort { $0.key < $1.key }
+        RadixSort.sort(&entries) { $0.key }
         return entries
     }
 }

@@ -533,7 +533,7 @@ public final class LogStore: @unchecked Sendable {
 
     /// The keys of the live objects of `entity` (of every entity when nil), in ascending order.
     public func liveKeys(entity: EntityTag?) -> [ObjectKey] {
-        let keys: [ObjectKey] = locked {
+        var keys: [ObjectKey] = locked {
             var keys: [ObjectKey] = []
             keys.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
             live.forEachEntry { key, location in
@@ -541,7 +541,8 @@ public final class LogStore: @unchecked Sendable {
             }
             return keys
         }
-        return keys.sorted()
+        RadixSort.sort(&keys) { $0 }
+        return keys
     }
 
     /// The number of live objects of `entity` (of every entity when nil), without decoding any.
@@ -705,7 +706,16 @@ public final class LogStore: @unchecked Sendable {
         keys: [ObjectKey],
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        let (found, file, end, layout): ([Item], any StoreFile, UInt64, RecordLayout) = try locked {
+        try forEachObject(in: readPlan(keys: keys), body)
+    }
+
+    /// Where the live objects among `keys` are now: a snapshot that
+    /// ``forEachObject(in:_:)`` reads later, even after other commits.
+    ///
+    /// Records never move within a file, so the snapshot stays readable; it shows the objects
+    /// as they were when it was taken.
+    package func readPlan(keys: [ObjectKey]) throws -> ReadPlan {
+        try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
             var found: [Item] = []
             found.reserveCapacity(keys.count)
@@ -714,18 +724,43 @@ public final class LogStore: @unchecked Sendable {
                     found.append((location.offset, key, location.length, location.entity))
                 }
             }
-            return (found, self.file, endOffset, header.layout)
+            found.sort { $0.offset < $1.offset }
+            return ReadPlan(items: found, file: file, end: endOffset, layout: header.layout)
         }
+    }
+
+    /// Records to read, in file order, from one handle (see ``readPlan(keys:)``).
+    package struct ReadPlan {
+        fileprivate let items: [Item]
+        fileprivate let file: any StoreFile
+        fileprivate let end: UInt64
+        fileprivate let layout: RecordLayout
+
+        /// The number of records.
+        package var count: Int { items.count }
+    }
+
+    /// Calls `body` with each object of `plan`, checking each record's checksum.
+    ///
+    /// Records far apart (on average more than 64 KiB) are read one by one; closer ones through
+    /// 8 MiB windows.
+    package func forEachObject(
+        in plan: ReadPlan,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let items = plan.items
+        let span = items.last.map { $0.offset - items[0].offset } ?? 0
         try visit(
-            found.sorted { $0.offset < $1.offset },
-            file: file,
-            end: end,
-            layout: layout,
+            items,
+            file: plan.file,
+            end: plan.end,
+            layout: plan.layout,
+            alone: span / UInt64(max(items.count, 1)) > 64 << 10,
             body
         )
     }
 
-    private typealias Item = (offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)
+    fileprivate typealias Item = (offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)
     private static let windowShift: UInt64 = 23
 
     /// Reads and checks the records `items` locate, grouped by 8 MiB window.
@@ -734,6 +769,7 @@ public final class LogStore: @unchecked Sendable {
         file: any StoreFile,
         end: UInt64,
         layout: RecordLayout,
+        alone: Bool = false,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
         let windowShift = Self.windowShift
@@ -751,14 +787,14 @@ public final class LogStore: @unchecked Sendable {
                 && item.offset + UInt64(total) <= windowStart + UInt64(window.count))
             {
                 let aligned = (item.offset >> windowShift) << windowShift
-                if item.offset + UInt64(total) <= aligned + UInt64(windowSize + spill) {
+                if !alone, item.offset + UInt64(total) <= aligned + UInt64(windowSize + spill) {
                     let length = Int(min(UInt64(windowSize + spill), end - aligned))
                     window = try file.read(at: aligned, count: length)
                     windowStart = aligned
                     buffer = window
                     at = Int(item.offset - aligned)
                 } else {
-                    // A record too large for a window: read it alone.
+                    // A record too large for a window, or far from the others: read it alone.
                     single = try file.read(at: item.offset, count: total)
                     buffer = single
                     at = 0

@@ -33,6 +33,58 @@ struct ConcurrencyTests {
         #expect(try main.count(FetchRequest<Cell>()) == 2)
     }
 
+    @Test("fetches served by attribute columns run beside saves in other contexts")
+    func columnFetchesDuringSaves() async throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        @Sendable func request() -> FetchRequest<Cell> {
+            FetchRequest<Cell>(
+                predicate: #Predicate { $0.value < 500 },
+                sortBy: [SortDescriptor(\.value)],
+                fetchLimit: 10
+            )
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<2 {
+                group.addTask {
+                    for round in 0..<20 {
+                        try await container.performBackgroundTask { context in
+                            for index in 0..<50 {
+                                let cell = Cell(context: context)
+                                cell.row = writer * 100_000 + round * 50 + index
+                                cell.value = Double(
+                                    (writer * 7919 + round * 131 + index * 37) % 1000
+                                )
+                            }
+                            try context.save()
+                        }
+                    }
+                }
+            }
+            for _ in 0..<2 {
+                group.addTask {
+                    for _ in 0..<40 {
+                        let values = try await container.performBackgroundTask { context in
+                            try context.fetch(request()).map(\.value)
+                        }
+                        #expect(values.count <= 10)
+                        #expect(values.allSatisfy { $0 < 500 })
+                        #expect(values == values.sorted())
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let context = container.newContext()
+        let everything = try context.fetch(FetchRequest<Cell>())
+        #expect(everything.count == 2000)
+        let expected = everything.filter { $0.value < 500 }
+            .sorted { ($0.value, $0.objectID.key) < ($1.value, $1.objectID.key) }.prefix(10)
+        #expect(
+            try container.newContext().fetch(request()).map(\.objectID)
+                == expected.map(\.objectID)
+        )
+    }
+
     @Test("saves are published as an async sequence of IDs")
     func savesStream() async throws {
         let container = try PersistentContainer.inMemory(for: testEntities)

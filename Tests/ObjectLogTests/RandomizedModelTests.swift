@@ -143,6 +143,18 @@ struct RandomizedModelTests {
     }
 
     func check(_ context: ManagedObjectContext, against model: Model, _ location: String) throws {
+        // First, while few objects are registered in the context: a predicate and a limited
+        // sort that attribute columns serve (kept up to date by every save of the run).
+        let top = try context.fetch(
+            FetchRequest<Configuration>(
+                predicate: #Predicate { $0.feed >= 10 && $0.feed != 50 },
+                sortBy: [SortDescriptor(\.feed, order: .reverse)],
+                fetchLimit: 3
+            )
+        )
+        let expectedTop = model.configurations.filter { $0.value.feed >= 10 && $0.value.feed != 50 }
+            .sorted { ($0.value.feed, $1.key) > ($1.value.feed, $0.key) }.prefix(3).map(\.key)
+        #expect(top.map(\.objectID.key) == expectedTop, "\(location)")
         let configurations = try context.fetch(
             FetchRequest<Configuration>(sortBy: [SortDescriptor(\.name)])
         )

@@ -151,6 +151,7 @@ extension ManagedObjectContext {
             includesPendingChanges: request.includesPendingChanges,
             sorts: !request.sortDescriptors.isEmpty,
             less: keepBest.map { _ in ordering(request) },
+            columnOrder: keepBest == nil ? nil : columnOrder(request, entity: entity),
             register: register,
             countOnly: countOnly,
             keepBest: keepBest
@@ -169,6 +170,7 @@ extension ManagedObjectContext {
         includesPendingChanges pending: Bool,
         sorts: Bool,
         less: ((ManagedObject, ManagedObject) -> Bool)?,
+        columnOrder: (index: Int, ascending: Bool)?,
         register: Bool,
         countOnly: Bool,
         keepBest: Int?
@@ -238,11 +240,36 @@ extension ManagedObjectContext {
         guard var scratch = makeScratch() else { return ([], 0) }
         let needsValues = predicate != nil || register || sorts
         var failure: ObjectLogError?
+        // Attribute columns narrow the scan to the records that can match, when they can
+        // decide the predicate or the first sort (before the log's end is read below).
+        var plan: LogStore.ReadPlan?
+        if predicate == nil || compilation?.columns != nil {
+            do {
+                let candidates = try candidatePlan(
+                    of: entity,
+                    condition: compilation?.columns,
+                    order: columnOrder,
+                    keepBest: keepBest,
+                    countOnly: countOnly
+                )
+                plan = candidates?.plan
+                count += candidates?.counted ?? 0
+            } catch {
+                throw ObjectLogError.store(error, "cannot scan \(entity.name)")
+            }
+        }
+        func scan(_ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void) throws {
+            if let plan {
+                try store.forEachObject(in: plan, body)
+            } else {
+                try store.forEachLiveObject(entity: entity.tag, body)
+            }
+        }
         // Every record the scan sees is older than the log's end now, and every later write
         // lies beyond it.
         let (scanBound, generation) = store.endAndGeneration
         do {
-            try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+            try scan { key, _, buffer in
                 let registered = registry[key]
                 if let registered {
                     if pending, registered.isDeleted { return }
@@ -335,6 +362,106 @@ extension ManagedObjectContext {
             }
         }
         return (matches, count)
+    }
+
+    /// The first sort descriptor's attribute and direction, if attribute columns can order by
+    /// it exactly as ``ordering(_:)`` does: a direct comparison of a number or date, or a
+    /// `.lexical` comparison of a string.
+    private func columnOrder<T: ManagedObject>(
+        _ request: FetchRequest<T>,
+        entity: EntityDescription
+    ) -> (index: Int, ascending: Bool)? {
+        guard let descriptor = request.sortDescriptors.first, let keyPath = descriptor.keyPath,
+            let accessor = entity.attributeAccessor(for: keyPath),
+            let field = accessor.scalarField
+        else { return nil }
+        let ascending = descriptor.order == .forward
+        switch field.kind {
+        case .int, .int64, .double, .date:
+            guard accessor.makeComparator(ascending: ascending) != nil else { return nil }
+        case .string:
+            guard Self.isLexical(descriptor) else { return nil }
+        case .bool:
+            return nil
+        }
+        return (accessor.index, ascending)
+    }
+
+    /// The records a scan must read, found with the entity's attribute columns, or nil to read
+    /// them all.
+    ///
+    /// The candidates are the saved objects that satisfy `condition` (all without one) and,
+    /// when only the best `keepBest` in `order` are wanted, only those no worse than the
+    /// `keepBest`-th of them in the column's order (a column orders by the same rule as the
+    /// fetch, and strictly, so each object it leaves out has `keepBest` better ones). Objects
+    /// registered in this context are always candidates: their values may differ from the saved
+    /// ones. The scan still evaluates the predicate and the order on every record it reads.
+    ///
+    /// With `countOnly` (and no order), the saved objects that are not registered and satisfy
+    /// `condition` are only counted (`counted`): the columns decide the condition exactly as the
+    /// compiled predicate does on their values, which equal the saved ones; the plan reads the
+    /// registered objects alone.
+    private func candidatePlan(
+        of entity: EntityDescription,
+        condition: ColumnCondition?,
+        order: (index: Int, ascending: Bool)?,
+        keepBest: Int?,
+        countOnly: Bool
+    ) throws -> (plan: LogStore.ReadPlan, counted: Int)? {
+        guard condition != nil || order != nil else { return nil }
+        var registered: [ObjectKey] = []
+        registry.forEachObject { key, object in
+            if object.entity === entity { registered.append(key) }
+        }
+        // With many of them registered, the columns would save little.
+        guard registered.count <= store.liveCount(entity: entity.tag) / 4 else { return nil }
+        let indices = (condition?.indices ?? []) + (order.map { [$0.index] } ?? [])
+        let plan = try coordinator.withColumns(of: entity, indices: indices) {
+            columns -> (plan: LogStore.ReadPlan, counted: Int)? in
+            guard var bits = condition.map({ columns.matches($0) }) ?? columns.presentBits() else {
+                return nil
+            }
+            for key in registered {
+                if let row = columns.row(of: key) { bits[row >> 6] &= ~(1 << UInt64(row & 63)) }
+            }
+            if countOnly, order == nil {
+                let counted = bits.reduce(0) { $0 + $1.nonzeroBitCount }
+                return (try store.readPlan(keys: registered), counted)
+            }
+            var candidates: [ObjectKey] = []
+            func forEachSlot(_ body: (Int) -> Void) {
+                for word in bits.indices {
+                    var remaining = bits[word]
+                    while remaining != 0 {
+                        body(word << 6 | remaining.trailingZeroBitCount)
+                        remaining &= remaining &- 1
+                    }
+                }
+            }
+            if let order, let wanted = keepBest, let column = columns.columns[order.index] {
+                // The `wanted` smallest order keys, in a max-heap.
+                var best = MaxHeap(capacity: wanted)
+                forEachSlot { slot in
+                    if let value = columns.orderKey(column, slot: slot) {
+                        best.offer(order.ascending ? value : ~value)
+                    } else {
+                        candidates.append(columns.key(ofSlot: slot))
+                    }
+                }
+                let threshold = best.isFull ? best.maximum : .max
+                forEachSlot { slot in
+                    guard let value = columns.orderKey(column, slot: slot) else { return }
+                    if (order.ascending ? value : ~value) <= threshold {
+                        candidates.append(columns.key(ofSlot: slot))
+                    }
+                }
+            } else {
+                forEachSlot { candidates.append(columns.key(ofSlot: $0)) }
+            }
+            candidates += registered
+            return (try store.readPlan(keys: candidates), 0)
+        }
+        return plan ?? nil
     }
 
     /// Sorts by the request's descriptors, then by key; with a small window only the first
@@ -467,6 +594,51 @@ extension ManagedObjectContext {
             }
         }
         return make(valueType) ?? fallback
+    }
+}
+
+/// The smallest values offered, up to a capacity, in a binary max-heap.
+struct MaxHeap {
+    private var values: [UInt64] = []
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        values.reserveCapacity(capacity)
+    }
+
+    /// Whether it holds `capacity` values.
+    var isFull: Bool { capacity > 0 && values.count >= capacity }
+
+    /// The largest value held (the heap must not be empty).
+    var maximum: UInt64 { values[0] }
+
+    /// Keeps `value` if it is among the smallest `capacity` offered so far.
+    mutating func offer(_ value: UInt64) {
+        guard capacity > 0 else { return }
+        if values.count < capacity {
+            values.append(value)
+            var child = values.count - 1
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard values[parent] < values[child] else { break }
+                values.swapAt(parent, child)
+                child = parent
+            }
+            return
+        }
+        guard value < values[0] else { return }
+        values[0] = value
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            guard left < values.count else { break }
+            let right = left + 1
+            let larger = right < values.count && values[right] > values[left] ? right : left
+            guard values[larger] > values[parent] else { break }
+            values.swapAt(parent, larger)
+            parent = larger
+        }
     }
 }
 

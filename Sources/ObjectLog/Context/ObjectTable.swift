@@ -111,6 +111,17 @@ final class ObjectTable {
         }
     }
 
+    /// Calls `body` with every registered object, in no particular order; `body` must not
+    /// change the table.
+    func forEachObject(_ body: (ObjectKey, ManagedObject) throws -> Void) rethrows {
+        let table = state.pointee
+        for index in 0..<table.capacity where table.keys[index] != 0 {
+            if let object = table.objects[index] {
+                try body(table.keys[index], object.takeUnretainedValue())
+            }
+        }
+    }
+
     private func insert(_ object: ManagedObject, for key: ObjectKey) {
         if (state.pointee.count + 1) * 2 > state.pointee.capacity { grow() }
         let old = state.pointee.insert(Unmanaged.passRetained(object), for: key)

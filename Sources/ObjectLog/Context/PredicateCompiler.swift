@@ -33,16 +33,16 @@ struct PredicateCompiler {
     static func compileWithReads<T: ManagedObject>(
         _ predicate: Predicate<T>,
         entity: EntityDescription
-    ) -> (condition: (ManagedObject) -> Bool, reads: [Bool])? {
+    ) -> (condition: (ManagedObject) -> Bool, reads: [Bool], columns: ColumnCondition?)? {
         let compiler = PredicateCompiler(entity: entity, variable: predicate.variable.key)
         guard let expression = predicate.expression as? any CompilableCondition,
-            let condition = expression.compileCondition(compiler)
+            let compiled = expression.compileCondition(compiler)
         else { return nil }
         var reads = [Bool](repeating: false, count: entity.accessors.count)
         for index in compiler.reads.indices where reads.indices.contains(index) {
             reads[index] = true
         }
-        return (condition, reads)
+        return (compiled.test, reads, compiled.columns)
     }
 
     /// The accessor of the attribute a key path on the input is, if it is one (see
@@ -62,7 +62,16 @@ struct PredicateCompiler {
 
 /// A Boolean expression that can be compiled.
 protocol CompilableCondition {
-    func compileCondition(_ compiler: PredicateCompiler) -> ((ManagedObject) -> Bool)?
+    func compileCondition(_ compiler: PredicateCompiler) -> CompiledCondition?
+}
+
+/// A compiled Boolean expression.
+struct CompiledCondition {
+    /// Evaluates it on an object.
+    var test: (ManagedObject) -> Bool
+    /// The same condition on attribute columns (see ``AttributeColumns``), if they can decide
+    /// it.
+    var columns: ColumnCondition?
 }
 
 /// A value expression that can be compiled.
@@ -79,6 +88,8 @@ struct CompiledValue<Output> {
     var constant: Output?
     /// For a ``ScalarKind`` attribute: the offset of its value in an object's memory.
     var scalarOffset: Int?
+    /// For a ``ScalarKind`` attribute: its payload index.
+    var scalarIndex: Int?
 }
 
 extension PredicateExpressions.Value: CompilableValue {
@@ -112,7 +123,8 @@ extension PredicateExpressions.KeyPath: CompilableValue {
             // types are identical; the cast only tells the compiler so.
             return CompiledValue(
                 read: unsafeBitCast(read, to: ((ManagedObject) -> Output).self),
-                scalarOffset: accessor.scalarField?.offset
+                scalarOffset: accessor.scalarField?.offset,
+                scalarIndex: accessor.scalarField.map { _ in accessor.index }
             )
         }
         guard let native = Output.self as? any AttributeValue.Type else { return nil }
@@ -155,14 +167,48 @@ func scalarComparison<Output>(
     _ left: CompiledValue<Output>,
     _ op: ComparisonOperator,
     _ right: CompiledValue<Output>
-) -> ((ManagedObject) -> Bool)? {
+) -> CompiledCondition? {
     if let offset = left.scalarOffset, let constant = right.constant {
-        return scalarComparison(offset: offset, op, constant)
+        return scalarComparison(offset: offset, op, constant).map {
+            CompiledCondition(test: $0, columns: columnComparison(left.scalarIndex, op, constant))
+        }
     }
     if let offset = right.scalarOffset, let constant = left.constant {
-        return scalarComparison(offset: offset, op.swapped, constant)
+        return scalarComparison(offset: offset, op.swapped, constant).map {
+            CompiledCondition(
+                test: $0,
+                columns: columnComparison(right.scalarIndex, op.swapped, constant)
+            )
+        }
     }
     return nil
+}
+
+/// The comparison of attribute `index` with `constant` on columns, for the kinds whose column
+/// holds the whole value (all but strings).
+private func columnComparison<Output>(
+    _ index: Int?,
+    _ op: ComparisonOperator,
+    _ constant: Output
+) -> ColumnCondition? {
+    guard let index else { return nil }
+    let bits: UInt64
+    if Output.self == Double.self, let value = constant as? Double {
+        bits = value.bitPattern
+    } else if Output.self == Int.self, let value = constant as? Int {
+        bits = UInt64(bitPattern: Int64(value))
+    } else if Output.self == Int64.self, let value = constant as? Int64 {
+        bits = UInt64(bitPattern: value)
+    } else if Output.self == Date.self, let value = constant as? Date {
+        bits = value.timeIntervalSinceReferenceDate.bitPattern
+    } else if Output.self == Bool.self, let value = constant as? Bool,
+        op == .equal || op == .notEqual
+    {
+        bits = value ? 1 : 0
+    } else {
+        return nil
+    }
+    return .compare(index: index, op, bits)
 }
 
 private func scalarComparison<Output>(
@@ -240,67 +286,78 @@ extension PredicateExpressions.Variable: VariableExpression {
 
 extension PredicateExpressions.Comparison: CompilableCondition
 where LHS: CompilableValue, RHS: CompilableValue, LHS.Output == RHS.Output {
-    func compileCondition(_ compiler: PredicateCompiler) -> ((ManagedObject) -> Bool)? {
+    func compileCondition(_ compiler: PredicateCompiler) -> CompiledCondition? {
         guard let left = lhs.compileValue(compiler), let right = rhs.compileValue(compiler),
             let comparison = ComparisonOperator(op)
         else { return nil }
         if let fast = scalarComparison(left, comparison, right) { return fast }
         let (readLeft, readRight) = (left.read, right.read)
+        let test: (ManagedObject) -> Bool
         switch comparison {
-        case .less: return { readLeft($0) < readRight($0) }
-        case .lessOrEqual: return { readLeft($0) <= readRight($0) }
-        case .greater: return { readLeft($0) > readRight($0) }
-        case .greaterOrEqual: return { readLeft($0) >= readRight($0) }
+        case .less: test = { readLeft($0) < readRight($0) }
+        case .lessOrEqual: test = { readLeft($0) <= readRight($0) }
+        case .greater: test = { readLeft($0) > readRight($0) }
+        case .greaterOrEqual: test = { readLeft($0) >= readRight($0) }
         case .equal, .notEqual: return nil
         }
+        return CompiledCondition(test: test)
     }
 }
 
 extension PredicateExpressions.Equal: CompilableCondition
 where LHS: CompilableValue, RHS: CompilableValue, LHS.Output == RHS.Output {
-    func compileCondition(_ compiler: PredicateCompiler) -> ((ManagedObject) -> Bool)? {
+    func compileCondition(_ compiler: PredicateCompiler) -> CompiledCondition? {
         guard let left = lhs.compileValue(compiler), let right = rhs.compileValue(compiler) else {
             return nil
         }
         if let fast = scalarComparison(left, .equal, right) { return fast }
         let (readLeft, readRight) = (left.read, right.read)
-        return { readLeft($0) == readRight($0) }
+        return CompiledCondition(test: { readLeft($0) == readRight($0) })
     }
 }
 
 extension PredicateExpressions.NotEqual: CompilableCondition
 where LHS: CompilableValue, RHS: CompilableValue, LHS.Output == RHS.Output {
-    func compileCondition(_ compiler: PredicateCompiler) -> ((ManagedObject) -> Bool)? {
+    func compileCondition(_ compiler: PredicateCompiler) -> CompiledCondition? {
         guard let left = lhs.compileValue(compiler), let right = rhs.compileValue(compiler) else {
             return nil
         }
         if let fast = scalarComparison(left, .notEqual, right) { return fast }
         let (readLeft, readRight) = (left.read, right.read)
-        return { readLeft($0) != readRight($0) }
+        return CompiledCondition(test: { readLeft($0) != readRight($0) })
     }
 }
 
 extension PredicateExpressions.Conjunction: CompilableCondition
 where LHS: CompilableCondition, RHS: CompilableCondition {
-    func compileCondition(_ compiler: PredicateCompiler) -> ((ManagedObject) -> Bool)? {
+    func compileCondition(_ compiler: PredicateCompiler) -> CompiledCondition? {
         guard let left = lhs.compileCondition(compiler), let right = rhs.compileCondition(compiler)
         else { return nil }
-        return { left($0) && right($0) }
+        let (testLeft, testRight) = (left.test, right.test)
+        return CompiledCondition(
+            test: { testLeft($0) && testRight($0) },
+            columns: left.columns.flatMap { l in right.columns.map { .and(l, $0) } }
+        )
     }
 }
 
 extension PredicateExpressions.Disjunction: CompilableCondition
 where LHS: CompilableCondition, RHS: CompilableCondition {
-    func compileCondition(_ compiler: PredicateCompiler) -> ((ManagedObject) -> Bool)? {
+    func compileCondition(_ compiler: PredicateCompiler) -> CompiledCondition? {
         guard let left = lhs.compileCondition(compiler), let right = rhs.compileCondition(compiler)
         else { return nil }
-        return { left($0) || right($0) }
+        let (testLeft, testRight) = (left.test, right.test)
+        return CompiledCondition(
+            test: { testLeft($0) || testRight($0) },
+            columns: left.columns.flatMap { l in right.columns.map { .or(l, $0) } }
+        )
     }
 }
 
 extension PredicateExpressions.Negation: CompilableCondition where Wrapped: CompilableCondition {
-    func compileCondition(_ compiler: PredicateCompiler) -> ((ManagedObject) -> Bool)? {
+    func compileCondition(_ compiler: PredicateCompiler) -> CompiledCondition? {
         guard let inner = wrapped.compileCondition(compiler) else { return nil }
-        return { !inner($0) }
+        let test = inner.test
+        return CompiledCondition(test: { !test($0) }, columns: inner.columns.map { .not($0) })
     }
 }

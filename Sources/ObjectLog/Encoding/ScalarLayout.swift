@@ -52,6 +52,23 @@ enum ScalarKind: UInt8, Sendable {
         }
     }
 
+    /// Reads a value as an ``AttributeColumns`` column holds it: its 8-byte representation,
+    /// and whether it has a place in the column's order.
+    @inline(__always)
+    func columnValue(from reader: inout PayloadReader) throws(PayloadError) -> (UInt64, Bool) {
+        switch self {
+        case .int: return (UInt64(bitPattern: Int64(try Int.decode(from: &reader))), true)
+        case .int64: return (UInt64(bitPattern: try Int64.decode(from: &reader)), true)
+        case .double, .date:
+            let bits = try reader.readFixed64()
+            return (bits, !Double(bitPattern: bits).isNaN)
+        case .bool: return (try Bool.decode(from: &reader) ? 1 : 0, true)
+        case .string:
+            let (value, isASCII) = AttributeColumns.prefix(of: try reader.readLengthPrefixed())
+            return (value, isASCII)
+        }
+    }
+
     /// Moves past a value of this kind.
     @inline(__always)
     func skip(from reader: inout PayloadReader) throws(PayloadError) {

@@ -29,6 +29,8 @@ public final class PersistentStoreCoordinator: Sendable {
         var nextObserver: UInt64 = 1
         /// Per entity and constraint: encoded values to key, and key to encoded values.
         var uniqueIndexes: [EntityTag: [UniqueIndex]] = [:]
+        /// In-memory attribute columns, per entity, that fetches filter with.
+        var columns: [EntityTag: AttributeColumns] = [:]
     }
 
     struct UniqueIndex {
@@ -309,12 +311,65 @@ public final class PersistentStoreCoordinator: Sendable {
                 state.hasStagedMetadata = false
                 state.stagedMetadata = [:]
                 applyUniqueness(uniqueChanges, state: &state)
+                updateColumns(with: transaction, state: &state)
                 // This process is the store's only writer and saves are serialised by this lock,
                 // so the log's end is the end of this transaction.
                 let (end, generation) = store.endAndGeneration
                 return .success((info, end, generation, conflicts))
             }
         return try result.get()
+    }
+
+    /// Runs `body` under the lock with the columns of `entity` that hold at least the attributes
+    /// at `indices` (built from the store first if needed): the columns then equal the saved
+    /// objects, and no commit can happen before `body` returns.
+    ///
+    /// - Returns: What `body` returns, or nil if there can be no such columns (an attribute
+    ///   that is not a scalar, an unreadable record).
+    func withColumns<Result>(
+        of entity: EntityDescription,
+        indices: [Int],
+        _ body: (AttributeColumns) throws -> Result
+    ) throws -> Result? {
+        guard indices.allSatisfy({ AttributeColumns.canHold($0, of: entity) }) else { return nil }
+        var output: Result?
+        var failure: (any Error)?
+        state.withLock { state in
+            let columns: AttributeColumns
+            if let existing = state.columns[entity.tag] {
+                columns = existing
+            } else {
+                columns = AttributeColumns.make(for: entity, store: store)
+                state.columns[entity.tag] = columns
+            }
+            guard columns.add(indices, store: store) else { return }
+            do {
+                output = try body(columns)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return output
+    }
+
+    /// Brings the columns up to date with a committed transaction.
+    private func updateColumns(with transaction: Transaction, state: inout State) {
+        guard !state.columns.isEmpty else { return }
+        transaction.records.withUnsafeBytes { records in
+            for entry in transaction.entries {
+                guard let columns = state.columns[entry.entity] else { continue }
+                if entry.isDelete {
+                    columns.remove(entry.key)
+                    if columns.isWasteful { state.columns[entry.entity] = nil }
+                } else if !columns.put(
+                    entry.key,
+                    payload: UnsafeRawBufferPointer(rebasing: records[entry.valueRange])
+                ) {
+                    state.columns[entry.entity] = nil
+                }
+            }
+        }
     }
 
     /// Tells save observers about a commit.

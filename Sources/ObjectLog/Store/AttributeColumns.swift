@@ -1,0 +1,507 @@
+import Foundation
+import ObjectLogStore
+
+/// In-memory copies of some scalar attributes of every saved object of one entity, by key:
+/// what a fetch reads to narrow its scan down to the records that can match.
+///
+/// Each saved object has a row (a hash table finds it by key), and each column one 8-byte value
+/// per row: the bits of an `Int`, `Int64` or `Double`, a `Date`'s
+/// `timeIntervalSinceReferenceDate`, a `Bool` as 0 or 1, or the first 8 UTF-8 bytes of a
+/// `String` (big-endian, zero-padded). A bit per row says whether its object is still saved;
+/// when more than half the rows are of deleted objects, the coordinator drops the columns and
+/// the next fetch builds them again. A column is built from the store the first time a fetch can use
+/// it, and the coordinator keeps it equal to the store from then on: every commit updates it
+/// from the values it writes, under the coordinator's lock. The columns are only ever a
+/// filter: a fetch still reads the records of the objects they let through and evaluates its
+/// predicate and order on them.
+///
+/// The coordinator's lock guards every access.
+final class AttributeColumns: @unchecked Sendable {
+    /// One attribute's values.
+    ///
+    /// A class, so that the targets that refer to it see its storage move when it grows.
+    final class Column {
+        let kind: ScalarKind
+        /// Where the attribute's value is in an object of the entity.
+        let offset: Int
+        @exclusivity(unchecked) var values: UnsafeMutablePointer<UInt64>
+        /// A bit per key: the value has no place in the column's order (a `String` that is not
+        /// ASCII, a NaN), so an ordering by the column keeps such objects as candidates.
+        @exclusivity(unchecked) var unordered: UnsafeMutablePointer<UInt64>
+
+        init(kind: ScalarKind, offset: Int, rows: Int) {
+            self.kind = kind
+            self.offset = offset
+            values = .allocate(capacity: rows)
+            values.initialize(repeating: 0, count: rows)
+            let words = (rows + 63) / 64
+            unordered = .allocate(capacity: words)
+            unordered.initialize(repeating: 0, count: words)
+        }
+
+        deinit {
+            values.deallocate()
+            unordered.deallocate()
+        }
+    }
+
+    let entity: EntityDescription
+    /// Columns by attribute payload index.
+    @exclusivity(unchecked) private(set) var columns: [Int: Column] = [:]
+    /// Every column, in payload order (see ``targets(_:)``), for commits.
+    @exclusivity(unchecked) private var allTargets: [(index: Int, column: Column)] = []
+    /// The number of rows, live or dead: each key put gets the next row and keeps it.
+    @exclusivity(unchecked) private(set) var capacity = 0
+    @exclusivity(unchecked) private var rowCapacity = 0
+    /// The key of each row.
+    @exclusivity(unchecked) private var keys = UnsafeMutablePointer<ObjectKey>.allocate(capacity: 0)
+    /// Each key's row.
+    @exclusivity(unchecked) private var rows = KeyRowMap()
+    /// A bit per row: a saved object has the row's key.
+    @exclusivity(unchecked) private var present = UnsafeMutablePointer<UInt64>.allocate(capacity: 0)
+    /// The number of saved objects (rows with their bit set).
+    @exclusivity(unchecked) private(set) var count = 0
+    private let scratch: ManagedObject
+
+    private init(entity: EntityDescription) {
+        self.entity = entity
+        scratch = entity.objectType.init()
+    }
+
+    deinit {
+        keys.deallocate()
+        rows.deallocate()
+        present.deallocate()
+    }
+
+    private var words: Int { (capacity + 63) / 64 }
+
+    /// Whether there are so many rows of deleted objects that the columns should be built
+    /// again.
+    var isWasteful: Bool { capacity - count > count + 4096 }
+
+    /// Whether the attribute at payload `index` can have a column.
+    static func canHold(_ index: Int, of entity: EntityDescription) -> Bool {
+        entity.accessors.indices.contains(index) && entity.accessors[index].scalarField != nil
+    }
+
+    /// Empty columns for `entity`, with room for the saved objects of `store`.
+    static func make(for entity: EntityDescription, store: LogStore) -> AttributeColumns {
+        let columns = AttributeColumns(entity: entity)
+        columns.reserve(store.liveCount(entity: entity.tag))
+        return columns
+    }
+
+    /// Adds columns for the attributes at `indices` (those not there yet), filled from every
+    /// saved object of the store; the first call also gives every saved object its row.
+    ///
+    /// - Returns: False if a record cannot be read (a scan then reports the error); the
+    ///   columns are then as before.
+    func add(_ indices: [Int], store: LogStore) -> Bool {
+        let added = indices.filter { columns[$0] == nil && Self.canHold($0, of: entity) }
+        guard !added.isEmpty || (capacity == 0 && store.liveCount(entity: entity.tag) > 0) else {
+            return true
+        }
+        for index in added {
+            let field = entity.accessors[index].scalarField!
+            columns[index] = Column(kind: field.kind, offset: field.offset, rows: rowCapacity)
+        }
+        do {
+            let targets = self.targets(added)
+            try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+                let row = rows[key] ?? append(key)
+                try read(buffer, into: row, targets)
+            }
+        } catch {
+            for index in added { columns[index] = nil }
+            return false
+        }
+        return true
+    }
+
+    /// Records a committed value of the object with `key`, from its encoding.
+    ///
+    /// - Returns: False if the value cannot be decoded; the columns must then be dropped.
+    func put(_ key: ObjectKey, payload: UnsafeRawBufferPointer) -> Bool {
+        let row = rows[key] ?? append(key)
+        if allTargets.count != columns.count { allTargets = targets(Array(columns.keys)) }
+        do {
+            try read(payload, into: row, allTargets)
+        } catch {
+            return false
+        }
+        let bit: UInt64 = 1 << UInt64(row & 63)
+        if present[row >> 6] & bit == 0 {
+            present[row >> 6] |= bit
+            count += 1
+        }
+        return true
+    }
+
+    /// The columns of the attributes at `indices`, by payload index, in payload order.
+    private func targets(_ indices: [Int]) -> [(index: Int, column: Column)] {
+        indices.sorted().compactMap { index in columns[index].map { (index, $0) } }
+    }
+
+    /// Reads the attributes of `targets` from an object's encoding into `row` of their
+    /// columns.
+    ///
+    /// An entity whose attributes are all ``ScalarKind`` values is read in place, moving past
+    /// the values not wanted; any other is decoded into a scratch object first.
+    private func read(
+        _ payload: UnsafeRawBufferPointer,
+        into row: Int,
+        _ targets: [(index: Int, column: Column)]
+    ) throws {
+        guard let last = targets.last else { return }
+        guard let layout = entity.scalarLayout else {
+            var wanted = [Bool](repeating: false, count: entity.accessors.count)
+            for target in targets { wanted[target.index] = true }
+            var reader = PayloadReader(payload)
+            try ObjectDecoder.decode(
+                &reader,
+                into: scratch,
+                entity: entity,
+                only: wanted,
+                source: nil
+            )
+            for target in targets { copyValue(to: row, of: target.column) }
+            return
+        }
+        var reader = PayloadReader(payload)
+        guard try reader.readVarint() == UInt64(layout.fields.count) else {
+            throw ObjectLogError(.corrupt, "payload of \(entity.name) has another property count")
+        }
+        try layout.fields.withUnsafeBufferPointer { fields in
+            var next = 0
+            for index in 0...last.index {
+                let kind = fields[index].kind
+                guard targets[next].index == index else {
+                    try kind.skip(from: &reader)
+                    continue
+                }
+                let (value, isOrdered) = try kind.columnValue(from: &reader)
+                store(value, isOrdered: isOrdered, in: targets[next].column, row: row)
+                next += 1
+            }
+        }
+    }
+
+    @inline(__always)
+    private func store(_ value: UInt64, isOrdered: Bool, in column: Column, row: Int) {
+        column.values[row] = value
+        let bit: UInt64 = 1 << UInt64(row & 63)
+        if isOrdered {
+            column.unordered[row >> 6] &= ~bit
+        } else {
+            column.unordered[row >> 6] |= bit
+        }
+    }
+
+    /// Forgets the object with `key`.
+    func remove(_ key: ObjectKey) {
+        guard let row = rows[key] else { return }
+        let bit: UInt64 = 1 << UInt64(row & 63)
+        if present[row >> 6] & bit != 0 {
+            present[row >> 6] &= ~bit
+            count -= 1
+        }
+    }
+
+    /// Gives `key` the next row, marked present.
+    @discardableResult
+    private func append(_ key: ObjectKey) -> Int {
+        if capacity == rowCapacity { reserve(max(64, rowCapacity * 2)) }
+        let row = capacity
+        capacity += 1
+        keys[row] = key
+        rows.insert(key, row: row)
+        present[row >> 6] |= 1 << UInt64(row & 63)
+        count += 1
+        return row
+    }
+
+    /// Copies a column's attribute from the scratch object into `row`.
+    private func copyValue(to row: Int, of column: Column) {
+        // Safe: `offset` is the runtime-reported offset of the attribute's value, of exactly
+        // `kind`'s type, in the entity's class, and `scratch` is an instance of it.
+        let address = UnsafeRawPointer(Unmanaged.passUnretained(scratch).toOpaque()) + column.offset
+        switch column.kind {
+        case .int:
+            store(
+                UInt64(bitPattern: Int64(address.load(as: Int.self))),
+                isOrdered: true,
+                in: column,
+                row: row
+            )
+        case .int64:
+            store(
+                UInt64(bitPattern: address.load(as: Int64.self)),
+                isOrdered: true,
+                in: column,
+                row: row
+            )
+        case .double:
+            let double = address.load(as: Double.self)
+            store(double.bitPattern, isOrdered: !double.isNaN, in: column, row: row)
+        case .date:
+            let double = address.load(as: Date.self).timeIntervalSinceReferenceDate
+            store(double.bitPattern, isOrdered: !double.isNaN, in: column, row: row)
+        case .bool:
+            store(address.load(as: Bool.self) ? 1 : 0, isOrdered: true, in: column, row: row)
+        case .string:
+            var string = address.load(as: String.self)
+            let (value, isASCII) = string.withUTF8 { Self.prefix(of: UnsafeRawBufferPointer($0)) }
+            store(value, isOrdered: isASCII, in: column, row: row)
+        }
+    }
+
+    /// The first 8 bytes of a string's UTF-8 `bytes`, big-endian and zero-padded, and whether
+    /// they are all ASCII.
+    ///
+    /// The `.lexical` order of ASCII strings is their byte order, which the prefixes keep: a
+    /// smaller prefix means a smaller string. Bytes that are not valid UTF-8 are not ASCII.
+    static func prefix(of bytes: UnsafeRawBufferPointer) -> (UInt64, isASCII: Bool) {
+        let count = bytes.count
+        var value: UInt64
+        if count >= 8 {
+            value = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+        } else {
+            value = 0
+            for index in 0..<count { value |= UInt64(bytes[index]) << UInt64(56 - 8 * index) }
+        }
+        // Eight bytes at a time: any high bit is a byte outside ASCII.
+        var high: UInt64 = 0
+        var index = 0
+        while index + 8 <= count {
+            high |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < count {
+            high |= UInt64(bytes[index])
+            index += 1
+        }
+        return (value, high & 0x8080_8080_8080_8080 == 0)
+    }
+
+    /// ``prefix(of:)-(UnsafeRawBufferPointer)`` of a string's UTF-8.
+    static func prefix(of string: String) -> (UInt64, isASCII: Bool) {
+        var string = string
+        return string.withUTF8 { prefix(of: UnsafeRawBufferPointer($0)) }
+    }
+
+    private func reserve(_ newCapacity: Int) {
+        guard newCapacity > rowCapacity else { return }
+        let oldWords = (rowCapacity + 63) / 64
+        let newWords = (newCapacity + 63) / 64
+        func grown(_ old: UnsafeMutablePointer<UInt64>) -> UnsafeMutablePointer<UInt64> {
+            let new = zeroedWords(newWords)
+            new.update(from: old, count: oldWords)
+            old.deallocate()
+            return new
+        }
+        present = grown(present)
+        let newKeys = UnsafeMutablePointer<ObjectKey>.allocate(capacity: newCapacity)
+        newKeys.update(from: keys, count: capacity)
+        keys.deallocate()
+        keys = newKeys
+        for column in columns.values {
+            let values = UnsafeMutablePointer<UInt64>.allocate(capacity: newCapacity)
+            values.update(from: column.values, count: capacity)
+            column.values.deallocate()
+            column.values = values
+            column.unordered = grown(column.unordered)
+        }
+        rowCapacity = newCapacity
+        rows.reserve(newCapacity)
+    }
+
+    private func zeroedWords(_ count: Int) -> UnsafeMutablePointer<UInt64> {
+        let words = UnsafeMutablePointer<UInt64>.allocate(capacity: count)
+        words.initialize(repeating: 0, count: count)
+        return words
+    }
+
+    // MARK: - Filtering
+
+    /// A bit per slot: the saved objects.
+    func presentBits() -> [UInt64] {
+        Array(UnsafeBufferPointer(start: present, count: words))
+    }
+
+    /// A bit per slot: the saved objects for which `condition` holds, or nil if a column it
+    /// reads is missing.
+    func matches(_ condition: ColumnCondition) -> [UInt64]? {
+        switch condition {
+        case .compare(let index, let op, let constant):
+            guard let column = columns[index] else { return nil }
+            return matches(column, op, constant)
+        case .and(let left, let right):
+            guard var bits = matches(left), let other = matches(right) else { return nil }
+            for word in bits.indices { bits[word] &= other[word] }
+            return bits
+        case .or(let left, let right):
+            guard var bits = matches(left), let other = matches(right) else { return nil }
+            for word in bits.indices { bits[word] |= other[word] }
+            return bits
+        case .not(let inner):
+            guard var bits = matches(inner) else { return nil }
+            for word in bits.indices { bits[word] = ~bits[word] & present[word] }
+            return bits
+        }
+    }
+
+    private func matches(_ column: Column, _ op: ComparisonOperator, _ constant: UInt64) -> [UInt64]
+    {
+        var bits = [UInt64](repeating: 0, count: words)
+        bits.withUnsafeMutableBufferPointer { bits in
+            switch column.kind {
+            case .int, .int64:
+                scan(column, into: bits, op, Int64(bitPattern: constant)) { Int64(bitPattern: $0) }
+            case .double, .date:
+                scan(column, into: bits, op, Double(bitPattern: constant)) {
+                    Double(bitPattern: $0)
+                }
+            case .bool:
+                scan(column, into: bits, op, constant) { $0 }
+            case .string:
+                // A prefix cannot decide a comparison; the planner never asks.
+                for word in 0..<bits.count { bits[word] = ~0 }
+            }
+            for word in 0..<bits.count { bits[word] &= present[word] }
+        }
+        return bits
+    }
+
+    private func scan<Value: Comparable>(
+        _ column: Column,
+        into bits: UnsafeMutableBufferPointer<UInt64>,
+        _ op: ComparisonOperator,
+        _ constant: Value,
+        _ decode: (UInt64) -> Value
+    ) {
+        let values = column.values
+        let capacity = capacity
+        @inline(__always)
+        func run(_ test: (Value) -> Bool) {
+            var slot = 0
+            for word in 0..<bits.count {
+                var packed: UInt64 = 0
+                for bit in 0..<min(64, capacity - slot) where test(decode(values[slot + bit])) {
+                    packed |= 1 << UInt64(bit)
+                }
+                bits[word] = packed
+                slot += 64
+            }
+        }
+        switch op {
+        case .less: run { $0 < constant }
+        case .lessOrEqual: run { $0 <= constant }
+        case .greater: run { $0 > constant }
+        case .greaterOrEqual: run { $0 >= constant }
+        case .equal: run { $0 == constant }
+        case .notEqual: run { $0 != constant }
+        }
+    }
+
+    /// The value of `slot` in column `index`, mapped to an unsigned integer in the attribute's
+    /// ascending order (equal values map equal, and a smaller one maps smaller), or nil if it
+    /// has no place in that order.
+    @inline(__always)
+    func orderKey(_ column: Column, slot: Int) -> UInt64? {
+        if column.unordered[slot >> 6] & (1 << UInt64(slot & 63)) != 0 { return nil }
+        let value = column.values[slot]
+        switch column.kind {
+        case .int, .int64: return value ^ (1 << 63)
+        case .double, .date:
+            // -0 and +0 are equal, so they take one place.
+            let bits = value == 1 << 63 ? 0 : value
+            return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+        case .bool, .string: return value
+        }
+    }
+
+    /// The key of a row.
+    @inline(__always)
+    func key(ofSlot slot: Int) -> ObjectKey { keys[slot] }
+
+    /// The row of `key`, if it has one.
+    @inline(__always)
+    func row(of key: ObjectKey) -> Int? { rows[key] }
+}
+
+/// Object keys to rows, in an open-addressing hash table (keys are never zero, and never
+/// removed: a deleted object's row stays, marked absent).
+struct KeyRowMap {
+    private var keys = UnsafeMutablePointer<ObjectKey>.allocate(capacity: 0)
+    private var rows = UnsafeMutablePointer<Int32>.allocate(capacity: 0)
+    private var capacity = 0
+    private var count = 0
+
+    func deallocate() {
+        keys.deallocate()
+        rows.deallocate()
+    }
+
+    @inline(__always)
+    private func slot(for key: ObjectKey) -> Int {
+        Int(truncatingIfNeeded: key ^ (key >> 32)) & (capacity - 1)
+    }
+
+    subscript(key: ObjectKey) -> Int? {
+        guard capacity > 0 else { return nil }
+        var index = slot(for: key)
+        while true {
+            let found = keys[index]
+            if found == key { return Int(rows[index]) }
+            if found == 0 { return nil }
+            index = (index + 1) & (capacity - 1)
+        }
+    }
+
+    /// Makes room for `total` keys.
+    mutating func reserve(_ total: Int) {
+        guard total * 2 > capacity else { return }
+        var newCapacity = max(16, capacity)
+        while total * 2 > newCapacity { newCapacity *= 2 }
+        let (oldKeys, oldRows, oldCapacity) = (keys, rows, capacity)
+        keys = .allocate(capacity: newCapacity)
+        keys.initialize(repeating: 0, count: newCapacity)
+        rows = .allocate(capacity: newCapacity)
+        capacity = newCapacity
+        count = 0
+        for index in 0..<oldCapacity where oldKeys[index] != 0 {
+            insert(oldKeys[index], row: Int(oldRows[index]))
+        }
+        oldKeys.deallocate()
+        oldRows.deallocate()
+    }
+
+    /// Adds a key that is not there yet (room must have been reserved).
+    mutating func insert(_ key: ObjectKey, row: Int) {
+        var index = slot(for: key)
+        while keys[index] != 0 { index = (index + 1) & (capacity - 1) }
+        keys[index] = key
+        rows[index] = Int32(truncatingIfNeeded: row)
+        count += 1
+    }
+}
+
+/// A predicate the columns can decide exactly: comparisons of non-string scalar attributes
+/// with constants, combined with `&&`, `||` and `!`.
+indirect enum ColumnCondition {
+    /// Attribute `index` compared with a constant in the column's representation.
+    case compare(index: Int, ComparisonOperator, UInt64)
+    case and(ColumnCondition, ColumnCondition)
+    case or(ColumnCondition, ColumnCondition)
+    case not(ColumnCondition)
+
+    /// The payload indices of the attributes it reads.
+    var indices: [Int] {
+        switch self {
+        case .compare(let index, _, _): [index]
+        case .and(let left, let right), .or(let left, let right): left.indices + right.indices
+        case .not(let inner): inner.indices
+        }
+    }
+}

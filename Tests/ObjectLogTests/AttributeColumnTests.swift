@@ -1,0 +1,251 @@
+import Foundation
+import Testing
+
+@testable import ObjectLog
+
+/// An entity with one attribute of each kind a column holds.
+final class Sample: ManagedObject {
+    @Attribute var number = 0
+    @Attribute var wide: Int64 = 0
+    @Attribute var value = 0.0
+    @Attribute var label = ""
+    @Attribute var when = Date(timeIntervalSinceReferenceDate: 0)
+    @Attribute var flag = false
+}
+
+/// A rare entity whose keys lie far apart among `Sample`'s.
+final class Marker: ManagedObject {
+    @Attribute var weight = 0.0
+}
+
+@Suite("Attribute columns narrow fetches without changing their results")
+struct AttributeColumnTests {
+    static let labels = [
+        "alpha", "Beta", "beta", "alphabet", "alphabetical", "zeta", "", "éclair", "Ωmega",
+        "alpha\u{0}", "aaaaaaaaX", "aaaaaaaaA", "naïve",
+    ]
+    static let values: [Double] = [
+        -0.0, 0.0, 1, -1, 99.5, 100, 100.5, .nan, .infinity, -.infinity, 1e-300, 7,
+    ]
+
+    static func randomize(_ sample: Sample, _ generator: inout SeededGenerator) {
+        sample.number = Int.random(in: -50...50, using: &generator)
+        sample.wide =
+            [Int64.min, -1, 0, 1, Int64.max, 42][Int.random(in: 0..<6, using: &generator)]
+        sample.value =
+            Bool.random(using: &generator)
+            ? values[Int.random(in: 0..<values.count, using: &generator)]
+            : Double(Int.random(in: 0..<200, using: &generator))
+        sample.label = labels[Int.random(in: 0..<labels.count, using: &generator)]
+        sample.when = Date(
+            timeIntervalSinceReferenceDate: Double(Int.random(in: -5...5, using: &generator))
+        )
+        sample.flag = Bool.random(using: &generator)
+    }
+
+    /// Every fetch shape a column can serve, each in a new context (where few objects are
+    /// registered, so the columns serve it), checked against Swift's evaluation of the
+    /// predicate on every object and a full sort.
+    static func checkFetches(_ container: PersistentContainer) throws {
+        var context: ManagedObjectContext { container.newContext() }
+        let everything = try context.fetch(FetchRequest<Sample>())
+        let pivot = Date(timeIntervalSinceReferenceDate: 1)
+        let predicates: [(Predicate<Sample>, (Sample) -> Bool)] = [
+            (#Predicate { $0.value < 100 }, { $0.value < 100 }),
+            (#Predicate { $0.value >= 0 && $0.number != 3 }, { $0.value >= 0 && $0.number != 3 }),
+            (#Predicate { !($0.value == 0) || $0.flag == true }, { !($0.value == 0) || $0.flag }),
+            (#Predicate { $0.wide > 0 || $0.number <= -10 }, { $0.wide > 0 || $0.number <= -10 }),
+            (#Predicate { $0.when > pivot }, { $0.when > pivot }),
+            (#Predicate { $0.flag != false }, { $0.flag }),
+            // NaN fails both comparisons.
+            (#Predicate { $0.value > -1 || $0.value <= -1 }, { $0.value > -1 || $0.value <= -1 }),
+        ]
+        let sorts: [[SortDescriptor<Sample>]] = [
+            [SortDescriptor(\.label, comparator: .lexical), SortDescriptor(\.number)],
+            [SortDescriptor(\.label, comparator: .lexical, order: .reverse)],
+            [SortDescriptor(\.value), SortDescriptor(\.wide, order: .reverse)],
+            [SortDescriptor(\.value, order: .reverse)],
+            [SortDescriptor(\.when), SortDescriptor(\.label, comparator: .lexical)],
+            [SortDescriptor(\.wide)],
+            [SortDescriptor(\.number, order: .reverse)],
+        ]
+        for (index, (predicate, test)) in predicates.enumerated() {
+            let expected = everything.filter(test)
+            let matched = try context.fetch(FetchRequest<Sample>(predicate: predicate))
+            #expect(
+                Set(matched.map(\.objectID)) == Set(expected.map(\.objectID)),
+                "predicate \(index)"
+            )
+            #expect(
+                try context.count(FetchRequest<Sample>(predicate: predicate)) == expected.count,
+                "count \(index)"
+            )
+            for (sortIndex, sortBy) in sorts.enumerated() {
+                // NaN is unordered, so no order of objects sorted by a NaN value is "right".
+                if sortIndex == 2 || sortIndex == 3, expected.contains(where: { $0.value.isNaN }) {
+                    continue
+                }
+                let full = try context.fetch(
+                    FetchRequest<Sample>(predicate: predicate, sortBy: sortBy)
+                )
+                #expect(full.count == expected.count)
+                for (offset, limit) in [(0, 1), (0, 7), (3, 20)] {
+                    let top = try context.fetch(
+                        FetchRequest<Sample>(
+                            predicate: predicate,
+                            sortBy: sortBy,
+                            fetchLimit: limit,
+                            fetchOffset: offset
+                        )
+                    )
+                    let window = Array(full.dropFirst(offset).prefix(limit))
+                    #expect(
+                        top.map(\.objectID) == window.map(\.objectID),
+                        "predicate \(index), sort \(sortIndex), offset \(offset) limit \(limit)"
+                    )
+                }
+            }
+        }
+        // A sort alone, without a predicate.
+        let sortBy = [SortDescriptor(\Sample.wide), SortDescriptor(\Sample.number)]
+        let full = try context.fetch(FetchRequest<Sample>(sortBy: sortBy))
+        let top = try context.fetch(FetchRequest<Sample>(sortBy: sortBy, fetchLimit: 9))
+        #expect(top.map(\.objectID) == full.prefix(9).map(\.objectID))
+    }
+
+    @Test("results equal a full evaluation through inserts, updates and deletes in many saves")
+    func resultsMatchFullEvaluation() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/columns.olog"
+        var generator = SeededGenerator(seed: 7)
+        do {
+            let container = try PersistentContainer(path: path, for: [Sample.self, Marker.self])
+            let writer = container.newContext()
+            for _ in 0..<600 {
+                Self.randomize(Sample(context: writer), &generator)
+            }
+            try writer.save()
+            // A fresh context builds the columns; later saves keep them up to date.
+            try Self.checkFetches(container)
+            let tag = container.model.entity(for: Sample.self)!.tag
+            let columns = container.coordinator.state.withLock { $0.columns[tag] }
+            #expect(columns != nil)
+            for round in 0..<4 {
+                let changer = container.newContext()
+                let all = try changer.fetch(FetchRequest<Sample>())
+                for sample in all where Int.random(in: 0..<5, using: &generator) == 0 {
+                    Self.randomize(sample, &generator)
+                }
+                for sample in all.prefix(10 + round) { changer.delete(sample) }
+                for _ in 0..<50 { Self.randomize(Sample(context: changer), &generator) }
+                try changer.save()
+                #expect(columns?.count == all.count - 10 - round + 50)
+                try Self.checkFetches(container)
+            }
+            // The same columns served every round: commits updated them.
+            #expect(container.coordinator.state.withLock { $0.columns[tag] } === columns)
+            try container.close()
+        }
+        // Reopened, the columns are built again from the log.
+        let container = try PersistentContainer(path: path, for: [Sample.self, Marker.self])
+        try Self.checkFetches(container)
+        try container.close()
+    }
+
+    @Test("objects changed but not saved in the context are judged by their new values")
+    func pendingChangesCount() throws {
+        let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])
+        let writer = container.newContext()
+        for index in 0..<200 {
+            let sample = Sample(context: writer)
+            sample.number = index
+            sample.value = Double(index)
+            sample.label = String(format: "s%03d", index)
+        }
+        try writer.save()
+        let context = container.newContext()
+        let request = FetchRequest<Sample>(
+            predicate: #Predicate { $0.value < 10 },
+            sortBy: [SortDescriptor(\.label, comparator: .lexical)],
+            fetchLimit: 3
+        )
+        #expect(try context.fetch(request).map(\.number) == [0, 1, 2])
+        // Saved as 150; changed here to match first, under a label that sorts first.
+        let late = try context.fetch(
+            FetchRequest<Sample>(predicate: #Predicate { $0.number == 150 })
+        )[0]
+        late.value = 1
+        late.label = "a"
+        let early = try context.fetch(
+            FetchRequest<Sample>(predicate: #Predicate { $0.number == 1 })
+        )[0]
+        context.delete(early)
+        #expect(try context.fetch(request).map(\.number) == [150, 0, 2])
+        #expect(
+            try context.count(FetchRequest<Sample>(predicate: #Predicate { $0.value < 10 })) == 10
+        )
+        var saved = request
+        saved.includesPendingChanges = false
+        #expect(try context.fetch(saved).map(\.number) == [0, 1, 2])
+        // Another context's save shows at once.
+        let other = container.newContext()
+        let moved = try other.fetch(
+            FetchRequest<Sample>(predicate: #Predicate { $0.number == 199 })
+        )[0]
+        moved.value = 0
+        moved.label = "0"
+        try other.save()
+        #expect(try container.newContext().fetch(request).map(\.number) == [199, 0, 1])
+    }
+
+    @Test("a rare entity among many others has columns of its own objects only")
+    func rareEntity() throws {
+        let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])
+        let context = container.newContext()
+        for index in 0..<20_000 {
+            let sample = Sample(context: context)
+            sample.number = index
+            if index % 5000 == 0 {
+                let marker = Marker(context: context)
+                marker.weight = Double(index)
+            }
+        }
+        try context.save()
+        let found = try container.newContext().fetch(
+            FetchRequest<Marker>(
+                predicate: #Predicate { $0.weight > 1 },
+                sortBy: [SortDescriptor(\.weight)],
+                fetchLimit: 2
+            )
+        )
+        #expect(found.map(\.weight) == [5000, 10000])
+        let tag = container.model.entity(for: Marker.self)!.tag
+        #expect(container.coordinator.state.withLock { $0.columns[tag]?.count } == 4)
+    }
+
+    @Test("string prefixes keep byte order, and mark what is not ASCII")
+    func prefixes() {
+        let strings = ["", "a", "a\u{0}", "ab", "abcdefgh", "abcdefghi", "abcdefgi", "b", "~"]
+        for (left, right) in zip(strings, strings.dropFirst()) {
+            #expect(AttributeColumns.prefix(of: left).0 <= AttributeColumns.prefix(of: right).0)
+        }
+        #expect(
+            AttributeColumns.prefix(of: "abcdefghi") == AttributeColumns.prefix(of: "abcdefghZ")
+        )
+        #expect(AttributeColumns.prefix(of: "naïve").isASCII == false)
+        #expect(AttributeColumns.prefix(of: "naive").isASCII == true)
+    }
+
+    @Test("the heap keeps the smallest values offered")
+    func heap() {
+        var generator = SeededGenerator(seed: 3)
+        let values = (0..<1000).map { _ in UInt64.random(in: 0..<500, using: &generator) }
+        var heap = MaxHeap(capacity: 17)
+        for value in values { heap.offer(value) }
+        #expect(heap.isFull)
+        #expect(heap.maximum == values.sorted()[16])
+        var empty = MaxHeap(capacity: 0)
+        empty.offer(1)
+        #expect(!empty.isFull)
+    }
+}
