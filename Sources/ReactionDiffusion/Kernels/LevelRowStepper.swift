@@ -212,7 +212,7 @@ struct LevelRowStepper: BandStepper {
 
     /// Loads the levels starting at `pointer`, which need not be aligned.
     @_transparent
-    private static func load(_ pointer: UnsafePointer<UInt8>) -> LevelVector {
+    fileprivate static func load(_ pointer: UnsafePointer<UInt8>) -> LevelVector {
         UnsafeRawPointer(pointer).loadUnaligned(as: LevelVector.self)
     }
 
@@ -229,9 +229,13 @@ struct LevelRowStepper: BandStepper {
     }
 }
 
-/// The stages of a row of a two-chemical model in ``Precision/unorm8`` for ``RowPipeline``:
-/// neighbourhoods from the expanded rows, the rule, and the narrowing to levels, next to which
-/// `ahead` expands the ahead rows (or not, on the last row of a run).
+/// The stages of a row of a two-chemical model in ``Precision/unorm8`` for ``RowPipeline``.
+///
+/// Neighbourhoods from the expanded rows, the rule, and the narrowing to levels. Next to the
+/// neighbourhoods, `ahead` converts the ahead rows' levels at the same column (or nothing, on the
+/// last row of a run); the values are stored one pass later (``settle(_:_:)``), when the
+/// conversion has long finished, so the store does not hold up the retirement of everything
+/// after it.
 private struct LevelRowStages<Rule: TwoChemicalRule, Ahead: AheadRows>: RowStages {
     let rule: Rule
     let first: HaloRows
@@ -241,14 +245,24 @@ private struct LevelRowStages<Rule: TwoChemicalRule, Ahead: AheadRows>: RowStage
     let ahead: Ahead
 
     @inline(__always)
-    func prepare(_ x: Int) -> (Cross<FloatVector>, Cross<FloatVector>) {
-        ahead.expand(x)
-        return (first.cross(x), second.cross(x))
+    func prepare(
+        _ x: Int
+    ) -> (Cross<FloatVector>, Cross<FloatVector>, (FloatVector, FloatVector)) {
+        (first.cross(x), second.cross(x), ahead.values(x))
     }
 
     @inline(__always)
-    func finish(_ prepared: (Cross<FloatVector>, Cross<FloatVector>)) -> (FloatVector, FloatVector)
-    {
+    func settle(
+        _ prepared: (Cross<FloatVector>, Cross<FloatVector>, (FloatVector, FloatVector)),
+        _ x: Int
+    ) {
+        ahead.store(prepared.2, x)
+    }
+
+    @inline(__always)
+    func finish(
+        _ prepared: (Cross<FloatVector>, Cross<FloatVector>, (FloatVector, FloatVector))
+    ) -> (FloatVector, FloatVector) {
         rule.update(prepared.0, prepared.1)
     }
 
@@ -262,8 +276,11 @@ private struct LevelRowStages<Rule: TwoChemicalRule, Ahead: AheadRows>: RowStage
 /// What ``LevelRowStages`` does with the ahead rows at each vector's column: a type rather than
 /// a flag, so each choice gets its own loop.
 private protocol AheadRows {
-    /// Expands the ahead rows' lanes starting at column `x`, or does nothing.
-    func expand(_ x: Int)
+    /// Both chemicals' ahead values at the lanes starting at column `x` (anything, if there are
+    /// none).
+    func values(_ x: Int) -> (FloatVector, FloatVector)
+    /// Stores ``values(_:)`` of column `x`, or does nothing.
+    func store(_ values: (FloatVector, FloatVector), _ x: Int)
 }
 
 /// Expands both chemicals' ahead rows.
@@ -272,13 +289,27 @@ private struct AheadExpansion: AheadRows {
     let values: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
 
     @inline(__always)
-    func expand(_ x: Int) {
-        LevelRowStepper.expand(levels, x, into: values)
+    func values(_ x: Int) -> (FloatVector, FloatVector) {
+        (
+            Unorm8.values(ofLevels: LevelRowStepper.load(levels.0 + x)),
+            Unorm8.values(ofLevels: LevelRowStepper.load(levels.1 + x))
+        )
+    }
+
+    @inline(__always)
+    func store(_ values: (FloatVector, FloatVector), _ x: Int) {
+        values.0.store(to: self.values.0 + x)
+        values.1.store(to: self.values.1 + x)
     }
 }
 
 /// Leaves the ahead rows alone: the last row of a run has none to expand.
 private struct NoAheadExpansion: AheadRows {
     @inline(__always)
-    func expand(_ x: Int) {}
+    func values(_ x: Int) -> (FloatVector, FloatVector) {
+        (FloatVector(), FloatVector())
+    }
+
+    @inline(__always)
+    func store(_ values: (FloatVector, FloatVector), _ x: Int) {}
 }

@@ -24,11 +24,16 @@ enum RowPipeline {
     @inline(__always)
     static func run<Stages: RowStages>(_ stages: Stages, start: Int, last: Int, lanes: Int) {
         var x = start
-        var result = stages.finish(stages.prepare(x))
+        let first = stages.prepare(x)
+        stages.settle(first, x)
+        var result = stages.finish(first)
         var next = stages.prepare(x &+ lanes)
+        stages.settle(next, x &+ lanes)
         var afterNext = stages.prepare(min(x &+ 2 &* lanes, last))
         // Safe: `x + 3 * lanes` stays below `last + 3 * lanes`, far from overflow.
         while x &+ 3 &* lanes <= last {
+            // `afterNext` was prepared in the previous pass (or above), at `x + 2 * lanes`.
+            stages.settle(afterNext, x &+ 2 &* lanes)
             let later = stages.prepare(x &+ 3 &* lanes)
             let nextResult = stages.finish(next)
             stages.store(result, x)
@@ -40,13 +45,16 @@ enum RowPipeline {
         // Left: `x`, `x + lanes` and `afterNext` (at `x + 2 * lanes` or `last`), and `last` if
         // `afterNext` is not at `last` yet.
         let afterNextX = min(x &+ 2 &* lanes, last)
+        stages.settle(afterNext, afterNextX)
         let nextResult = stages.finish(next)
         stages.store(result, x)
         let afterNextResult = stages.finish(afterNext)
         stages.store(nextResult, x &+ lanes)
         stages.store(afterNextResult, afterNextX)
         if afterNextX < last {
-            stages.store(stages.finish(stages.prepare(last)), last)
+            let lastPrepared = stages.prepare(last)
+            stages.settle(lastPrepared, last)
+            stages.store(stages.finish(lastPrepared), last)
         }
     }
 }
@@ -62,8 +70,17 @@ protocol RowStages {
 
     /// Loads the neighbourhoods of the lanes starting at column `x`.
     func prepare(_ x: Int) -> Prepared
+    /// Finishes side work that `prepare(x)` started, one pass later: called once for every
+    /// prepared vector, before it is finished.
+    func settle(_ prepared: Prepared, _ x: Int)
     /// Applies the cell rule to prepared neighbourhoods.
     func finish(_ prepared: Prepared) -> Result
     /// Stores new values at the lanes starting at column `x`.
     func store(_ result: Result, _ x: Int)
+}
+
+extension RowStages {
+    /// No side work.
+    @inline(__always)
+    func settle(_ prepared: Prepared, _ x: Int) {}
 }
