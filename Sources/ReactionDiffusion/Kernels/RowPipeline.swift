@@ -11,9 +11,15 @@
 /// for their inputs; skewed like this, the same work is issued when its inputs are nearly ready.
 /// The results are the same operations on the same values, only issued in another order.
 ///
+/// A stage may start side work when it prepares a vector and complete it one pass later
+/// (``RowStages/settle(_:_:)``): ``Precision/unorm8`` converts the levels of its ahead rows there
+/// and stores them a pass later, when the conversion is done.
+///
 /// The row's vectors start at `start`, `start + lanes`, … and end with one at `last`, which may
 /// overlap the one before it (harmless: a step reads only its source), so there is no scalar
-/// tail. Every position is prepared, finished and stored exactly once.
+/// tail. Every position is prepared, settled, finished and stored exactly once. Measured on this
+/// machine's Zen 4 (see Benchmarks/README.md): `unorm8` 2.47 → 2.71 and `float32` 2.70 → 2.85
+/// Gcell per CPU-second at 512 × 512, with bit-for-bit the same results.
 ///
 /// The stages are the methods of a ``RowStages`` value rather than closures, which the optimiser
 /// left as calls per vector.
