@@ -42,6 +42,15 @@ struct SolverAgreementTests {
         #expect(actual.values.allSatisfy { $0.isFinite })
     }
 
+    @Test(
+        "seeded states, on grids wide enough for the pipelined row loop, with and without a tail",
+        arguments: configurations,
+        [(64, 6), (83, 7), (114, 5)]
+    )
+    func seededWide(_ configuration: (Model, Precision, Boundary), size: (Int, Int)) {
+        seeded(configuration, size: size)
+    }
+
     @Test("noise states with every preset", arguments: Preset.all, Precision.allCases)
     func presets(_ preset: Preset, precision: Precision) {
         let noise = TestFields.noise(

@@ -79,7 +79,38 @@ struct LevelRowStepper: BandStepper {
             // The last vector starts at `width - lanes`, overlapping the previous one (harmless:
             // the step reads only the source) rather than leaving a scalar tail.
             let last = width - lanes
-            if expandsAhead {
+            if last > lanes {
+                // Three or more vectors: through the pipeline.
+                if expandsAhead {
+                    let ahead = AheadExpansion(
+                        levels: (
+                            cache.aheadLevels(0, source: source),
+                            cache.aheadLevels(1, source: source)
+                        ),
+                        values: (cache.aheadValues(0), cache.aheadValues(1))
+                    )
+                    let stages = LevelRowStages(
+                        rule: rule,
+                        first: first,
+                        second: second,
+                        outFirst: outFirst,
+                        outSecond: outSecond,
+                        ahead: ahead
+                    )
+                    RowPipeline.run(stages, start: 0, last: last, lanes: lanes)
+                    cache.finishAhead()
+                } else {
+                    let stages = LevelRowStages(
+                        rule: rule,
+                        first: first,
+                        second: second,
+                        outFirst: outFirst,
+                        outSecond: outSecond,
+                        ahead: NoAheadExpansion()
+                    )
+                    RowPipeline.run(stages, start: 0, last: last, lanes: lanes)
+                }
+            } else if expandsAhead {
                 let aheadLevels = (
                     cache.aheadLevels(0, source: source), cache.aheadLevels(1, source: source)
                 )
@@ -106,7 +137,7 @@ struct LevelRowStepper: BandStepper {
 
     /// Expands the levels of both chemicals' ahead rows at the lanes starting at column `x`.
     @_transparent  // See `store(_:to:)`.
-    private static func expand(
+    fileprivate static func expand(
         _ levels: (UnsafePointer<UInt8>, UnsafePointer<UInt8>),
         _ x: Int,
         into values: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
@@ -181,7 +212,7 @@ struct LevelRowStepper: BandStepper {
 
     /// Loads the levels starting at `pointer`, which need not be aligned.
     @_transparent
-    private static func load(_ pointer: UnsafePointer<UInt8>) -> LevelVector {
+    fileprivate static func load(_ pointer: UnsafePointer<UInt8>) -> LevelVector {
         UnsafeRawPointer(pointer).loadUnaligned(as: LevelVector.self)
     }
 
@@ -190,10 +221,95 @@ struct LevelRowStepper: BandStepper {
     // the optimiser ignored here once the step function had grown large, leaving a call per
     // vector that cost more than the conversion.
     @_transparent
-    private static func store(_ values: FloatVector, to pointer: UnsafeMutablePointer<UInt8>) {
+    fileprivate static func store(_ values: FloatVector, to pointer: UnsafeMutablePointer<UInt8>) {
         UnsafeMutableRawPointer(pointer).storeBytes(
             of: Unorm8.levels(of: values),
             as: LevelVector.self
         )
     }
+}
+
+/// The stages of a row of a two-chemical model in ``Precision/unorm8`` for ``RowPipeline``.
+///
+/// Neighbourhoods from the expanded rows, the rule, and the narrowing to levels. Next to the
+/// neighbourhoods, `ahead` converts the ahead rows' levels at the same column (or nothing, on the
+/// last row of a run); the values are stored one pass later (``settle(_:_:)``), when the
+/// conversion has long finished, so the store does not hold up the retirement of everything
+/// after it.
+private struct LevelRowStages<Rule: TwoChemicalRule, Ahead: AheadRows>: RowStages {
+    let rule: Rule
+    let first: HaloRows
+    let second: HaloRows
+    let outFirst: UnsafeMutablePointer<UInt8>
+    let outSecond: UnsafeMutablePointer<UInt8>
+    let ahead: Ahead
+
+    @inline(__always)
+    func prepare(
+        _ x: Int
+    ) -> (Cross<FloatVector>, Cross<FloatVector>, (FloatVector, FloatVector)) {
+        (first.cross(x), second.cross(x), ahead.values(x))
+    }
+
+    @inline(__always)
+    func settle(
+        _ prepared: (Cross<FloatVector>, Cross<FloatVector>, (FloatVector, FloatVector)),
+        _ x: Int
+    ) {
+        ahead.store(prepared.2, x)
+    }
+
+    @inline(__always)
+    func finish(
+        _ prepared: (Cross<FloatVector>, Cross<FloatVector>, (FloatVector, FloatVector))
+    ) -> (FloatVector, FloatVector) {
+        rule.update(prepared.0, prepared.1)
+    }
+
+    @inline(__always)
+    func store(_ result: (FloatVector, FloatVector), _ x: Int) {
+        LevelRowStepper.store(result.0, to: outFirst + x)
+        LevelRowStepper.store(result.1, to: outSecond + x)
+    }
+}
+
+/// What ``LevelRowStages`` does with the ahead rows at each vector's column: a type rather than
+/// a flag, so each choice gets its own loop.
+private protocol AheadRows {
+    /// Both chemicals' ahead values at the lanes starting at column `x` (anything, if there are
+    /// none).
+    func values(_ x: Int) -> (FloatVector, FloatVector)
+    /// Stores ``values(_:)`` of column `x`, or does nothing.
+    func store(_ values: (FloatVector, FloatVector), _ x: Int)
+}
+
+/// Expands both chemicals' ahead rows.
+private struct AheadExpansion: AheadRows {
+    let levels: (UnsafePointer<UInt8>, UnsafePointer<UInt8>)
+    let values: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
+
+    @inline(__always)
+    func values(_ x: Int) -> (FloatVector, FloatVector) {
+        (
+            Unorm8.values(ofLevels: LevelRowStepper.load(levels.0 + x)),
+            Unorm8.values(ofLevels: LevelRowStepper.load(levels.1 + x))
+        )
+    }
+
+    @inline(__always)
+    func store(_ values: (FloatVector, FloatVector), _ x: Int) {
+        values.0.store(to: self.values.0 + x)
+        values.1.store(to: self.values.1 + x)
+    }
+}
+
+/// Leaves the ahead rows alone: the last row of a run has none to expand.
+private struct NoAheadExpansion: AheadRows {
+    @inline(__always)
+    func values(_ x: Int) -> (FloatVector, FloatVector) {
+        (FloatVector(), FloatVector())
+    }
+
+    @inline(__always)
+    func store(_ values: (FloatVector, FloatVector), _ x: Int) {}
 }

@@ -144,32 +144,35 @@ struct RowTriple {
     }
 }
 
-/// A cell and its four edge neighbours.
+/// What a two-chemical rule reads of a cell's five-point neighbourhood: the centre value and the
+/// Laplacian.
+///
+/// The Laplacian is computed when the neighbourhood is made, not when a rule reads it, so a
+/// stepper can make the neighbourhoods of a vector ahead of the update that consumes them (see
+/// ``RowPipeline``).
 struct Cross<V: FloatLanes> {
-    var north: V
-    var south: V
-    var west: V
-    var east: V
-    var centre: V
-    /// Whether ``laplacian`` subtracts `4·C` with a fused multiply-add.
-    ///
-    /// That gives the same result when `4·C` is exact (no overflow, no denormal): true for the
-    /// values k/255 of a ``Precision/unorm8`` state, which are 0 or at least 1/255. A constant at
-    /// every use, so the choice costs nothing once inlined.
-    var fusesLaplacian = false
-
+    /// The cell's value.
+    let centre: V
     /// The five-point Laplacian with unit spacing, `(N + S + W + E) - 4·C`, summed in that order.
+    let laplacian: V
+
+    /// Computes the Laplacian of a cell and its four edge neighbours.
     ///
-    /// Fused (see ``fusesLaplacian``), the last step is one operation on the processor's
-    /// multiply-add units instead of a multiplication and a subtraction, the latter on the adders
-    /// that the rest of the stencil keeps busy.
+    /// `fusesLaplacian` subtracts `4·C` with a fused multiply-add. That gives the same result
+    /// when `4·C` is exact (no overflow, no denormal): true for the values k/255 of a
+    /// ``Precision/unorm8`` state, which are 0 or at least 1/255. The last step is then one
+    /// operation on the processor's multiply-add units instead of a multiplication and a
+    /// subtraction, the latter on the adders that the rest of the stencil keeps busy. A constant
+    /// at every use, so the choice costs nothing once inlined.
     @inline(__always)
-    var laplacian: V {
+    init(north: V, south: V, west: V, east: V, centre: V, fusesLaplacian: Bool = false) {
+        self.centre = centre
         let sum = ((north + south) + west) + east
         if fusesLaplacian {
-            return sum.addingProduct(V(broadcast: -4), centre)
+            laplacian = sum.addingProduct(V(broadcast: -4), centre)
+        } else {
+            laplacian = sum - V(broadcast: 4) * centre
         }
-        return sum - V(broadcast: 4) * centre
     }
 }
 

@@ -78,7 +78,19 @@ struct RowStepper: BandStepper {
             if width > 1 {
                 edge(width - 1)
             }
-            if width - 2 >= lanes {
+            // The last interior vector ends at column `width - 2`.
+            let last = width - 1 - lanes
+            if last > 1 + lanes {
+                // Three or more interior vectors: through the pipeline.
+                let stages = FloatRowStages(
+                    rule: rule,
+                    first: first,
+                    second: second,
+                    outFirst: outFirst,
+                    outSecond: outSecond
+                )
+                RowPipeline.run(stages, start: 1, last: last, lanes: lanes)
+            } else if width - 2 >= lanes {
                 var x = 1
                 while x + lanes <= width - 1 {
                     interior(x)
@@ -152,5 +164,32 @@ struct RowStepper: BandStepper {
                 }
             }
         }
+    }
+}
+
+/// The stages of the interior of a row of a two-chemical model in ``Precision/float32`` for
+/// ``RowPipeline``: neighbourhoods from the source rows, the rule, and the stores.
+private struct FloatRowStages<Rule: TwoChemicalRule>: RowStages {
+    let rule: Rule
+    let first: RowTriple
+    let second: RowTriple
+    let outFirst: UnsafeMutablePointer<Float>
+    let outSecond: UnsafeMutablePointer<Float>
+
+    @inline(__always)
+    func prepare(_ x: Int) -> (Cross<FloatVector>, Cross<FloatVector>) {
+        (first.interiorCross(x), second.interiorCross(x))
+    }
+
+    @inline(__always)
+    func finish(_ prepared: (Cross<FloatVector>, Cross<FloatVector>)) -> (FloatVector, FloatVector)
+    {
+        rule.update(prepared.0, prepared.1)
+    }
+
+    @inline(__always)
+    func store(_ result: (FloatVector, FloatVector), _ x: Int) {
+        result.0.store(to: outFirst + x)
+        result.1.store(to: outSecond + x)
     }
 }

@@ -47,14 +47,14 @@ enum Unorm8 {
     }
 
     /// The values of 16 levels, lane by lane exactly as ``value(ofLevel:)``.
+    ///
+    /// `rd_values` (`CReactionDiffusionSupport`): with AVX-512 VBMI, three vector operations
+    /// (the levels' bytes repeated into 32-bit integers, converted rounding up, scaled by 2⁻³²),
+    /// which Swift has no way to ask for; elsewhere ``fromInteger(_:)``'s formula lane by lane.
+    /// Both give the correctly rounded k/255, checked for every level by the tests.
     @_transparent  // See `LevelRowStepper.store(_:to:)`.
     static func values(ofLevels k: LevelVector) -> FloatVector {
-        // Lane by lane for the same reason as in `levels(of:)`: `vpmovzxbd` + `vcvtdq2ps`.
-        var integers = FloatVector()
-        for lane in 0..<FloatVector.scalarCount {
-            integers[lane] = Float(k[lane])
-        }
-        return fromInteger(integers)
+        rd_values(k)
     }
 
     /// Returns `k / 255` correctly rounded, for `k` holding integers in 0...255, without dividing.
