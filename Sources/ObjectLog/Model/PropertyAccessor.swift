@@ -239,6 +239,36 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
             Value.self != String?.self
         else { return nil }
         let offset = valueOffset
+        // NaN is unordered under `<`, which would make the order depend on the sort algorithm
+        // (a limited fetch and a full one could disagree): it sorts after every number here.
+        func makeFloating<F: BinaryFloatingPoint>(
+            _: F.Type
+        ) -> (ManagedObject, ManagedObject) -> ComparisonResult {
+            { lhs, rhs in
+                if lhs.isFault { lhs.fireFault() }
+                if rhs.isFault { rhs.fireFault() }
+                // Safe: as for `value(in:)`; `F` is `Value`.
+                let left = UnsafeRawPointer(Unmanaged.passUnretained(lhs).toOpaque())
+                    .advanced(by: offset).assumingMemoryBound(to: F.self).pointee
+                let right = UnsafeRawPointer(Unmanaged.passUnretained(rhs).toOpaque())
+                    .advanced(by: offset).assumingMemoryBound(to: F.self).pointee
+                let ascendingOrder: ComparisonResult
+                if left < right {
+                    ascendingOrder = .orderedAscending
+                } else if right < left {
+                    ascendingOrder = .orderedDescending
+                } else if left.isNaN != right.isNaN {
+                    ascendingOrder = left.isNaN ? .orderedDescending : .orderedAscending
+                } else {
+                    return .orderedSame
+                }
+                guard !ascending else { return ascendingOrder }
+                return ascendingOrder == .orderedAscending ? .orderedDescending : .orderedAscending
+            }
+        }
+        if let floating = Value.self as? any BinaryFloatingPoint.Type {
+            return makeFloating(floating)
+        }
         func make<C: Comparable>(_: C.Type) -> (ManagedObject, ManagedObject) -> ComparisonResult {
             { lhs, rhs in
                 if lhs.isFault { lhs.fireFault() }
