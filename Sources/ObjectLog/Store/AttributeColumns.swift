@@ -110,7 +110,7 @@ final class AttributeColumns: @unchecked Sendable {
         do {
             let targets = self.targets(added)
             try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
-                let row = rows[key] ?? append(key)
+                let row = try rows[key] ?? append(key)
                 try read(buffer, into: row, targets)
             }
         } catch {
@@ -124,9 +124,10 @@ final class AttributeColumns: @unchecked Sendable {
     ///
     /// - Returns: False if the value cannot be decoded; the columns must then be dropped.
     func put(_ key: ObjectKey, payload: UnsafeRawBufferPointer) -> Bool {
-        let row = rows[key] ?? append(key)
-        if allTargets.count != columns.count { allTargets = targets(Array(columns.keys)) }
+        let row: Int
         do {
+            row = try rows[key] ?? append(key)
+            if allTargets.count != columns.count { allTargets = targets(Array(columns.keys)) }
             try read(payload, into: row, allTargets)
         } catch {
             return false
@@ -210,8 +211,12 @@ final class AttributeColumns: @unchecked Sendable {
     }
 
     /// Gives `key` the next row, marked present.
-    @discardableResult
-    private func append(_ key: ObjectKey) -> Int {
+    ///
+    /// - Throws: When the rows (numbered with 32 bits in the key table) are full.
+    private func append(_ key: ObjectKey) throws(ObjectLogError) -> Int {
+        guard capacity < Int(Int32.max) else {
+            throw ObjectLogError(.invalidArgument, "too many objects for attribute columns")
+        }
         if capacity == rowCapacity { reserve(max(64, rowCapacity * 2)) }
         let row = capacity
         capacity += 1
