@@ -49,7 +49,11 @@ final class AttributeColumns: @unchecked Sendable {
     /// Columns by attribute payload index.
     @exclusivity(unchecked) private(set) var columns: [Int: Column] = [:]
     /// Every column, in payload order (see ``targets(_:)``), for commits.
-    @exclusivity(unchecked) private var allTargets: [(index: Int, column: Column)] = []
+    @exclusivity(unchecked) private var allTargets: [Target] = []
+
+    /// A column to fill, by payload index; unretained (`columns` keeps it alive), so that
+    /// reading a record costs no reference counting.
+    private typealias Target = (index: Int, column: Unmanaged<Column>)
     /// The number of rows, live or dead: each key put gets the next row and keeps it.
     @exclusivity(unchecked) private(set) var capacity = 0
     @exclusivity(unchecked) private var rowCapacity = 0
@@ -141,8 +145,10 @@ final class AttributeColumns: @unchecked Sendable {
     }
 
     /// The columns of the attributes at `indices`, by payload index, in payload order.
-    private func targets(_ indices: [Int]) -> [(index: Int, column: Column)] {
-        Set(indices).sorted().compactMap { index in columns[index].map { (index, $0) } }
+    private func targets(_ indices: [Int]) -> [Target] {
+        Set(indices).sorted().compactMap { index in
+            columns[index].map { (index, Unmanaged.passUnretained($0)) }
+        }
     }
 
     /// Reads the attributes of `targets` from an object's encoding into `row` of their
@@ -153,7 +159,7 @@ final class AttributeColumns: @unchecked Sendable {
     private func read(
         _ payload: UnsafeRawBufferPointer,
         into row: Int,
-        _ targets: [(index: Int, column: Column)]
+        _ targets: [Target]
     ) throws {
         guard let last = targets.last else { return }
         guard let layout = entity.scalarLayout else {
@@ -167,7 +173,7 @@ final class AttributeColumns: @unchecked Sendable {
                 only: wanted,
                 source: nil
             )
-            for target in targets { copyValue(to: row, of: target.column) }
+            for target in targets { copyValue(to: row, of: target.column.takeUnretainedValue()) }
             return
         }
         var reader = PayloadReader(payload)
@@ -183,7 +189,9 @@ final class AttributeColumns: @unchecked Sendable {
                     continue
                 }
                 let (value, isOrdered) = try kind.columnValue(from: &reader)
-                store(value, isOrdered: isOrdered, in: targets[next].column, row: row)
+                targets[next].column._withUnsafeGuaranteedRef {
+                    store(value, isOrdered: isOrdered, in: $0, row: row)
+                }
                 next += 1
             }
         }

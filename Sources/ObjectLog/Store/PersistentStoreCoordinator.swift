@@ -356,17 +356,33 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Brings the columns up to date with a committed transaction.
     private func updateColumns(with transaction: Transaction, state: inout State) {
         guard !state.columns.isEmpty else { return }
+        // The entries are read in place, and the columns of the last entity are kept at hand:
+        // a save's entries are mostly of one entity.
+        var lastTag: EntityTag?
+        var lastColumns: AttributeColumns?
         transaction.records.withUnsafeBytes { records in
-            for entry in transaction.entries {
-                guard let columns = state.columns[entry.entity] else { continue }
-                if entry.isDelete {
-                    columns.remove(entry.key)
-                    if columns.isWasteful { state.columns[entry.entity] = nil }
-                } else if !columns.put(
-                    entry.key,
-                    payload: UnsafeRawBufferPointer(rebasing: records[entry.valueRange])
-                ) {
-                    state.columns[entry.entity] = nil
+            transaction.entries.withUnsafeBufferPointer { entries in
+                for index in entries.indices {
+                    let tag = entries[index].entity
+                    if tag != lastTag {
+                        lastTag = tag
+                        lastColumns = state.columns[tag]
+                    }
+                    guard let columns = lastColumns else { continue }
+                    let key = entries[index].key
+                    if entries[index].isDelete {
+                        columns.remove(key)
+                        guard columns.isWasteful else { continue }
+                    } else if columns.put(
+                        key,
+                        payload: UnsafeRawBufferPointer(
+                            rebasing: records[entries[index].valueRange]
+                        )
+                    ) {
+                        continue
+                    }
+                    state.columns[tag] = nil
+                    lastColumns = nil
                 }
             }
         }
