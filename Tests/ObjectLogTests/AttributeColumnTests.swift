@@ -224,6 +224,55 @@ struct AttributeColumnTests {
         )
     }
 
+    @Test("columns stay right through a compaction and through upserts that overwrite")
+    func compactionAndUpserts() throws {
+        let directory = TemporaryDirectory()
+        let container = try PersistentContainer(
+            path: directory.path + "/cells.olog",
+            for: testEntities
+        )
+        let writer = container.newContext()
+        for row in 0..<400 {
+            let cell = Cell(context: writer)
+            cell.row = row
+            cell.value = Double(row)
+        }
+        try writer.save()
+        let churn = container.newContext()
+        for cell in try churn.fetch(FetchRequest<Cell>()) where cell.row.isMultiple(of: 2) {
+            cell.value += 1000
+        }
+        try churn.save()
+        func lowest(_ count: Int) throws -> [Int] {
+            try container.newContext().fetch(
+                FetchRequest<Cell>(
+                    predicate: #Predicate { $0.value < 500 },
+                    sortBy: [SortDescriptor(\.value, order: .reverse)],
+                    fetchLimit: count
+                )
+            ).map(\.row)
+        }
+        #expect(try lowest(3) == [399, 397, 395])
+        // Compaction moves every record; the columns hold values, not places.
+        let report = try container.coordinator.store.compact()
+        #expect(report.bytesAfter < report.bytesBefore)
+        #expect(try lowest(3) == [399, 397, 395])
+        // An upsert that overwrites gives the existing object (and its row) the new values.
+        let upserter = container.newContext()
+        upserter.mergePolicy = .overwrite
+        let duplicate = Cell(context: upserter)
+        duplicate.row = 1
+        duplicate.value = 450
+        try upserter.save()
+        #expect(try lowest(2) == [1, 399])
+        #expect(
+            try container.newContext().count(
+                FetchRequest<Cell>(predicate: #Predicate { $0.value < 500 })
+            )
+                == 200
+        )
+    }
+
     @Test("a rare entity among many others has columns of its own objects only")
     func rareEntity() throws {
         let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])
