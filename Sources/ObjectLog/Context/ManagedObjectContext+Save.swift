@@ -18,7 +18,7 @@ extension ManagedObjectContext {
         guard hasChanges || coordinator.hasMetadataChanges else { return }
         var inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
         for object in inserted { object.willSave() }
-        for object in Array(updatedMap.values) { object.willSave() }
+        for object in updatedMap.allObjects { object.willSave() }
         var resolved = resolveUniquenessConflicts(among: inserted)
         for attempt in 1... {
             if let changed = resolved {
@@ -43,7 +43,7 @@ extension ManagedObjectContext {
     ///
     /// A failure leaves the context's changes and the store's objects as they were.
     private func writeChanges(inserted: [ManagedObject]) throws(ObjectLogError) {
-        let updated = Array(updatedMap.values)
+        let updated = updatedMap.allObjects
         let deleted = Array(deletedMap.values)
         try validate(inserted: inserted, updated: updated, deleted: deleted)
 

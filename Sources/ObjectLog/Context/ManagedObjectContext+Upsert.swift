@@ -34,7 +34,7 @@ extension ManagedObjectContext {
             insertsByEntity[entity.tag, default: []].append(object)
         }
         guard !order.isEmpty else { return nil }
-        let updatedBefore = Set(updatedMap.keys)
+        let updatedBefore = Set(updatedMap.allObjects.map(\.key))
         var redirects: [ObjectKey: ObjectKey] = [:]
         for entity in order {
             resolveConflicts(
@@ -45,7 +45,7 @@ extension ManagedObjectContext {
         }
         guard !redirects.isEmpty else { return nil }
         redirectReferences(redirects)
-        return updatedMap.filter { !updatedBefore.contains($0.key) }.map(\.value)
+        return updatedMap.allObjects.filter { !updatedBefore.contains($0.key) }
     }
 
     /// Resolves the colliding inserts of one entity; records each duplicate's key and what
@@ -63,7 +63,7 @@ extension ManagedObjectContext {
         // take precedence over the store's index for the objects that hold them.
         var claims = UniqueClaims(constraintCount: constraints.count)
         var leaving: Set<ObjectKey> = []
-        for object in updatedMap.values where object.entity === entity {
+        for object in updatedMap.allObjects where object.entity === entity {
             leaving.insert(object.key)
             claims.claim(values(of: object), for: object.key)
         }
@@ -190,7 +190,7 @@ extension ManagedObjectContext {
     private func redirectReferences(_ redirects: [ObjectKey: ObjectKey]) {
         let pending =
             insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
-            + Array(updatedMap.values)
+            + updatedMap.allObjects
         for object in pending {
             guard let entity = object.entity else { continue }
             for accessor in entity.relationshipAccessors where accessor.inverse == nil {

@@ -39,7 +39,7 @@ public final class ManagedObjectContext {
     let registry = ObjectTable()
     @exclusivity(unchecked) var insertedList: [ManagedObject] = []
     @exclusivity(unchecked) var insertedCount = 0
-    @exclusivity(unchecked) var updatedMap: [ObjectKey: ManagedObject] = [:]
+    let updatedMap = ObjectTable()
     @exclusivity(unchecked) var deletedMap: [ObjectKey: ManagedObject] = [:]
     /// Blob references of external data that has not been read yet.
     var externalReferences: [ExternalDataKey: (blob: BlobID, byteCount: Int)] = [:]
@@ -95,7 +95,7 @@ public final class ManagedObjectContext {
 
     /// Whether there are unsaved inserts, updates or deletes.
     public var hasChanges: Bool {
-        insertedCount > 0 || !updatedMap.isEmpty || !deletedMap.isEmpty
+        insertedCount > 0 || updatedMap.count > 0 || !deletedMap.isEmpty
     }
 
     /// Objects inserted since the last save.
@@ -104,7 +104,7 @@ public final class ManagedObjectContext {
     }
 
     /// Saved objects changed since the last save.
-    public var updatedObjects: Set<ManagedObject> { Set(updatedMap.values) }
+    public var updatedObjects: Set<ManagedObject> { Set(updatedMap.allObjects) }
 
     /// Saved objects deleted since the last save.
     public var deletedObjects: Set<ManagedObject> { Set(deletedMap.values) }
@@ -509,14 +509,14 @@ public final class ManagedObjectContext {
             object.managedObjectContext = nil
             object.lifecycle = []
         }
-        for object in Array(updatedMap.values) + Array(deletedMap.values) {
+        for object in updatedMap.allObjects + Array(deletedMap.values) {
             object.lifecycle = []
             object.accessState = [.fault, .tracksUpdates]
         }
         for object in registry.allObjects { object.snapshot = nil }
         insertedList = []
         insertedCount = 0
-        updatedMap = [:]
+        updatedMap.removeAll()
         deletedMap = [:]
         if !changes.isEmpty { post(objectsDidChange: changes) }
     }
@@ -532,7 +532,7 @@ public final class ManagedObjectContext {
         registry.removeAll()
         insertedList = []
         insertedCount = 0
-        updatedMap = [:]
+        updatedMap.removeAll()
         deletedMap = [:]
         externalReferences = [:]
     }
@@ -633,7 +633,7 @@ public final class ManagedObjectContext {
         ObjectChanges(
             inserted: insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
                 .map(\.objectID),
-            updated: updatedMap.values.map(\.objectID),
+            updated: updatedMap.allObjects.map(\.objectID),
             deleted: deletedMap.values.map(\.objectID)
         )
     }

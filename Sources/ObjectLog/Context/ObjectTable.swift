@@ -1,6 +1,7 @@
 import ObjectLogStore
 
-/// The registry of a context: object keys to objects, in an open-addressing hash table.
+/// Object keys to objects, in an open-addressing hash table: a context's registry, and its
+/// table of updated objects.
 ///
 /// Keys are unique non-zero integers handed out in ascending runs, so the low bits of the key
 /// are a collision-free slot for a run and consecutive objects land in consecutive slots,
