@@ -61,6 +61,64 @@ struct LogStoreTests {
         }
     }
 
+    @Test(
+        "loads going forward through the file read ahead, yet check every record and see new ones"
+    )
+    func forwardLoads() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("forward.olog")
+        let store = try LogStore.open(path: path)
+        let keys = store.allocateKeys(2000)
+        var expected: [ObjectKey: [UInt8]] = [:]
+        func payload(_ key: ObjectKey, _ version: UInt8) -> [UInt8] {
+            (0..<Int(key % 200 + 1)).map { UInt8(truncatingIfNeeded: $0) &+ version }
+        }
+        for half in [keys.prefix(1000), keys.suffix(1000)] {
+            var transaction = Transaction()
+            for key in half {
+                expected[key] = payload(key, 0)
+                transaction.put(key: key, entity: 1, payload: expected[key]!, isInsert: true)
+            }
+            try store.commit(transaction)
+        }
+        func load(_ key: ObjectKey) throws -> [UInt8]? {
+            var value: [UInt8]?
+            _ = try store.withObject(key) { bytes, _, _, _ in value = Array(bytes) }
+            return value
+        }
+        for order in [Array(keys).filter { $0 % 3 == 0 }, Array(keys.reversed()), Array(keys)] {
+            for key in order { #expect(try load(key) == expected[key], "key \(key)") }
+        }
+        // New values are appended after every window read so far; loads see them.
+        var transaction = Transaction()
+        for key in keys where key % 7 == 0 {
+            expected[key] = payload(key, 1)
+            transaction.put(key: key, entity: 1, payload: expected[key]!, isInsert: false)
+        }
+        try store.commit(transaction)
+        for key in keys { #expect(try load(key) == expected[key], "key \(key) after the update") }
+        // A damaged record inside a window read ahead is still caught, at its own offset.
+        let victim = keys.lowerBound + 500
+        let offset = try #require(store.location(of: victim)).offset
+        try store.close()
+        var bytes = readBytes(path)
+        bytes[Int(offset) + 8] ^= 0x01
+        writeBytes(bytes, to: path)
+        var options = StoreOptions()
+        options.readOnly = true
+        let damaged = try LogStore.open(path: path, options: options)
+        for key in keys.prefix(1000) {
+            do {
+                var value: [UInt8]?
+                _ = try damaged.withObject(key) { bytes, _, _, _ in value = Array(bytes) }
+                #expect(key != victim, "the damaged record loaded")
+                #expect(value == expected[key])
+            } catch let error as StoreError {
+                #expect(key == victim && error.code == .corrupt && error.offset == offset)
+            }
+        }
+    }
+
     @Test("CRC-32 of the ASCII bytes 123456789 is 0xCBF43926")
     func crcTestVector() {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
