@@ -239,37 +239,10 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
             Value.self != String?.self
         else { return nil }
         let offset = valueOffset
-        // NaN is unordered under `<`, which would make the order depend on the sort algorithm
-        // (a limited fetch and a full one could disagree): it sorts after every number here.
-        func makeFloating<F: BinaryFloatingPoint>(
-            _: F.Type
+        func make<C: Comparable>(
+            _: C.Type,
+            isNaN: @escaping (C) -> Bool
         ) -> (ManagedObject, ManagedObject) -> ComparisonResult {
-            { lhs, rhs in
-                if lhs.isFault { lhs.fireFault() }
-                if rhs.isFault { rhs.fireFault() }
-                // Safe: as for `value(in:)`; `F` is `Value`.
-                let left = UnsafeRawPointer(Unmanaged.passUnretained(lhs).toOpaque())
-                    .advanced(by: offset).assumingMemoryBound(to: F.self).pointee
-                let right = UnsafeRawPointer(Unmanaged.passUnretained(rhs).toOpaque())
-                    .advanced(by: offset).assumingMemoryBound(to: F.self).pointee
-                let ascendingOrder: ComparisonResult
-                if left < right {
-                    ascendingOrder = .orderedAscending
-                } else if right < left {
-                    ascendingOrder = .orderedDescending
-                } else if left.isNaN != right.isNaN {
-                    ascendingOrder = left.isNaN ? .orderedDescending : .orderedAscending
-                } else {
-                    return .orderedSame
-                }
-                guard !ascending else { return ascendingOrder }
-                return ascendingOrder == .orderedAscending ? .orderedDescending : .orderedAscending
-            }
-        }
-        if let floating = Value.self as? any BinaryFloatingPoint.Type {
-            return makeFloating(floating)
-        }
-        func make<C: Comparable>(_: C.Type) -> (ManagedObject, ManagedObject) -> ComparisonResult {
             { lhs, rhs in
                 if lhs.isFault { lhs.fireFault() }
                 if rhs.isFault { rhs.fireFault() }
@@ -280,10 +253,23 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
                     .advanced(by: offset).assumingMemoryBound(to: C.self).pointee
                 if left < right { return ascending ? .orderedAscending : .orderedDescending }
                 if right < left { return ascending ? .orderedDescending : .orderedAscending }
-                return .orderedSame
+                // NaN is unordered under `<`, which would make the order depend on the sort
+                // algorithm (a limited fetch and a full one could disagree): it sorts after
+                // every number.
+                let leftIsNaN = isNaN(left)
+                if leftIsNaN == isNaN(right) { return .orderedSame }
+                return leftIsNaN == ascending ? .orderedDescending : .orderedAscending
             }
         }
-        return make(comparable)
+        if let floating = Value.self as? any BinaryFloatingPoint.Type {
+            func floatingPoint<F: BinaryFloatingPoint>(
+                _ type: F.Type
+            ) -> (ManagedObject, ManagedObject) -> ComparisonResult {
+                make(type, isNaN: { $0.isNaN })
+            }
+            return floatingPoint(floating)
+        }
+        return make(comparable, isNaN: { _ in false })
     }
 }
 
