@@ -71,7 +71,10 @@ private func fuzzOpen(_ bytes: [UInt8]) {
     var readOnly = StoreOptions(fileSystem: fileSystem)
     readOnly.readOnly = true
     if let store = try? LogStore.open(path: "/f.olog", options: readOnly) {
-        for key in store.liveKeys(entity: nil) { _ = try? store.readObject(key) }
+        let keys = store.liveKeys(entity: nil)
+        for key in keys { _ = try? store.readObject(key) }
+        // In key order the single loads go forward through the file and read ahead.
+        for key in keys { _ = try? store.withObject(key) { _, _, _, _ in } }
         try? store.forEachLiveObject(entity: nil) { _, _, _ in }
         _ = store.metadata
     }
