@@ -324,3 +324,11 @@ struct AttributeColumnTests {
         #expect(!empty.isFull)
     }
 }
+
+extension AttributeColumns {
+    /// The column prefix of a string's UTF-8.
+    static func prefix(of string: String) -> (UInt64, isASCII: Bool) {
+        var string = string
+        return string.withUTF8 { prefix(of: UnsafeRawBufferPointer($0)) }
+    }
+}

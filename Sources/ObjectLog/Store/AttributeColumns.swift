@@ -22,16 +22,13 @@ final class AttributeColumns: @unchecked Sendable {
     /// A class, so that the targets that refer to it see its storage move when it grows.
     final class Column {
         let kind: ScalarKind
-        /// Where the attribute's value is in an object of the entity.
-        let offset: Int
         @exclusivity(unchecked) var values: UnsafeMutablePointer<UInt64>
         /// A bit per key: the value has no place in the column's order (a `String` that is not
         /// ASCII, a NaN), so an ordering by the column keeps such objects as candidates.
         @exclusivity(unchecked) var unordered: UnsafeMutablePointer<UInt64>
 
-        init(kind: ScalarKind, offset: Int, rows: Int) {
+        init(kind: ScalarKind, rows: Int) {
             self.kind = kind
-            self.offset = offset
             values = .allocate(capacity: rows)
             values.initialize(repeating: 0, count: rows)
             let words = (rows + 63) / 64
@@ -109,7 +106,7 @@ final class AttributeColumns: @unchecked Sendable {
         }
         for index in added {
             let field = entity.accessors[index].scalarField!
-            columns[index] = Column(kind: field.kind, offset: field.offset, rows: rowCapacity)
+            columns[index] = Column(kind: field.kind, rows: rowCapacity)
         }
         do {
             let targets = self.targets(added)
@@ -154,46 +151,36 @@ final class AttributeColumns: @unchecked Sendable {
     /// Reads the attributes of `targets` from an object's encoding into `row` of their
     /// columns.
     ///
-    /// An entity whose attributes are all ``ScalarKind`` values is read in place, moving past
-    /// the values not wanted; any other is decoded into a scratch object first.
+    /// Each wanted value is read in place by its ``ScalarKind`` (a column's attribute is one,
+    /// encoded as the kind encodes it); the properties before it are moved past, or decoded
+    /// into a scratch object when their accessor cannot skip them.
     private func read(
         _ payload: UnsafeRawBufferPointer,
         into row: Int,
         _ targets: [Target]
     ) throws {
         guard let last = targets.last else { return }
-        guard let layout = entity.scalarLayout else {
-            var wanted = [Bool](repeating: false, count: entity.accessors.count)
-            for target in targets { wanted[target.index] = true }
-            var reader = PayloadReader(payload)
-            try ObjectDecoder.decode(
-                &reader,
-                into: scratch,
-                entity: entity,
-                only: wanted,
-                source: nil
-            )
-            for target in targets { copyValue(to: row, of: target.column.takeUnretainedValue()) }
-            return
-        }
         var reader = PayloadReader(payload)
-        guard try reader.readVarint() == UInt64(layout.fields.count) else {
+        guard try reader.readVarint() == UInt64(entity.accessors.count) else {
             throw ObjectLogError(.corrupt, "payload of \(entity.name) has another property count")
         }
-        try layout.fields.withUnsafeBufferPointer { fields in
-            var next = 0
-            for index in 0...last.index {
-                let kind = fields[index].kind
-                guard targets[next].index == index else {
-                    try kind.skip(from: &reader)
-                    continue
+        let layout = entity.scalarLayout
+        var next = 0
+        for index in 0...last.index {
+            guard targets[next].index == index else {
+                if let layout {
+                    try layout.fields[index].kind.skip(from: &reader)
+                } else if try !entity.accessors[index].skip(from: &reader) {
+                    try entity.accessors[index].decode(from: &reader, into: scratch, source: nil)
                 }
-                let (value, isOrdered) = try kind.columnValue(from: &reader)
-                targets[next].column._withUnsafeGuaranteedRef {
-                    store(value, isOrdered: isOrdered, in: $0, row: row)
-                }
-                next += 1
+                continue
             }
+            let column = targets[next].column
+            let (value, isOrdered) = try column._withUnsafeGuaranteedRef {
+                try $0.kind.columnValue(from: &reader)
+            }
+            column._withUnsafeGuaranteedRef { store(value, isOrdered: isOrdered, in: $0, row: row) }
+            next += 1
         }
     }
 
@@ -235,41 +222,6 @@ final class AttributeColumns: @unchecked Sendable {
         return row
     }
 
-    /// Copies a column's attribute from the scratch object into `row`.
-    private func copyValue(to row: Int, of column: Column) {
-        // Safe: `offset` is the runtime-reported offset of the attribute's value, of exactly
-        // `kind`'s type, in the entity's class, and `scratch` is an instance of it.
-        let address = UnsafeRawPointer(Unmanaged.passUnretained(scratch).toOpaque()) + column.offset
-        switch column.kind {
-        case .int:
-            store(
-                UInt64(bitPattern: Int64(address.load(as: Int.self))),
-                isOrdered: true,
-                in: column,
-                row: row
-            )
-        case .int64:
-            store(
-                UInt64(bitPattern: address.load(as: Int64.self)),
-                isOrdered: true,
-                in: column,
-                row: row
-            )
-        case .double:
-            let double = address.load(as: Double.self)
-            store(double.bitPattern, isOrdered: !double.isNaN, in: column, row: row)
-        case .date:
-            let double = address.load(as: Date.self).timeIntervalSinceReferenceDate
-            store(double.bitPattern, isOrdered: !double.isNaN, in: column, row: row)
-        case .bool:
-            store(address.load(as: Bool.self) ? 1 : 0, isOrdered: true, in: column, row: row)
-        case .string:
-            var string = address.load(as: String.self)
-            let (value, isASCII) = string.withUTF8 { Self.prefix(of: UnsafeRawBufferPointer($0)) }
-            store(value, isOrdered: isASCII, in: column, row: row)
-        }
-    }
-
     /// The first 8 bytes of a string's UTF-8 `bytes`, big-endian and zero-padded, and whether
     /// they are all ASCII.
     ///
@@ -296,12 +248,6 @@ final class AttributeColumns: @unchecked Sendable {
             index += 1
         }
         return (value, high & 0x8080_8080_8080_8080 == 0)
-    }
-
-    /// ``prefix(of:)-(UnsafeRawBufferPointer)`` of a string's UTF-8.
-    static func prefix(of string: String) -> (UInt64, isASCII: Bool) {
-        var string = string
-        return string.withUTF8 { prefix(of: UnsafeRawBufferPointer($0)) }
     }
 
     private func reserve(_ newCapacity: Int) {
