@@ -16,16 +16,16 @@ extension ManagedObjectContext {
         try throwFaultError()
         try runWillSaveHandlers()
         guard hasChanges || coordinator.hasMetadataChanges else { return }
-        var inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
+        // By link rather than `managedObjectContext`, which retains and releases the context
+        // for each object of a bulk insert.
+        var inserted = insertedList.filter { $0.isInserted && $0.contextLink === link }
         for object in inserted { object.willSave() }
         for object in updatedMap.allObjects { object.willSave() }
         var resolved = resolveUniquenessConflicts(among: inserted)
         for attempt in 1... {
             if let changed = resolved {
                 for object in changed { object.willSave() }
-                inserted = insertedList.filter {
-                    $0.isInserted && $0.managedObjectContext === self
-                }
+                inserted = insertedList.filter { $0.isInserted && $0.contextLink === link }
             }
             do {
                 return try writeChanges(inserted: inserted)
