@@ -85,6 +85,46 @@ struct PayloadFormatTests {
         )
     }
 
+    @Test("varints read the same with and without room for the longest one after them")
+    func varintsNearTheEnd() throws {
+        var values: [UInt64] = [0, 127, 128, 300, UInt64.max, UInt64.max >> 1]
+        for bits in 1...64 { values.append(UInt64.max >> (64 - bits)) }
+        for value in values {
+            var writer = PayloadWriter()
+            writer.write(varint: value)
+            let encoded = writer.bytes
+            // Alone (the byte-by-byte path), then followed by 12 more bytes (the unrolled one).
+            for padding in [0, 1, 12] {
+                let bytes = encoded + [UInt8](repeating: 0xFF, count: padding)
+                let read = bytes.withUnsafeBytes { buffer in
+                    Result { () throws(PayloadError) -> (UInt64, Int) in
+                        var reader = PayloadReader(buffer)
+                        return (try reader.readVarint(), reader.offset)
+                    }
+                }
+                let (decoded, offset) = try read.get()
+                #expect(decoded == value && offset == encoded.count, "\(value) + \(padding)")
+            }
+        }
+        // Too long, and cut short: the same errors whatever follows.
+        let overlong = [UInt8](repeating: 0x80, count: 10) + [0x01]
+        let cases: [([UInt8], PayloadError)] = [
+            (overlong, .malformed(offset: 11, "varint too long")),
+            (overlong + [0, 0, 0], .malformed(offset: 11, "varint too long")),
+            ([UInt8](repeating: 0x80, count: 10), .truncated(offset: 10)),
+            ([0x80, 0x80], .truncated(offset: 2)),
+        ]
+        for (bytes, expected) in cases {
+            let read = bytes.withUnsafeBytes { buffer in
+                Result { () throws(PayloadError) -> UInt64 in
+                    var reader = PayloadReader(buffer)
+                    return try reader.readVarint()
+                }
+            }
+            #expect(throws: expected) { try read.get() }
+        }
+    }
+
     @Test("the scalar layout's one-pass encoding writes each type's own bytes")
     func scalarLayoutMatchesValueEncodings() throws {
         let model = try ManagedObjectModel([AllScalars.self])
