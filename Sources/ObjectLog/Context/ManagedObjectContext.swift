@@ -354,11 +354,14 @@ public final class ManagedObjectContext {
             return
         }
         var reader = PayloadReader(buffer)
+        // Scalar attributes need no source for external data; not making one saves retaining
+        // and releasing the store and the context for each of a million objects.
         try ObjectDecoder.decode(
             &reader,
             into: object,
             entity: entity,
-            source: RecordSource(store: store, key: key, context: self)
+            source: entity.scalarLayout == nil
+                ? RecordSource(store: store, key: key, context: self) : nil
         )
         object.accessState.remove(.fault)
         object.loadedRecordOffset = 0
