@@ -130,9 +130,34 @@ package struct StoreIndex {
                 return value
             }
             for _ in 0..<Int(count) {
-                guard let keyDelta = next(10), keyDelta > 0, let offsetCode = next(10),
-                    let length = next(5), length <= UInt64(UInt32.max),
-                    let entity = next(5), entity <= UInt64(UInt32.max)
+                let keyDelta: UInt64
+                let offsetCode: UInt64
+                let length: UInt64
+                let entity: UInt64
+                // Most entries are four one-byte varints (consecutive keys, records of under
+                // 128 bytes one after the other, few entities): read them as one word.
+                let word =
+                    end - position >= 4
+                    ? UInt32(
+                        littleEndian: entries.loadUnaligned(
+                            fromByteOffset: position,
+                            as: UInt32.self
+                        )
+                    )
+                    : 0x8080_8080
+                if word & 0x8080_8080 == 0 {
+                    keyDelta = UInt64(word & 0xFF)
+                    offsetCode = UInt64(word >> 8 & 0xFF)
+                    length = UInt64(word >> 16 & 0xFF)
+                    entity = UInt64(word >> 24)
+                    position += 4
+                } else {
+                    guard let first = next(10), let second = next(10), let third = next(5),
+                        let fourth = next(5)
+                    else { return nil }
+                    (keyDelta, offsetCode, length, entity) = (first, second, third, fourth)
+                }
+                guard keyDelta > 0, length <= UInt64(UInt32.max), entity <= UInt64(UInt32.max)
                 else { return nil }
                 let (nextKey, keyOverflow) = key.addingReportingOverflow(keyDelta)
                 let delta = Int64(bitPattern: offsetCode >> 1) ^ -Int64(bitPattern: offsetCode & 1)
