@@ -48,11 +48,38 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) final var accessState: AccessState = []
     /// Lifecycle bits.
     @exclusivity(unchecked) var lifecycle: Lifecycle = []
-    /// Offset of the record this object's values were loaded from (optimistic locking).
-    @exclusivity(unchecked) var loadedRecordOffset: UInt64 = 0
+    /// Offset of the record this object's values were loaded from (optimistic locking); 0
+    /// when only ``recordOffsetBound`` is known.
+    var loadedRecordOffset: UInt64 {
+        get { loadStamp & Self.boundFlag == 0 ? loadStamp : 0 }
+        set {
+            if newValue != 0 {
+                loadStamp = newValue
+            } else if loadStamp & Self.boundFlag == 0 {
+                loadStamp = 0
+            }
+        }
+    }
     /// When the exact offset is not known: the values are from a record older than this
-    /// offset (a save's commit offset, or the log's end before a scan).
-    @exclusivity(unchecked) var recordOffsetBound: UInt64 = 0
+    /// offset (a save's commit offset, or the log's end before a scan); else 0.
+    var recordOffsetBound: UInt64 {
+        get { loadStamp & Self.boundFlag != 0 ? loadStamp & ~Self.boundFlag : 0 }
+        set {
+            if newValue != 0 {
+                loadStamp = newValue | Self.boundFlag
+            } else if loadStamp & Self.boundFlag != 0 {
+                loadStamp = 0
+            }
+        }
+    }
+    /// ``loadedRecordOffset`` or ``recordOffsetBound``, whichever is known (never both; the
+    /// engine sets the two together), with ``boundFlag`` set for a bound.
+    ///
+    /// One field instead of two makes every object 8 bytes smaller, which puts the instances
+    /// of a five-attribute entity in 176-byte heap blocks rather than 192-byte ones. File
+    /// offsets stay below 2^63.
+    @exclusivity(unchecked) private var loadStamp: UInt64 = 0
+    private static let boundFlag: UInt64 = 1 << 63
     /// The file generation ``loadedRecordOffset`` and ``recordOffsetBound`` refer to
     /// (compaction moves records; the coordinator translates older offsets).
     @exclusivity(unchecked) var loadedGeneration: UInt64 = 0
