@@ -1,6 +1,5 @@
 import Foundation
 import ObjectLogStore
-import Synchronization
 
 /// Joins a model to an open store: it checks the model against the stored schema, guards
 /// metadata, checks conflicts and uniqueness, commits saves and tells contexts about them.
@@ -20,7 +19,7 @@ public final class PersistentStoreCoordinator: Sendable {
     public let model: ManagedObjectModel
     /// The store underneath.
     public let store: LogStore
-    let state: Mutex<State>
+    let state: LockedValue<State>
 
     struct State: ~Copyable {
         var stagedMetadata: Metadata = [:]
@@ -57,7 +56,7 @@ public final class PersistentStoreCoordinator: Sendable {
         } catch {
             throw ObjectLogError.store(error, "cannot open store '\(path)'")
         }
-        self.state = Mutex(State())
+        self.state = LockedValue(State())
         let metadata = store.metadata
         if case .string(let hash)? = metadata[Self.modelHashKey] {
             guard hash != model.versionHash else { return }
