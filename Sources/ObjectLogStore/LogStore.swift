@@ -611,37 +611,70 @@ public final class LogStore: @unchecked Sendable {
             _ generation: UInt64
         ) throws -> Void
     ) throws -> Bool {
-        let found: (RecordLocation, any StoreFile, RecordLayout, UInt64, UInt64)? = try locked {
-            if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
-            return live[key].map { ($0, file, header.layout, header.generation, endOffset) }
+        // One lock round trip finds the record and, when the read-ahead window holds it, takes
+        // the window (a reference to its bytes, which never change once read). The state is
+        // read into separate locals rather than returned as one optional tuple from a closure:
+        // copying that tuple, which holds an existential, cost more than the lookup itself.
+        var window: [UInt8] = []
+        lock.lock()
+        if isClosed {
+            lock.unlock()
+            throw StoreError(.closed, "the store is closed", path: path)
         }
-        guard let (location, file, layout, generation, end) = found else { return false }
-        func damaged(_ reason: String) -> StoreError {
-            StoreError(.corrupt, reason, path: path, offset: location.offset)
+        guard let location = live[key] else {
+            lock.unlock()
+            return false
         }
+        let layout = header.layout
+        let generation = header.generation
+        // Bytes below the log's committed end never change within a generation, so a window
+        // read earlier in this generation is as good as the file.
+        let plan = readAhead.plan(
+            location.offset,
+            length: Int(location.length),
+            generation: generation,
+            window: &window
+        )
+        let file = self.file
+        let end = endOffset
+        lock.unlock()
+
         let length = Int(location.length)
         // A length from a damaged index must not become a giant allocation.
         guard length <= layout.maximumFrameLength + LogFormat.maximumPayloadLength else {
-            throw damaged("the keydir's record for object \(key) is longer than any record")
+            throw StoreError(
+                .corrupt,
+                "the keydir's record for object \(key) is longer than any record",
+                path: path,
+                offset: location.offset
+            )
+        }
+        if case .served(let from) = plan {
+            try window.withUnsafeBytes { window in
+                try deliverRecord(
+                    UnsafeRawBufferPointer(rebasing: window[from..<(from + length)]),
+                    key: key,
+                    location: location,
+                    generation: generation,
+                    layout: layout,
+                    body
+                )
+            }
+            return true
         }
         try withUnsafeTemporaryAllocation(byteCount: max(length, 1), alignment: 8) {
             (buffer) throws -> Void in
             let record = UnsafeMutableRawBufferPointer(rebasing: buffer[..<length])
-            // Bytes below the log's committed end never change within a generation, so a copy
-            // read earlier is as good as the file.
-            let plan = locked {
-                readAhead.serve(location.offset, into: record, generation: generation)
-            }
-            switch plan {
-            case .served:
-                break
-            case .readExactly:
-                guard try file.read(into: record, at: location.offset) == length else {
-                    throw damaged("record runs past the end of the file")
-                }
-            case .readAhead:
+            if plan == .readAhead {
                 let count = Int(min(UInt64(ReadAhead.size), end - min(end, location.offset)))
-                guard count >= length else { throw damaged("record runs past the end of the file") }
+                guard count >= length else {
+                    throw StoreError(
+                        .corrupt,
+                        "record runs past the end of the file",
+                        path: path,
+                        offset: location.offset
+                    )
+                }
                 let window = try [UInt8](unsafeUninitializedCapacity: count) { window, read in
                     read = try file.read(
                         into: UnsafeMutableRawBufferPointer(window),
@@ -649,37 +682,87 @@ public final class LogStore: @unchecked Sendable {
                     )
                 }
                 guard window.count >= length else {
-                    throw damaged("record runs past the end of the file")
+                    throw StoreError(
+                        .corrupt,
+                        "record runs past the end of the file",
+                        path: path,
+                        offset: location.offset
+                    )
                 }
                 window.withUnsafeBytes {
                     record.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<length]))
                 }
                 locked { readAhead.keep(window, at: location.offset, generation: generation) }
+            } else {
+                guard try file.read(into: record, at: location.offset) == length else {
+                    throw StoreError(
+                        .corrupt,
+                        "record runs past the end of the file",
+                        path: path,
+                        offset: location.offset
+                    )
+                }
             }
-            let bytes = UnsafeRawBufferPointer(record)
-            guard case .frame(let frame) = RecordFrame.decode(bytes, layout: layout),
-                frame.totalLength == length, frame.type == .put, frame.key == key
-            else {
-                throw damaged("the keydir's record for object \(key) is not a put of its length")
-            }
-            let computed = RecordFrame.checksum(of: bytes)
-            guard checksumsMatch(frame.checksum, computed) else {
-                throw damaged(
-                    "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))"
-                )
-            }
-            let payload = UnsafeRawBufferPointer(rebasing: bytes[frame.frameLength...])
-            guard let contents = PutContents(payload, flags: frame.flags, layout: layout) else {
-                throw damaged("put record too short for its blobs")
-            }
-            try body(
-                UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...]),
-                contents.blobCount == 0 ? [] : contents.blobs(in: payload),
-                location,
-                generation
+            try deliverRecord(
+                UnsafeRawBufferPointer(record),
+                key: key,
+                location: location,
+                generation: generation,
+                layout: layout,
+                body
             )
         }
         return true
+    }
+
+    /// Checks that `bytes` are the put record of `key` that `location` names (its frame, type,
+    /// length, key and checksum), then calls `body` with its value and blobs.
+    @inline(__always)
+    private func deliverRecord(
+        _ bytes: UnsafeRawBufferPointer,
+        key: ObjectKey,
+        location: RecordLocation,
+        generation: UInt64,
+        layout: RecordLayout,
+        _ body: (
+            _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
+            _ generation: UInt64
+        ) throws -> Void
+    ) throws {
+        guard let frame = RecordFrame.decodePut(bytes, layout: layout),
+            frame.totalLength == bytes.count, frame.key == key
+        else {
+            throw StoreError(
+                .corrupt,
+                "the keydir's record for object \(key) is not a put of its length",
+                path: path,
+                offset: location.offset
+            )
+        }
+        let computed = RecordFrame.checksum(of: bytes)
+        guard checksumsMatch(frame.checksum, computed) else {
+            throw StoreError(
+                .corrupt,
+                "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
+                path: path,
+                offset: location.offset
+            )
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[frame.frameLength...])
+        guard let contents = PutContents(payload, flags: frame.flags, layout: layout) else {
+            throw StoreError(
+                .corrupt,
+                "put record too short for its blobs",
+                path: path,
+                offset: location.offset
+            )
+        }
+        try body(
+            UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...]),
+            contents.blobCount == 0 ? [] : contents.blobs(in: payload),
+            location,
+            generation
+        )
     }
 
     /// Calls `body` with every live object of `entity` (every entity when nil), reading the
@@ -1663,9 +1746,9 @@ struct ReadAhead {
     /// How much a forward load reads.
     static let size = 64 << 10
 
-    enum Plan {
-        /// The record was copied from the window.
-        case served
+    enum Plan: Equatable {
+        /// The window holds the record, from this index of its bytes on.
+        case served(at: Int)
         /// Read the record alone.
         case readExactly
         /// Read `size` bytes from the record on (up to the committed end), and keep them.
@@ -1679,31 +1762,33 @@ struct ReadAhead {
     private var lastOffset: UInt64 = .max
     private var lastGeneration: UInt64 = .max
 
-    /// Copies the record at `offset` (`record.count` bytes) from the window if it holds it, or
-    /// says how to read it: ahead if this load is a little after the previous one.
-    mutating func serve(
+    /// Says where the window holds the record at `offset` (`length` bytes), handing the window
+    /// out in `found`, or how to read the record: ahead if this load is a little after the
+    /// previous one.
+    ///
+    /// The caller reads the record from `found` after releasing the lock: the window's bytes
+    /// are never written again, and `keep(_:at:generation:)` replaces the array rather than
+    /// changing it.
+    mutating func plan(
         _ offset: UInt64,
-        into record: UnsafeMutableRawBufferPointer,
-        generation: UInt64
+        length: Int,
+        generation: UInt64,
+        window found: inout [UInt8]
     ) -> Plan {
         defer {
             lastOffset = offset
             lastGeneration = generation
         }
         if generation == self.generation, offset >= start,
-            offset - start + UInt64(record.count) <= UInt64(window.count)
+            offset - start <= UInt64(window.count),
+            UInt64(length) <= UInt64(window.count) - (offset - start)
         {
-            let from = Int(offset - start)
-            window.withUnsafeBytes {
-                record.copyMemory(
-                    from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + record.count)])
-                )
-            }
-            return .served
+            found = window
+            return .served(at: Int(offset - start))
         }
         let forward =
             generation == lastGeneration && offset > lastOffset
-            && offset - lastOffset < UInt64(Self.size / 4) && record.count <= Self.size / 16
+            && offset - lastOffset < UInt64(Self.size / 4) && length <= Self.size / 16
         return forward ? .readAhead : .readExactly
     }
 
