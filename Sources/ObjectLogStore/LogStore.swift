@@ -599,7 +599,8 @@ public final class LogStore: @unchecked Sendable {
     /// during the call. This is the fast path for loading one object. When loads go forward
     /// through the file (each record a little after the one before, as when objects are loaded
     /// one by one in key order), the read takes the next 64 KiB instead, and the loads of the
-    /// records in them copy from memory: one system call for many records instead of one each.
+    /// records in them read those bytes in memory, checked just the same: one system call for
+    /// many records instead of one each.
     ///
     /// - Throws: ``StoreError`` `.corrupt` (naming the offset) if the record is damaged, `.io`,
     ///   or what `body` throws.
@@ -629,27 +630,15 @@ public final class LogStore: @unchecked Sendable {
         let generation = header.generation
         // Bytes below the log's committed end never change within a generation, so a window
         // read earlier in this generation is as good as the file.
+        let length = Int(location.length)
         let plan = readAhead.plan(
             location.offset,
-            length: Int(location.length),
+            length: length,
             generation: generation,
             window: &window
         )
-        let file = self.file
-        let end = endOffset
-        lock.unlock()
-
-        let length = Int(location.length)
-        // A length from a damaged index must not become a giant allocation.
-        guard length <= layout.maximumFrameLength + LogFormat.maximumPayloadLength else {
-            throw StoreError(
-                .corrupt,
-                "the keydir's record for object \(key) is longer than any record",
-                path: path,
-                offset: location.offset
-            )
-        }
         if case .served(let from) = plan {
+            lock.unlock()
             try window.withUnsafeBytes { window in
                 try deliverRecord(
                     UnsafeRawBufferPointer(rebasing: window[from..<(from + length)]),
@@ -662,46 +651,67 @@ public final class LogStore: @unchecked Sendable {
             }
             return true
         }
+        let file = self.file
+        let end = endOffset
+        lock.unlock()
+
+        // A length from a damaged index must not become a giant allocation. (A window, at most
+        // `ReadAhead.size` bytes, never serves such a length.)
+        guard length <= layout.maximumFrameLength + LogFormat.maximumPayloadLength else {
+            throw StoreError(
+                .corrupt,
+                "the keydir's record for object \(key) is longer than any record",
+                path: path,
+                offset: location.offset
+            )
+        }
+        if plan == .readAhead {
+            let count = Int(min(UInt64(ReadAhead.size), end - min(end, location.offset)))
+            guard count >= length else {
+                throw StoreError(
+                    .corrupt,
+                    "record runs past the end of the file",
+                    path: path,
+                    offset: location.offset
+                )
+            }
+            let window = try [UInt8](unsafeUninitializedCapacity: count) { window, read in
+                read = try file.read(
+                    into: UnsafeMutableRawBufferPointer(window),
+                    at: location.offset
+                )
+            }
+            guard window.count >= length else {
+                throw StoreError(
+                    .corrupt,
+                    "record runs past the end of the file",
+                    path: path,
+                    offset: location.offset
+                )
+            }
+            locked { readAhead.keep(window, at: location.offset, generation: generation) }
+            try window.withUnsafeBytes { window in
+                try deliverRecord(
+                    UnsafeRawBufferPointer(rebasing: window[..<length]),
+                    key: key,
+                    location: location,
+                    generation: generation,
+                    layout: layout,
+                    body
+                )
+            }
+            return true
+        }
         try withUnsafeTemporaryAllocation(byteCount: max(length, 1), alignment: 8) {
             (buffer) throws -> Void in
             let record = UnsafeMutableRawBufferPointer(rebasing: buffer[..<length])
-            if plan == .readAhead {
-                let count = Int(min(UInt64(ReadAhead.size), end - min(end, location.offset)))
-                guard count >= length else {
-                    throw StoreError(
-                        .corrupt,
-                        "record runs past the end of the file",
-                        path: path,
-                        offset: location.offset
-                    )
-                }
-                let window = try [UInt8](unsafeUninitializedCapacity: count) { window, read in
-                    read = try file.read(
-                        into: UnsafeMutableRawBufferPointer(window),
-                        at: location.offset
-                    )
-                }
-                guard window.count >= length else {
-                    throw StoreError(
-                        .corrupt,
-                        "record runs past the end of the file",
-                        path: path,
-                        offset: location.offset
-                    )
-                }
-                window.withUnsafeBytes {
-                    record.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<length]))
-                }
-                locked { readAhead.keep(window, at: location.offset, generation: generation) }
-            } else {
-                guard try file.read(into: record, at: location.offset) == length else {
-                    throw StoreError(
-                        .corrupt,
-                        "record runs past the end of the file",
-                        path: path,
-                        offset: location.offset
-                    )
-                }
+            guard try file.read(into: record, at: location.offset) == length else {
+                throw StoreError(
+                    .corrupt,
+                    "record runs past the end of the file",
+                    path: path,
+                    offset: location.offset
+                )
             }
             try deliverRecord(
                 UnsafeRawBufferPointer(record),
