@@ -230,6 +230,72 @@ struct LogStoreTests {
         try damaged.close()
     }
 
+    @Test(
+        "single loads from several threads, beside commits and a compaction, see only committed values of their own key"
+    )
+    func concurrentLoads() throws {
+        let directory = TemporaryDirectory()
+        let store = try LogStore.open(path: directory.file("threads.olog"))
+        let keys = Array(store.allocateKeys(2000))
+        // A value names its key and version, so a load can tell it got a whole record of its
+        // own key; the filler makes records of different lengths.
+        @Sendable func payload(_ key: ObjectKey, _ version: UInt8) -> [UInt8] {
+            withUnsafeBytes(of: key.littleEndian) { Array($0) } + [version]
+                + Array(repeating: version, count: Int(key % 50))
+        }
+        var transaction = Transaction()
+        for key in keys {
+            transaction.put(key: key, entity: 1, payload: payload(key, 0), isInsert: true)
+        }
+        try store.commit(transaction)
+        let versions: UInt8 = 6
+        let problems = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            do {
+                if worker == 0 {
+                    // The writer: updates of every fifth key, and a compaction halfway.
+                    for version in 1...versions {
+                        var transaction = Transaction()
+                        for key in keys where key % 5 == 0 {
+                            transaction.put(
+                                key: key,
+                                entity: 1,
+                                payload: payload(key, version),
+                                isInsert: false
+                            )
+                        }
+                        try store.commit(transaction)
+                        if version == versions / 2 { try store.compact() }
+                    }
+                    return
+                }
+                // Readers go forward through the file (read ahead), backward and skipping.
+                for pass in 0..<4 {
+                    let order = pass % 2 == 0 ? keys : keys.reversed()
+                    for key in order where pass < 2 || key % UInt64(worker + 1) == 0 {
+                        var value: [UInt8] = []
+                        let found = try store.withObject(key) { bytes, _, _, _ in
+                            value = Array(bytes)
+                        }
+                        let version = value.count > 8 ? value[8] : .max
+                        if !found || version > versions || value != payload(key, version) {
+                            problems.withLock { $0.append("key \(key): \(found) \(value)") }
+                        }
+                    }
+                }
+            } catch {
+                problems.withLock { $0.append("worker \(worker): \(error)") }
+            }
+        }
+        #expect(problems.withLock { $0 }.isEmpty, "\(problems.withLock { $0.prefix(5) })")
+        for key in keys {
+            var value: [UInt8] = []
+            _ = try store.withObject(key) { bytes, _, _, _ in value = Array(bytes) }
+            #expect(value == payload(key, key % 5 == 0 ? versions : 0), "key \(key)")
+        }
+        try store.close()
+    }
+
     @Test("CRC-32 of the ASCII bytes 123456789 is 0xCBF43926")
     func crcTestVector() {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
