@@ -675,13 +675,16 @@ public final class LogStore: @unchecked Sendable {
                     offset: location.offset
                 )
             }
-            let window = try [UInt8](unsafeUninitializedCapacity: count) { window, read in
-                read = try file.read(
-                    into: UnsafeMutableRawBufferPointer(window),
+            if window.count != ReadAhead.size {
+                window = [UInt8](repeating: 0, count: ReadAhead.size)
+            }
+            let read = try window.withUnsafeMutableBytes { window in
+                try file.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: window[..<count]),
                     at: location.offset
                 )
             }
-            guard window.count >= length else {
+            guard read >= length else {
                 throw StoreError(
                     .corrupt,
                     "record runs past the end of the file",
@@ -689,7 +692,9 @@ public final class LogStore: @unchecked Sendable {
                     offset: location.offset
                 )
             }
-            locked { readAhead.keep(window, at: location.offset, generation: generation) }
+            locked {
+                readAhead.keep(window, count: read, at: location.offset, generation: generation)
+            }
             try window.withUnsafeBytes { window in
                 try deliverRecord(
                     UnsafeRawBufferPointer(rebasing: window[..<length]),
@@ -1765,7 +1770,10 @@ struct ReadAhead {
         case readAhead
     }
 
+    /// The window's storage: `size` bytes once allocated, of which the first `count` are the
+    /// file's from `start` on.
     private var window: [UInt8] = []
+    private var count = 0
     private var start: UInt64 = 0
     private var generation: UInt64 = .max
     /// The offset of the previous load's record, in `lastGeneration`.
@@ -1774,11 +1782,12 @@ struct ReadAhead {
 
     /// Says where the window holds the record at `offset` (`length` bytes), handing the window
     /// out in `found`, or how to read the record: ahead if this load is a little after the
-    /// previous one.
+    /// previous one, in which case `found` is the window's storage to read into.
     ///
-    /// The caller reads the record from `found` after releasing the lock: the window's bytes
-    /// are never written again, and `keep(_:at:generation:)` replaces the array rather than
-    /// changing it.
+    /// A served caller reads the record from `found` after releasing the lock. The bytes it
+    /// reads are never written while it holds `found`: a later refill takes the storage out of
+    /// this state first and writes through `withUnsafeMutableBytes`, which copies the array
+    /// instead if anyone else still holds it.
     mutating func plan(
         _ offset: UInt64,
         length: Int,
@@ -1790,8 +1799,8 @@ struct ReadAhead {
             lastGeneration = generation
         }
         if generation == self.generation, offset >= start,
-            offset - start <= UInt64(window.count),
-            UInt64(length) <= UInt64(window.count) - (offset - start)
+            offset - start <= UInt64(count),
+            UInt64(length) <= UInt64(count) - (offset - start)
         {
             found = window
             return .served(at: Int(offset - start))
@@ -1799,12 +1808,19 @@ struct ReadAhead {
         let forward =
             generation == lastGeneration && offset > lastOffset
             && offset - lastOffset < UInt64(Self.size / 4) && length <= Self.size / 16
-        return forward ? .readAhead : .readExactly
+        guard forward else { return .readExactly }
+        // The refill reuses the storage: a new 64 KiB array per window cost the kernel a page
+        // fault (and a page to clear) for every 4 KiB the read wrote.
+        swap(&found, &window)
+        count = 0
+        self.generation = .max
+        return .readAhead
     }
 
-    /// Keeps bytes read at `offset`.
-    mutating func keep(_ bytes: [UInt8], at offset: UInt64, generation: UInt64) {
-        window = bytes
+    /// Keeps the first `count` bytes of `storage`, read at `offset`, as the window.
+    mutating func keep(_ storage: [UInt8], count: Int, at offset: UInt64, generation: UInt64) {
+        window = storage
+        self.count = count
         start = offset
         self.generation = generation
     }
