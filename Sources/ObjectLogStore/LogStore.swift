@@ -599,7 +599,8 @@ public final class LogStore: @unchecked Sendable {
     /// during the call. This is the fast path for loading one object. When loads go forward
     /// through the file (each record a little after the one before, as when objects are loaded
     /// one by one in key order), the read takes the next 64 KiB instead, and the loads of the
-    /// records in them copy from memory: one system call for many records instead of one each.
+    /// records in them read those bytes in memory, checked just the same: one system call for
+    /// many records instead of one each.
     ///
     /// - Throws: ``StoreError`` `.corrupt` (naming the offset) if the record is damaged, `.io`,
     ///   or what `body` throws.
@@ -611,75 +612,172 @@ public final class LogStore: @unchecked Sendable {
             _ generation: UInt64
         ) throws -> Void
     ) throws -> Bool {
-        let found: (RecordLocation, any StoreFile, RecordLayout, UInt64, UInt64)? = try locked {
-            if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
-            return live[key].map { ($0, file, header.layout, header.generation, endOffset) }
+        // One lock round trip finds the record and, when the read-ahead window holds it, takes
+        // the window (a reference to its bytes, which never change once read). The state is
+        // read into separate locals rather than returned as one optional tuple from a closure:
+        // copying that tuple, which holds an existential, cost more than the lookup itself.
+        var window: [UInt8] = []
+        lock.lock()
+        if isClosed {
+            lock.unlock()
+            throw StoreError(.closed, "the store is closed", path: path)
         }
-        guard let (location, file, layout, generation, end) = found else { return false }
-        func damaged(_ reason: String) -> StoreError {
-            StoreError(.corrupt, reason, path: path, offset: location.offset)
+        guard let location = live[key] else {
+            lock.unlock()
+            return false
         }
+        let layout = header.layout
+        let generation = header.generation
+        // Bytes below the log's committed end never change within a generation, so a window
+        // read earlier in this generation is as good as the file.
         let length = Int(location.length)
-        // A length from a damaged index must not become a giant allocation.
+        let plan = readAhead.plan(
+            location.offset,
+            length: length,
+            generation: generation,
+            window: &window
+        )
+        if case .served(let from) = plan {
+            lock.unlock()
+            try window.withUnsafeBytes { window in
+                try deliverRecord(
+                    UnsafeRawBufferPointer(rebasing: window[from..<(from + length)]),
+                    key: key,
+                    location: location,
+                    generation: generation,
+                    layout: layout,
+                    body
+                )
+            }
+            return true
+        }
+        let file = self.file
+        let end = endOffset
+        lock.unlock()
+
+        // A length from a damaged index must not become a giant allocation. (A window, at most
+        // `ReadAhead.size` bytes, never serves such a length.)
         guard length <= layout.maximumFrameLength + LogFormat.maximumPayloadLength else {
-            throw damaged("the keydir's record for object \(key) is longer than any record")
+            throw StoreError(
+                .corrupt,
+                "the keydir's record for object \(key) is longer than any record",
+                path: path,
+                offset: location.offset
+            )
+        }
+        if plan == .readAhead {
+            let count = Int(min(UInt64(ReadAhead.size), end - min(end, location.offset)))
+            guard count >= length else {
+                throw StoreError(
+                    .corrupt,
+                    "record runs past the end of the file",
+                    path: path,
+                    offset: location.offset
+                )
+            }
+            if window.count != ReadAhead.size {
+                window = [UInt8](repeating: 0, count: ReadAhead.size)
+            }
+            let read = try window.withUnsafeMutableBytes { window in
+                try file.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: window[..<count]),
+                    at: location.offset
+                )
+            }
+            guard read >= length else {
+                throw StoreError(
+                    .corrupt,
+                    "record runs past the end of the file",
+                    path: path,
+                    offset: location.offset
+                )
+            }
+            locked {
+                readAhead.keep(window, count: read, at: location.offset, generation: generation)
+            }
+            try window.withUnsafeBytes { window in
+                try deliverRecord(
+                    UnsafeRawBufferPointer(rebasing: window[..<length]),
+                    key: key,
+                    location: location,
+                    generation: generation,
+                    layout: layout,
+                    body
+                )
+            }
+            return true
         }
         try withUnsafeTemporaryAllocation(byteCount: max(length, 1), alignment: 8) {
             (buffer) throws -> Void in
             let record = UnsafeMutableRawBufferPointer(rebasing: buffer[..<length])
-            // Bytes below the log's committed end never change within a generation, so a copy
-            // read earlier is as good as the file.
-            let plan = locked {
-                readAhead.serve(location.offset, into: record, generation: generation)
-            }
-            switch plan {
-            case .served:
-                break
-            case .readExactly:
-                guard try file.read(into: record, at: location.offset) == length else {
-                    throw damaged("record runs past the end of the file")
-                }
-            case .readAhead:
-                let count = Int(min(UInt64(ReadAhead.size), end - min(end, location.offset)))
-                guard count >= length else { throw damaged("record runs past the end of the file") }
-                let window = try [UInt8](unsafeUninitializedCapacity: count) { window, read in
-                    read = try file.read(
-                        into: UnsafeMutableRawBufferPointer(window),
-                        at: location.offset
-                    )
-                }
-                guard window.count >= length else {
-                    throw damaged("record runs past the end of the file")
-                }
-                window.withUnsafeBytes {
-                    record.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[..<length]))
-                }
-                locked { readAhead.keep(window, at: location.offset, generation: generation) }
-            }
-            let bytes = UnsafeRawBufferPointer(record)
-            guard case .frame(let frame) = RecordFrame.decode(bytes, layout: layout),
-                frame.totalLength == length, frame.type == .put, frame.key == key
-            else {
-                throw damaged("the keydir's record for object \(key) is not a put of its length")
-            }
-            let computed = RecordFrame.checksum(of: bytes)
-            guard checksumsMatch(frame.checksum, computed) else {
-                throw damaged(
-                    "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))"
+            guard try file.read(into: record, at: location.offset) == length else {
+                throw StoreError(
+                    .corrupt,
+                    "record runs past the end of the file",
+                    path: path,
+                    offset: location.offset
                 )
             }
-            let payload = UnsafeRawBufferPointer(rebasing: bytes[frame.frameLength...])
-            guard let contents = PutContents(payload, flags: frame.flags, layout: layout) else {
-                throw damaged("put record too short for its blobs")
-            }
-            try body(
-                UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...]),
-                contents.blobCount == 0 ? [] : contents.blobs(in: payload),
-                location,
-                generation
+            try deliverRecord(
+                UnsafeRawBufferPointer(record),
+                key: key,
+                location: location,
+                generation: generation,
+                layout: layout,
+                body
             )
         }
         return true
+    }
+
+    /// Checks that `bytes` are the put record of `key` that `location` names (its frame, type,
+    /// length, key and checksum), then calls `body` with its value and blobs.
+    @inline(__always)
+    private func deliverRecord(
+        _ bytes: UnsafeRawBufferPointer,
+        key: ObjectKey,
+        location: RecordLocation,
+        generation: UInt64,
+        layout: RecordLayout,
+        _ body: (
+            _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
+            _ generation: UInt64
+        ) throws -> Void
+    ) throws {
+        guard let frame = RecordFrame.decodePut(bytes, layout: layout),
+            frame.totalLength == bytes.count, frame.key == key
+        else {
+            throw StoreError(
+                .corrupt,
+                "the keydir's record for object \(key) is not a put of its length",
+                path: path,
+                offset: location.offset
+            )
+        }
+        let computed = RecordFrame.checksum(of: bytes)
+        guard checksumsMatch(frame.checksum, computed) else {
+            throw StoreError(
+                .corrupt,
+                "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
+                path: path,
+                offset: location.offset
+            )
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[frame.frameLength...])
+        guard let contents = PutContents(payload, flags: frame.flags, layout: layout) else {
+            throw StoreError(
+                .corrupt,
+                "put record too short for its blobs",
+                path: path,
+                offset: location.offset
+            )
+        }
+        try body(
+            UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...]),
+            contents.blobCount == 0 ? [] : contents.blobs(in: payload),
+            location,
+            generation
+        )
     }
 
     /// Calls `body` with every live object of `entity` (every entity when nil), reading the
@@ -1663,53 +1761,66 @@ struct ReadAhead {
     /// How much a forward load reads.
     static let size = 64 << 10
 
-    enum Plan {
-        /// The record was copied from the window.
-        case served
+    enum Plan: Equatable {
+        /// The window holds the record, from this index of its bytes on.
+        case served(at: Int)
         /// Read the record alone.
         case readExactly
         /// Read `size` bytes from the record on (up to the committed end), and keep them.
         case readAhead
     }
 
+    /// The window's storage: `size` bytes once allocated, of which the first `count` are the
+    /// file's from `start` on.
     private var window: [UInt8] = []
+    private var count = 0
     private var start: UInt64 = 0
     private var generation: UInt64 = .max
     /// The offset of the previous load's record, in `lastGeneration`.
     private var lastOffset: UInt64 = .max
     private var lastGeneration: UInt64 = .max
 
-    /// Copies the record at `offset` (`record.count` bytes) from the window if it holds it, or
-    /// says how to read it: ahead if this load is a little after the previous one.
-    mutating func serve(
+    /// Says where the window holds the record at `offset` (`length` bytes), handing the window
+    /// out in `found`, or how to read the record: ahead if this load is a little after the
+    /// previous one, in which case `found` is the window's storage to read into.
+    ///
+    /// A served caller reads the record from `found` after releasing the lock. The bytes it
+    /// reads are never written while it holds `found`: a later refill takes the storage out of
+    /// this state first and writes through `withUnsafeMutableBytes`, which copies the array
+    /// instead if anyone else still holds it.
+    mutating func plan(
         _ offset: UInt64,
-        into record: UnsafeMutableRawBufferPointer,
-        generation: UInt64
+        length: Int,
+        generation: UInt64,
+        window found: inout [UInt8]
     ) -> Plan {
         defer {
             lastOffset = offset
             lastGeneration = generation
         }
         if generation == self.generation, offset >= start,
-            offset - start + UInt64(record.count) <= UInt64(window.count)
+            offset - start <= UInt64(count),
+            UInt64(length) <= UInt64(count) - (offset - start)
         {
-            let from = Int(offset - start)
-            window.withUnsafeBytes {
-                record.copyMemory(
-                    from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + record.count)])
-                )
-            }
-            return .served
+            found = window
+            return .served(at: Int(offset - start))
         }
         let forward =
             generation == lastGeneration && offset > lastOffset
-            && offset - lastOffset < UInt64(Self.size / 4) && record.count <= Self.size / 16
-        return forward ? .readAhead : .readExactly
+            && offset - lastOffset < UInt64(Self.size / 4) && length <= Self.size / 16
+        guard forward else { return .readExactly }
+        // The refill reuses the storage: a new 64 KiB array per window cost the kernel a page
+        // fault (and a page to clear) for every 4 KiB the read wrote.
+        swap(&found, &window)
+        count = 0
+        self.generation = .max
+        return .readAhead
     }
 
-    /// Keeps bytes read at `offset`.
-    mutating func keep(_ bytes: [UInt8], at offset: UInt64, generation: UInt64) {
-        window = bytes
+    /// Keeps the first `count` bytes of `storage`, read at `offset`, as the window.
+    mutating func keep(_ storage: [UInt8], count: Int, at offset: UInt64, generation: UInt64) {
+        window = storage
+        self.count = count
         start = offset
         self.generation = generation
     }

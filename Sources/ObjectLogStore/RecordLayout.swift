@@ -183,6 +183,28 @@ package struct RecordFrame: Sendable {
         return .frame(frame)
     }
 
+    /// The put frame at the start of `bytes`; nil if they do not start with a complete,
+    /// well-formed put frame.
+    ///
+    /// The same frames as ``decode(_:layout:)`` with a `.put` type, without the `Decoding`
+    /// value (and the error text it may carry) on the common path: loading one object decodes
+    /// one of these.
+    @inline(__always)
+    package static func decodePut(
+        _ bytes: UnsafeRawBufferPointer,
+        layout: RecordLayout
+    ) -> RecordFrame? {
+        if layout == .compact, bytes.count >= 6, bytes[4] == RecordType.put.rawValue,
+            let frame = decodeCompactPut(bytes)
+        {
+            return frame
+        }
+        guard case .frame(let frame) = decode(bytes, layout: layout), frame.type == .put else {
+            return nil
+        }
+        return frame
+    }
+
     /// A well-formed compact put frame, decoded without building an error description.
     ///
     /// Nil for anything else: the general path then says exactly what is wrong. Scans and

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ObjectLogStore
@@ -117,6 +118,182 @@ struct LogStoreTests {
                 #expect(key == victim && error.code == .corrupt && error.offset == offset)
             }
         }
+    }
+
+    @Test(
+        "records served from the read-ahead window are checked: another key, another type or a bad checksum is refused at its offset"
+    )
+    func windowRecordsAreChecked() throws {
+        let fileSystem = ReadCountingFileSystem()
+        let path = "/window.olog"
+        let store = try LogStore.open(path: path, options: StoreOptions(fileSystem: fileSystem))
+        let keys = Array(store.allocateKeys(1000))
+        var transaction = Transaction()
+        for key in keys {
+            let payload = (0..<Int(key % 80 + 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            transaction.put(key: key, entity: 1, payload: payload, isInsert: true)
+        }
+        try store.commit(transaction)
+        var expected: [ObjectKey: [UInt8]] = [:]
+        var locations: [ObjectKey: RecordLocation] = [:]
+        for key in keys {
+            let object = try #require(try store.readObject(key))
+            let location = try #require(store.location(of: key) as RecordLocation?)
+            expected[key] = object.payload
+            locations[key] = location
+        }
+        try store.close()
+
+        // Three kinds of damage, each in records spread over the whole log. The first two
+        // carry a valid checksum, so only the frame checks can catch them.
+        enum Damage { case otherKey, otherType, badChecksum }
+        func damage(of index: Int) -> Damage? {
+            switch index % 10 {
+            case 3: .otherKey
+            case 6: .otherType
+            case 9: .badChecksum
+            default: nil
+            }
+        }
+        func varint(_ value: UInt64) -> [UInt8] {
+            var value = value
+            var bytes: [UInt8] = []
+            while value >= 0x80 {
+                bytes.append(UInt8(value & 0x7F) | 0x80)
+                value >>= 7
+            }
+            return bytes + [UInt8(value)]
+        }
+        let file = try fileSystem.open(path, mode: .readWrite)
+        var bytes = try file.read(at: 0, count: Int(file.size()))
+        for (index, key) in keys.enumerated() {
+            guard let kind = damage(of: index) else { continue }
+            let location = try #require(locations[key])
+            let start = Int(location.offset)
+            let end = start + Int(location.length)
+            switch kind {
+            case .otherKey:
+                // Compact frame: checksum 4, type 1, flags 1, entity 1 (tag 1), then the key.
+                // Flipping its lowest bit keeps the varint's length.
+                let (old, new) = (varint(key), varint(key ^ 1))
+                #expect(Array(bytes[(start + 7)..<(start + 7 + old.count)]) == old)
+                bytes.replaceSubrange((start + 7)..<(start + 7 + new.count), with: new)
+            case .otherType:
+                bytes[start + 4] = RecordType.delete.rawValue
+            case .badChecksum:
+                bytes[end - 1] ^= 0x40
+            }
+            if kind != .badChecksum {
+                let checksum = bytes[start..<end].withUnsafeBytes {
+                    RecordFrame.checksum(of: UnsafeRawBufferPointer(rebasing: $0[...]))
+                }
+                withUnsafeBytes(of: checksum.littleEndian) {
+                    bytes.replaceSubrange(start..<(start + 4), with: $0)
+                }
+            }
+        }
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        file.close()
+
+        // Opened with its index, the store does not replay (and so does not check) the log:
+        // each damaged record is met by its load alone.
+        var options = StoreOptions(fileSystem: fileSystem)
+        options.readOnly = true
+        let damaged = try LogStore.open(path: path, options: options)
+        let readsBefore = fileSystem.reads
+        var refused = 0
+        for (index, key) in keys.enumerated() {
+            var value: [UInt8]?
+            do {
+                let found = try damaged.withObject(key) { bytes, _, _, _ in value = Array(bytes) }
+                #expect(found)
+                #expect(damage(of: index) == nil, "damaged record of key \(key) loaded")
+                #expect(value == expected[key], "key \(key)")
+            } catch let error as StoreError {
+                refused += 1
+                #expect(error.code == .corrupt)
+                #expect(error.offset == locations[key]?.offset)
+                switch damage(of: index) {
+                case .otherKey?, .otherType?:
+                    #expect(error.message.contains("is not a put of its length"), "\(error)")
+                case .badChecksum?:
+                    #expect(error.message.hasPrefix("record checksum mismatch"), "\(error)")
+                case nil:
+                    Issue.record("intact record of key \(key) refused: \(error)")
+                }
+            }
+        }
+        #expect(refused == 300)
+        // Most loads were served from windows read ahead, so most damaged records were met
+        // there rather than in a read of their own.
+        #expect(fileSystem.reads - readsBefore < keys.count / 10)
+        try damaged.close()
+    }
+
+    @Test(
+        "single loads from several threads, beside commits and a compaction, see only committed values of their own key"
+    )
+    func concurrentLoads() throws {
+        let directory = TemporaryDirectory()
+        let store = try LogStore.open(path: directory.file("threads.olog"))
+        let keys = Array(store.allocateKeys(2000))
+        // A value names its key and version, so a load can tell it got a whole record of its
+        // own key; the filler makes records of different lengths.
+        @Sendable func payload(_ key: ObjectKey, _ version: UInt8) -> [UInt8] {
+            withUnsafeBytes(of: key.littleEndian) { Array($0) } + [version]
+                + Array(repeating: version, count: Int(key % 50))
+        }
+        var transaction = Transaction()
+        for key in keys {
+            transaction.put(key: key, entity: 1, payload: payload(key, 0), isInsert: true)
+        }
+        try store.commit(transaction)
+        let versions: UInt8 = 6
+        let problems = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            do {
+                if worker == 0 {
+                    // The writer: updates of every fifth key, and a compaction halfway.
+                    for version in 1...versions {
+                        var transaction = Transaction()
+                        for key in keys where key % 5 == 0 {
+                            transaction.put(
+                                key: key,
+                                entity: 1,
+                                payload: payload(key, version),
+                                isInsert: false
+                            )
+                        }
+                        try store.commit(transaction)
+                        if version == versions / 2 { try store.compact() }
+                    }
+                    return
+                }
+                // Readers go forward through the file (read ahead), backward and skipping.
+                for pass in 0..<4 {
+                    let order = pass % 2 == 0 ? keys : keys.reversed()
+                    for key in order where pass < 2 || key % UInt64(worker + 1) == 0 {
+                        var value: [UInt8] = []
+                        let found = try store.withObject(key) { bytes, _, _, _ in
+                            value = Array(bytes)
+                        }
+                        let version = value.count > 8 ? value[8] : .max
+                        if !found || version > versions || value != payload(key, version) {
+                            problems.withLock { $0.append("key \(key): \(found) \(value)") }
+                        }
+                    }
+                }
+            } catch {
+                problems.withLock { $0.append("worker \(worker): \(error)") }
+            }
+        }
+        #expect(problems.withLock { $0 }.isEmpty, "\(problems.withLock { $0.prefix(5) })")
+        for key in keys {
+            var value: [UInt8] = []
+            _ = try store.withObject(key) { bytes, _, _, _ in value = Array(bytes) }
+            #expect(value == payload(key, key % 5 == 0 ? versions : 0), "key \(key)")
+        }
+        try store.close()
     }
 
     @Test("CRC-32 of the ASCII bytes 123456789 is 0xCBF43926")
@@ -536,4 +713,55 @@ struct LogStoreTests {
         kill(holder.processIdentifier, SIGKILL)
         holder.waitUntilExit()
     }
+}
+
+/// A file system over memory that counts reads of open files, to tell loads served from memory
+/// from loads that read the file.
+private final class ReadCountingFileSystem: FileSystem, Sendable {
+    private let base = MemoryFileSystem()
+    private let count = Mutex(0)
+
+    /// Reads of open files so far.
+    var reads: Int { count.withLock { $0 } }
+
+    func countRead() { count.withLock { $0 += 1 } }
+
+    func open(_ path: String, mode: FileOpenMode) throws -> any StoreFile {
+        ReadCountingFile(base: try base.open(path, mode: mode), owner: self)
+    }
+    func kind(of path: String) -> FileKind { base.kind(of: path) }
+    func rename(_ source: String, to destination: String) throws {
+        try base.rename(source, to: destination)
+    }
+    func remove(_ path: String) throws { try base.remove(path) }
+    func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
+    func makeDirectory(_ path: String, permissions: UInt32) throws {
+        try base.makeDirectory(path, permissions: permissions)
+    }
+    func contents(ofDirectory path: String) throws -> [String] {
+        try base.contents(ofDirectory: path)
+    }
+}
+
+private final class ReadCountingFile: StoreFile {
+    let base: any StoreFile
+    let owner: ReadCountingFileSystem
+
+    init(base: any StoreFile, owner: ReadCountingFileSystem) {
+        self.base = base
+        self.owner = owner
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+        owner.countRead()
+        return try base.read(into: buffer, at: offset)
+    }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        try base.write(bytes, at: offset)
+    }
+    func size() throws -> UInt64 { try base.size() }
+    func truncate(to size: UInt64) throws { try base.truncate(to: size) }
+    func sync() throws { try base.sync() }
+    func lockExclusive() throws { try base.lockExclusive() }
+    func close() { base.close() }
 }

@@ -178,19 +178,17 @@ public final class PersistentStoreCoordinator: Sendable {
     ) throws(ObjectLogError) {
         let key = object.key
         let source = RecordSource(store: store, key: key, context: context)
-        var failure: ObjectLogError?
         let found: Bool
         do {
+            // A decoding error leaves the closure as itself: `withObject` rethrows it, and
+            // `ObjectLogError.store` passes an `ObjectLogError` through unchanged. (Keeping it in
+            // a captured optional instead cost a copy and a destroy of that optional per load.)
             found = try store.withObject(key) { value, _, location, generation in
                 object.loadedRecordOffset = location.offset
                 object.recordOffsetBound = 0
                 object.loadedGeneration = generation
                 var reader = PayloadReader(value)
-                do throws(ObjectLogError) {
-                    try ObjectDecoder.decode(&reader, into: object, entity: entity, source: source)
-                } catch {
-                    failure = error
-                }
+                try ObjectDecoder.decode(&reader, into: object, entity: entity, source: source)
             }
         } catch {
             throw ObjectLogError.store(error, "cannot load \(object.objectID)")
@@ -202,7 +200,6 @@ public final class PersistentStoreCoordinator: Sendable {
                 objectID: object.objectID
             )
         }
-        if let failure { throw failure }
     }
 
     // MARK: - Commit
