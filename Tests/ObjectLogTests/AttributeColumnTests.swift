@@ -298,6 +298,86 @@ struct AttributeColumnTests {
         #expect(container.coordinator.state.withLock { $0.columns[tag]?.count } == 4)
     }
 
+    @Test("a commit's column reader takes exactly the encodings the payload reader takes")
+    func commitReaderAgreesWithPayloadReader() throws {
+        let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])
+        let store = container.coordinator.store
+        let entity = try #require(container.model.entity(for: Sample.self))
+        let layout = try #require(entity.scalarLayout)
+        let columns = AttributeColumns.make(for: entity, store: store)
+        #expect(columns.add(Array(entity.accessors.indices), store: store))
+        // What the columns must hold for `bytes` by the payload reader's rules (nil where it
+        // throws): the 8-byte value and whether it is ordered, per property.
+        func expected(_ bytes: [UInt8]) -> [(UInt64, Bool)]? {
+            bytes.withUnsafeBytes { buffer in
+                var reader = PayloadReader(buffer)
+                guard (try? reader.readVarint()) == UInt64(layout.fields.count) else { return nil }
+                return try? layout.fields.map { try $0.kind.columnValue(from: &reader) }
+            }
+        }
+        var nextKey: ObjectKey = 1
+        func check(_ bytes: [UInt8], _ comment: Comment) {
+            let key = nextKey
+            nextKey += 1
+            let accepted = bytes.withUnsafeBytes { columns.put(key, payload: $0) }
+            let wanted = expected(bytes)
+            #expect(accepted == (wanted != nil), comment)
+            guard accepted, let wanted, let row = columns.row(of: key) else { return }
+            for (index, (value, isOrdered)) in wanted.enumerated() {
+                let column = columns.columns[index]!
+                #expect(column.values[row] == value, comment)
+                #expect((columns.orderKey(column, slot: row) != nil) == isOrdered, comment)
+            }
+        }
+        var generator = SeededGenerator(seed: 11)
+        for round in 0..<40 {
+            let sample = Sample()
+            Self.randomize(sample, &generator)
+            if round % 4 == 0 { sample.number = .max }
+            if round % 4 == 1 { sample.label = "a label longer than sixteen bytes" }
+            var writer = PayloadWriter()
+            layout.encode(sample, to: &writer)
+            let bytes = writer.bytes
+            check(bytes, "whole encoding \(round)")
+            // Every shorter encoding ends inside a value (or before the count).
+            for count in 0..<bytes.count { check(Array(bytes[..<count]), "first \(count) bytes") }
+            // Damaged bytes: wrong counts and lengths, bad booleans, runaway varints.
+            for _ in 0..<20 {
+                var damaged = bytes
+                let index = Int.random(in: 0..<damaged.count, using: &generator)
+                damaged[index] =
+                    [0, 1, 2, 0x7F, 0x80, 0xFF][Int.random(in: 0..<6, using: &generator)]
+                check(damaged, "byte \(index) of encoding \(round) replaced")
+            }
+        }
+        // An encoding written by hand: `count` as the property count, and the first integer
+        // as the raw `varint`.
+        func encoding(count: Int, varint: [UInt8]) -> [UInt8] {
+            var writer = PayloadWriter()
+            writer.write(varint: UInt64(count))
+            var isFirstInteger = true
+            for field in layout.fields {
+                switch field.kind {
+                case .int, .int64:
+                    if isFirstInteger { writer.write(raw: varint) } else { writer.write(zigzag: 0) }
+                    isFirstInteger = false
+                case .double, .date: writer.write(fixed64: 0)
+                case .bool: writer.write(byte: 1)
+                case .string: writer.write(string: "text")
+                }
+            }
+            return writer.bytes
+        }
+        let count = layout.fields.count
+        check(encoding(count: count, varint: [0x03]), "a one-byte varint")
+        // Varints of ten bytes are read, of eleven refused; the property count is checked.
+        let ten = [UInt8](repeating: 0xFF, count: 9) + [0x01]
+        check(encoding(count: count, varint: ten), "a varint of ten bytes")
+        check(encoding(count: count, varint: [0x80] + ten), "a varint of eleven bytes")
+        check(encoding(count: count + 1, varint: [0x03]), "one property too many")
+        check(encoding(count: count - 1, varint: [0x03]), "one property too few")
+    }
+
     @Test("string prefixes keep byte order, and mark what is not ASCII")
     func prefixes() {
         let strings = ["", "a", "a\u{0}", "ab", "abcdefgh", "abcdefghi", "abcdefgi", "b", "~"]

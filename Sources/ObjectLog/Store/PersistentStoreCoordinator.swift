@@ -246,10 +246,12 @@ public final class PersistentStoreCoordinator: Sendable {
             .withLock {
                 state in
                 var conflicts: [ObjectKey] = []
-                if policy != .overwrite {
-                    for var check in lockChecks {
-                        let (location, generation) = store.locationAndGeneration(of: check.key)
-                        let current = location?.offset
+                if policy != .overwrite, !lockChecks.isEmpty {
+                    // Every record offset in one round trip to the store's lock.
+                    let (offsets, generation) = store.recordOffsetsAndGeneration(
+                        of: lockChecks.map(\.key)
+                    )
+                    for (var check, current) in zip(lockChecks, offsets) {
                         if check.generation != generation {
                             // Compaction moved the records since the context saw them; it keeps
                             // their order, so the offsets translate. Untranslatable ones conflict.
@@ -356,31 +358,35 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Brings the columns up to date with a committed transaction.
     private func updateColumns(with transaction: Transaction, state: inout State) {
         guard !state.columns.isEmpty else { return }
-        // The entries are read in place, and the columns of the last entity are kept at hand:
-        // a save's entries are mostly of one entity.
+        // The entries are read in place, field by field (a copy of one retains its blob list),
+        // and the columns of the last entity are kept at hand, unretained (the state holds
+        // them): a save's entries are mostly of one entity.
         var lastTag: EntityTag?
-        var lastColumns: AttributeColumns?
+        var lastColumns: Unmanaged<AttributeColumns>?
         transaction.records.withUnsafeBytes { records in
             transaction.entries.withUnsafeBufferPointer { entries in
                 for index in entries.indices {
                     let tag = entries[index].entity
                     if tag != lastTag {
                         lastTag = tag
-                        lastColumns = state.columns[tag]
+                        lastColumns = state.columns[tag].map { Unmanaged.passUnretained($0) }
                     }
                     guard let columns = lastColumns else { continue }
                     let key = entries[index].key
-                    if entries[index].isDelete {
-                        columns.remove(key)
-                        guard columns.isWasteful else { continue }
-                    } else if columns.put(
-                        key,
-                        payload: UnsafeRawBufferPointer(
-                            rebasing: records[entries[index].valueRange]
+                    let keeps = columns._withUnsafeGuaranteedRef { columns in
+                        if entries[index].isDelete {
+                            columns.remove(key)
+                            return !columns.isWasteful
+                        }
+                        // The value ends the put's record.
+                        let end = entries[index].recordStart + Int(entries[index].recordLength)
+                        let start = end - Int(entries[index].valueCount)
+                        return columns.put(
+                            key,
+                            payload: UnsafeRawBufferPointer(rebasing: records[start..<end])
                         )
-                    ) {
-                        continue
                     }
+                    if keeps { continue }
                     state.columns[tag] = nil
                     lastColumns = nil
                 }
