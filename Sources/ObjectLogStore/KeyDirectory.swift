@@ -126,6 +126,7 @@ package struct KeyDirectory {
     }
 
     /// The location of `key`, if it is live.
+    @inline(__always)
     package subscript(key: ObjectKey) -> RecordLocation? {
         let slots = storage.slots
         var index = home(key)

@@ -1107,12 +1107,13 @@ public final class LogStore: @unchecked Sendable {
                         offset: start + UInt64(entries[index].recordStart),
                         length: entries[index].recordLength
                     )
-                    if let old = live.updateValue(location, forKey: entries[index].key) {
-                        counts.add(old.entity, -1)
-                        recordBytes -= UInt64(old.length)
+                    let old = live.updateValue(location, forKey: entries[index].key)
+                    // An update within its entity leaves the counts as they are.
+                    if old?.entity != location.entity {
+                        if let old { counts.add(old.entity, -1) }
+                        counts.add(location.entity, 1)
                     }
-                    counts.add(location.entity, 1)
-                    recordBytes += UInt64(location.length)
+                    recordBytes = recordBytes - UInt64(old?.length ?? 0) + UInt64(location.length)
                 }
             }
         }

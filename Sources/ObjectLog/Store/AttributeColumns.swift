@@ -75,9 +75,12 @@ final class AttributeColumns: @unchecked Sendable {
     /// The number of saved objects (rows with their bit set).
     @exclusivity(unchecked) private(set) var count = 0
     private let scratch: ManagedObject
+    /// The number of properties of the entity, which starts each of its encodings.
+    private let propertyCount: Int
 
     private init(entity: EntityDescription) {
         self.entity = entity
+        propertyCount = entity.accessors.count
         scratch = entity.objectType.init()
     }
 
@@ -123,7 +126,7 @@ final class AttributeColumns: @unchecked Sendable {
         do {
             let targets = self.targets(added)
             if let steps = steps(targets) {
-                let properties = entity.accessors.count
+                let properties = propertyCount
                 try steps.withUnsafeBufferPointer { steps in
                     try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
                         let row = try rows[key] ?? append(key)
@@ -169,7 +172,7 @@ final class AttributeColumns: @unchecked Sendable {
         }
         if let commitSteps {
             return commitSteps.withUnsafeBufferPointer {
-                Self.read(payload, properties: entity.accessors.count, into: row, $0)
+                Self.read(payload, properties: propertyCount, into: row, $0)
             }
         }
         do {
