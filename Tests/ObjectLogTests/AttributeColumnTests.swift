@@ -298,6 +298,71 @@ struct AttributeColumnTests {
         #expect(container.coordinator.state.withLock { $0.columns[tag]?.count } == 4)
     }
 
+    @Test(
+        "a save that alternates two entities' inserts, updates and deletes keeps both their columns"
+    )
+    func interleavedEntities() throws {
+        let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])
+        var generator = SeededGenerator(seed: 5)
+        let writer = container.newContext()
+        for index in 0..<300 {
+            Self.randomize(Sample(context: writer), &generator)
+            Marker(context: writer).weight = Double(index % 37)
+        }
+        try writer.save()
+        // Columns of both entities, built before the save below.
+        func checkMarkers() throws {
+            // The narrowed fetches first, in a context with nothing registered.
+            let context = container.newContext()
+            let heavy = try context.fetch(
+                FetchRequest<Marker>(predicate: #Predicate { $0.weight > 20 })
+            )
+            let lightest = try context.fetch(
+                FetchRequest<Marker>(sortBy: [SortDescriptor(\.weight)], fetchLimit: 7)
+            )
+            let all = try container.newContext().fetch(FetchRequest<Marker>())
+            #expect(
+                Set(heavy.map(\.objectID)) == Set(all.filter { $0.weight > 20 }.map(\.objectID))
+            )
+            #expect(lightest.map(\.weight) == all.map(\.weight).sorted().prefix(7).map { $0 })
+        }
+        try checkMarkers()
+        try Self.checkFetches(container)
+        let sampleTag = container.model.entity(for: Sample.self)!.tag
+        let markerTag = container.model.entity(for: Marker.self)!.tag
+        let built = container.coordinator.state.withLock {
+            ($0.columns[sampleTag], $0.columns[markerTag])
+        }
+        #expect(built.0 != nil && built.1 != nil)
+        // One save whose puts alternate between the entities, with updates and deletes of both.
+        let changer = container.newContext()
+        let samples = try changer.fetch(FetchRequest<Sample>())
+        let markers = try changer.fetch(FetchRequest<Marker>())
+        for index in 0..<100 {
+            Self.randomize(Sample(context: changer), &generator)
+            Marker(context: changer).weight = Double(50 + index % 11)
+        }
+        for (sample, marker) in zip(samples, markers)
+        where Int.random(in: 0..<3, using: &generator) == 0 {
+            Self.randomize(sample, &generator)
+            marker.weight = -marker.weight
+        }
+        for index in stride(from: 0, to: 300, by: 13) {
+            changer.delete(samples[index])
+            changer.delete(markers[(index * 7) % 300])
+        }
+        try changer.save()
+        try checkMarkers()
+        try Self.checkFetches(container)
+        // The same columns were kept up to date, not dropped and built again.
+        let kept = container.coordinator.state.withLock {
+            ($0.columns[sampleTag], $0.columns[markerTag])
+        }
+        #expect(kept.0 === built.0 && kept.1 === built.1)
+        #expect(kept.0?.count == 300 + 100 - 24)
+        #expect(kept.1?.count == 300 + 100 - 24)
+    }
+
     @Test("a commit's column reader takes exactly the encodings the payload reader takes")
     func commitReaderAgreesWithPayloadReader() throws {
         let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])

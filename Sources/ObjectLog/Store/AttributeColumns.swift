@@ -155,32 +155,72 @@ final class AttributeColumns: @unchecked Sendable {
     ///
     /// - Returns: False if the value cannot be decoded; the columns must then be dropped.
     func put(_ key: ObjectKey, payload: UnsafeRawBufferPointer) -> Bool {
-        let row: Int
-        if let existing = rows[key] {
-            row = existing
-            let bit: UInt64 = 1 << UInt64(row & 63)
-            if present[row >> 6] & bit == 0 {
-                present[row >> 6] |= bit
-                count += 1
-            }
-        } else {
-            do { row = try append(key) } catch { return false }
+        put(count: 1) { _ in (key, payload) }
+    }
+
+    /// Records the committed values of the puts `range` of `entries`, objects of this entity,
+    /// from their records in `records` (a transaction's, see ``Transaction/records``).
+    ///
+    /// - Returns: False if a value cannot be decoded; the columns must then be dropped.
+    func put(
+        _ entries: UnsafeBufferPointer<Transaction.Entry>,
+        _ range: Range<Int>,
+        records: UnsafeRawBufferPointer
+    ) -> Bool {
+        put(count: range.count) { offset in
+            let index = range.lowerBound + offset
+            // The value ends the put's record. Read field by field: a copy of the entry would
+            // retain its blob list.
+            let end = entries[index].recordStart + Int(entries[index].recordLength)
+            let start = end - Int(entries[index].valueCount)
+            return (entries[index].key, UnsafeRawBufferPointer(rebasing: records[start..<end]))
         }
+    }
+
+    /// Records `count` committed values, the `index`th object's key and encoding given by
+    /// `value(index)`, in order.
+    @inline(__always)
+    private func put(
+        count: Int,
+        _ value: (Int) -> (key: ObjectKey, payload: UnsafeRawBufferPointer)
+    ) -> Bool {
         if allTargets.count != columns.count {
             allTargets = targets(Array(columns.keys))
             commitSteps = steps(allTargets)
         }
-        if let commitSteps {
-            return commitSteps.withUnsafeBufferPointer {
-                Self.read(payload, properties: propertyCount, into: row, $0)
+        guard let commitSteps else {
+            for index in 0..<count {
+                let (key, payload) = value(index)
+                do {
+                    try read(payload, into: try row(forPut: key), allTargets)
+                } catch {
+                    return false
+                }
             }
+            return true
         }
-        do {
-            try read(payload, into: row, allTargets)
-        } catch {
-            return false
+        let properties = propertyCount
+        return commitSteps.withUnsafeBufferPointer { steps in
+            for index in 0..<count {
+                let (key, payload) = value(index)
+                guard let row = try? row(forPut: key),
+                    Self.read(payload, properties: properties, into: row, steps)
+                else { return false }
+            }
+            return true
         }
-        return true
+    }
+
+    /// The row of a saved object `key` (a new one if it has none), marked present.
+    @inline(__always)
+    private func row(forPut key: ObjectKey) throws(ObjectLogError) -> Int {
+        guard let row = rows[key] else { return try append(key) }
+        let bit: UInt64 = 1 << UInt64(row & 63)
+        if present[row >> 6] & bit == 0 {
+            present[row >> 6] |= bit
+            count += 1
+        }
+        return row
     }
 
     /// The columns of the attributes at `indices`, by payload index, in payload order.

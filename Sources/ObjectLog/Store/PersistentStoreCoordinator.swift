@@ -358,37 +358,34 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Brings the columns up to date with a committed transaction.
     private func updateColumns(with transaction: Transaction, state: inout State) {
         guard !state.columns.isEmpty else { return }
-        // The entries are read in place, field by field (a copy of one retains its blob list),
-        // and the columns of the last entity are kept at hand, unretained (the state holds
-        // them): a save's entries are mostly of one entity.
-        var lastTag: EntityTag?
-        var lastColumns: Unmanaged<AttributeColumns>?
+        // The entries are read in place, field by field (a copy of one retains its blob list).
+        // A save's entries are mostly puts of one entity: each run of puts of an entity goes
+        // to its columns in one call.
         transaction.records.withUnsafeBytes { records in
             transaction.entries.withUnsafeBufferPointer { entries in
-                for index in entries.indices {
+                var index = 0
+                while index < entries.count {
                     let tag = entries[index].entity
-                    if tag != lastTag {
-                        lastTag = tag
-                        lastColumns = state.columns[tag].map { Unmanaged.passUnretained($0) }
+                    guard let columns = state.columns[tag] else {
+                        index += 1
+                        continue
                     }
-                    guard let columns = lastColumns else { continue }
-                    let key = entries[index].key
-                    let keeps = columns._withUnsafeGuaranteedRef { columns in
-                        if entries[index].isDelete {
-                            columns.remove(key)
-                            return !columns.isWasteful
+                    let keeps: Bool
+                    if entries[index].isDelete {
+                        columns.remove(entries[index].key)
+                        keeps = !columns.isWasteful
+                        index += 1
+                    } else {
+                        var end = index + 1
+                        while end < entries.count, entries[end].entity == tag,
+                            !entries[end].isDelete
+                        {
+                            end += 1
                         }
-                        // The value ends the put's record.
-                        let end = entries[index].recordStart + Int(entries[index].recordLength)
-                        let start = end - Int(entries[index].valueCount)
-                        return columns.put(
-                            key,
-                            payload: UnsafeRawBufferPointer(rebasing: records[start..<end])
-                        )
+                        keeps = columns.put(entries, index..<end, records: records)
+                        index = end
                     }
-                    if keeps { continue }
-                    state.columns[tag] = nil
-                    lastColumns = nil
+                    if !keeps { state.columns[tag] = nil }
                 }
             }
         }
