@@ -62,20 +62,51 @@ package struct StoreIndex {
         writer.append(nextKey)
         writer.append(metadataOffset)
         writer.append(liveBytes)
+        // The entries are written in one append, sized by a first pass: an append per varint
+        // checked the buffer's room and uniqueness four million times for a million keys.
+        entries.withUnsafeBufferPointer { entries in
+            var byteCount = 0
+            Self.forEachEntryVarints(entries) { key, offset, length, entity in
+                byteCount +=
+                    ByteWriter.varintLength(key) + ByteWriter.varintLength(offset)
+                    + ByteWriter.varintLength(length) + ByteWriter.varintLength(entity)
+            }
+            writer.append(count: byteCount) { buffer in
+                var position = 0
+                Self.forEachEntryVarints(entries) { key, offset, length, entity in
+                    position = ByteWriter.storeVarint(key, at: position, in: buffer)
+                    position = ByteWriter.storeVarint(offset, at: position, in: buffer)
+                    position = ByteWriter.storeVarint(length, at: position, in: buffer)
+                    position = ByteWriter.storeVarint(entity, at: position, in: buffer)
+                }
+            }
+        }
+        let checksum = writer.withUnsafeBytes { CRC32.checksum($0) }
+        writer.append(checksum)
+        return writer.bytes
+    }
+
+    /// Calls `body` with the four varint values of each entry: the key's delta from the
+    /// previous key, the zigzag-coded delta of the record offset from the previous one
+    /// (offsets mostly grow with keys, but not always), the record length and the entity.
+    @inline(__always)
+    private static func forEachEntryVarints(
+        _ entries: UnsafeBufferPointer<(key: ObjectKey, location: RecordLocation)>,
+        _ body: (UInt64, UInt64, UInt64, UInt64) -> Void
+    ) {
         var previousKey: ObjectKey = 0
         var previousOffset: UInt64 = 0
         for (key, location) in entries {
-            writer.appendVarint(key &- previousKey)
-            // Zigzag: offsets mostly grow with keys, but not always.
             let delta = Int64(bitPattern: location.offset &- previousOffset)
-            writer.appendVarint(UInt64(bitPattern: (delta << 1) ^ (delta >> 63)))
-            writer.appendVarint(UInt64(location.length))
-            writer.appendVarint(UInt64(location.entity))
+            body(
+                key &- previousKey,
+                UInt64(bitPattern: (delta << 1) ^ (delta >> 63)),
+                UInt64(location.length),
+                UInt64(location.entity)
+            )
             previousKey = key
             previousOffset = location.offset
         }
-        writer.append(CRC32.checksum(writer.bytes))
-        return writer.bytes
     }
 
     /// Decodes an index file's bytes; nil if they are not a valid index.
@@ -130,9 +161,34 @@ package struct StoreIndex {
                 return value
             }
             for _ in 0..<Int(count) {
-                guard let keyDelta = next(10), keyDelta > 0, let offsetCode = next(10),
-                    let length = next(5), length <= UInt64(UInt32.max),
-                    let entity = next(5), entity <= UInt64(UInt32.max)
+                let keyDelta: UInt64
+                let offsetCode: UInt64
+                let length: UInt64
+                let entity: UInt64
+                // Most entries are four one-byte varints (consecutive keys, records of under
+                // 128 bytes one after the other, few entities): read them as one word.
+                let word =
+                    end - position >= 4
+                    ? UInt32(
+                        littleEndian: entries.loadUnaligned(
+                            fromByteOffset: position,
+                            as: UInt32.self
+                        )
+                    )
+                    : 0x8080_8080
+                if word & 0x8080_8080 == 0 {
+                    keyDelta = UInt64(word & 0xFF)
+                    offsetCode = UInt64(word >> 8 & 0xFF)
+                    length = UInt64(word >> 16 & 0xFF)
+                    entity = UInt64(word >> 24)
+                    position += 4
+                } else {
+                    guard let first = next(10), let second = next(10), let third = next(5),
+                        let fourth = next(5)
+                    else { return nil }
+                    (keyDelta, offsetCode, length, entity) = (first, second, third, fourth)
+                }
+                guard keyDelta > 0, length <= UInt64(UInt32.max), entity <= UInt64(UInt32.max)
                 else { return nil }
                 let (nextKey, keyOverflow) = key.addingReportingOverflow(keyDelta)
                 let delta = Int64(bitPattern: offsetCode >> 1) ^ -Int64(bitPattern: offsetCode & 1)

@@ -11,6 +11,46 @@ private let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathCom
 
 @Suite("Format")
 struct FormatTests {
+    @Test("index entries round-trip whether their varints take one byte or several")
+    func indexEntriesRoundTrip() throws {
+        // One-byte entries (the word-at-a-time path) mixed with entries whose key gap, offset
+        // step (forward or back), length or entity needs a longer varint.
+        var entries: [(key: ObjectKey, location: RecordLocation)] = []
+        var key: ObjectKey = 0
+        var offset: UInt64 = 64
+        for step in 0..<400 {
+            key += step % 7 == 3 ? 200 + UInt64(step) * 1_000 : 1
+            let length: UInt32 = step % 11 == 5 ? 70_000 : 40 + UInt32(step % 9)
+            let entity: EntityTag = step % 13 == 6 ? 300 : EntityTag(step % 3)
+            if step % 17 == 8 { offset -= 30 } else { offset += UInt64(length) }
+            entries.append(
+                (key, RecordLocation(entity: entity, offset: offset, length: length))
+            )
+        }
+        let index = StoreIndex(
+            storeUUID: UUID(),
+            generation: 3,
+            coveredLength: offset + 200_000,
+            lastCommitChecksum: 0xDEAD_BEEF,
+            lastNumber: 9,
+            nextKey: key + 1,
+            metadataOffset: 0,
+            liveBytes: 1234,
+            entries: entries
+        )
+        let bytes = index.encoded()
+        let decoded = try #require(StoreIndex.decode(bytes))
+        #expect(decoded.entries.count == entries.count)
+        for (found, expected) in zip(decoded.entries, entries) {
+            #expect(found.key == expected.key && found.location == expected.location)
+        }
+        // A last entry cut short is refused (count and checksum made to agree with the cut).
+        var cut = Array(bytes[..<(bytes.count - 4 - 1)])
+        let checksum = cut.withUnsafeBytes { CRC32.checksum($0) }
+        withUnsafeBytes(of: checksum.littleEndian) { cut.append(contentsOf: $0) }
+        #expect(StoreIndex.decode(cut) == nil)
+    }
+
     @Test("the committed version 1.0 fixture reads as FORMAT.md describes it")
     func fixtureV1() throws {
         let directory = TemporaryDirectory()

@@ -14,6 +14,16 @@ final class DocSnapshot: ManagedObject {
     @Relationship var configuration: DocConfiguration?
 }
 
+final class AllScalars: ManagedObject {
+    @Attribute var int = 0
+    @Attribute var int64: Int64 = 0
+    @Attribute var double = 0.0
+    @Attribute var string = ""
+    @Attribute var date = Date(timeIntervalSinceReferenceDate: 0)
+    @Attribute var bool = false
+    @Attribute var second = ""
+}
+
 @Suite("Payload format as documented in FORMAT.md, section 10")
 struct PayloadFormatTests {
     @Test("the documented example encodes to the documented bytes")
@@ -73,6 +83,81 @@ struct PayloadFormatTests {
                 "payload truncated at byte 20",
             ]
         )
+    }
+
+    @Test("varints read the same with and without room for the longest one after them")
+    func varintsNearTheEnd() throws {
+        var values: [UInt64] = [0, 127, 128, 300, UInt64.max, UInt64.max >> 1]
+        for bits in 1...64 { values.append(UInt64.max >> (64 - bits)) }
+        for value in values {
+            var writer = PayloadWriter()
+            writer.write(varint: value)
+            let encoded = writer.bytes
+            // Alone (the byte-by-byte path), then followed by 12 more bytes (the unrolled one).
+            for padding in [0, 1, 12] {
+                let bytes = encoded + [UInt8](repeating: 0xFF, count: padding)
+                let read = bytes.withUnsafeBytes { buffer in
+                    Result { () throws(PayloadError) -> (UInt64, Int) in
+                        var reader = PayloadReader(buffer)
+                        return (try reader.readVarint(), reader.offset)
+                    }
+                }
+                let (decoded, offset) = try read.get()
+                #expect(decoded == value && offset == encoded.count, "\(value) + \(padding)")
+            }
+        }
+        // Too long, and cut short: the same errors whatever follows.
+        let overlong = [UInt8](repeating: 0x80, count: 10) + [0x01]
+        let cases: [([UInt8], PayloadError)] = [
+            (overlong, .malformed(offset: 11, "varint too long")),
+            (overlong + [0, 0, 0], .malformed(offset: 11, "varint too long")),
+            ([UInt8](repeating: 0x80, count: 10), .truncated(offset: 10)),
+            ([0x80, 0x80], .truncated(offset: 2)),
+        ]
+        for (bytes, expected) in cases {
+            let read = bytes.withUnsafeBytes { buffer in
+                Result { () throws(PayloadError) -> UInt64 in
+                    var reader = PayloadReader(buffer)
+                    return try reader.readVarint()
+                }
+            }
+            #expect(throws: expected) { try read.get() }
+        }
+    }
+
+    @Test("the scalar layout's one-pass encoding writes each type's own bytes")
+    func scalarLayoutMatchesValueEncodings() throws {
+        let model = try ManagedObjectModel([AllScalars.self])
+        let entity = try #require(model.entity(for: AllScalars.self))
+        let layout = try #require(entity.scalarLayout)
+        let strings = [
+            "", "a", "fifteen bytes!!", "sixteen bytes!!!", "é→ñ",
+            String(repeating: "x", count: 127),
+            String(repeating: "y", count: 128), String(repeating: "é", count: 9000),
+        ]
+        let numbers: [Int] = [0, 1, -1, 63, -64, 64, Int.max, Int.min, 1 << 40]
+        let doubles: [Double] = [0, -0.0, .nan, .infinity, 1.5e-300, 999.999]
+        for (index, text) in strings.enumerated() {
+            let object = AllScalars()
+            object.int = numbers[index % numbers.count]
+            object.int64 = Int64(numbers[(index + 3) % numbers.count])
+            object.double = doubles[index % doubles.count]
+            object.string = text
+            object.date = Date(timeIntervalSinceReferenceDate: doubles[(index + 1) % doubles.count])
+            object.bool = index % 2 == 1
+            object.second = strings[strings.count - 1 - index]
+            var expected = PayloadWriter()
+            expected.write(varint: UInt64(entity.accessors.count))
+            var sink = BlobSink(store: nil)
+            for accessor in entity.accessors {
+                try accessor.encode(object, to: &expected, blobs: &sink)
+            }
+            // After some bytes already in the writer, as in a save that reuses it.
+            var writer = PayloadWriter()
+            writer.write(byte: 0xEE)
+            layout.encode(object, to: &writer)
+            #expect(writer.bytes == [0xEE] + expected.bytes, "case \(index)")
+        }
     }
 
     @Test("the model hash is FNV-1a over the stored schema JSON")

@@ -16,16 +16,21 @@ extension ManagedObjectContext {
         try throwFaultError()
         try runWillSaveHandlers()
         guard hasChanges || coordinator.hasMetadataChanges else { return }
-        var inserted = insertedList.filter { $0.isInserted && $0.managedObjectContext === self }
-        for object in inserted { object.willSave() }
+        // By link rather than `managedObjectContext`, which retains and releases the context
+        // for each object of a bulk insert. Picking and `willSave()` share one pass: every
+        // pass over a million new objects reads ~190 MB that is no longer in the cache.
+        var inserted: [ManagedObject] = []
+        inserted.reserveCapacity(insertedCount)
+        for object in insertedList where object.isInserted && object.contextLink === link {
+            object.willSave()
+            inserted.append(object)
+        }
         for object in updatedMap.allObjects { object.willSave() }
         var resolved = resolveUniquenessConflicts(among: inserted)
         for attempt in 1... {
             if let changed = resolved {
                 for object in changed { object.willSave() }
-                inserted = insertedList.filter {
-                    $0.isInserted && $0.managedObjectContext === self
-                }
+                inserted = insertedList.filter { $0.isInserted && $0.contextLink === link }
             }
             do {
                 return try writeChanges(inserted: inserted)
@@ -196,7 +201,10 @@ extension ManagedObjectContext {
         deleted: [ManagedObject]
     ) throws(ObjectLogError) {
         var errors: [ObjectLogError] = []
-        for objects in [inserted, updated] {
+        // Only entities with relationships have counts to check; without any, no object needs
+        // to be read (a pass over a million objects is a pass over memory out of the cache).
+        let checksCounts = model.entities.contains { !$0.relationshipAccessors.isEmpty }
+        for objects in checksCounts ? [inserted, updated] : [] {
             for object in objects {
                 guard let entity = object.entity, !entity.relationshipAccessors.isEmpty else {
                     continue

@@ -52,6 +52,9 @@ public final class ManagedObjectContext {
     var bulkFaultLoads = 0
     @exclusivity(unchecked) private var nextKey: ObjectKey = 1
     @exclusivity(unchecked) private var lastKey: ObjectKey = 0
+    /// The buffer snapshots are encoded in before they are copied to their object, reused so
+    /// that the first change of each object allocates only the snapshot itself.
+    @exclusivity(unchecked) private var snapshotWriter = PayloadWriter()
     private var willSaveHandlers: [(ManagedObjectContext) throws -> Void] = []
     private var didSaveHandlers: [(ObjectChanges) -> Void] = []
     private var changeHandlers: [(ObjectChanges) -> Void] = []
@@ -120,14 +123,18 @@ public final class ManagedObjectContext {
     /// context does nothing.
     /// - Precondition: the object's class is in the model and the object is in no other context.
     public func insert(_ object: ManagedObject) {
-        if object.managedObjectContext === self {
+        // The link, not `managedObjectContext`: comparing it retains and releases nothing,
+        // which shows in bulk inserts.
+        if object.contextLink === link {
             if object.isDeleted { undelete(object) }
             return
         }
-        precondition(
-            object.managedObjectContext == nil,
-            "\(object) already belongs to another context"
-        )
+        if object.contextLink != nil {
+            precondition(
+                object.managedObjectContext == nil,
+                "\(object) already belongs to another context"
+            )
+        }
         let entity: EntityDescription
         if let cached = lastInsertedEntity, cached.objectType == type(of: object) {
             entity = cached
@@ -146,7 +153,7 @@ public final class ManagedObjectContext {
         object.key = nextKey
         nextKey += 1
         object.entity = entity
-        object.managedObjectContext = self
+        object.contextLink = link
         object.lifecycle = .inserted
         object.accessState = []
         registry[object.key] = object
@@ -347,11 +354,14 @@ public final class ManagedObjectContext {
             return
         }
         var reader = PayloadReader(buffer)
+        // Scalar attributes need no source for external data; not making one saves retaining
+        // and releasing the store and the context for each of a million objects.
         try ObjectDecoder.decode(
             &reader,
             into: object,
             entity: entity,
-            source: RecordSource(store: store, key: key, context: self)
+            source: entity.scalarLayout == nil
+                ? RecordSource(store: store, key: key, context: self) : nil
         )
         object.accessState.remove(.fault)
         object.loadedRecordOffset = 0
@@ -422,10 +432,10 @@ public final class ManagedObjectContext {
             updatedMap[object.key] = object
         }
         if object.snapshot == nil {
-            var writer = PayloadWriter()
+            snapshotWriter.removeAll()
             var sink = BlobSink(store: nil, context: self)
-            try? ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
-            object.snapshot = writer.bytes
+            try? ObjectEncoder.encode(object, entity: entity, to: &snapshotWriter, blobs: &sink)
+            object.snapshot = snapshotWriter.bytes
         }
     }
 

@@ -42,6 +42,20 @@ public struct PayloadReader {
 
     /// Reads a varint of more than one byte (or reports a truncated one).
     private mutating func readLongVarint() throws(PayloadError) -> UInt64 {
+        // With room for the longest varint (10 bytes), no byte needs its own bounds check.
+        // A varint longer than that goes to the loop below, which reports it.
+        if buffer.count - offset >= 10, let base = buffer.baseAddress {
+            let start = base + offset
+            var result: UInt64 = 0
+            for index in 0..<10 {
+                let byte = start.load(fromByteOffset: index, as: UInt8.self)
+                result |= UInt64(byte & 0x7F) << UInt64(7 * index)
+                if byte < 0x80 {
+                    offset += index + 1
+                    return result
+                }
+            }
+        }
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
