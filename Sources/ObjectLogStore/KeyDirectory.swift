@@ -212,6 +212,7 @@ package struct KeyDirectory {
 
     /// Sets `key`'s location; returns the previous one.
     @discardableResult
+    @inline(__always)
     package mutating func updateValue(
         _ location: RecordLocation,
         forKey key: ObjectKey
