@@ -240,10 +240,11 @@ final class AttributeColumns: @unchecked Sendable {
     }
 
     /// Reads the attributes of `steps` from an object's encoding, which must start with the
-    /// entity's number of `properties`, into `row` of their columns,
-    /// straight from the bytes: the values are encoded as their ``ScalarKind`` encodes them
-    /// (``ScalarKind/columnValue(from:)`` and ``ScalarKind/skip(from:)`` read the same, through
-    /// ``PayloadReader``, which costs more per value).
+    /// entity's number of `properties`, into `row` of their columns, straight from the bytes.
+    ///
+    /// Each value is encoded as its ``ScalarKind`` encodes it; ``ScalarKind/columnValue(from:)``
+    /// and ``ScalarKind/skip(from:)`` read the same values through ``PayloadReader``, at more
+    /// cost per value (a test checks that both take and refuse the same encodings).
     ///
     /// - Returns: False if the encoding is not one of such an object, where the reader would
     ///   throw (a wrong property count, a value cut short, a malformed varint or `Bool`).
