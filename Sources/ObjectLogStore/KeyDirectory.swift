@@ -126,6 +126,7 @@ package struct KeyDirectory {
     }
 
     /// The location of `key`, if it is live.
+    @inline(__always)
     package subscript(key: ObjectKey) -> RecordLocation? {
         let slots = storage.slots
         var index = home(key)
@@ -211,6 +212,7 @@ package struct KeyDirectory {
 
     /// Sets `key`'s location; returns the previous one.
     @discardableResult
+    @inline(__always)
     package mutating func updateValue(
         _ location: RecordLocation,
         forKey key: ObjectKey

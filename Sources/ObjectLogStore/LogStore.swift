@@ -450,6 +450,23 @@ public final class LogStore: @unchecked Sendable {
         locked { (live[key], header.generation) }
     }
 
+    /// The record offset of each live object of `keys` (nil for a key that is not live), with
+    /// the file's generation, all read together under one lock.
+    ///
+    /// The batch form of ``locationAndGeneration(of:)`` for a save's optimistic-locking checks:
+    /// one lock round trip for the whole save instead of one per object.
+    package func recordOffsetsAndGeneration(
+        of keys: [ObjectKey]
+    ) -> (offsets: [UInt64?], generation: UInt64) {
+        locked {
+            let offsets = [UInt64?](unsafeUninitializedCapacity: keys.count) { buffer, count in
+                for index in keys.indices { buffer[index] = live[keys[index]]?.offset }
+                count = keys.count
+            }
+            return (offsets, header.generation)
+        }
+    }
+
     /// Translates a record offset seen in an earlier generation of the file into the current one.
     ///
     /// Compaction copies the live records in log order, so positions keep their order. With
@@ -1017,13 +1034,19 @@ public final class LogStore: @unchecked Sendable {
         var size =
             layout.commitRecordLength + 2 * LogFormat.sectorSize
             + (metadataBytes.map { layout.maximumFrameLength + $0.count } ?? 0)
-        for change in transaction.entries where change.isDelete || !writesFramedPuts {
-            size += layout.maximumFrameLength
-            if !change.isDelete {
-                size += layout.putPayloadLength(
-                    blobCount: change.blobs.count,
-                    valueLength: Int(change.valueCount)
-                )
+        // The entries are read in place: copying one out retains its blob list.
+        let entries = transaction.entries
+        if !writesFramedPuts || transaction.hasDelete {
+            entries.withUnsafeBufferPointer { entries in
+                for index in entries.indices where entries[index].isDelete || !writesFramedPuts {
+                    size += layout.maximumFrameLength
+                    if !entries[index].isDelete {
+                        size += layout.putPayloadLength(
+                            blobCount: entries[index].blobs.count,
+                            valueLength: Int(entries[index].valueCount)
+                        )
+                    }
+                }
             }
         }
         var writer = ByteWriter(capacity: size)
@@ -1040,47 +1063,50 @@ public final class LogStore: @unchecked Sendable {
         var recordCount: UInt32 = 0
 
         let records = transaction.records
-        for (index, change) in transaction.entries.enumerated() {
-            guard change.key != 0, change.key < nextKey else {
+        for index in entries.indices {
+            // Read in place, field by field: a copy of the entry would retain its blobs.
+            let key = entries[index].key
+            guard key != 0, key < nextKey else {
                 throw StoreError(
                     .invalidArgument,
-                    "key \(change.key) was never allocated by this store",
+                    "key \(key) was never allocated by this store",
                     path: path
                 )
             }
-            if change.isDelete {
+            if entries[index].isDelete {
                 if touched == nil {
                     // A delete that was skipped found its key not live, so `false` is right
                     // for it too.
                     var map: [ObjectKey: Bool] = [:]
-                    for entry in transaction.entries[..<index] { map[entry.key] = !entry.isDelete }
+                    for entry in entries[..<index] { map[entry.key] = !entry.isDelete }
                     touched = map
                 }
-                let isLive = touched![change.key] ?? (live[change.key] != nil)
+                let isLive = touched![key] ?? (live[key] != nil)
                 guard isLive else { continue }
-                layout.appendDelete(key: change.key, entity: change.entity, into: &writer)
-                touched![change.key] = false
-                written.append((change.key, nil))
+                layout.appendDelete(key: key, entity: entries[index].entity, into: &writer)
+                touched![key] = false
+                written.append((key, nil))
                 deleted += 1
             } else {
+                let blobCount = entries[index].blobs.count
                 let length = layout.putPayloadLength(
-                    blobCount: change.blobs.count,
-                    valueLength: Int(change.valueCount)
+                    blobCount: blobCount,
+                    valueLength: Int(entries[index].valueCount)
                 )
-                guard length <= LogFormat.maximumPayloadLength,
-                    change.blobs.count <= Int(UInt16.max)
+                guard length <= LogFormat.maximumPayloadLength, blobCount <= Int(UInt16.max)
                 else {
                     throw StoreError(
                         .tooLarge,
-                        "object \(change.key) encodes to \(length) bytes; the limit is \(LogFormat.maximumPayloadLength) (use external storage)",
+                        "object \(key) encodes to \(length) bytes; the limit is \(LogFormat.maximumPayloadLength) (use external storage)",
                         path: path
                     )
                 }
                 if !writesFramedPuts {
+                    let change = entries[index]
                     let offset = base + UInt64(writer.count)
                     records.withUnsafeBytes { records in
                         layout.appendPut(
-                            key: change.key,
+                            key: key,
                             entity: change.entity,
                             isInsert: change.isInsert,
                             blobs: change.blobs,
@@ -1090,7 +1116,7 @@ public final class LogStore: @unchecked Sendable {
                     }
                     written.append(
                         (
-                            change.key,
+                            key,
                             RecordLocation(
                                 entity: change.entity,
                                 offset: offset,
@@ -1099,8 +1125,8 @@ public final class LogStore: @unchecked Sendable {
                         )
                     )
                 }
-                touched?[change.key] = true
-                if change.isInsert { inserted += 1 } else { updated += 1 }
+                if touched != nil { touched![key] = true }
+                if entries[index].isInsert { inserted += 1 } else { updated += 1 }
             }
             recordCount += 1
         }
@@ -1167,20 +1193,26 @@ public final class LogStore: @unchecked Sendable {
         var recordBytes = self.liveRecordBytes
         self.live = KeyDirectory()
         // Grown once, not doubled (and rehashed) again and again while a bulk save's keys go in.
-        live.reserveCapacity(live.count + transaction.entries.count)
+        // Only inserts add keys: reserving for every put made a save that updates a tenth of a
+        // large store copy its whole keydir into a bigger one. (A put that adds a key without
+        // being an insert still fits: `updateValue` grows the directory when it must.)
+        live.reserveCapacity(live.count + Int(inserted))
         if writesFramedPuts {
-            for change in transaction.entries where !change.isDelete {
-                let location = RecordLocation(
-                    entity: change.entity,
-                    offset: start + UInt64(change.recordStart),
-                    length: change.recordLength
-                )
-                if let old = live.updateValue(location, forKey: change.key) {
-                    counts.add(old.entity, -1)
-                    recordBytes -= UInt64(old.length)
+            entries.withUnsafeBufferPointer { entries in
+                for index in entries.indices where !entries[index].isDelete {
+                    let location = RecordLocation(
+                        entity: entries[index].entity,
+                        offset: start + UInt64(entries[index].recordStart),
+                        length: entries[index].recordLength
+                    )
+                    let old = live.updateValue(location, forKey: entries[index].key)
+                    // An update within its entity leaves the counts as they are.
+                    if old?.entity != location.entity {
+                        if let old { counts.add(old.entity, -1) }
+                        counts.add(location.entity, 1)
+                    }
+                    recordBytes = recordBytes - UInt64(old?.length ?? 0) + UInt64(location.length)
                 }
-                counts.add(location.entity, 1)
-                recordBytes += UInt64(location.length)
             }
         }
         for (key, location) in written {

@@ -234,7 +234,8 @@ public struct Transaction: Sendable {
         )
     }
 
-    private var hasDelete = false
+    /// Whether the transaction deletes something.
+    package private(set) var hasDelete = false
 
     /// The transaction without the changes of keys that `isIncluded` rejects (same metadata).
     public func filter(_ isIncluded: (ObjectKey) -> Bool) -> Transaction {

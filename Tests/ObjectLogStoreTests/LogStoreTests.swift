@@ -393,6 +393,60 @@ struct LogStoreTests {
         #expect(store.statistics.logSyncs == 2)
     }
 
+    @Test(
+        "a save of updates reserves no room for them, yet puts of new keys not marked inserts grow the keydir"
+    )
+    func updatesAndUnmarkedNewKeys() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("grow.olog")
+        // Many more keys than the keydir holds at first, each put as an update although the
+        // store has never seen it: the commit reserves room for inserts only.
+        let count = 5000
+        var expected: [ObjectKey: [UInt8]] = [:]
+        do {
+            let store = try LogStore.open(path: path)
+            let keys = store.allocateKeys(2 * count)
+            var first = Transaction()
+            for key in keys.prefix(count) {
+                first.put(key: key, entity: 1, payload: [UInt8(key % 251)], isInsert: false)
+                expected[key] = [UInt8(key % 251)]
+            }
+            let info = try store.commit(first)
+            #expect(info.updated == count)
+            #expect(store.liveCount(entity: 1) == count)
+            // Updates of every other key, new keys as inserts and as unmarked puts, deletes.
+            var second = Transaction()
+            for key in keys.prefix(count) where key.isMultiple(of: 2) {
+                second.put(key: key, entity: 2, payload: [1, 2], isInsert: false)
+                expected[key] = [1, 2]
+            }
+            for key in keys.dropFirst(count) {
+                second.put(key: key, entity: 1, payload: [3], isInsert: key.isMultiple(of: 3))
+                expected[key] = [3]
+            }
+            for key in keys.prefix(count) where key % 7 == 1 {
+                second.delete(key: key, entity: 1)
+                expected[key] = nil
+            }
+            try store.commit(second)
+            #expect(try snapshot(store) == expected)
+            #expect(store.liveCount(entity: nil) == expected.count)
+            #expect(
+                store.liveCount(entity: 2)
+                    == expected.filter { $0.key <= ObjectKey(count) && $0.value == [1, 2] }.count
+            )
+            try store.close()
+        }
+        var options = StoreOptions()
+        options.usesIndex = false
+        for options in [StoreOptions(), options] {
+            let store = try LogStore.open(path: path, options: options)
+            #expect(try snapshot(store) == expected)
+            #expect(store.liveCount(entity: nil) == expected.count)
+            try store.close()
+        }
+    }
+
     @Test("every metadata value type round-trips")
     func metadataTypes() throws {
         let metadata: Metadata = [

@@ -298,6 +298,151 @@ struct AttributeColumnTests {
         #expect(container.coordinator.state.withLock { $0.columns[tag]?.count } == 4)
     }
 
+    @Test(
+        "a save that alternates two entities' inserts, updates and deletes keeps both their columns"
+    )
+    func interleavedEntities() throws {
+        let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])
+        var generator = SeededGenerator(seed: 5)
+        let writer = container.newContext()
+        for index in 0..<300 {
+            Self.randomize(Sample(context: writer), &generator)
+            Marker(context: writer).weight = Double(index % 37)
+        }
+        try writer.save()
+        // Columns of both entities, built before the save below.
+        func checkMarkers() throws {
+            // The narrowed fetches first, in a context with nothing registered.
+            let context = container.newContext()
+            let heavy = try context.fetch(
+                FetchRequest<Marker>(predicate: #Predicate { $0.weight > 20 })
+            )
+            let lightest = try context.fetch(
+                FetchRequest<Marker>(sortBy: [SortDescriptor(\.weight)], fetchLimit: 7)
+            )
+            let all = try container.newContext().fetch(FetchRequest<Marker>())
+            #expect(
+                Set(heavy.map(\.objectID)) == Set(all.filter { $0.weight > 20 }.map(\.objectID))
+            )
+            #expect(lightest.map(\.weight) == all.map(\.weight).sorted().prefix(7).map { $0 })
+        }
+        try checkMarkers()
+        try Self.checkFetches(container)
+        let sampleTag = container.model.entity(for: Sample.self)!.tag
+        let markerTag = container.model.entity(for: Marker.self)!.tag
+        let built = container.coordinator.state.withLock {
+            ($0.columns[sampleTag], $0.columns[markerTag])
+        }
+        #expect(built.0 != nil && built.1 != nil)
+        // One save whose puts alternate between the entities, with updates and deletes of both.
+        let changer = container.newContext()
+        let samples = try changer.fetch(FetchRequest<Sample>())
+        let markers = try changer.fetch(FetchRequest<Marker>())
+        for index in 0..<100 {
+            Self.randomize(Sample(context: changer), &generator)
+            Marker(context: changer).weight = Double(50 + index % 11)
+        }
+        for (sample, marker) in zip(samples, markers)
+        where Int.random(in: 0..<3, using: &generator) == 0 {
+            Self.randomize(sample, &generator)
+            marker.weight = -marker.weight
+        }
+        for index in stride(from: 0, to: 300, by: 13) {
+            changer.delete(samples[index])
+            changer.delete(markers[(index * 7) % 300])
+        }
+        try changer.save()
+        try checkMarkers()
+        try Self.checkFetches(container)
+        // The same columns were kept up to date, not dropped and built again.
+        let kept = container.coordinator.state.withLock {
+            ($0.columns[sampleTag], $0.columns[markerTag])
+        }
+        #expect(kept.0 === built.0 && kept.1 === built.1)
+        #expect(kept.0?.count == 300 + 100 - 24)
+        #expect(kept.1?.count == 300 + 100 - 24)
+    }
+
+    @Test("a commit's column reader takes exactly the encodings the payload reader takes")
+    func commitReaderAgreesWithPayloadReader() throws {
+        let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])
+        let store = container.coordinator.store
+        let entity = try #require(container.model.entity(for: Sample.self))
+        let layout = try #require(entity.scalarLayout)
+        let columns = AttributeColumns.make(for: entity, store: store)
+        #expect(columns.add(Array(entity.accessors.indices), store: store))
+        // What the columns must hold for `bytes` by the payload reader's rules (nil where it
+        // throws): the 8-byte value and whether it is ordered, per property.
+        func expected(_ bytes: [UInt8]) -> [(UInt64, Bool)]? {
+            bytes.withUnsafeBytes { buffer in
+                var reader = PayloadReader(buffer)
+                guard (try? reader.readVarint()) == UInt64(layout.fields.count) else { return nil }
+                return try? layout.fields.map { try $0.kind.columnValue(from: &reader) }
+            }
+        }
+        var nextKey: ObjectKey = 1
+        func check(_ bytes: [UInt8], _ comment: Comment) {
+            let key = nextKey
+            nextKey += 1
+            let accepted = bytes.withUnsafeBytes { columns.put(key, payload: $0) }
+            let wanted = expected(bytes)
+            #expect(accepted == (wanted != nil), comment)
+            guard accepted, let wanted, let row = columns.row(of: key) else { return }
+            for (index, (value, isOrdered)) in wanted.enumerated() {
+                let column = columns.columns[index]!
+                #expect(column.values[row] == value, comment)
+                #expect((columns.orderKey(column, slot: row) != nil) == isOrdered, comment)
+            }
+        }
+        var generator = SeededGenerator(seed: 11)
+        for round in 0..<40 {
+            let sample = Sample()
+            Self.randomize(sample, &generator)
+            if round % 4 == 0 { sample.number = .max }
+            if round % 4 == 1 { sample.label = "a label longer than sixteen bytes" }
+            var writer = PayloadWriter()
+            layout.encode(sample, to: &writer)
+            let bytes = writer.bytes
+            check(bytes, "whole encoding \(round)")
+            // Every shorter encoding ends inside a value (or before the count).
+            for count in 0..<bytes.count { check(Array(bytes[..<count]), "first \(count) bytes") }
+            // Damaged bytes: wrong counts and lengths, bad booleans, runaway varints.
+            for _ in 0..<20 {
+                var damaged = bytes
+                let index = Int.random(in: 0..<damaged.count, using: &generator)
+                damaged[index] =
+                    [0, 1, 2, 0x7F, 0x80, 0xFF][Int.random(in: 0..<6, using: &generator)]
+                check(damaged, "byte \(index) of encoding \(round) replaced")
+            }
+        }
+        // An encoding written by hand: `count` as the property count, and the first integer
+        // as the raw `varint`.
+        func encoding(count: Int, varint: [UInt8]) -> [UInt8] {
+            var writer = PayloadWriter()
+            writer.write(varint: UInt64(count))
+            var isFirstInteger = true
+            for field in layout.fields {
+                switch field.kind {
+                case .int, .int64:
+                    if isFirstInteger { writer.write(raw: varint) } else { writer.write(zigzag: 0) }
+                    isFirstInteger = false
+                case .double, .date: writer.write(fixed64: 0)
+                case .bool: writer.write(byte: 1)
+                case .string: writer.write(string: "text")
+                }
+            }
+            return writer.bytes
+        }
+        let count = layout.fields.count
+        check(encoding(count: count, varint: [0x03]), "a one-byte varint")
+        // Varints of ten bytes are read, of eleven refused; the property count is checked.
+        let ten = [UInt8](repeating: 0xFF, count: 9) + [0x01]
+        check(encoding(count: count, varint: ten), "a varint of ten bytes")
+        check(encoding(count: count, varint: [0x80] + ten), "a varint of eleven bytes")
+        check(encoding(count: count + 1, varint: [0x03]), "one property too many")
+        check(encoding(count: count - 1, varint: [0x03]), "one property too few")
+    }
+
     @Test("string prefixes keep byte order, and mark what is not ASCII")
     func prefixes() {
         let strings = ["", "a", "a\u{0}", "ab", "abcdefgh", "abcdefghi", "abcdefgi", "b", "~"]

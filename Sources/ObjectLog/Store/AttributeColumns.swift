@@ -51,6 +51,18 @@ final class AttributeColumns: @unchecked Sendable {
     /// A column to fill, by payload index; unretained (`columns` keeps it alive), so that
     /// reading a record costs no reference counting.
     private typealias Target = (index: Int, column: Unmanaged<Column>)
+
+    /// How to read one property of an entity with a ``ScalarLayout``: its kind, and the column
+    /// that takes its value (none: the value is moved past).
+    private struct Step {
+        var kind: ScalarKind
+        var column: Unmanaged<Column>?
+    }
+
+    /// The steps that read every column from an object's encoding (see ``steps(_:)``), for
+    /// commits; nil for an entity without a scalar layout, or when the columns changed since
+    /// they were made.
+    @exclusivity(unchecked) private var commitSteps: [Step]?
     /// The number of rows, live or dead: each key put gets the next row and keeps it.
     @exclusivity(unchecked) private(set) var capacity = 0
     @exclusivity(unchecked) private var rowCapacity = 0
@@ -63,9 +75,12 @@ final class AttributeColumns: @unchecked Sendable {
     /// The number of saved objects (rows with their bit set).
     @exclusivity(unchecked) private(set) var count = 0
     private let scratch: ManagedObject
+    /// The number of properties of the entity, which starts each of its encodings.
+    private let propertyCount: Int
 
     private init(entity: EntityDescription) {
         self.entity = entity
+        propertyCount = entity.accessors.count
         scratch = entity.objectType.init()
     }
 
@@ -110,9 +125,24 @@ final class AttributeColumns: @unchecked Sendable {
         }
         do {
             let targets = self.targets(added)
-            try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
-                let row = try rows[key] ?? append(key)
-                try read(buffer, into: row, targets)
+            if let steps = steps(targets) {
+                let properties = propertyCount
+                try steps.withUnsafeBufferPointer { steps in
+                    try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+                        let row = try rows[key] ?? append(key)
+                        guard Self.read(buffer, properties: properties, into: row, steps) else {
+                            throw ObjectLogError(
+                                .corrupt,
+                                "cannot read a payload of \(entity.name)"
+                            )
+                        }
+                    }
+                }
+            } else {
+                try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+                    let row = try rows[key] ?? append(key)
+                    try read(buffer, into: row, targets)
+                }
             }
         } catch {
             for index in added { columns[index] = nil }
@@ -125,26 +155,181 @@ final class AttributeColumns: @unchecked Sendable {
     ///
     /// - Returns: False if the value cannot be decoded; the columns must then be dropped.
     func put(_ key: ObjectKey, payload: UnsafeRawBufferPointer) -> Bool {
-        let row: Int
-        do {
-            row = try rows[key] ?? append(key)
-            if allTargets.count != columns.count { allTargets = targets(Array(columns.keys)) }
-            try read(payload, into: row, allTargets)
-        } catch {
-            return false
+        put(count: 1) { _ in (key, payload) }
+    }
+
+    /// Records the committed values of the puts `range` of `entries`, objects of this entity,
+    /// from their records in `records` (a transaction's, see ``Transaction/records``).
+    ///
+    /// - Returns: False if a value cannot be decoded; the columns must then be dropped.
+    func put(
+        _ entries: UnsafeBufferPointer<Transaction.Entry>,
+        _ range: Range<Int>,
+        records: UnsafeRawBufferPointer
+    ) -> Bool {
+        put(count: range.count) { offset in
+            let index = range.lowerBound + offset
+            // The value ends the put's record. Read field by field: a copy of the entry would
+            // retain its blob list.
+            let end = entries[index].recordStart + Int(entries[index].recordLength)
+            let start = end - Int(entries[index].valueCount)
+            return (entries[index].key, UnsafeRawBufferPointer(rebasing: records[start..<end]))
         }
+    }
+
+    /// Records `count` committed values, the `index`th object's key and encoding given by
+    /// `value(index)`, in order.
+    @inline(__always)
+    private func put(
+        count: Int,
+        _ value: (Int) -> (key: ObjectKey, payload: UnsafeRawBufferPointer)
+    ) -> Bool {
+        if allTargets.count != columns.count {
+            allTargets = targets(Array(columns.keys))
+            commitSteps = steps(allTargets)
+        }
+        guard let commitSteps else {
+            for index in 0..<count {
+                let (key, payload) = value(index)
+                do {
+                    try read(payload, into: try row(forPut: key), allTargets)
+                } catch {
+                    return false
+                }
+            }
+            return true
+        }
+        let properties = propertyCount
+        return commitSteps.withUnsafeBufferPointer { steps in
+            for index in 0..<count {
+                let (key, payload) = value(index)
+                guard let row = try? row(forPut: key),
+                    Self.read(payload, properties: properties, into: row, steps)
+                else { return false }
+            }
+            return true
+        }
+    }
+
+    /// The row of a saved object `key` (a new one if it has none), marked present.
+    @inline(__always)
+    private func row(forPut key: ObjectKey) throws(ObjectLogError) -> Int {
+        guard let row = rows[key] else { return try append(key) }
         let bit: UInt64 = 1 << UInt64(row & 63)
         if present[row >> 6] & bit == 0 {
             present[row >> 6] |= bit
             count += 1
         }
-        return true
+        return row
     }
 
     /// The columns of the attributes at `indices`, by payload index, in payload order.
     private func targets(_ indices: [Int]) -> [Target] {
         Set(indices).sorted().compactMap { index in
             columns[index].map { (index, Unmanaged.passUnretained($0)) }
+        }
+    }
+
+    /// For an entity with a ``ScalarLayout``: the steps that read the attributes of `targets`
+    /// (in payload order) from an object's encoding, one per property up to the last of them.
+    private func steps(_ targets: [Target]) -> [Step]? {
+        guard let layout = entity.scalarLayout, let last = targets.last else { return nil }
+        var steps = layout.fields[...last.index].map { Step(kind: $0.kind, column: nil) }
+        for target in targets { steps[target.index].column = target.column }
+        return steps
+    }
+
+    /// Reads the attributes of `steps` from an object's encoding, which must start with the
+    /// entity's number of `properties`, into `row` of their columns, straight from the bytes.
+    ///
+    /// Each value is encoded as its ``ScalarKind`` encodes it; ``ScalarKind/columnValue(from:)``
+    /// and ``ScalarKind/skip(from:)`` read the same values through ``PayloadReader``, at more
+    /// cost per value (a test checks that both take and refuse the same encodings).
+    ///
+    /// - Returns: False if the encoding is not one of such an object, where the reader would
+    ///   throw (a wrong property count, a value cut short, a malformed varint or `Bool`).
+    private static func read(
+        _ payload: UnsafeRawBufferPointer,
+        properties: Int,
+        into row: Int,
+        _ steps: UnsafeBufferPointer<Step>
+    ) -> Bool {
+        guard let base = payload.baseAddress else { return false }
+        let end = payload.count
+        var offset = 0
+        guard readVarint(base, end, &offset) == UInt64(properties) else { return false }
+        for step in steps {
+            switch step.kind {
+            case .int, .int64:
+                guard let raw = readVarint(base, end, &offset) else { return false }
+                if let column = step.column {
+                    // Zigzag, as `PayloadReader.readZigzag` undoes it.
+                    let value = (raw >> 1) ^ (0 &- (raw & 1))
+                    column._withUnsafeGuaranteedRef {
+                        store(value, isOrdered: true, in: $0, row: row)
+                    }
+                }
+            case .double, .date:
+                guard end - offset >= 8 else { return false }
+                let bits = UInt64(
+                    littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                )
+                offset += 8
+                if let column = step.column {
+                    column._withUnsafeGuaranteedRef {
+                        store(bits, isOrdered: !Double(bitPattern: bits).isNaN, in: $0, row: row)
+                    }
+                }
+            case .bool:
+                guard offset < end else { return false }
+                let byte = base.load(fromByteOffset: offset, as: UInt8.self)
+                guard byte <= 1 else { return false }
+                offset += 1
+                if let column = step.column {
+                    column._withUnsafeGuaranteedRef {
+                        store(UInt64(byte), isOrdered: true, in: $0, row: row)
+                    }
+                }
+            case .string:
+                guard let length = readVarint(base, end, &offset),
+                    length <= UInt64(end - offset)
+                else { return false }
+                if let column = step.column {
+                    let (value, isASCII) = prefix(
+                        of: UnsafeRawBufferPointer(start: base + offset, count: Int(length))
+                    )
+                    column._withUnsafeGuaranteedRef {
+                        store(value, isOrdered: isASCII, in: $0, row: row)
+                    }
+                }
+                offset += Int(length)
+            }
+        }
+        return true
+    }
+
+    /// Reads a LEB128 varint at `offset`, as `PayloadReader.readVarint` does (nil where it
+    /// throws: cut short, or longer than ten bytes).
+    @inline(__always)
+    private static func readVarint(
+        _ base: UnsafeRawPointer,
+        _ end: Int,
+        _ offset: inout Int
+    ) -> UInt64? {
+        guard offset < end else { return nil }
+        let first = base.load(fromByteOffset: offset, as: UInt8.self)
+        offset += 1
+        if first < 0x80 { return UInt64(first) }
+        var result = UInt64(first & 0x7F)
+        var shift: UInt64 = 7
+        while true {
+            guard offset < end else { return nil }
+            let byte = base.load(fromByteOffset: offset, as: UInt8.self)
+            offset += 1
+            guard shift < 64 else { return nil }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
         }
     }
 
@@ -179,13 +364,15 @@ final class AttributeColumns: @unchecked Sendable {
             let (value, isOrdered) = try column._withUnsafeGuaranteedRef {
                 try $0.kind.columnValue(from: &reader)
             }
-            column._withUnsafeGuaranteedRef { store(value, isOrdered: isOrdered, in: $0, row: row) }
+            column._withUnsafeGuaranteedRef {
+                Self.store(value, isOrdered: isOrdered, in: $0, row: row)
+            }
             next += 1
         }
     }
 
     @inline(__always)
-    private func store(_ value: UInt64, isOrdered: Bool, in column: Column, row: Int) {
+    private static func store(_ value: UInt64, isOrdered: Bool, in column: Column, row: Int) {
         column.values[row] = value
         let bit: UInt64 = 1 << UInt64(row & 63)
         if isOrdered {

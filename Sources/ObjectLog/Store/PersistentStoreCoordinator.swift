@@ -242,10 +242,12 @@ public final class PersistentStoreCoordinator: Sendable {
             .withLock {
                 state in
                 var conflicts: [ObjectKey] = []
-                if policy != .overwrite {
-                    for var check in lockChecks {
-                        let (location, generation) = store.locationAndGeneration(of: check.key)
-                        let current = location?.offset
+                if policy != .overwrite, !lockChecks.isEmpty {
+                    // Every record offset in one round trip to the store's lock.
+                    let (offsets, generation) = store.recordOffsetsAndGeneration(
+                        of: lockChecks.map(\.key)
+                    )
+                    for (var check, current) in zip(lockChecks, offsets) {
                         if check.generation != generation {
                             // Compaction moved the records since the context saw them; it keeps
                             // their order, so the offsets translate. Untranslatable ones conflict.
@@ -352,33 +354,34 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Brings the columns up to date with a committed transaction.
     private func updateColumns(with transaction: Transaction, state: inout State) {
         guard !state.columns.isEmpty else { return }
-        // The entries are read in place, and the columns of the last entity are kept at hand:
-        // a save's entries are mostly of one entity.
-        var lastTag: EntityTag?
-        var lastColumns: AttributeColumns?
+        // The entries are read in place, field by field (a copy of one retains its blob list).
+        // A save's entries are mostly puts of one entity: each run of puts of an entity goes
+        // to its columns in one call.
         transaction.records.withUnsafeBytes { records in
             transaction.entries.withUnsafeBufferPointer { entries in
-                for index in entries.indices {
+                var index = 0
+                while index < entries.count {
                     let tag = entries[index].entity
-                    if tag != lastTag {
-                        lastTag = tag
-                        lastColumns = state.columns[tag]
-                    }
-                    guard let columns = lastColumns else { continue }
-                    let key = entries[index].key
-                    if entries[index].isDelete {
-                        columns.remove(key)
-                        guard columns.isWasteful else { continue }
-                    } else if columns.put(
-                        key,
-                        payload: UnsafeRawBufferPointer(
-                            rebasing: records[entries[index].valueRange]
-                        )
-                    ) {
+                    guard let columns = state.columns[tag] else {
+                        index += 1
                         continue
                     }
-                    state.columns[tag] = nil
-                    lastColumns = nil
+                    let keeps: Bool
+                    if entries[index].isDelete {
+                        columns.remove(entries[index].key)
+                        keeps = !columns.isWasteful
+                        index += 1
+                    } else {
+                        var end = index + 1
+                        while end < entries.count, entries[end].entity == tag,
+                            !entries[end].isDelete
+                        {
+                            end += 1
+                        }
+                        keeps = columns.put(entries, index..<end, records: records)
+                        index = end
+                    }
+                    if !keeps { state.columns[tag] = nil }
                 }
             }
         }
