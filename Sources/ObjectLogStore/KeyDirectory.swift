@@ -141,10 +141,19 @@ package struct KeyDirectory {
     }
 
     /// Makes room for `minimumCount` keys without growing again.
+    ///
+    /// A directory that must grow at least doubles, as one that fills up does: a store whose
+    /// keydir was sized exactly (by its index) and then took one insert per save would
+    /// otherwise copy all its keys into a table one slot larger on every save.
     package mutating func reserveCapacity(_ minimumCount: Int) {
         let capacity = Self.capacity(for: minimumCount)
-        if capacity > storage.capacity { copy(toCapacity: capacity) }
+        if capacity > storage.capacity {
+            copy(toCapacity: max(capacity, storage.capacity * 2))
+        }
     }
+
+    /// The number of slots (for tests).
+    package var capacity: Int { storage.capacity }
 
     /// Makes the storage this directory's own, with room for one more key.
     ///

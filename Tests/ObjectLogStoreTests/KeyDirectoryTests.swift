@@ -4,6 +4,29 @@ import Testing
 
 @Suite("Key directory")
 struct KeyDirectoryTests {
+    @Test("reserving room for one more key at a time grows the table geometrically")
+    func reserveOneAtATime() {
+        var directory = KeyDirectory(minimumCapacity: 3_000)
+        func location(_ key: ObjectKey) -> RecordLocation {
+            RecordLocation(entity: 1, offset: key * 50, length: 50)
+        }
+        for key in 1...3_000 as ClosedRange<ObjectKey> {
+            directory.updateValue(location(key), forKey: key)
+        }
+        // As a store's commits do for a save of one insert each.
+        var capacities: Set<Int> = [directory.capacity]
+        for key in 3_001...9_000 as ClosedRange<ObjectKey> {
+            directory.reserveCapacity(directory.count + 1)
+            directory.updateValue(location(key), forKey: key)
+            capacities.insert(directory.capacity)
+        }
+        #expect(directory.count == 9_000)
+        #expect(capacities.count <= 3, "the table was copied \(capacities.count - 1) times")
+        for key in [1, 3_000, 3_001, 9_000] as [ObjectKey] {
+            #expect(directory[key] == location(key))
+        }
+    }
+
     /// Random inserts, updates and removals against a `Dictionary` model; `keySpace` bounds the
     /// keys (consecutive, as stores hand them out) and `reserved` the up-front capacity.
     @Test(
