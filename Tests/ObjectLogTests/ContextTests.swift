@@ -283,6 +283,70 @@ struct FailedSaveTests {
     }
 }
 
+/// A `Codable` value whose encoding fails when told to (to make a save fail while encoding).
+struct Fragile: Codable, Sendable {
+    var refuses = false
+
+    func encode(to encoder: any Encoder) throws {
+        if refuses {
+            throw EncodingError.invalidValue(
+                self,
+                .init(codingPath: encoder.codingPath, debugDescription: "refused")
+            )
+        }
+        var container = encoder.singleValueContainer()
+        try container.encode(refuses)
+    }
+
+    init(refuses: Bool = false) { self.refuses = refuses }
+
+    init(from decoder: any Decoder) throws {
+        refuses = try decoder.singleValueContainer().decode(Bool.self)
+    }
+}
+
+final class Holder: ManagedObject {
+    @Attribute var name = ""
+    @Attribute var fragile = Fragile()
+}
+
+extension FailedSaveTests {
+    @Test("a value that cannot be encoded fails the save, which writes none of its objects")
+    func encodingFailure() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("encode.objectlog")
+        let container = try PersistentContainer(path: path, for: [Holder.self])
+        let context = container.newContext()
+        let saved = Holder(context: context)
+        saved.name = "saved"
+        try context.save()
+        // Objects before and after the failing one in the same save, and an update.
+        let before = Holder(context: context)
+        before.name = "before"
+        let failing = Holder(context: context)
+        failing.name = "failing"
+        failing.fragile = Fragile(refuses: true)
+        let after = Holder(context: context)
+        after.name = "after"
+        saved.name = "renamed"
+        do {
+            try context.save()
+            Issue.record("a value whose encoding throws must fail the save")
+        } catch {
+            #expect(error.code == .invalidValue)
+            #expect(error.message.contains("fragile"))
+        }
+        #expect(before.isInserted && failing.isInserted && after.isInserted && saved.isUpdated)
+        let reader = container.newContext()
+        #expect(try reader.fetch(Holder.self).map(\.name) == ["saved"])
+        // Fixed, the same context saves everything.
+        failing.fragile = Fragile()
+        try context.save()
+        let names = try container.newContext().fetch(Holder.self).map(\.name).sorted()
+        #expect(names == ["after", "before", "failing", "renamed"])
+    }
+}
+
 /// An entity that stamps itself when saved, as rdlab's configurations do.
 final class Stamped: ManagedObject {
     @Attribute var title = ""

@@ -17,13 +17,22 @@ extension ManagedObjectContext {
         try runWillSaveHandlers()
         guard hasChanges || coordinator.hasMetadataChanges else { return }
         // By link rather than `managedObjectContext`, which retains and releases the context
-        // for each object of a bulk insert. Picking and `willSave()` share one pass: every
-        // pass over a million new objects reads ~190 MB that is no longer in the cache.
-        var inserted: [ManagedObject] = []
-        inserted.reserveCapacity(insertedCount)
-        for object in insertedList where object.isInserted && object.contextLink === link {
-            object.willSave()
-            inserted.append(object)
+        // for each object of a bulk insert. Checking and `willSave()` share one pass: every
+        // pass over a million new objects reads ~190 MB that is no longer in the cache. When
+        // every listed object is still pending, as usual, the list itself is the save's: a
+        // filtered copy would retain and later release each object once more, touching it
+        // in memory twice more.
+        var inserted = insertedList
+        var allPending = true
+        inserted.forEachUnretained { object in
+            if object.isInserted && object.contextLink === link {
+                object.willSave()
+            } else {
+                allPending = false
+            }
+        }
+        if !allPending {
+            inserted = inserted.filter { $0.isInserted && $0.contextLink === link }
         }
         for object in updatedMap.allObjects { object.willSave() }
         var resolved = resolveUniquenessConflicts(among: inserted)
@@ -60,11 +69,19 @@ extension ManagedObjectContext {
         // One sink for the save; its blob list is emptied after each object that wrote one.
         var sink = BlobSink(store: store, context: self)
         var isFirst = true
-        for (objects, isInsert) in [(inserted, true), (updated, false)] {
-            for object in objects {
-                guard let entity = object.entity else { continue }
+        var encodingError: ObjectLogError?
+        var failed = false
+        for (objects, isInsert) in [(inserted, true), (updated, false)] where !failed {
+            objects.forEachUnretained { object in
+                guard !failed, let entity = object.entity else { return }
                 writer.removeAll()
-                try ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
+                do throws(ObjectLogError) {
+                    try ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
+                } catch {
+                    encodingError = error
+                    failed = true
+                    return
+                }
                 if isFirst {
                     // Values are packed in one buffer: size it from the first object's payload
                     // (with slack) instead of doubling and copying it again and again.
@@ -109,6 +126,7 @@ extension ManagedObjectContext {
                 }
             }
         }
+        if let encodingError { throw encodingError }
         for object in deleted {
             guard let entity = object.entity else { continue }
             transaction.delete(key: object.key, entity: entity.tag)
@@ -145,7 +163,8 @@ extension ManagedObjectContext {
             saved.inserted.reserveCapacity(inserted.count)
             saved.updated.reserveCapacity(updated.count)
         }
-        for object in inserted where !skipped.contains(object.key) {
+        inserted.forEachUnretained { object in
+            guard !skipped.contains(object.key) else { return }
             object.lifecycle = []
             object.accessState = .tracksUpdates
             object.loadedRecordOffset = 0

@@ -229,3 +229,26 @@ final class ObjectTable {
         return result
     }
 }
+
+extension Array where Element == ManagedObject {
+    /// Calls `body` with each object, without retaining and releasing it around the call.
+    ///
+    /// The array keeps its objects alive, and `body` must not change the array. Iterating an
+    /// array of objects otherwise retains and releases every element, an atomic write to each
+    /// object's header: for a save of a million new objects that are no longer in the cache,
+    /// a measurable part of each pass over them.
+    @inline(__always)
+    func forEachUnretained(_ body: (ManagedObject) -> Void) {
+        withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            // Safe: a class reference and an `Unmanaged` of it have the same representation,
+            // and the memory is viewed so only during this call.
+            base.withMemoryRebound(to: Unmanaged<ManagedObject>.self, capacity: buffer.count) {
+                references in
+                for index in 0..<buffer.count {
+                    references[index]._withUnsafeGuaranteedRef(body)
+                }
+            }
+        }
+    }
+}
