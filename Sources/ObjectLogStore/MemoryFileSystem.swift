@@ -1,12 +1,10 @@
-import Synchronization
-
 /// A file system held entirely in memory: the backing of in-memory stores, and the base of the
 /// fault-injecting file systems in the tests.
 ///
 /// Files are byte arrays; `sync` does nothing; locks are per file and exclusive.
 package final class MemoryFileSystem: FileSystem, Sendable {
     final class Node: @unchecked Sendable {
-        // Guarded by the file system's mutex.
+        // Guarded by the file system's lock.
         var bytes: [UInt8] = []
         var isLocked = false
     }
@@ -16,7 +14,7 @@ package final class MemoryFileSystem: FileSystem, Sendable {
         var directories: Set<String> = []
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     package init() {}
 

@@ -378,4 +378,48 @@ struct LifecycleTests {
         let reader = container.newContext()
         #expect(try reader.fetch(Stamped.self).first?.saves == 2)
     }
+
+    @Test("an object that another's willSave changes is saved in the same save")
+    func willSaveChangesAnother() throws {
+        let container = try PersistentContainer.inMemory(for: [Counter.self])
+        let context = container.newContext()
+        let first = Counter(context: context)
+        let second = Counter(context: context)
+        try context.save()
+        // Updating `first` alone; its willSave also changes `second`, which was not updated.
+        first.partner = second
+        first.value = 1
+        try context.save()
+        #expect(!context.hasChanges)
+        let values = try container.newContext().fetch(Counter.self).map(\.value).sorted()
+        #expect(values == [1, 100])
+    }
+}
+
+@Suite("Reflection")
+struct ReflectionTests {
+    @Test("dumping a container, a context and an object works (test failure reports do it)")
+    func dumpDoesNotStop() throws {
+        let container = try PersistentContainer.inMemory(for: [Counter.self])
+        let context = container.newContext()
+        let counter = Counter(context: context)
+        try context.save()
+        var text = ""
+        dump(container, to: &text, maxDepth: 8)
+        dump(context, to: &text, maxDepth: 8)
+        dump(counter, to: &text, maxDepth: 8)
+        #expect(text.contains("PersistentStoreCoordinator"))
+        #expect(text.contains("LockedValue"))
+    }
+}
+
+/// An entity whose willSave changes another object.
+final class Counter: ManagedObject {
+    @Attribute var value = 0
+    /// Not saved: the object whose value this one's save sets (for the test above).
+    var partner: Counter?
+
+    override func willSave() {
+        if let partner, partner.value != 100 { partner.value = 100 }
+    }
 }

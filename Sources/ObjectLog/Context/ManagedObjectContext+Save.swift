@@ -34,15 +34,19 @@ extension ManagedObjectContext {
         if !allPending {
             inserted = inserted.filter { $0.isInserted && $0.contextLink === link }
         }
-        for object in updatedMap.allObjects { object.willSave() }
+        var updated = updatedMap.allObjects
+        let updatesBefore = updatedMap.mutations
+        updated.forEachUnretained { $0.willSave() }
         var resolved = resolveUniquenessConflicts(among: inserted)
         for attempt in 1... {
             if let changed = resolved {
                 for object in changed { object.willSave() }
                 inserted = insertedList.filter { $0.isInserted && $0.contextLink === link }
             }
+            // `willSave()` or a resolution may have changed which objects are updated.
+            if updatedMap.mutations != updatesBefore { updated = updatedMap.allObjects }
             do {
-                return try writeChanges(inserted: inserted)
+                return try writeChanges(inserted: inserted, updated: updated)
             } catch {
                 // Another context's save can take a unique value between the resolution and
                 // the commit; under a merge policy, resolve that too instead of failing.
@@ -56,8 +60,10 @@ extension ManagedObjectContext {
     /// Validates, encodes and commits the changes, then marks the objects saved and notifies.
     ///
     /// A failure leaves the context's changes and the store's objects as they were.
-    private func writeChanges(inserted: [ManagedObject]) throws(ObjectLogError) {
-        let updated = updatedMap.allObjects
+    private func writeChanges(
+        inserted: [ManagedObject],
+        updated: [ManagedObject]
+    ) throws(ObjectLogError) {
         let deleted = Array(deletedMap.values)
         try validate(inserted: inserted, updated: updated, deleted: deleted)
 

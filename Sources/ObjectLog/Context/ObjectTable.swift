@@ -92,6 +92,9 @@ final class ObjectTable {
     }
 
     private let state: UnsafeMutablePointer<State>
+    /// How many times objects were added, replaced or removed: equal counts before and after
+    /// some work mean the table did not change.
+    @exclusivity(unchecked) private(set) var mutations = 0
 
     init() {
         state = .allocate(capacity: 1)
@@ -140,12 +143,14 @@ final class ObjectTable {
     }
 
     private func insert(_ object: ManagedObject, for key: ObjectKey) {
+        mutations &+= 1
         if (state.pointee.count + 1) * 2 > state.pointee.capacity { grow() }
         let old = state.pointee.insert(Unmanaged.passRetained(object), for: key)
         old?.release()
     }
 
     private func remove(_ key: ObjectKey) {
+        mutations &+= 1
         var table = state.pointee
         var index = table.slot(for: key)
         while true {
@@ -207,6 +212,7 @@ final class ObjectTable {
 
     /// Removes every object.
     func removeAll() {
+        mutations &+= 1
         let old = state.pointee
         state.initialize(to: State(capacity: 16))
         for index in 0..<old.capacity { old.objects[index]?.release() }
