@@ -113,6 +113,52 @@ struct ContextTests {
         #expect(try container.newContext().count(FetchRequest<Cell>()) == 1)
     }
 
+    @Test("every changed object keeps its own snapshot across saves, failures and refreshes")
+    func snapshotsOfManyObjects() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        let cells = (0..<200).map { index in
+            let cell = Cell(context: context)
+            cell.row = index
+            cell.value = Double(index)
+            return cell
+        }
+        try context.save()
+        for round in 1...3 {
+            // Change all (the first change of each takes a snapshot), some of them twice.
+            for (index, cell) in cells.enumerated() {
+                cell.value = Double(index * 10 + round)
+                if index % 3 == 0 { cell.column = round }
+            }
+            for (index, cell) in cells.enumerated() {
+                let before: Double = round == 1 ? Double(index) : Double(index * 10 + round - 1)
+                let committed = context.committedValues(of: cell)["value"] as? Double
+                #expect(committed == before)
+                let changed = context.changedValues(of: cell)
+                #expect(changed["value"] as? Double == cell.value)
+                let changesColumn = changed["column"] != nil
+                #expect(changesColumn == (index % 3 == 0))
+            }
+            // A save refused by another context's change keeps every snapshot.
+            let other = container.newContext()
+            let rival = try #require(other.object(with: cells[7].objectID) as? Cell)
+            rival.value = -1
+            try other.save()
+            #expect(throws: ObjectLogError.self) { try context.save() }
+            #expect(context.committedValues(of: cells[8])["value"] as? Double != cells[8].value)
+            // Refreshing the conflicting object with its changes takes the store's values as
+            // its new snapshot.
+            context.refresh(cells[7], mergeChanges: true)
+            #expect(context.committedValues(of: cells[7])["value"] as? Double == -1)
+            #expect(context.changedValues(of: cells[7])["value"] as? Double == cells[7].value)
+            try context.save()
+            #expect(!context.hasChanges)
+        }
+        let values = try container.newContext().fetch(FetchRequest<Cell>()).map(\.value).sorted()
+        let expected: [Double] = (0..<200).map { Double($0 * 10 + 3) }
+        #expect(values == expected)
+    }
+
     @Test("rollback discards inserts, updates and deletes")
     func rollback() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)

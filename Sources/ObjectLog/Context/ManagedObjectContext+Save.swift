@@ -210,6 +210,7 @@ extension ManagedObjectContext {
             object.lifecycle = []
             object.accessState = [.fault, .tracksUpdates]
         }
+        releaseSnapshotsIfUnused()
         if !saved.isEmpty {
             post(objectsDidChange: saved)
         }

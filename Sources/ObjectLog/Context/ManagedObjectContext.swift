@@ -52,9 +52,11 @@ public final class ManagedObjectContext {
     var bulkFaultLoads = 0
     @exclusivity(unchecked) private var nextKey: ObjectKey = 1
     @exclusivity(unchecked) private var lastKey: ObjectKey = 0
-    /// The buffer snapshots are encoded in before they are copied to their object, reused so
-    /// that the first change of each object allocates only the snapshot itself.
-    @exclusivity(unchecked) private var snapshotWriter = PayloadWriter()
+    /// The snapshots of the changed objects, back to back; each object knows its span.
+    ///
+    /// Emptied whenever no object is updated or deleted any more (after a save, a rollback or
+    /// a reset), the only objects that hold snapshots.
+    @exclusivity(unchecked) private var snapshotBuffer = PayloadWriter()
     private var willSaveHandlers: [(ManagedObjectContext) throws -> Void] = []
     private var didSaveHandlers: [(ObjectChanges) -> Void] = []
     private var changeHandlers: [(ObjectChanges) -> Void] = []
@@ -431,11 +433,50 @@ public final class ManagedObjectContext {
             object.lifecycle.insert(.updated)
             updatedMap[object.key] = object
         }
-        if object.snapshot == nil {
-            snapshotWriter.removeAll()
+        if object.snapshotSpan == 0 {
+            let start = snapshotBuffer.count
             var sink = BlobSink(store: nil, context: self)
-            try? ObjectEncoder.encode(object, entity: entity, to: &snapshotWriter, blobs: &sink)
-            object.snapshot = snapshotWriter.bytes
+            try? ObjectEncoder.encode(object, entity: entity, to: &snapshotBuffer, blobs: &sink)
+            object.snapshotSpan = Self.snapshotSpan(
+                offset: start,
+                count: snapshotBuffer.count - start
+            )
+        }
+    }
+
+    /// A snapshot's place in the snapshot buffer.
+    ///
+    /// The offset goes in the high 36 bits, the length in the low 28 (payloads are at most
+    /// 64 MiB, and never empty). 0 means none, and is also what a buffer past 64 GiB gives:
+    /// that snapshot is then not kept.
+    static func snapshotSpan(offset: Int, count: Int) -> UInt64 {
+        guard count > 0, count < 1 << 28, offset < 1 << 36 else { return 0 }
+        return UInt64(offset) << 28 | UInt64(count)
+    }
+
+    /// The bytes of a snapshot span, or nil if it is not in the buffer.
+    func snapshotBytes(_ span: UInt64) -> [UInt8]? {
+        let offset = Int(span >> 28)
+        let count = Int(span & (1 << 28 - 1))
+        guard count > 0, offset + count <= snapshotBuffer.count else { return nil }
+        return snapshotBuffer.withUnsafeBytes { Array($0[offset..<offset + count]) }
+    }
+
+    /// Adds snapshot bytes to the buffer; returns their span.
+    func storeSnapshot(_ bytes: [UInt8]) -> UInt64 {
+        let start = snapshotBuffer.count
+        snapshotBuffer.write(raw: bytes)
+        return Self.snapshotSpan(offset: start, count: bytes.count)
+    }
+
+    /// Empties the snapshot buffer once no object can hold a snapshot, keeping up to 1 MiB of
+    /// its room for the next changes.
+    func releaseSnapshotsIfUnused() {
+        guard updatedMap.count == 0 && deletedMap.isEmpty else { return }
+        if snapshotBuffer.storage.capacity > 1 << 20 {
+            snapshotBuffer = PayloadWriter()
+        } else {
+            snapshotBuffer.removeAll()
         }
     }
 
@@ -528,6 +569,7 @@ public final class ManagedObjectContext {
         insertedCount = 0
         updatedMap.removeAll()
         deletedMap = [:]
+        releaseSnapshotsIfUnused()
         if !changes.isEmpty { post(objectsDidChange: changes) }
     }
 
@@ -544,6 +586,7 @@ public final class ManagedObjectContext {
         insertedCount = 0
         updatedMap.removeAll()
         deletedMap = [:]
+        releaseSnapshotsIfUnused()
         externalReferences = [:]
     }
 
