@@ -761,6 +761,29 @@ public final class LogStore: @unchecked Sendable {
             _ generation: UInt64
         ) throws -> Void
     ) throws {
+        let (payload, contents) = try checkedPut(
+            bytes,
+            key: key,
+            offset: location.offset,
+            layout: layout
+        )
+        try body(
+            UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...]),
+            contents.blobCount == 0 ? [] : contents.blobs(in: payload),
+            location,
+            generation
+        )
+    }
+
+    /// The payload and blob list of the put record of `key` that `bytes` hold, after checking
+    /// its frame (a put, exactly this long, of this key) and its checksum.
+    @inline(__always)
+    private func checkedPut(
+        _ bytes: UnsafeRawBufferPointer,
+        key: ObjectKey,
+        offset: UInt64,
+        layout: RecordLayout
+    ) throws -> (payload: UnsafeRawBufferPointer, contents: PutContents) {
         guard let frame = RecordFrame.decodePut(bytes, layout: layout),
             frame.totalLength == bytes.count, frame.key == key
         else {
@@ -768,7 +791,7 @@ public final class LogStore: @unchecked Sendable {
                 .corrupt,
                 "the keydir's record for object \(key) is not a put of its length",
                 path: path,
-                offset: location.offset
+                offset: offset
             )
         }
         let computed = RecordFrame.checksum(of: bytes)
@@ -777,7 +800,7 @@ public final class LogStore: @unchecked Sendable {
                 .corrupt,
                 "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
                 path: path,
-                offset: location.offset
+                offset: offset
             )
         }
         let payload = UnsafeRawBufferPointer(rebasing: bytes[frame.frameLength...])
@@ -786,15 +809,10 @@ public final class LogStore: @unchecked Sendable {
                 .corrupt,
                 "put record too short for its blobs",
                 path: path,
-                offset: location.offset
+                offset: offset
             )
         }
-        try body(
-            UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...]),
-            contents.blobCount == 0 ? [] : contents.blobs(in: payload),
-            location,
-            generation
-        )
+        return (payload, contents)
     }
 
     /// Calls `body` with every live object of `entity` (every entity when nil), reading the
@@ -956,26 +974,12 @@ public final class LogStore: @unchecked Sendable {
             }
             try buffer.withUnsafeBytes { buffer in
                 let record = UnsafeRawBufferPointer(rebasing: buffer[at..<(at + total)])
-                guard case .frame(let frame) = RecordFrame.decode(record, layout: layout),
-                    frame.totalLength == total, frame.type == .put,
-                    checksumsMatch(frame.checksum, RecordFrame.checksum(of: record))
-                else {
-                    throw StoreError(
-                        .corrupt,
-                        "record checksum mismatch",
-                        path: path,
-                        offset: item.offset
-                    )
-                }
-                let payload = UnsafeRawBufferPointer(rebasing: record[frame.frameLength...])
-                guard let contents = PutContents(payload, flags: frame.flags, layout: layout) else {
-                    throw StoreError(
-                        .corrupt,
-                        "put record too short for its blobs",
-                        path: path,
-                        offset: item.offset
-                    )
-                }
+                let (payload, contents) = try checkedPut(
+                    record,
+                    key: item.key,
+                    offset: item.offset,
+                    layout: layout
+                )
                 try body(
                     item.key,
                     item.entity,

@@ -227,6 +227,21 @@ struct LogStoreTests {
         // Most loads were served from windows read ahead, so most damaged records were met
         // there rather than in a read of their own.
         #expect(fileSystem.reads - readsBefore < keys.count / 10)
+        // The sparse reads of a fetch (`forEachObject(keys:)`) refuse the same records.
+        for (index, key) in keys.enumerated() {
+            var value: [UInt8]?
+            do {
+                try damaged.forEachObject(keys: [key]) { found, _, bytes in
+                    #expect(found == key)
+                    value = Array(bytes)
+                }
+                #expect(damage(of: index) == nil, "damaged record of key \(key) read")
+                #expect(value == expected[key], "key \(key)")
+            } catch let error as StoreError {
+                #expect(error.code == .corrupt && error.offset == locations[key]?.offset)
+                #expect(damage(of: index) != nil, "intact record of key \(key) refused: \(error)")
+            }
+        }
         try damaged.close()
     }
 
