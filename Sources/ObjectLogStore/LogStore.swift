@@ -761,7 +761,7 @@ public final class LogStore: @unchecked Sendable {
             _ generation: UInt64
         ) throws -> Void
     ) throws {
-        let (payload, contents) = try checkedPut(
+        let (_, payload, contents) = try checkedPut(
             bytes,
             key: key,
             offset: location.offset,
@@ -775,15 +775,15 @@ public final class LogStore: @unchecked Sendable {
         )
     }
 
-    /// The payload and blob list of the put record of `key` that `bytes` hold, after checking
-    /// its frame (a put, exactly this long, of this key) and its checksum.
+    /// The frame, payload and blob list of the put record of `key` that `bytes` hold, after
+    /// checking its frame (a put, exactly this long, of this key) and its checksum.
     @inline(__always)
     private func checkedPut(
         _ bytes: UnsafeRawBufferPointer,
         key: ObjectKey,
         offset: UInt64,
         layout: RecordLayout
-    ) throws -> (payload: UnsafeRawBufferPointer, contents: PutContents) {
+    ) throws -> (frame: RecordFrame, payload: UnsafeRawBufferPointer, contents: PutContents) {
         guard let frame = RecordFrame.decodePut(bytes, layout: layout),
             frame.totalLength == bytes.count, frame.key == key
         else {
@@ -812,7 +812,7 @@ public final class LogStore: @unchecked Sendable {
                 offset: offset
             )
         }
-        return (payload, contents)
+        return (frame, payload, contents)
     }
 
     /// Calls `body` with every live object of `entity` (every entity when nil), reading the
@@ -974,7 +974,7 @@ public final class LogStore: @unchecked Sendable {
             }
             try buffer.withUnsafeBytes { buffer in
                 let record = UnsafeRawBufferPointer(rebasing: buffer[at..<(at + total)])
-                let (payload, contents) = try checkedPut(
+                let (_, payload, contents) = try checkedPut(
                     record,
                     key: item.key,
                     offset: item.offset,
@@ -1543,40 +1543,12 @@ extension LogStore {
                 let newStart = buffer.count
                 let blobs: [BlobID] = try window.withUnsafeBytes { bytes in
                     let record = UnsafeRawBufferPointer(rebasing: bytes[at..<(at + total)])
-                    guard case .frame(let frame) = RecordFrame.decode(record, layout: sourceLayout),
-                        frame.key == item.key, frame.type == .put, frame.totalLength == total
-                    else {
-                        throw StoreError(
-                            .corrupt,
-                            "the keydir does not match the record",
-                            path: path,
-                            offset: offset
-                        )
-                    }
-                    let computed = RecordFrame.checksum(of: record)
-                    guard checksumsMatch(frame.checksum, computed) else {
-                        throw StoreError(
-                            .corrupt,
-                            "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
-                            path: path,
-                            offset: offset
-                        )
-                    }
-                    let payload = UnsafeRawBufferPointer(rebasing: record[frame.frameLength...])
-                    guard
-                        let contents = PutContents(
-                            payload,
-                            flags: frame.flags,
-                            layout: sourceLayout
-                        )
-                    else {
-                        throw StoreError(
-                            .corrupt,
-                            "put record too short for its blobs",
-                            path: path,
-                            offset: offset
-                        )
-                    }
+                    let (frame, payload, contents) = try checkedPut(
+                        record,
+                        key: item.key,
+                        offset: offset,
+                        layout: sourceLayout
+                    )
                     let blobs = contents.blobs(in: payload)
                     if sourceLayout == layout {
                         buffer.append(contentsOf: record)
