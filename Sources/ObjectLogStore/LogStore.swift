@@ -645,6 +645,24 @@ public final class LogStore: @unchecked Sendable {
         }
         let layout = header.layout
         let generation = header.generation
+        func deliver(_ bytes: UnsafeRawBufferPointer) throws {
+            try deliverRecord(
+                bytes,
+                key: key,
+                location: location,
+                generation: generation,
+                layout: layout,
+                body
+            )
+        }
+        func pastTheEnd() -> StoreError {
+            StoreError(
+                .corrupt,
+                "record runs past the end of the file",
+                path: path,
+                offset: location.offset
+            )
+        }
         // Bytes below the log's committed end never change within a generation, so a window
         // read earlier in this generation is as good as the file.
         let length = Int(location.length)
@@ -657,14 +675,7 @@ public final class LogStore: @unchecked Sendable {
         if case .served(let from) = plan {
             lock.unlock()
             try window.withUnsafeBytes { window in
-                try deliverRecord(
-                    UnsafeRawBufferPointer(rebasing: window[from..<(from + length)]),
-                    key: key,
-                    location: location,
-                    generation: generation,
-                    layout: layout,
-                    body
-                )
+                try deliver(UnsafeRawBufferPointer(rebasing: window[from..<(from + length)]))
             }
             return true
         }
@@ -685,12 +696,7 @@ public final class LogStore: @unchecked Sendable {
         if plan == .readAhead {
             let count = Int(min(UInt64(ReadAhead.size), end - min(end, location.offset)))
             guard count >= length else {
-                throw StoreError(
-                    .corrupt,
-                    "record runs past the end of the file",
-                    path: path,
-                    offset: location.offset
-                )
+                throw pastTheEnd()
             }
             if window.count != ReadAhead.size {
                 window = [UInt8](repeating: 0, count: ReadAhead.size)
@@ -702,25 +708,13 @@ public final class LogStore: @unchecked Sendable {
                 )
             }
             guard read >= length else {
-                throw StoreError(
-                    .corrupt,
-                    "record runs past the end of the file",
-                    path: path,
-                    offset: location.offset
-                )
+                throw pastTheEnd()
             }
             locked {
                 readAhead.keep(window, count: read, at: location.offset, generation: generation)
             }
             try window.withUnsafeBytes { window in
-                try deliverRecord(
-                    UnsafeRawBufferPointer(rebasing: window[..<length]),
-                    key: key,
-                    location: location,
-                    generation: generation,
-                    layout: layout,
-                    body
-                )
+                try deliver(UnsafeRawBufferPointer(rebasing: window[..<length]))
             }
             return true
         }
@@ -728,21 +722,9 @@ public final class LogStore: @unchecked Sendable {
             (buffer) throws -> Void in
             let record = UnsafeMutableRawBufferPointer(rebasing: buffer[..<length])
             guard try file.read(into: record, at: location.offset) == length else {
-                throw StoreError(
-                    .corrupt,
-                    "record runs past the end of the file",
-                    path: path,
-                    offset: location.offset
-                )
+                throw pastTheEnd()
             }
-            try deliverRecord(
-                UnsafeRawBufferPointer(record),
-                key: key,
-                location: location,
-                generation: generation,
-                layout: layout,
-                body
-            )
+            try deliver(UnsafeRawBufferPointer(record))
         }
         return true
     }
