@@ -809,7 +809,7 @@ public final class LogStore: @unchecked Sendable {
         entity: EntityTag?,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        let windowShift = Self.windowShift
+        let windowShift = options.bulkReadWindowShift
         // A bucket sort by window: a comparison sort of a million offsets cost as much as
         // decoding the objects.
         let (items, file, end, layout): ([Item], any StoreFile, UInt64, RecordLayout) = try locked {
@@ -907,7 +907,6 @@ public final class LogStore: @unchecked Sendable {
     }
 
     fileprivate typealias Item = (offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)
-    private static let windowShift: UInt64 = 23
 
     /// Reads and checks the records `items` locate, grouped by 8 MiB window.
     private func visit(
@@ -918,55 +917,76 @@ public final class LogStore: @unchecked Sendable {
         alone: Bool = false,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        let windowShift = Self.windowShift
+        let windowShift = options.bulkReadWindowShift
         let windowSize = 1 << Int(windowShift)
         // A window also holds the tails of records that start near its end.
         let spill = 64 << 10
-        var window: [UInt8] = []
+        // One buffer, allocated on first use and refilled for every window: a fresh array per
+        // window had the kernel zero and map new pages for every 8 MiB read (the whole log's
+        // size again in page faults for a full load), and copying the array into each record's
+        // scope retained and released it once per record.
+        var window: UnsafeMutableRawBufferPointer?
+        defer { window?.deallocate() }
         var windowStart: UInt64 = 0
+        var windowCount = 0
         var single: [UInt8] = []
+
+        func deliver(_ record: UnsafeRawBufferPointer, _ item: Item) throws {
+            let (_, payload, contents) = try checkedPut(
+                record,
+                key: item.key,
+                offset: item.offset,
+                layout: layout
+            )
+            try body(
+                item.key,
+                item.entity,
+                UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+            )
+        }
+        func pastTheEnd(_ item: Item) -> StoreError {
+            StoreError(
+                .corrupt,
+                "record runs past the end of the file",
+                path: path,
+                offset: item.offset
+            )
+        }
+
         for item in items {
             let total = Int(item.length)
-            var buffer = window
-            var at = Int(truncatingIfNeeded: item.offset &- windowStart)
-            if !(item.offset >= windowStart
-                && item.offset + UInt64(total) <= windowStart + UInt64(window.count))
+            if let window, item.offset >= windowStart,
+                item.offset + UInt64(total) <= windowStart + UInt64(windowCount)
             {
-                let aligned = (item.offset >> windowShift) << windowShift
-                if !alone, item.offset + UInt64(total) <= aligned + UInt64(windowSize + spill) {
-                    let length = Int(min(UInt64(windowSize + spill), end - aligned))
-                    window = try file.read(at: aligned, count: length)
-                    windowStart = aligned
-                    buffer = window
-                    at = Int(item.offset - aligned)
-                } else {
-                    // A record too large for a window, or far from the others: read it alone.
-                    single = try file.read(at: item.offset, count: total)
-                    buffer = single
-                    at = 0
-                }
-                guard at + total <= buffer.count else {
-                    throw StoreError(
-                        .corrupt,
-                        "record runs past the end of the file",
-                        path: path,
-                        offset: item.offset
-                    )
-                }
+                let at = Int(item.offset - windowStart)
+                try deliver(UnsafeRawBufferPointer(rebasing: window[at..<(at + total)]), item)
+                continue
             }
-            try buffer.withUnsafeBytes { buffer in
-                let record = UnsafeRawBufferPointer(rebasing: buffer[at..<(at + total)])
-                let (_, payload, contents) = try checkedPut(
-                    record,
-                    key: item.key,
-                    offset: item.offset,
-                    layout: layout
+            let aligned = (item.offset >> windowShift) << windowShift
+            if !alone, item.offset + UInt64(total) <= aligned + UInt64(windowSize + spill) {
+                let length = Int(min(UInt64(windowSize + spill), end - aligned))
+                let buffer =
+                    window
+                    ?? UnsafeMutableRawBufferPointer.allocate(
+                        byteCount: windowSize + spill,
+                        alignment: 16
+                    )
+                window = buffer
+                // Marked empty first: a read that throws leaves no stale window behind.
+                windowCount = 0
+                windowCount = try file.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<length]),
+                    at: aligned
                 )
-                try body(
-                    item.key,
-                    item.entity,
-                    UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
-                )
+                windowStart = aligned
+                let at = Int(item.offset - aligned)
+                guard at + total <= windowCount else { throw pastTheEnd(item) }
+                try deliver(UnsafeRawBufferPointer(rebasing: buffer[at..<(at + total)]), item)
+            } else {
+                // A record too large for a window, or far from the others: read it alone.
+                single = try file.read(at: item.offset, count: total)
+                guard total <= single.count else { throw pastTheEnd(item) }
+                try single.withUnsafeBytes { try deliver($0, item) }
             }
         }
     }

@@ -121,6 +121,89 @@ struct LogStoreTests {
     }
 
     @Test(
+        "a load of every live object reads each once across many windows, including records that straddle a window's end or exceed one, and reports damage in a later window"
+    )
+    func fullLoadAcrossWindows() throws {
+        let fileSystem = MemoryFileSystem()
+        let path = "/windows.olog"
+        // 16 KiB windows (8 MiB by default), each read with 64 KiB more for the records that
+        // start in it and end past it.
+        var options = StoreOptions(fileSystem: fileSystem)
+        options.bulkReadWindowShift = 14
+        let store = try LogStore.open(path: path, options: options)
+        // Sizes cycle through small records, records of a few KiB, records that span
+        // windows, and records larger than a window and its spill, which are read alone.
+        let sizes = [40, 3_000, 20_000, 500, 90_000, 9_000]
+        var expected: [ObjectKey: [UInt8]] = [:]
+        // About 1 MB in all: some 60 windows.
+        for round in 0..<3 {
+            let keys = Array(store.allocateKeys(40))
+            var transaction = Transaction()
+            for (index, key) in keys.enumerated() {
+                let count = sizes[(index + round) % sizes.count]
+                // Filled with the key's low byte, and its last byte set apart, so that a
+                // payload delivered for the wrong key or cut short does not compare equal.
+                var payload = [UInt8](repeating: UInt8(truncatingIfNeeded: key), count: count)
+                payload[count - 1] = UInt8(truncatingIfNeeded: key >> 8) ^ 0x5A
+                transaction.put(key: key, entity: UInt32(key % 2), payload: payload, isInsert: true)
+                expected[key] = payload
+            }
+            try store.commit(transaction)
+        }
+        // Update some earlier objects: only their latest record is live.
+        var updates = Transaction()
+        for key in expected.keys.sorted().prefix(30) {
+            let payload = [UInt8](repeating: UInt8(truncatingIfNeeded: key), count: 90)
+            updates.put(key: key, entity: UInt32(key % 2), payload: payload, isInsert: false)
+            expected[key] = payload
+        }
+        try store.commit(updates)
+
+        var seen: [ObjectKey: [UInt8]] = [:]
+        try store.forEachLiveObject(entity: nil) { key, entity, payload in
+            #expect(seen[key] == nil, "key \(key) delivered twice")
+            #expect(entity == UInt32(key % 2))
+            seen[key] = Array(payload)
+        }
+        #expect(seen.count == expected.count)
+        #expect(seen == expected)
+        var odd = 0
+        try store.forEachLiveObject(entity: 1) { key, _, payload in
+            #expect(key % 2 == 1)
+            #expect(Array(payload) == expected[key])
+            odd += 1
+        }
+        #expect(odd == expected.keys.filter { $0 % 2 == 1 }.count)
+        try store.close()
+
+        // A flipped bit in a small record well into the log is reported at its offset.
+        let reopened = try LogStore.open(path: path, options: options)
+        let target = try #require(
+            expected.keys.sorted().first { key in
+                guard let location = reopened.location(of: key) else { return false }
+                return location.offset > 400 << 10 && location.length < 1_000
+            }
+        )
+        let location = try #require(reopened.location(of: target) as RecordLocation?)
+        try reopened.close()
+        let file = try fileSystem.open(path, mode: .readWrite)
+        let at = location.offset + UInt64(location.length) - 1
+        var byte = try file.read(at: at, count: 1)
+        byte[0] ^= 0x10
+        try file.write(byte, at: at)
+        try file.close()
+        var readOnly = options
+        readOnly.readOnly = true
+        let damaged = try LogStore.open(path: path, options: readOnly)
+        #expect {
+            try damaged.forEachLiveObject(entity: nil) { _, _, _ in }
+        } throws: { error in
+            (error as? StoreError)?.code == .corrupt
+                && (error as? StoreError)?.offset == location.offset
+        }
+    }
+
+    @Test(
         "records served from the read-ahead window are checked: another key, another type or a bad checksum is refused at its offset"
     )
     func windowRecordsAreChecked() throws {
