@@ -1048,7 +1048,8 @@ public final class LogStore: @unchecked Sendable {
                     size += layout.maximumFrameLength
                     if !entries[index].isDelete {
                         size += layout.putPayloadLength(
-                            blobCount: transaction.blobs(ofEntry: index).count,
+                            blobCount: entries[index].hasBlobs
+                                ? transaction.blobs(ofEntry: index).count : 0,
                             valueLength: Int(entries[index].valueCount)
                         )
                     }
@@ -1094,8 +1095,8 @@ public final class LogStore: @unchecked Sendable {
                 written.append((key, nil))
                 deleted += 1
             } else {
-                let blobs = transaction.blobs(ofEntry: index)
-                let blobCount = blobs.count
+                let blobCount =
+                    entries[index].hasBlobs ? transaction.blobs(ofEntry: index).count : 0
                 let length = layout.putPayloadLength(
                     blobCount: blobCount,
                     valueLength: Int(entries[index].valueCount)
@@ -1116,7 +1117,7 @@ public final class LogStore: @unchecked Sendable {
                             key: key,
                             entity: change.entity,
                             isInsert: change.isInsert,
-                            blobs: blobs,
+                            blobs: transaction.blobs(ofEntry: index),
                             value: UnsafeRawBufferPointer(rebasing: records[change.valueRange]),
                             into: &writer
                         )

@@ -158,7 +158,7 @@ public final class ManagedObjectContext {
         object.contextLink = link
         object.lifecycle = .inserted
         object.accessState = []
-        registry[object.key] = object
+        registry.insert(object, for: object.key)
         insertedList.append(object)
         insertedCount += 1
         object.awakeFromInsert()
@@ -257,7 +257,7 @@ public final class ManagedObjectContext {
         object.entity = entity
         object.managedObjectContext = self
         object.accessState = [.fault, .tracksUpdates]
-        registry[key] = object
+        registry.insert(object, for: key)
         registeredFaults += 1
         return object
     }
