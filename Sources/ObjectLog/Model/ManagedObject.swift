@@ -115,6 +115,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         var probe: Probe?
         var loadError: ObjectLogError?
         var detachedExternal: [Int: BlobID] = [:]
+        var pendingExternal = PropertyIndexSet()
     }
 
     /// Set while the model is probing an inverse key path.
@@ -134,6 +135,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         get { extras?.detachedExternal ?? [:] }
         set {
             if !newValue.isEmpty || extras != nil { extrasForWriting().detachedExternal = newValue }
+        }
+    }
+
+    /// The property indexes of external data not loaded yet (see
+    /// ``AccessState/pendingExternal``); the data is loaded when the property is first read,
+    /// and a write discards it.
+    final var pendingExternal: PropertyIndexSet {
+        get { extras?.pendingExternal ?? PropertyIndexSet() }
+        set {
+            if !newValue.isEmpty || extras != nil { extrasForWriting().pendingExternal = newValue }
         }
     }
 
@@ -229,35 +240,45 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if accessState.contains(.fault) { fireFault() }
     }
 
-    /// Runs before a wrapped attribute is read when a read bit of ``accessState`` is set:
-    /// counts the read while probing, else loads a fault.
+    /// Runs before a wrapped attribute is read when a read bit of ``accessState`` is set.
+    ///
+    /// The attribute is the one whose wrapper lies `offset` bytes into the object. While
+    /// probing, the read is counted and the offset recorded. Otherwise a fault is loaded, and
+    /// then external data of the attribute that is not loaded yet: the result is then
+    /// `.some(data)`, with `data` nil if it could not be read (the error is kept). `nil` means
+    /// there is nothing to store.
+    ///
+    /// Not inlinable: the getter inlined in client code only computes the offset.
     @usableFromInline
-    final func willReadAttribute() {
+    final func willReadAttribute(atOffset offset: Int) -> Data?? {
         if accessState.contains(.probing) {
             probe?.reads += 1
-            return
-        }
-        if accessState.contains(.fault) { fireFault() }
-    }
-
-    /// Acts on the non-zero marker of an attribute being read (after ``willReadAttribute()``).
-    ///
-    /// While probing the marker names the attribute, and is recorded. Otherwise it is the
-    /// property index plus one of external data not read yet, which this loads: the result is
-    /// then `.some(data)`, with `data` nil if it could not be read (the error is kept). `nil`
-    /// means there is nothing to store.
-    @usableFromInline
-    final func readMarkedAttribute(_ marker: UInt16) -> Data?? {
-        if accessState.contains(.probing) {
-            probe?.marker = marker
+            probe?.attributeOffset = offset
             return nil
         }
-        guard accessState.contains(.pendingExternal) else { return nil }
-        let index = Int(marker) - 1
+        if accessState.contains(.fault) { fireFault() }
+        guard accessState.contains(.pendingExternal),
+            let index = entity?.accessor(atOffset: offset)?.index,
+            pendingExternal.contains(index)
+        else { return nil }
+        pendingExternal.remove(index)
         let data =
             managedObjectContext.map { $0.loadExternalData(of: self, propertyIndex: index) }
             ?? loadDetachedExternalData(propertyIndex: index)
         return .some(data)
+    }
+
+    /// Runs before a wrapped attribute is written when ``accessState`` is not empty: does what
+    /// ``willWrite()`` does, and discards external data of the attribute (at `offset` bytes
+    /// into the object) that is not loaded yet, which the new value replaces.
+    @usableFromInline
+    final func willWriteAttribute(atOffset offset: Int) {
+        willWrite()
+        if accessState.contains(.pendingExternal),
+            let index = entity?.accessor(atOffset: offset)?.index
+        {
+            pendingExternal.remove(index)
+        }
     }
 
     /// Runs before a wrapped property is written when ``accessState`` is not empty.
@@ -333,7 +354,8 @@ struct AccessState: OptionSet, Sendable {
     static let tracksUpdates = AccessState(rawValue: 2)
     /// Reads record their storage key path (model discovery).
     static let probing = AccessState(rawValue: 4)
-    /// Some external data is loaded only when first read.
+    /// Some external data is loaded only when first read (the properties are in
+    /// ``ManagedObject/pendingExternal``).
     @usableFromInline
     static let pendingExternal = AccessState(rawValue: 8)
     /// The bits a read must act on (a clean object's reads stay on the fast path).
@@ -353,9 +375,9 @@ struct Lifecycle: OptionSet, Sendable {
 final class Probe {
     /// The storage key path of the last relationship wrapper read.
     var storage: AnyKeyPath?
-    /// The marker of the last attribute read: its property index plus one (the prober stores
-    /// it in each attribute's wrapper, see ``EntityDescription/attributeAccessor(for:)``).
-    var marker: UInt16?
+    /// The field offset of the last attribute wrapper read (see
+    /// ``EntityDescription/attributeAccessor(for:)``).
+    var attributeOffset: Int?
     /// How many wrapped properties were read.
     var reads = 0
 }
@@ -383,4 +405,30 @@ final class ContextLink {
 
     /// The link of objects that left the context: no context, the same coordinator.
     lazy var detached = ContextLink(coordinator: coordinator)
+}
+
+/// A set of property indexes, without an allocation for the first 64.
+struct PropertyIndexSet {
+    /// Indexes below 64, one bit each.
+    private var low: UInt64 = 0
+    /// Indexes of 64 and above.
+    private var high: Set<Int> = []
+
+    /// Whether the set is empty.
+    var isEmpty: Bool { low == 0 && high.isEmpty }
+
+    /// Whether `index` is in the set.
+    func contains(_ index: Int) -> Bool {
+        index < 64 ? low & (1 << UInt64(index)) != 0 : high.contains(index)
+    }
+
+    /// Adds `index`.
+    mutating func insert(_ index: Int) {
+        if index < 64 { low |= 1 << UInt64(index) } else { high.insert(index) }
+    }
+
+    /// Removes `index`.
+    mutating func remove(_ index: Int) {
+        if index < 64 { low &= ~(1 << UInt64(index)) } else { high.remove(index) }
+    }
 }
