@@ -93,6 +93,9 @@ public struct Attribute<Value> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
     ) -> Value {
+        // Both accessors are always inlined: a copy left out of line would take the key path
+        // objects as arguments, made (and released) by the caller on every access.
+        @inline(__always)
         get {
             // As in the setter, no key path reaches the slow path: the object learns which
             // attribute is read from the wrapper's field offset.
@@ -106,6 +109,7 @@ public struct Attribute<Value> {
             }
             return object[keyPath: storageKeyPath].value
         }
+        @inline(__always)
         set {
             // The slow path takes no key path: passing one, even on a branch never taken,
             // makes the caller materialise (and release) the key path object on every write,
@@ -113,24 +117,27 @@ public struct Attribute<Value> {
             // field access (profiles showed `_projectMutableAddress` per write). It gets the
             // wrapper's field offset instead (a write cancels external data not loaded yet).
             //
-            // The body runs inside `withExtendedLifetime`: without it the optimiser, unable to
-            // see that the caller's reference outlives a slow path that may release objects,
-            // retained and released the object around every write (an atomic pair per
-            // attribute write in profiles of bulk inserts).
-            withExtendedLifetime(object) {
-                if object.accessState.rawValue != 0 {
-                    object.willWriteAttribute(atOffset: fieldOffset(of: storageKeyPath, in: object))
-                }
-                object[keyPath: storageKeyPath].value = newValue
+            // The object's lifetime is extended over the whole write: without it the
+            // optimiser, unable to see that the caller's reference outlives a slow path that
+            // may release objects, retained and released the object around every write (an
+            // atomic pair per attribute write in profiles of bulk inserts). `extendLifetime`
+            // rather than a `withExtendedLifetime` closure: in large callers the optimiser
+            // left such a closure out of line, taking a key path object on every write and
+            // keeping the client's dynamic exclusivity checks of every attribute.
+            defer { extendLifetime(object) }
+            if object.accessState.rawValue != 0 {
+                object.willWriteAttribute(atOffset: fieldOffset(of: storageKeyPath, in: object))
             }
+            object[keyPath: storageKeyPath].value = newValue
         }
     }
 
     /// The byte offset of the wrapper's storage in `object`, for the access slow paths.
     ///
-    /// The key path is only projected here, inline: the optimiser turns the projection of a
-    /// stored property into the field's address, and no key path object is made.
+    /// The key path is only projected here, always inline: the optimiser turns the projection
+    /// of a stored property into the field's address, and no key path object is made.
     @inlinable
+    @inline(__always)
     static func fieldOffset<Object: ManagedObject>(
         of storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>,
         in object: Object
