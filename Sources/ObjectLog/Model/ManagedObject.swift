@@ -85,8 +85,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// engine sets the two together), with ``boundFlag`` set for a bound.
     ///
     /// One field instead of two makes every object 8 bytes smaller, which puts the instances
-    /// of a five-attribute entity in 176-byte heap blocks rather than 192-byte ones. File
-    /// offsets stay below 2^63.
+    /// of a five-attribute entity (Int, String, Double, Int, Date: 120 bytes) in 128-byte heap
+    /// blocks rather than 144-byte ones. File offsets stay below 2^63.
     @exclusivity(unchecked) private var loadStamp: UInt64 = 0
     private static let boundFlag: UInt64 = 1 << 63
     /// What loads the object's values when its context is gone: the coordinator of the
