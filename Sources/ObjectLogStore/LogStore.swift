@@ -1040,7 +1040,7 @@ public final class LogStore: @unchecked Sendable {
         var size =
             layout.commitRecordLength + 2 * LogFormat.sectorSize
             + (metadataBytes.map { layout.maximumFrameLength + $0.count } ?? 0)
-        // The entries are read in place: copying one out retains its blob list.
+        // The entries are read in place.
         let entries = transaction.entries
         if !writesFramedPuts || transaction.hasDelete {
             entries.withUnsafeBufferPointer { entries in
@@ -1048,7 +1048,8 @@ public final class LogStore: @unchecked Sendable {
                     size += layout.maximumFrameLength
                     if !entries[index].isDelete {
                         size += layout.putPayloadLength(
-                            blobCount: entries[index].blobs.count,
+                            blobCount: entries[index].hasBlobs
+                                ? transaction.blobs(ofEntry: index).count : 0,
                             valueLength: Int(entries[index].valueCount)
                         )
                     }
@@ -1070,7 +1071,7 @@ public final class LogStore: @unchecked Sendable {
 
         let records = transaction.records
         for index in entries.indices {
-            // Read in place, field by field: a copy of the entry would retain its blobs.
+            // Read in place, field by field.
             let key = entries[index].key
             guard key != 0, key < nextKey else {
                 throw StoreError(
@@ -1094,7 +1095,8 @@ public final class LogStore: @unchecked Sendable {
                 written.append((key, nil))
                 deleted += 1
             } else {
-                let blobCount = entries[index].blobs.count
+                let blobCount =
+                    entries[index].hasBlobs ? transaction.blobs(ofEntry: index).count : 0
                 let length = layout.putPayloadLength(
                     blobCount: blobCount,
                     valueLength: Int(entries[index].valueCount)
@@ -1115,7 +1117,7 @@ public final class LogStore: @unchecked Sendable {
                             key: key,
                             entity: change.entity,
                             isInsert: change.isInsert,
-                            blobs: change.blobs,
+                            blobs: transaction.blobs(ofEntry: index),
                             value: UnsafeRawBufferPointer(rebasing: records[change.valueRange]),
                             into: &writer
                         )

@@ -98,6 +98,10 @@ public struct Transaction: Sendable {
     }
 
     /// One put or delete; a put's record is a range of ``records``.
+    ///
+    /// 32 bytes with no reference: a bulk save makes one per object, so the blob lists, which
+    /// few puts have, are kept apart in ``blobLists`` (an array in every entry made each one
+    /// 48 bytes, and copying or freeing it retained or released the list).
     package struct Entry: Sendable {
         package var key: ObjectKey
         /// Where the put's record starts in ``records``.
@@ -106,9 +110,30 @@ public struct Transaction: Sendable {
         /// The length of the value, which ends the record.
         package var valueCount: UInt32
         package var entity: EntityTag
-        package var blobs: [BlobID]
-        package var isInsert: Bool
-        package var isDelete: Bool
+        private var flags: UInt8
+
+        init(
+            key: ObjectKey,
+            recordStart: Int,
+            recordLength: UInt32,
+            valueCount: UInt32,
+            entity: EntityTag,
+            isInsert: Bool,
+            isDelete: Bool,
+            hasBlobs: Bool
+        ) {
+            self.key = key
+            self.recordStart = recordStart
+            self.recordLength = recordLength
+            self.valueCount = valueCount
+            self.entity = entity
+            flags = (isInsert ? 1 : 0) | (isDelete ? 2 : 0) | (hasBlobs ? 4 : 0)
+        }
+
+        package var isInsert: Bool { flags & 1 != 0 }
+        package var isDelete: Bool { flags & 2 != 0 }
+        /// Whether the put has a list in ``Transaction/blobLists``.
+        package var hasBlobs: Bool { flags & 4 != 0 }
 
         /// The range of the value in ``records``.
         package var valueRange: Range<Int> {
@@ -119,6 +144,13 @@ public struct Transaction: Sendable {
 
     /// The puts and deletes, in the order they were added.
     package private(set) var entries: [Entry] = []
+    /// The blobs of the puts that refer to some, by index in ``entries``.
+    package private(set) var blobLists: [Int: [BlobID]] = [:]
+
+    /// The blobs the put at `index` in ``entries`` refers to.
+    package func blobs(ofEntry index: Int) -> [BlobID] {
+        entries[index].hasBlobs ? blobLists[index] ?? [] : []
+    }
     /// Every put as a whole record in the compact layout (FORMAT.md section 4), back to back.
     ///
     /// A store in that layout writes them as they are; one in the older fixed layout frames
@@ -133,12 +165,13 @@ public struct Transaction: Sendable {
     /// Each change's payload is copied out of the transaction's packed buffer.
     public var changes: [Change] {
         records.withUnsafeBytes { records in
-            entries.map { entry in
-                Change(
+            entries.indices.map { index in
+                let entry = entries[index]
+                return Change(
                     key: entry.key,
                     entity: entry.entity,
                     payload: entry.isDelete ? [] : Array(records[entry.valueRange]),
-                    blobs: entry.blobs,
+                    blobs: blobs(ofEntry: index),
                     isInsert: entry.isInsert,
                     isDelete: entry.isDelete
                 )
@@ -202,6 +235,7 @@ public struct Transaction: Sendable {
             into: &records
         )
         if hasDelete { hasPutAfterDelete = true }
+        if !blobs.isEmpty { blobLists[entries.count] = blobs }
         entries.append(
             Entry(
                 key: key,
@@ -210,9 +244,9 @@ public struct Transaction: Sendable {
                 // A longer value is refused by the commit; keep its length visible to it.
                 valueCount: UInt32(clamping: bytes.count),
                 entity: entity,
-                blobs: blobs,
                 isInsert: isInsert,
-                isDelete: false
+                isDelete: false,
+                hasBlobs: !blobs.isEmpty
             )
         )
     }
@@ -227,9 +261,9 @@ public struct Transaction: Sendable {
                 recordLength: 0,
                 valueCount: 0,
                 entity: entity,
-                blobs: [],
                 isInsert: false,
-                isDelete: true
+                isDelete: true,
+                hasBlobs: false
             )
         )
     }
@@ -242,7 +276,7 @@ public struct Transaction: Sendable {
         var kept = Transaction()
         kept.metadata = metadata
         records.withUnsafeBytes { records in
-            for entry in entries where isIncluded(entry.key) {
+            for (index, entry) in entries.enumerated() where isIncluded(entry.key) {
                 if entry.isDelete {
                     kept.delete(key: entry.key, entity: entry.entity)
                 } else {
@@ -250,7 +284,7 @@ public struct Transaction: Sendable {
                         key: entry.key,
                         entity: entry.entity,
                         bytes: UnsafeRawBufferPointer(rebasing: records[entry.valueRange]),
-                        blobs: entry.blobs,
+                        blobs: blobs(ofEntry: index),
                         isInsert: entry.isInsert
                     )
                 }

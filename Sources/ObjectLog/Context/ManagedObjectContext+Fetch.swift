@@ -325,7 +325,7 @@ extension ManagedObjectContext {
                 guard let next = makeScratch() else { return }
                 scratch = next
                 if register {
-                    registry[key] = object
+                    registry.insert(object, for: key)
                     object.accessState.insert(.tracksUpdates)
                     object.loadedRecordOffset = 0
                     object.recordOffsetBound = scanBound
@@ -343,7 +343,7 @@ extension ManagedObjectContext {
         if let failure { throw failure }
         if keepBest != nil {
             for object in matches where registry[object.key] == nil {
-                registry[object.key] = object
+                registry.insert(object, for: object.key)
                 object.accessState.insert(.tracksUpdates)
                 object.loadedRecordOffset = 0
                 object.recordOffsetBound = scanBound

@@ -79,56 +79,60 @@ extension ManagedObjectContext {
         var failed = false
         for (objects, isInsert) in [(inserted, true), (updated, false)] where !failed {
             objects.forEachUnretained { object in
-                guard !failed, let entity = object.entity else { return }
-                writer.removeAll()
-                do throws(ObjectLogError) {
-                    try ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
-                } catch {
-                    encodingError = error
-                    failed = true
-                    return
-                }
-                if isFirst {
-                    // Values are packed in one buffer: size it from the first object's payload
-                    // (with slack) instead of doubling and copying it again and again.
-                    isFirst = false
-                    let count = inserted.count + updated.count + deleted.count
-                    transaction.reserveCapacity(
-                        changes: count,
-                        valueBytes: count * (writer.count + 16)
-                    )
-                }
-                writer.withUnsafeBytes {
-                    transaction.put(
-                        key: object.key,
-                        entity: entity.tag,
-                        bytes: $0,
-                        blobs: sink.blobs,
-                        isInsert: isInsert
-                    )
-                }
-                if !sink.blobs.isEmpty { sink.blobs = [] }
-                if !isInsert {
-                    lockChecks.append(
-                        .init(
-                            key: object.key,
-                            expectedOffset: object.loadedRecordOffset,
-                            offsetBound: object.recordOffsetBound,
-                            generation: object.loadedGeneration
+                // The entity is borrowed: the model keeps it, and retaining and releasing it
+                // for every object of a bulk save showed in profiles.
+                guard !failed, let unretained = object.unretainedEntity else { return }
+                unretained._withUnsafeGuaranteedRef { entity in
+                    writer.removeAll()
+                    do throws(ObjectLogError) {
+                        try ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
+                    } catch {
+                        encodingError = error
+                        failed = true
+                        return
+                    }
+                    if isFirst {
+                        // Values are packed in one buffer: size it from the first object's payload
+                        // (with slack) instead of doubling and copying it again and again.
+                        isFirst = false
+                        let count = inserted.count + updated.count + deleted.count
+                        transaction.reserveCapacity(
+                            changes: count,
+                            valueBytes: count * (writer.count + 16)
                         )
-                    )
-                }
-                if !entity.uniquenessConstraints.isEmpty {
-                    uniqueChanges.append(
-                        .init(
+                    }
+                    writer.withUnsafeBytes {
+                        transaction.put(
                             key: object.key,
-                            entity: entity,
-                            isDelete: false,
-                            values: entity.uniquenessConstraints.map {
-                                ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
-                            }
+                            entity: entity.tag,
+                            bytes: $0,
+                            blobs: sink.blobs,
+                            isInsert: isInsert
                         )
-                    )
+                    }
+                    if !sink.blobs.isEmpty { sink.blobs = [] }
+                    if !isInsert {
+                        lockChecks.append(
+                            .init(
+                                key: object.key,
+                                expectedOffset: object.loadedRecordOffset,
+                                offsetBound: object.recordOffsetBound,
+                                generation: object.loadedGeneration
+                            )
+                        )
+                    }
+                    if !entity.uniquenessConstraints.isEmpty {
+                        uniqueChanges.append(
+                            .init(
+                                key: object.key,
+                                entity: entity,
+                                isDelete: false,
+                                values: entity.uniquenessConstraints.map {
+                                    ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
+                                }
+                            )
+                        )
+                    }
                 }
             }
         }

@@ -43,6 +43,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var key: ObjectKey = 0
     /// The entity, known once the object is registered.
     @exclusivity(unchecked) var entity: EntityDescription?
+    /// ``entity`` without retaining it, for loops over many objects while the model is alive.
+    final var unretainedEntity: Unmanaged<EntityDescription>? {
+        entity.map { Unmanaged.passUnretained($0) }
+    }
     /// Bits checked on every property access; 0 means "plain read and write".
     @usableFromInline
     @exclusivity(unchecked) final var accessState: AccessState = []
