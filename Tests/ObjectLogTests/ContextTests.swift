@@ -295,6 +295,51 @@ struct LazyExternalDataTests {
         #expect(snapshot.state == state)
         #expect(try container.coordinator.store.blobFiles().count == 1)
     }
+
+    @Test("a write before the first read discards unread external data, and only that data")
+    func writeBeforeRead() throws {
+        let directory = TemporaryDirectory()
+        let state = Data(repeating: 7, count: ExternalStorage.minimumByteCount)
+        let thumbnail = Data(repeating: 9, count: ExternalStorage.minimumByteCount + 1)
+        let replacement = Data([1, 2, 3])
+        let snapshotID: ObjectID
+        let configurationID: ObjectID
+        do {
+            let container = try makeContainer(directory)
+            let context = container.newContext()
+            let configuration = Configuration(context: context)
+            configuration.name = "lazy"
+            configuration.thumbnail = thumbnail
+            let snapshot = Snapshot(context: context)
+            snapshot.state = state
+            snapshot.configuration = configuration
+            snapshotID = snapshot.objectID
+            configurationID = configuration.objectID
+            try context.save()
+            try container.close()
+        }
+        do {
+            let container = try makeContainer(directory)
+            let context = container.newContext()
+            let snapshot = try #require(try context.existingObject(with: snapshotID) as? Snapshot)
+            let configuration = try #require(
+                try context.existingObject(with: configurationID) as? Configuration
+            )
+            #expect(snapshot.step == 0 && configuration.name == "lazy")
+            #expect(context.externalReferences.count == 2, "both blobs are unread")
+            snapshot.state = replacement
+            #expect(snapshot.state == replacement, "the write is not replaced by the blob")
+            #expect(Array(context.changedValues(of: snapshot).keys) == ["state"])
+            try context.save()
+            #expect(snapshot.state == replacement)
+            #expect(configuration.thumbnail == thumbnail, "other unread data still loads")
+            try container.close()
+        }
+        let container = try makeContainer(directory)
+        let context = container.newContext()
+        let snapshot = try #require(try context.existingObject(with: snapshotID) as? Snapshot)
+        #expect(snapshot.state == replacement)
+    }
 }
 
 @Suite("Failed saves")

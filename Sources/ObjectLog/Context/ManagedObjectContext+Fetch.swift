@@ -329,7 +329,7 @@ extension ManagedObjectContext {
                     object.accessState.insert(.tracksUpdates)
                     object.loadedRecordOffset = 0
                     object.recordOffsetBound = scanBound
-                    object.loadedGeneration = generation
+                    object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
                 } else {
                     object.managedObjectContext = nil
                 }
@@ -347,7 +347,7 @@ extension ManagedObjectContext {
                 object.accessState.insert(.tracksUpdates)
                 object.loadedRecordOffset = 0
                 object.recordOffsetBound = scanBound
-                object.loadedGeneration = generation
+                object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
             }
             for object in spare where entity.hasExternalData {
                 forgetExternalReferences(ofKey: object.key, entity: entity)

@@ -179,7 +179,7 @@ extension ManagedObjectContext {
             object.accessState = .tracksUpdates
             object.loadedRecordOffset = 0
             object.recordOffsetBound = commitOffset
-            object.loadedGeneration = generation
+            object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
             if listens { saved.inserted.append(object.objectID) }
         }
         // Without conflicts every updated object was saved: the table is emptied at once
@@ -189,7 +189,7 @@ extension ManagedObjectContext {
             object.lifecycle = []
             object.loadedRecordOffset = 0
             object.recordOffsetBound = commitOffset
-            object.loadedGeneration = generation
+            object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
             if !object.isFault { object.accessState.insert(.tracksUpdates) }
             if !savesAllUpdated { updatedMap[object.key] = nil }
             object.snapshot = nil

@@ -388,7 +388,7 @@ public final class ManagedObjectContext {
         object.accessState.remove(.fault)
         object.loadedRecordOffset = 0
         object.recordOffsetBound = bound
-        object.loadedGeneration = generation
+        object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
         registeredFaults = max(0, registeredFaults - 1)
     }
 
@@ -651,7 +651,7 @@ public final class ManagedObjectContext {
         object.snapshot = writer.bytes
         object.loadedRecordOffset = location.offset
         object.recordOffsetBound = 0
-        object.loadedGeneration = generation
+        object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
     }
 
     // MARK: - Notifications

@@ -38,37 +38,41 @@ public enum ExternalStorage {
 /// The value types stored natively are those conforming to ``AttributeValue``; any other
 /// `Codable` type is stored as JSON. Every attribute needs a default value (`= nil` for
 /// optionals), which is also the value of a newly created object.
+///
+/// The wrapper stores the value only, so an attribute takes no more room in an object than
+/// its value. The options are read once, when a ``ManagedObjectModel`` is built (see
+/// `AttributeDiscovery`); the engine's per-object state (faults, external data not loaded
+/// yet) lives in the object, and the accessors find an attribute by its field offset.
 @propertyWrapper
 public struct Attribute<Value> {
     /// The current value (loaded and possibly changed).
     @usableFromInline
     var value: Value
-    /// The declared options.
-    let options: AttributeOptions
-    /// Whether `Value` conforms to ``AttributeValue`` (otherwise it is `Codable` only).
-    let isNative: Bool
-    /// For external data not loaded yet: the property's payload index plus one, else 0.
-    @usableFromInline
-    var pendingExternal: UInt16 = 0
 
     /// Declares an attribute stored natively.
     /// - Parameters:
     ///   - wrappedValue: The default value.
     ///   - options: Uniqueness, external storage or transience.
+    @inlinable
     public init(wrappedValue: Value, _ options: AttributeOptions = []) where Value: AttributeValue {
         self.value = wrappedValue
-        self.options = options
-        self.isNative = true
+        // Only while a model is being built: the options are recorded for its discovery.
+        if _slowPath(AttributeDiscovery.isActive) {
+            AttributeDiscovery.record(options)
+        }
     }
 
     /// Declares an attribute of any `Codable` type, stored as JSON.
     /// - Parameters:
     ///   - wrappedValue: The default value.
     ///   - options: Uniqueness or transience.
+    @inlinable
     public init(wrappedValue: Value, _ options: AttributeOptions = []) where Value: Codable {
         self.value = wrappedValue
-        self.options = options
-        self.isNative = false
+        // As in the native initializer.
+        if _slowPath(AttributeDiscovery.isActive) {
+            AttributeDiscovery.record(options)
+        }
     }
 
     /// Unavailable: attributes are only for properties of ``ManagedObject`` subclasses.
@@ -89,47 +93,58 @@ public struct Attribute<Value> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>
     ) -> Value {
+        // Both accessors are always inlined: a copy left out of line would take the key path
+        // objects as arguments, made (and released) by the caller on every access.
+        @inline(__always)
         get {
-            // As in the setter, no key path reaches the slow path: a probing read is recognised
-            // by a marker the prober stores in the wrapper, not by its key path.
+            // As in the setter, no key path reaches the slow path: the object learns which
+            // attribute is read from the wrapper's field offset.
             if object.accessState.rawValue & AccessState.readBits != 0 {
-                object.willReadAttribute()
-                let marker = object[keyPath: storageKeyPath].pendingExternal
-                if marker != 0, let loaded = object.readMarkedAttribute(marker) {
-                    object[keyPath: storageKeyPath].assignLoaded(loaded)
+                let offset = fieldOffset(of: storageKeyPath, in: object)
+                if let loaded = object.willReadAttribute(atOffset: offset),
+                    let data = loaded as? Value
+                {
+                    object[keyPath: storageKeyPath].value = data
                 }
             }
             return object[keyPath: storageKeyPath].value
         }
+        @inline(__always)
         set {
             // The slow path takes no key path: passing one, even on a branch never taken,
             // makes the caller materialise (and release) the key path object on every write,
             // and a second projection through the key path defeated the optimiser's direct
-            // field access (profiles showed `_projectMutableAddress` per write).
+            // field access (profiles showed `_projectMutableAddress` per write). It gets the
+            // wrapper's field offset instead (a write cancels external data not loaded yet).
             //
-            // The body runs inside `withExtendedLifetime`: without it the optimiser, unable to
-            // see that the caller's reference outlives a slow path that may release objects,
-            // retained and released the object around every write (an atomic pair per
-            // attribute write in profiles of bulk inserts).
-            withExtendedLifetime(object) {
-                if object.accessState.rawValue != 0 { object.willWrite() }
-                object[keyPath: storageKeyPath].assign(newValue)
+            // The object's lifetime is extended over the whole write: without it the
+            // optimiser, unable to see that the caller's reference outlives a slow path that
+            // may release objects, retained and released the object around every write (an
+            // atomic pair per attribute write in profiles of bulk inserts). `extendLifetime`
+            // rather than a `withExtendedLifetime` closure: in large callers the optimiser
+            // left such a closure out of line, taking a key path object on every write and
+            // keeping the client's dynamic exclusivity checks of every attribute.
+            defer { extendLifetime(object) }
+            if object.accessState.rawValue != 0 {
+                object.willWriteAttribute(atOffset: fieldOffset(of: storageKeyPath, in: object))
             }
+            object[keyPath: storageKeyPath].value = newValue
         }
     }
 
-    /// Sets a new value, which replaces any external data not loaded yet.
+    /// The byte offset of the wrapper's storage in `object`, for the access slow paths.
+    ///
+    /// The key path is only projected here, always inline: the optimiser turns the projection
+    /// of a stored property into the field's address, and no key path object is made.
     @inlinable
-    mutating func assign(_ newValue: Value) {
-        value = newValue
-        pendingExternal = 0
-    }
-
-    /// Stores external data loaded on first read; a marker of unloaded data is cleared even
-    /// when the data could not be read.
-    @inlinable
-    mutating func assignLoaded(_ data: Data?) {
-        pendingExternal = 0
-        if let loaded = data as? Value { value = loaded }
+    @inline(__always)
+    static func fieldOffset<Object: ManagedObject>(
+        of storageKeyPath: ReferenceWritableKeyPath<Object, Attribute<Value>>,
+        in object: Object
+    ) -> Int {
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        return withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) {
+            UnsafeRawPointer($0) - base
+        }
     }
 }

@@ -71,30 +71,32 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
 
     /// The attribute a key path on the entity's class is, or nil.
     ///
-    /// The key path is read from a fresh prototype in probing mode, with each attribute's
-    /// wrapper marked by its index: it must read exactly one attribute, and read and write it
-    /// unchanged (``PropertyAccessor/forwards(_:on:)``). A wrapped property's key path cannot
-    /// be compared with the attribute's directly: handing the key path to the wrapper's slow
-    /// path would cost every property access in the program a key path object.
+    /// The key path is read from a fresh prototype in probing mode, where an attribute's
+    /// getter reports the field offset of the wrapper it reads: it must read exactly one
+    /// attribute, and read and write it unchanged (``PropertyAccessor/forwards(_:on:)``). A
+    /// wrapped property's key path cannot be compared with the attribute's directly: handing
+    /// the key path to the wrapper's slow path would cost every property access in the
+    /// program a key path object.
     func attributeAccessor<Root>(for keyPath: PartialKeyPath<Root>) -> PropertyAccessor? {
         let prototype = objectType.init()
         guard let typed = prototype as? Root else { return nil }
-        for (index, accessor) in accessors.enumerated() {
-            accessor.markAttribute(prototype, with: UInt16(truncatingIfNeeded: index + 1))
-        }
         let probe = Probe()
         prototype.probe = probe
         prototype.accessState = .probing
         _ = typed[keyPath: keyPath]
         prototype.accessState = []
         prototype.probe = nil
-        for accessor in accessors { accessor.markAttribute(prototype, with: 0) }
-        guard probe.reads == 1, let marker = probe.marker, marker >= 1,
-            Int(marker) <= accessors.count
+        guard probe.reads == 1, let offset = probe.attributeOffset,
+            let accessor = accessor(atOffset: offset), accessor.attribute != nil,
+            accessor.forwards(keyPath, on: prototype)
         else { return nil }
-        let accessor = accessors[Int(marker) - 1]
-        guard accessor.forwards(keyPath, on: prototype) else { return nil }
         return accessor
+    }
+
+    /// The accessor of the persistent property whose wrapper lies `offset` bytes into an
+    /// object, or nil (a transient attribute has none).
+    func accessor(atOffset offset: Int) -> PropertyAccessor? {
+        accessors.first { $0.offset == offset }
     }
 
     /// The accessor of a property by name.

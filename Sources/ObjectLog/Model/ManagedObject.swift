@@ -52,6 +52,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) final var accessState: AccessState = []
     /// Lifecycle bits.
     @exclusivity(unchecked) var lifecycle: Lifecycle = []
+    /// The low 32 bits of the file generation ``loadedRecordOffset`` and
+    /// ``recordOffsetBound`` refer to (compaction moves records; the coordinator translates
+    /// older offsets, and restores the high bits from the current generation, see
+    /// ``PersistentStoreCoordinator/LockCheck``).
+    ///
+    /// 32 bits and declared here, beside the two 1-byte fields above, so that the three share
+    /// one 8-byte word: every object is 8 bytes smaller (a five-attribute entity's instances
+    /// fit 128-byte heap blocks instead of 144-byte ones).
+    @exclusivity(unchecked) var loadedGeneration: UInt32 = 0
     /// Offset of the record this object's values were loaded from (optimistic locking); 0
     /// when only ``recordOffsetBound`` is known.
     var loadedRecordOffset: UInt64 {
@@ -80,13 +89,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// engine sets the two together), with ``boundFlag`` set for a bound.
     ///
     /// One field instead of two makes every object 8 bytes smaller, which puts the instances
-    /// of a five-attribute entity in 176-byte heap blocks rather than 192-byte ones. File
-    /// offsets stay below 2^63.
+    /// of a five-attribute entity (Int, String, Double, Int, Date: 120 bytes) in 128-byte heap
+    /// blocks rather than 144-byte ones. File offsets stay below 2^63.
     @exclusivity(unchecked) private var loadStamp: UInt64 = 0
     private static let boundFlag: UInt64 = 1 << 63
-    /// The file generation ``loadedRecordOffset`` and ``recordOffsetBound`` refer to
-    /// (compaction moves records; the coordinator translates older offsets).
-    @exclusivity(unchecked) var loadedGeneration: UInt64 = 0
     /// What loads the object's values when its context is gone: the coordinator of the
     /// context it was last registered in, held by the link (see ``ContextLink``).
     var coordinator: PersistentStoreCoordinator? { contextLink?.coordinator }
@@ -119,6 +125,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         var probe: Probe?
         var loadError: ObjectLogError?
         var detachedExternal: [Int: BlobID] = [:]
+        var pendingExternal = PropertyIndexSet()
     }
 
     /// Set while the model is probing an inverse key path.
@@ -138,6 +145,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         get { extras?.detachedExternal ?? [:] }
         set {
             if !newValue.isEmpty || extras != nil { extrasForWriting().detachedExternal = newValue }
+        }
+    }
+
+    /// The property indexes of external data not loaded yet (see
+    /// ``AccessState/pendingExternal``); the data is loaded when the property is first read,
+    /// and a write discards it.
+    final var pendingExternal: PropertyIndexSet {
+        get { extras?.pendingExternal ?? PropertyIndexSet() }
+        set {
+            if !newValue.isEmpty || extras != nil { extrasForWriting().pendingExternal = newValue }
         }
     }
 
@@ -233,35 +250,45 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if accessState.contains(.fault) { fireFault() }
     }
 
-    /// Runs before a wrapped attribute is read when a read bit of ``accessState`` is set:
-    /// counts the read while probing, else loads a fault.
+    /// Runs before a wrapped attribute is read when a read bit of ``accessState`` is set.
+    ///
+    /// The attribute is the one whose wrapper lies `offset` bytes into the object. While
+    /// probing, the read is counted and the offset recorded. Otherwise a fault is loaded, and
+    /// then external data of the attribute that is not loaded yet: the result is then
+    /// `.some(data)`, with `data` nil if it could not be read (the error is kept). `nil` means
+    /// there is nothing to store.
+    ///
+    /// Not inlinable: the getter inlined in client code only computes the offset.
     @usableFromInline
-    final func willReadAttribute() {
+    final func willReadAttribute(atOffset offset: Int) -> Data?? {
         if accessState.contains(.probing) {
             probe?.reads += 1
-            return
-        }
-        if accessState.contains(.fault) { fireFault() }
-    }
-
-    /// Acts on the non-zero marker of an attribute being read (after ``willReadAttribute()``).
-    ///
-    /// While probing the marker names the attribute, and is recorded. Otherwise it is the
-    /// property index plus one of external data not read yet, which this loads: the result is
-    /// then `.some(data)`, with `data` nil if it could not be read (the error is kept). `nil`
-    /// means there is nothing to store.
-    @usableFromInline
-    final func readMarkedAttribute(_ marker: UInt16) -> Data?? {
-        if accessState.contains(.probing) {
-            probe?.marker = marker
+            probe?.attributeOffset = offset
             return nil
         }
-        guard accessState.contains(.pendingExternal) else { return nil }
-        let index = Int(marker) - 1
+        if accessState.contains(.fault) { fireFault() }
+        guard accessState.contains(.pendingExternal),
+            let index = entity?.accessor(atOffset: offset)?.index,
+            pendingExternal.contains(index)
+        else { return nil }
+        pendingExternal.remove(index)
         let data =
             managedObjectContext.map { $0.loadExternalData(of: self, propertyIndex: index) }
             ?? loadDetachedExternalData(propertyIndex: index)
         return .some(data)
+    }
+
+    /// Runs before a wrapped attribute is written when ``accessState`` is not empty: does what
+    /// ``willWrite()`` does, and discards external data of the attribute (at `offset` bytes
+    /// into the object) that is not loaded yet, which the new value replaces.
+    @usableFromInline
+    final func willWriteAttribute(atOffset offset: Int) {
+        willWrite()
+        if accessState.contains(.pendingExternal),
+            let index = entity?.accessor(atOffset: offset)?.index
+        {
+            pendingExternal.remove(index)
+        }
     }
 
     /// Runs before a wrapped property is written when ``accessState`` is not empty.
@@ -337,7 +364,8 @@ struct AccessState: OptionSet, Sendable {
     static let tracksUpdates = AccessState(rawValue: 2)
     /// Reads record their storage key path (model discovery).
     static let probing = AccessState(rawValue: 4)
-    /// Some external data is loaded only when first read.
+    /// Some external data is loaded only when first read (the properties are in
+    /// ``ManagedObject/pendingExternal``).
     @usableFromInline
     static let pendingExternal = AccessState(rawValue: 8)
     /// The bits a read must act on (a clean object's reads stay on the fast path).
@@ -357,9 +385,9 @@ struct Lifecycle: OptionSet, Sendable {
 final class Probe {
     /// The storage key path of the last relationship wrapper read.
     var storage: AnyKeyPath?
-    /// The marker of the last attribute read: its property index plus one (the prober stores
-    /// it in each attribute's wrapper, see ``EntityDescription/attributeAccessor(for:)``).
-    var marker: UInt16?
+    /// The field offset of the last attribute wrapper read (see
+    /// ``EntityDescription/attributeAccessor(for:)``).
+    var attributeOffset: Int?
     /// How many wrapped properties were read.
     var reads = 0
 }
@@ -387,4 +415,30 @@ final class ContextLink {
 
     /// The link of objects that left the context: no context, the same coordinator.
     lazy var detached = ContextLink(coordinator: coordinator)
+}
+
+/// A set of property indexes, without an allocation for the first 64.
+struct PropertyIndexSet {
+    /// Indexes below 64, one bit each.
+    private var low: UInt64 = 0
+    /// Indexes of 64 and above.
+    private var high: Set<Int> = []
+
+    /// Whether the set is empty.
+    var isEmpty: Bool { low == 0 && high.isEmpty }
+
+    /// Whether `index` is in the set.
+    func contains(_ index: Int) -> Bool {
+        index < 64 ? low & (1 << UInt64(index)) != 0 : high.contains(index)
+    }
+
+    /// Adds `index`.
+    mutating func insert(_ index: Int) {
+        if index < 64 { low |= 1 << UInt64(index) } else { high.insert(index) }
+    }
+
+    /// Removes `index`.
+    mutating func remove(_ index: Int) {
+        if index < 64 { low &= ~(1 << UInt64(index)) } else { high.remove(index) }
+    }
 }

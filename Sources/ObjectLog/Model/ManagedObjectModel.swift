@@ -32,7 +32,7 @@ public final class ManagedObjectModel: Sendable {
         while let type = pending.popLast() {
             guard all[ObjectIdentifier(type)] == nil else { continue }
             all[ObjectIdentifier(type)] = type
-            let accessors = Self.discoverAccessors(of: type)
+            let accessors = try Self.discoverAccessors(of: type)
             drafts[ObjectIdentifier(type)] = accessors
             for case let relationship as RelationshipAccessor in accessors {
                 pending.append(relationship.destinationType)
@@ -83,8 +83,20 @@ public final class ManagedObjectModel: Sendable {
     // MARK: - Discovery
 
     /// Finds the wrapped properties of a class by walking its stored fields.
-    private static func discoverAccessors(of type: ManagedObject.Type) -> [PropertyAccessor] {
-        let prototype = type.init()
+    ///
+    /// The attribute options come from a prototype made with ``AttributeDiscovery``.
+    private static func discoverAccessors(
+        of type: ManagedObject.Type
+    ) throws(ObjectLogError) -> [PropertyAccessor] {
+        let recorded = AttributeDiscovery.makePrototype(of: type).options
+        guard let walkOrder = AttributeDiscovery.fieldOptions(of: type, recorded: recorded) else {
+            throw ObjectLogError(
+                .invalidModel,
+                "cannot read the attribute options of '\(type.entityName)': its init() made "
+                    + "\(recorded.count) attributes, not one per @Attribute property"
+            )
+        }
+        var options = walkOrder[...]
         var accessors: [PropertyAccessor] = []
         // The class-type walk visits inherited fields too, base class first.
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) {
@@ -100,7 +112,7 @@ public final class ManagedObjectModel: Sendable {
             let accessor = wrapper.makeAccessor(
                 name: propertyName,
                 offset: offset,
-                prototype: prototype
+                options: wrapper.isAttribute ? options.popFirst() ?? [] : []
             )
             if let attribute = accessor.attribute, attribute.options.contains(.transient) {
                 return true

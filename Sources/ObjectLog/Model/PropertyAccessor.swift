@@ -52,9 +52,6 @@ class PropertyAccessor: @unchecked Sendable {
             .assumingMemoryBound(to: Wrapper.self)
     }
 
-    /// Stores a probe marker in an attribute's wrapper (relationships have their own).
-    func markAttribute(_ object: ManagedObject, with marker: UInt16) {}
-
     /// Whether `keyPath` reads and writes this attribute unchanged on `prototype`.
     ///
     /// True for the attribute's own key path, and for a computed property that forwards to
@@ -129,10 +126,6 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
 
     override var scalarField: ScalarLayout.Field? {
         kind.map { ScalarLayout.Field(kind: $0, offset: valueOffset) }
-    }
-
-    override func markAttribute(_ object: ManagedObject, with marker: UInt16) {
-        storage(object, as: Attribute<Value>.self).pointee.pendingExternal = marker
     }
 
     override func forwards<Root>(
@@ -278,17 +271,13 @@ final class NativeAttributeAccessor<Value: AttributeValue>: PropertyAccessor, @u
 /// Encoding: for `Data?` a presence byte first; then a mode byte, 0 for inline (varint length
 /// and bytes) or 1 for a blob (32-byte blob ID and varint length).
 final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unchecked Sendable {
-    override func markAttribute(_ object: ManagedObject, with marker: UInt16) {
-        storage(object, as: Attribute<Value>.self).pointee.pendingExternal = marker
-    }
-
     override func encode(
         _ object: ManagedObject,
         to writer: inout PayloadWriter,
         blobs: inout BlobSink
     ) throws(ObjectLogError) {
         let wrapper = storage(object, as: Attribute<Value>.self)
-        if wrapper.pointee.pendingExternal != 0,
+        if object.accessState.contains(.pendingExternal), object.pendingExternal.contains(index),
             let reference = blobs.context?.externalReference(of: object, propertyIndex: index)
         {
             // Unloaded external data is written back as the same blob reference.
@@ -358,14 +347,15 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
                     propertyIndex: index
                 )
                 if let placeholder = Data() as? Value { wrapper.pointee.value = placeholder }
-                wrapper.pointee.pendingExternal = UInt16(truncatingIfNeeded: index + 1)
+                object.pendingExternal.insert(index)
                 object.accessState.insert(.pendingExternal)
                 return
             }
         }
         let value = try decodeValue(from: &reader, source: source)
         if let typed = value as? Value { wrapper.pointee.value = typed }
-        wrapper.pointee.pendingExternal = 0
+        // Also when the access bit was dropped (a refresh): the set must not keep a stale index.
+        object.pendingExternal.remove(index)
     }
 
     override func skip(from reader: inout PayloadReader) throws(ObjectLogError) -> Bool {
@@ -413,19 +403,19 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
     }
 
     override func copy(from source: ManagedObject, to target: ManagedObject) {
-        let wrapper = storage(source, as: Attribute<Value>.self).pointee
-        storage(target, as: Attribute<Value>.self).pointee.value = wrapper.value
-        storage(target, as: Attribute<Value>.self).pointee.pendingExternal = wrapper.pendingExternal
-        if wrapper.pendingExternal != 0 { target.accessState.insert(.pendingExternal) }
+        storage(target, as: Attribute<Value>.self).pointee.value =
+            storage(source, as: Attribute<Value>.self).pointee.value
+        if source.accessState.contains(.pendingExternal), source.pendingExternal.contains(index) {
+            target.pendingExternal.insert(index)
+            target.accessState.insert(.pendingExternal)
+        } else {
+            target.pendingExternal.remove(index)
+        }
     }
 }
 
 /// Accesses an attribute of any other `Codable` type, stored as length-prefixed JSON.
 final class CodableAttributeAccessor<Value: Codable>: PropertyAccessor, @unchecked Sendable {
-    override func markAttribute(_ object: ManagedObject, with marker: UInt16) {
-        storage(object, as: Attribute<Value>.self).pointee.pendingExternal = marker
-    }
-
     override func encode(
         _ object: ManagedObject,
         to writer: inout PayloadWriter,
@@ -635,32 +625,36 @@ final class TypedRelationshipAccessor<Value: RelationshipValue>: RelationshipAcc
 
 /// Implemented by the property wrappers so the model can build accessors from field types.
 protocol PropertyWrapperDescribing {
-    /// Makes the accessor of a property stored at `offset`, reading its declaration from
-    /// `prototype`.
+    /// Whether the wrapper is an ``Attribute``, whose initializer records its options while a
+    /// model is being built (see ``AttributeDiscovery``).
+    static var isAttribute: Bool { get }
+
+    /// Makes the accessor of a property stored at `offset`; `options` are the attribute's
+    /// declared options (empty for relationships).
     static func makeAccessor(
         name: String,
         offset: Int,
-        prototype: ManagedObject
+        options: AttributeOptions
     ) -> PropertyAccessor
 }
 
 extension Attribute: PropertyWrapperDescribing {
+    static var isAttribute: Bool { true }
+
     static func makeAccessor(
         name: String,
         offset: Int,
-        prototype: ManagedObject
+        options: AttributeOptions
     ) -> PropertyAccessor {
-        let probe = PropertyAccessor(name: name, offset: offset)
-        let wrapper = probe.storage(prototype, as: Attribute<Value>.self).pointee
         if let native = Value.self as? any AttributeValue.Type {
             func make<T: AttributeValue>(_: T.Type) -> PropertyAccessor {
                 let accessor: PropertyAccessor
-                if wrapper.options.contains(.externalStorage), T.attributeType == .data {
+                if options.contains(.externalStorage), T.attributeType == .data {
                     accessor = ExternalDataAccessor<T>(name: name, offset: offset)
                 } else {
                     accessor = NativeAttributeAccessor<T>(name: name, offset: offset)
                 }
-                accessor.attribute = (T.attributeType, T.isOptionalType, wrapper.options)
+                accessor.attribute = (T.attributeType, T.isOptionalType, options)
                 return accessor
             }
             return make(native)
@@ -668,7 +662,7 @@ extension Attribute: PropertyWrapperDescribing {
         if let codable = Value.self as? any Codable.Type {
             func make<T: Codable>(_: T.Type) -> PropertyAccessor {
                 let accessor = CodableAttributeAccessor<T>(name: name, offset: offset)
-                accessor.attribute = (.codable, T.self is any OptionalMarker.Type, wrapper.options)
+                accessor.attribute = (.codable, T.self is any OptionalMarker.Type, options)
                 return accessor
             }
             return make(codable)
@@ -679,10 +673,12 @@ extension Attribute: PropertyWrapperDescribing {
 }
 
 extension Relationship: PropertyWrapperDescribing {
+    static var isAttribute: Bool { false }
+
     static func makeAccessor(
         name: String,
         offset: Int,
-        prototype: ManagedObject
+        options: AttributeOptions
     ) -> PropertyAccessor {
         TypedRelationshipAccessor<Value>(name: name, offset: offset)
     }

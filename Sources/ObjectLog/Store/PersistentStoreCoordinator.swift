@@ -186,7 +186,7 @@ public final class PersistentStoreCoordinator: Sendable {
             found = try store.withObject(key) { value, _, location, generation in
                 object.loadedRecordOffset = location.offset
                 object.recordOffsetBound = 0
-                object.loadedGeneration = generation
+                object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
                 var reader = PayloadReader(value)
                 try ObjectDecoder.decode(&reader, into: object, entity: entity, source: source)
             }
@@ -211,8 +211,20 @@ public final class PersistentStoreCoordinator: Sendable {
         var expectedOffset: UInt64
         /// Without an exact offset: the loaded record was older than this offset.
         var offsetBound: UInt64
-        /// The file generation both offsets refer to.
-        var generation: UInt64
+        /// The low 32 bits of the file generation both offsets refer to (as objects keep it).
+        var generation: UInt32
+
+        /// The full generation the offsets refer to, given the file's `current` one; nil if
+        /// it cannot be told (it would be 2^32 or more generations old).
+        ///
+        /// The check's generation is at most `current`, and compaction remembers far fewer
+        /// than 2^32 generations, so the nearest generation at or below `current` with the
+        /// same low bits is the right one whenever the offsets can still be translated.
+        func fullGeneration(current: UInt64) -> UInt64? {
+            // Safe: wrapping subtraction of 32-bit values gives the distance modulo 2^32.
+            let behind = UInt64(UInt32(truncatingIfNeeded: current) &- generation)
+            return behind <= current ? current - behind : nil
+        }
     }
 
     /// An object of an entity with uniqueness constraints, as a save leaves it.
@@ -248,21 +260,22 @@ public final class PersistentStoreCoordinator: Sendable {
                         of: lockChecks.map(\.key)
                     )
                     for (var check, current) in zip(lockChecks, offsets) {
-                        if check.generation != generation {
+                        let checkGeneration = check.fullGeneration(current: generation) ?? 0
+                        if checkGeneration != generation {
                             // Compaction moved the records since the context saw them; it keeps
                             // their order, so the offsets translate. Untranslatable ones conflict.
                             if check.expectedOffset != 0 {
                                 check.expectedOffset =
                                     store.translateOffset(
                                         check.expectedOffset,
-                                        from: check.generation,
+                                        from: checkGeneration,
                                         exact: true
                                     ) ?? .max
                             } else if check.offsetBound != 0 {
                                 check.offsetBound =
                                     store.translateOffset(
                                         check.offsetBound,
-                                        from: check.generation,
+                                        from: checkGeneration,
                                         exact: false
                                     ) ?? 1
                             }
