@@ -191,7 +191,7 @@ struct LogStoreTests {
         var byte = try file.read(at: at, count: 1)
         byte[0] ^= 0x10
         try file.write(byte, at: at)
-        try file.close()
+        file.close()
         var readOnly = options
         readOnly.readOnly = true
         let damaged = try LogStore.open(path: path, options: readOnly)
