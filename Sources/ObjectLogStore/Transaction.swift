@@ -251,6 +251,23 @@ public struct Transaction: Sendable {
         )
     }
 
+    /// Appends the puts of `other`, in order, after this transaction's (for puts encoded in
+    /// parts, on several threads).
+    ///
+    /// - Precondition: neither transaction deletes anything, and `other` has no metadata.
+    package mutating func append(putsOf other: Transaction) {
+        precondition(!hasDelete && !other.hasDelete && other.metadata == nil)
+        let base = records.count
+        let firstIndex = entries.count
+        other.records.withUnsafeBytes { records.append(contentsOf: $0) }
+        entries.reserveCapacity(entries.count + other.entries.count)
+        for var entry in other.entries {
+            entry.recordStart += base
+            entries.append(entry)
+        }
+        for (index, blobs) in other.blobLists { blobLists[firstIndex + index] = blobs }
+    }
+
     /// Adds the deletion of an object.
     public mutating func delete(key: ObjectKey, entity: EntityTag) {
         hasDelete = true

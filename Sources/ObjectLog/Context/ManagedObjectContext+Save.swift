@@ -1,3 +1,4 @@
+import Foundation
 import ObjectLogStore
 
 extension ManagedObjectContext {
@@ -57,6 +58,95 @@ extension ManagedObjectContext {
         }
     }
 
+    /// The puts of a large save, encoded and framed on two threads; nil when the save does not
+    /// qualify, and is then encoded on the calling thread.
+    ///
+    /// A save qualifies with at least ``parallelEncodingThreshold`` changed objects, all of
+    /// entities whose attributes are scalars (``ScalarLayout``: no external data, so no blobs
+    /// to write, and no encoding that can fail) and that have no uniqueness constraints, on a
+    /// machine with two processors or more. Each half of the list is encoded by one worker into
+    /// a transaction of its own, and the halves are joined in order: the records are byte for
+    /// byte those of a save on one thread. The calling thread waits for both workers, so
+    /// nothing changes the objects meanwhile; workers only read them, and borrow each object
+    /// and entity without retaining it (both workers retaining the one entity would make its
+    /// reference count bounce between the processors' caches).
+    private func encodePutsInParallel(
+        inserted: [ManagedObject],
+        updated: [ManagedObject]
+    ) -> Transaction? {
+        let total = inserted.count + updated.count
+        let workers = 2
+        guard total >= max(parallelEncodingThreshold, workers),
+            ProcessInfo.processInfo.activeProcessorCount >= workers
+        else { return nil }
+        let chunk = (total + workers - 1) / workers
+        let parts = ParallelParts(count: workers)
+        // Safe to share: the arrays are only read, and the objects they hold only read, until
+        // every worker has finished (see above).
+        let lists = UncheckedSendable((inserted, updated))
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let (inserted, updated) = lists.value
+            let start = worker * chunk
+            let end = min(total, start + chunk)
+            var part = Transaction()
+            var writer = PayloadWriter()
+            var qualifies = true
+            func encode(_ object: ManagedObject, index: Int, isInsert: Bool) {
+                guard qualifies, let unretained = object.unretainedEntity else {
+                    qualifies = false
+                    return
+                }
+                unretained._withUnsafeGuaranteedRef { entity in
+                    guard let layout = entity.scalarLayout, entity.uniquenessConstraints.isEmpty
+                    else {
+                        qualifies = false
+                        return
+                    }
+                    writer.removeAll()
+                    layout.encode(object, to: &writer)
+                    if index == start {
+                        // The first part has room for all, so joining the others to it copies
+                        // them once and grows nothing.
+                        let count = worker == 0 ? total : end - start
+                        part.reserveCapacity(
+                            changes: count,
+                            valueBytes: count * (writer.count + 16)
+                        )
+                    }
+                    writer.withUnsafeBytes {
+                        part.put(
+                            key: object.key,
+                            entity: entity.tag,
+                            bytes: $0,
+                            isInsert: isInsert
+                        )
+                    }
+                }
+            }
+            let insertEnd = min(end, inserted.count)
+            if start < insertEnd {
+                inserted.forEachUnretained(in: start..<insertEnd) { index, object in
+                    encode(object, index: index, isInsert: true)
+                }
+            }
+            let updateStart = max(start, inserted.count)
+            if updateStart < end {
+                updated.forEachUnretained(
+                    in: (updateStart - inserted.count)..<(end - inserted.count)
+                ) { index, object in
+                    encode(object, index: index + inserted.count, isInsert: false)
+                }
+            }
+            if qualifies { parts.store(part, at: worker) }
+        }
+        guard var transaction = parts.take(0) else { return nil }
+        for worker in 1..<workers {
+            guard let part = parts.take(worker) else { return nil }
+            transaction.append(putsOf: part)
+        }
+        return transaction
+    }
+
     /// Validates, encodes and commits the changes, then marks the objects saved and notifies.
     ///
     /// A failure leaves the context's changes and the store's objects as they were.
@@ -77,7 +167,23 @@ extension ManagedObjectContext {
         var isFirst = true
         var encodingError: ObjectLogError?
         var failed = false
-        for (objects, isInsert) in [(inserted, true), (updated, false)] where !failed {
+        let encodedInParallel = encodePutsInParallel(inserted: inserted, updated: updated)
+        if let encodedInParallel {
+            parallelEncodings += 1
+            transaction = encodedInParallel
+            updated.forEachUnretained { object in
+                lockChecks.append(
+                    .init(
+                        key: object.key,
+                        expectedOffset: object.loadedRecordOffset,
+                        offsetBound: object.recordOffsetBound,
+                        generation: object.loadedGeneration
+                    )
+                )
+            }
+        }
+        for (objects, isInsert) in [(inserted, true), (updated, false)]
+        where !failed && encodedInParallel == nil {
             objects.forEachUnretained { object in
                 // The entity is borrowed: the model keeps it, and retaining and releasing it
                 // for every object of a bulk save showed in profiles.
@@ -301,4 +407,37 @@ extension ManagedObjectContext {
             errors: errors
         )
     }
+}
+
+/// The transactions the workers of a parallel encoding fill, one slot each.
+///
+/// `@unchecked Sendable`: each worker writes only its own slot, and the slots are read after
+/// `concurrentPerform` has returned, which orders those writes before the reads.
+private final class ParallelParts: @unchecked Sendable {
+    // Raw memory rather than an array: writing one element of an array from two threads would
+    // make both mutate the array itself.
+    private let slots: UnsafeMutableBufferPointer<Transaction?>
+
+    init(count: Int) {
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: nil)
+    }
+
+    deinit {
+        _ = slots.deinitialize()
+        slots.deallocate()
+    }
+
+    func store(_ part: Transaction, at index: Int) { slots[index] = part }
+
+    func take(_ index: Int) -> Transaction? {
+        defer { slots[index] = nil }
+        return slots[index]
+    }
+}
+
+/// A value handed to worker threads that only read it while its owner waits for them.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -44,6 +44,11 @@ public final class ManagedObjectContext {
     /// Blob references of external data that has not been read yet.
     var externalReferences: [ExternalDataKey: (blob: BlobID, byteCount: Int)] = [:]
     @exclusivity(unchecked) private var lastInsertedEntity: EntityDescription?
+    /// The least number of changed objects a save encodes on two threads (see
+    /// `encodePutsInParallel`); tests lower it to exercise that path on small saves.
+    var parallelEncodingThreshold = 65_536
+    /// How many saves were encoded on two threads (for tests).
+    var parallelEncodings = 0
     /// Registered objects that are faults (an estimate: refaulting does not count).
     @exclusivity(unchecked) var registeredFaults = 0
     /// Faults loaded one at a time since the last bulk load.

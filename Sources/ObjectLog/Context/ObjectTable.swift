@@ -256,14 +256,21 @@ extension Array where Element == ManagedObject {
     /// a measurable part of each pass over them.
     @inline(__always)
     func forEachUnretained(_ body: (ManagedObject) -> Void) {
+        forEachUnretained(in: indices) { _, object in body(object) }
+    }
+
+    /// ``forEachUnretained(_:)`` over the objects at `range`, with their indexes.
+    @inline(__always)
+    func forEachUnretained(in range: Range<Int>, _ body: (Int, ManagedObject) -> Void) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count)
         withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return }
             // Safe: a class reference and an `Unmanaged` of it have the same representation,
             // and the memory is viewed so only during this call.
             base.withMemoryRebound(to: Unmanaged<ManagedObject>.self, capacity: buffer.count) {
                 references in
-                for index in 0..<buffer.count {
-                    references[index]._withUnsafeGuaranteedRef(body)
+                for index in range {
+                    references[index]._withUnsafeGuaranteedRef { body(index, $0) }
                 }
             }
         }
