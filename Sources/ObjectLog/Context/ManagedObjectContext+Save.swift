@@ -10,6 +10,12 @@ extension ManagedObjectContext {
     /// optimistic locking per ``mergePolicy``, and commits inserts, updates, deletes and
     /// metadata changes together.
     /// Saving without changes writes nothing.
+    ///
+    /// A save of 65,536 changed objects or more, all of entities whose properties are
+    /// non-optional `Int`, `Int64`, `Double`, `String`, `Date` or `Bool` attributes, without
+    /// uniqueness constraints, encodes its records on two threads when the machine has two
+    /// processors; the objects are only read meanwhile, while `save()` waits, and the log is
+    /// the same as on one thread.
     /// - Throws: ``ObjectLogError`` with code `validation`, `uniqueness` or `conflict` naming the
     ///   objects, properties and rules, or `store`. After a failure the store is unchanged and
     ///   the context keeps its changes, to be fixed or rolled back.
@@ -62,8 +68,8 @@ extension ManagedObjectContext {
     /// qualify, and is then encoded on the calling thread.
     ///
     /// A save qualifies with at least ``parallelEncodingThreshold`` changed objects, all of
-    /// entities whose attributes are scalars (``ScalarLayout``: no external data, so no blobs
-    /// to write, and no encoding that can fail) and that have no uniqueness constraints, on a
+    /// entities with a ``ScalarLayout`` (non-optional scalar attributes only: no external data,
+    /// so no blobs to write, and no encoding that can fail) and that have no uniqueness constraints, on a
     /// machine with two processors or more. Each half of the list is encoded by one worker into
     /// a transaction of its own, and the halves are joined in order: the records are byte for
     /// byte those of a save on one thread. The calling thread waits for both workers, so
