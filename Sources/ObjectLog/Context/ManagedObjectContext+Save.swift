@@ -64,6 +64,18 @@ extension ManagedObjectContext {
         }
     }
 
+    /// The optimistic-locking check of a saved update or delete: the record `object`'s values
+    /// were loaded from, or a bound on it.
+    private static func lockCheck(for object: ManagedObject) -> PersistentStoreCoordinator.LockCheck
+    {
+        .init(
+            key: object.key,
+            expectedOffset: object.loadedRecordOffset,
+            offsetBound: object.recordOffsetBound,
+            generation: object.loadedGeneration
+        )
+    }
+
     /// The puts of a large save, encoded and framed on two threads; nil when the save does not
     /// qualify, and is then encoded on the calling thread.
     ///
@@ -178,14 +190,7 @@ extension ManagedObjectContext {
             parallelEncodings += 1
             transaction = encodedInParallel
             updated.forEachUnretained { object in
-                lockChecks.append(
-                    .init(
-                        key: object.key,
-                        expectedOffset: object.loadedRecordOffset,
-                        offsetBound: object.recordOffsetBound,
-                        generation: object.loadedGeneration
-                    )
-                )
+                lockChecks.append(Self.lockCheck(for: object))
             }
         }
         for (objects, isInsert) in [(inserted, true), (updated, false)]
@@ -224,14 +229,7 @@ extension ManagedObjectContext {
                     }
                     if !sink.blobs.isEmpty { sink.blobs = [] }
                     if !isInsert {
-                        lockChecks.append(
-                            .init(
-                                key: object.key,
-                                expectedOffset: object.loadedRecordOffset,
-                                offsetBound: object.recordOffsetBound,
-                                generation: object.loadedGeneration
-                            )
-                        )
+                        lockChecks.append(Self.lockCheck(for: object))
                     }
                     if !entity.uniquenessConstraints.isEmpty {
                         uniqueChanges.append(
@@ -252,14 +250,7 @@ extension ManagedObjectContext {
         for object in deleted {
             guard let entity = object.entity else { continue }
             transaction.delete(key: object.key, entity: entity.tag)
-            lockChecks.append(
-                .init(
-                    key: object.key,
-                    expectedOffset: object.loadedRecordOffset,
-                    offsetBound: object.recordOffsetBound,
-                    generation: object.loadedGeneration
-                )
-            )
+            lockChecks.append(Self.lockCheck(for: object))
             if !entity.uniquenessConstraints.isEmpty {
                 uniqueChanges.append(
                     .init(key: object.key, entity: entity, isDelete: true, values: [])
