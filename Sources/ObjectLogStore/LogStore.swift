@@ -809,10 +809,55 @@ public final class LogStore: @unchecked Sendable {
         entity: EntityTag?,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
+        let plan = try liveObjectsPlan(entity: entity)
+        try visit(plan.items[...], file: plan.file, end: plan.end, layout: plan.layout, body)
+    }
+
+    /// The live objects of `entity` (every entity when nil) as up to `parts` read plans of
+    /// about the same number of records, for ``forEachObject(in:_:)`` on as many threads.
+    ///
+    /// Each record is in exactly one plan. Together the plans read the records in the order
+    /// of ``forEachLiveObject(entity:_:)``; a cut falls between windows where one is near the
+    /// middle, so that no window is read twice. Plans are snapshots, like
+    /// ``readPlan(keys:)``'s, and can be read concurrently.
+    package func liveObjectPlans(entity: EntityTag?, parts: Int) throws -> [ReadPlan] {
+        let whole = try liveObjectsPlan(entity: entity)
+        let items = whole.allItems
+        let windowShift = options.bulkReadWindowShift
+        var cuts = [0]
+        for part in 1..<max(parts, 1) {
+            var cut = max(items.count * part / parts, cuts[part - 1])
+            // Move the cut forward to the next window, unless that is far away.
+            let limit = min(items.count, cut + items.count / (4 * parts))
+            if cut > 0, cut < items.count {
+                let window = items[cut - 1].offset >> windowShift
+                var next = cut
+                while next < limit, items[next].offset >> windowShift == window { next += 1 }
+                if next < limit { cut = next }
+            }
+            cuts.append(cut)
+        }
+        cuts.append(items.count)
+        return (0..<max(parts, 1)).compactMap { part in
+            let range = cuts[part]..<cuts[part + 1]
+            return range.isEmpty
+                ? nil
+                : ReadPlan(
+                    items: items,
+                    range: range,
+                    file: whole.file,
+                    end: whole.end,
+                    layout: whole.layout
+                )
+        }
+    }
+
+    /// Every live record of `entity` (every entity when nil), in window order.
+    private func liveObjectsPlan(entity: EntityTag?) throws -> ReadPlan {
         let windowShift = options.bulkReadWindowShift
         // A bucket sort by window: a comparison sort of a million offsets cost as much as
         // decoding the objects.
-        let (items, file, end, layout): ([Item], any StoreFile, UInt64, RecordLayout) = try locked {
+        return try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
             let buckets = Int(endOffset >> windowShift) + 1
             var starts = [Int](repeating: 0, count: buckets + 1)
@@ -836,9 +881,14 @@ public final class LogStore: @unchecked Sendable {
                 }
                 initialized = total
             }
-            return (items, self.file, endOffset, header.layout)
+            return ReadPlan(
+                items: items,
+                range: items.indices,
+                file: self.file,
+                end: endOffset,
+                layout: header.layout
+            )
         }
-        try visit(items, file: file, end: end, layout: layout, body)
     }
 
     /// Calls `body` with each of the live objects `keys` names (keys of no live object are
@@ -871,19 +921,44 @@ public final class LogStore: @unchecked Sendable {
                 }
             }
             found.sort { $0.offset < $1.offset }
-            return ReadPlan(items: found, file: file, end: endOffset, layout: header.layout)
+            return ReadPlan(
+                items: found,
+                range: found.indices,
+                file: file,
+                end: endOffset,
+                layout: header.layout
+            )
         }
     }
 
     /// Records to read, in file order, from one handle (see ``readPlan(keys:)``).
-    package struct ReadPlan {
-        fileprivate let items: [Item]
+    package struct ReadPlan: @unchecked Sendable {
+        // `@unchecked`: the file is only read through, which store files allow from any
+        // thread; the rest are values.
+        fileprivate let allItems: [Item]
+        fileprivate let range: Range<Int>
         fileprivate let file: any StoreFile
         fileprivate let end: UInt64
         fileprivate let layout: RecordLayout
 
+        fileprivate init(
+            items: [Item],
+            range: Range<Int>,
+            file: any StoreFile,
+            end: UInt64,
+            layout: RecordLayout
+        ) {
+            self.allItems = items
+            self.range = range
+            self.file = file
+            self.end = end
+            self.layout = layout
+        }
+
+        fileprivate var items: ArraySlice<Item> { allItems[range] }
+
         /// The number of records.
-        package var count: Int { items.count }
+        package var count: Int { range.count }
     }
 
     /// Calls `body` with each object of `plan`, checking each record's checksum.
@@ -895,7 +970,11 @@ public final class LogStore: @unchecked Sendable {
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
         let items = plan.items
-        let span = items.last.map { $0.offset - items[0].offset } ?? 0
+        // Plans of live objects are in window order, not offset order, within a window.
+        var span: UInt64 = 0
+        if let first = items.first?.offset, let last = items.last?.offset {
+            span = last >= first ? last - first : first - last
+        }
         try visit(
             items,
             file: plan.file,
@@ -910,7 +989,7 @@ public final class LogStore: @unchecked Sendable {
 
     /// Reads and checks the records `items` locate, grouped by 8 MiB window.
     private func visit(
-        _ items: [Item],
+        _ items: ArraySlice<Item>,
         file: any StoreFile,
         end: UInt64,
         layout: RecordLayout,

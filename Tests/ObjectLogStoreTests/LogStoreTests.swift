@@ -204,6 +204,70 @@ struct LogStoreTests {
     }
 
     @Test(
+        "plans of the live objects for several threads hold each record once, in log order, cut between windows, and can be read at once"
+    )
+    func liveObjectPlans() throws {
+        let fileSystem = MemoryFileSystem()
+        var options = StoreOptions(fileSystem: fileSystem)
+        // 4 KiB windows: about 60 for these records.
+        options.bulkReadWindowShift = 12
+        let store = try LogStore.open(path: "/plans.olog", options: options)
+        for round in 0..<4 {
+            var transaction = Transaction()
+            for key in store.allocateKeys(500) {
+                let payload = [UInt8](repeating: UInt8(truncatingIfNeeded: key), count: 60 + round)
+                transaction.put(key: key, entity: UInt32(key % 3), payload: payload, isInsert: true)
+            }
+            try store.commit(transaction)
+        }
+        var inLogOrder: [ObjectKey] = []
+        try store.forEachLiveObject(entity: 1) { key, _, _ in inLogOrder.append(key) }
+        #expect(inLogOrder.count > 600)
+
+        for parts in [1, 2, 3] {
+            let plans = try store.liveObjectPlans(entity: 1, parts: parts)
+            #expect(plans.count == parts)
+            var keys: [[ObjectKey]] = []
+            for plan in plans {
+                var part: [ObjectKey] = []
+                try store.forEachObject(in: plan) { key, entity, payload in
+                    #expect(
+                        entity == 1 && payload.allSatisfy { $0 == UInt8(truncatingIfNeeded: key) }
+                    )
+                    part.append(key)
+                }
+                #expect(part.count == plan.count)
+                keys.append(part)
+            }
+            #expect(Array(keys.joined()) == inLogOrder)
+            for part in keys {
+                // Near an equal share: a cut moves at most a quarter of a share to a window.
+                #expect(
+                    abs(part.count - inLogOrder.count / parts) <= inLogOrder.count / (4 * parts) + 1
+                )
+            }
+            for (before, after) in zip(keys, keys.dropFirst()) {
+                let last = try #require(store.location(of: before.last!) as RecordLocation?)
+                let first = try #require(store.location(of: after.first!) as RecordLocation?)
+                #expect(last.offset >> 12 != first.offset >> 12, "a window read by two plans")
+            }
+        }
+
+        // Read at once from two threads.
+        let plans = try store.liveObjectPlans(entity: 1, parts: 2)
+        let seen = Mutex<[[ObjectKey]]>([[], []])
+        DispatchQueue.concurrentPerform(iterations: plans.count) { part in
+            var keys: [ObjectKey] = []
+            try? store.forEachObject(in: plans[part]) { key, _, _ in keys.append(key) }
+            seen.withLock { $0[part] = keys }
+        }
+        #expect(Array(seen.withLock { $0 }.joined()) == inLogOrder)
+
+        #expect(try store.liveObjectPlans(entity: 7, parts: 2).isEmpty)
+        try store.close()
+    }
+
+    @Test(
         "records served from the read-ahead window are checked: another key, another type or a bad checksum is refused at its offset"
     )
     func windowRecordsAreChecked() throws {

@@ -432,9 +432,3 @@ private final class ParallelParts: @unchecked Sendable {
         return slots[index]
     }
 }
-
-/// A value handed to worker threads that only read it while its owner waits for them.
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}

@@ -49,6 +49,11 @@ public final class ManagedObjectContext {
     var parallelEncodingThreshold = 65_536
     /// How many saves were encoded on two threads (for tests).
     var parallelEncodings = 0
+    /// The least number of live objects for which a bulk fault load decodes on two threads
+    /// (see `loadAllFaultsInParallel`); tests lower it.
+    var parallelDecodingThreshold = 65_536
+    /// How many bulk fault loads decoded on two threads (for tests).
+    var parallelDecodings = 0
     /// Registered objects that are faults (an estimate: refaulting does not count).
     @exclusivity(unchecked) var registeredFaults = 0
     /// Faults loaded one at a time since the last bulk load.
@@ -329,7 +334,11 @@ public final class ManagedObjectContext {
                         generation: generation
                     )
                 }
-            } else {
+            } else if try !loadAllFaultsInParallel(
+                of: entity,
+                bound: scanBound,
+                generation: generation
+            ) {
                 try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
                     try loadFault(
                         key: key,
@@ -349,6 +358,61 @@ public final class ManagedObjectContext {
         }
     }
 
+    /// Loads every registered fault of `entity` from a scan of all its records on two
+    /// threads; false when the load does not qualify, and nothing was done.
+    ///
+    /// A load qualifies with at least ``parallelDecodingThreshold`` live objects of an entity
+    /// with a ``ScalarLayout`` (non-optional scalar attributes only: decoding one touches
+    /// nothing but the object), on a machine with two processors or more. Each worker reads
+    /// and checks its own half of the records and decodes them into their faults, which it
+    /// borrows from the registry; the calling thread waits for both, so nothing changes the
+    /// registry or the objects meanwhile, and each object is decoded by one worker only.
+    /// Each worker stops at its first error, as a scan on one thread does, and the faults it
+    /// did not reach stay faults; the error of the first half (the first the scan meets) is
+    /// recorded.
+    private func loadAllFaultsInParallel(
+        of entity: EntityDescription,
+        bound: UInt64,
+        generation: UInt64
+    ) throws -> Bool {
+        let workers = 2
+        guard entity.scalarLayout != nil,
+            store.liveCount(entity: entity.tag) >= max(parallelDecodingThreshold, workers),
+            ProcessInfo.processInfo.activeProcessorCount >= workers
+        else { return false }
+        let plans = try store.liveObjectPlans(entity: entity.tag, parts: workers)
+        let results = ParallelDecodeResults(count: plans.count)
+        // Safe to share: see above. The registry, the entity and the store are only read.
+        let shared = UncheckedSendable((self, registry, entity, store))
+        DispatchQueue.concurrentPerform(iterations: plans.count) { part in
+            let (context, registry, entity, store) = shared.value
+            var loaded = 0
+            do {
+                try store.forEachObject(in: plans[part]) { key, _, buffer in
+                    guard let registered = registry.unretainedObject(forKey: key) else { return }
+                    try registered._withUnsafeGuaranteedRef { object in
+                        if try context.fill(
+                            object,
+                            buffer: buffer,
+                            entity: entity,
+                            bound: bound,
+                            generation: generation
+                        ) {
+                            loaded += 1
+                        }
+                    }
+                }
+            } catch {
+                results.fail(part, error)
+            }
+            results.count(part, loaded)
+        }
+        parallelDecodings += 1
+        registeredFaults = max(0, registeredFaults - results.loaded)
+        if let error = results.firstError { throw error }
+        return true
+    }
+
     /// Loads one registered fault from a record seen by a scan.
     private func loadFault(
         key: ObjectKey,
@@ -361,24 +425,31 @@ public final class ManagedObjectContext {
         // release of each of a million objects showed in profiles.
         guard let registered = registry.unretainedObject(forKey: key) else { return }
         try registered._withUnsafeGuaranteedRef { object in
-            try loadFault(
+            if try fill(
                 object,
                 buffer: buffer,
                 entity: entity,
                 bound: bound,
                 generation: generation
-            )
+            ) {
+                registeredFaults = max(0, registeredFaults - 1)
+            }
         }
     }
 
-    private func loadFault(
+    /// Decodes a record into `object` if it is still a fault of `entity`; returns whether it
+    /// did.
+    ///
+    /// Touches only `object` when the entity has a ``ScalarLayout``: the parallel bulk load
+    /// runs it on worker threads.
+    private func fill(
         _ object: ManagedObject,
         buffer: UnsafeRawBufferPointer,
         entity: EntityDescription,
         bound: UInt64,
         generation: UInt64
-    ) throws {
-        guard object.isFault, object.entity === entity else { return }
+    ) throws -> Bool {
+        guard object.isFault, object.entity === entity else { return false }
         let key = object.key
         var reader = PayloadReader(buffer)
         // Scalar attributes need no source for external data; not making one saves retaining
@@ -394,7 +465,7 @@ public final class ManagedObjectContext {
         object.loadedRecordOffset = 0
         object.recordOffsetBound = bound
         object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
-        registeredFaults = max(0, registeredFaults - 1)
+        return true
     }
 
     // MARK: - Lazily loaded external data
@@ -749,4 +820,40 @@ public final class ManagedObjectContext {
 struct ExternalDataKey: Hashable {
     var key: ObjectKey
     var propertyIndex: Int
+}
+
+/// A value handed to worker threads that only read it while its owner waits for them.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// The outcome of each worker of a parallel bulk fault load, one slot each.
+///
+/// `@unchecked Sendable`: each worker writes only its own slot, and the slots are read after
+/// `concurrentPerform` has returned, which orders those writes before the reads.
+private final class ParallelDecodeResults: @unchecked Sendable {
+    private let loadedCounts: UnsafeMutableBufferPointer<Int>
+    private let errors: UnsafeMutableBufferPointer<(any Error)?>
+
+    init(count: Int) {
+        loadedCounts = .allocate(capacity: count)
+        loadedCounts.initialize(repeating: 0)
+        errors = .allocate(capacity: count)
+        errors.initialize(repeating: nil)
+    }
+
+    deinit {
+        loadedCounts.deallocate()
+        _ = errors.deinitialize()
+        errors.deallocate()
+    }
+
+    func count(_ part: Int, _ loaded: Int) { loadedCounts[part] = loaded }
+    func fail(_ part: Int, _ error: any Error) { errors[part] = error }
+
+    /// The objects loaded by all workers.
+    var loaded: Int { loadedCounts.reduce(0, +) }
+    /// The error of the first part (in log order) that failed.
+    var firstError: (any Error)? { errors.lazy.compactMap { $0 }.first }
 }

@@ -1,0 +1,143 @@
+import Foundation
+import ObjectLogStore
+import Testing
+
+@testable import ObjectLog
+
+@Suite("Bulk fault loads decoded on two threads")
+struct ParallelFaultLoadTests {
+    /// Writes 3,001 objects (every seventh a `Marker`), then updates every fourth `Sample`, so
+    /// that the log's order is not the keys' order.
+    static func makeStore(at path: String, options: StoreOptions) throws {
+        let container = try PersistentContainer(
+            path: path,
+            for: [Sample.self, Marker.self],
+            options: options
+        )
+        let context = container.newContext()
+        ParallelSaveTests.insert(3_001, into: context, seed: 21)
+        try context.save()
+        var generator = SeededGenerator(seed: 4)
+        for sample in try context.fetch(FetchRequest<Sample>()) where sample.number % 4 == 0 {
+            AttributeColumnTests.randomize(sample, &generator)
+        }
+        try context.save()
+        try container.close()
+    }
+
+    /// Fetches every `Sample` with its values loaded, decoding on two threads from
+    /// `threshold` live objects on.
+    static func loadAll(
+        _ container: PersistentContainer,
+        threshold: Int
+    ) throws -> (ManagedObjectContext, [Sample]) {
+        let context = container.newContext()
+        context.parallelDecodingThreshold = threshold
+        var request = FetchRequest<Sample>()
+        request.returnsObjectsAsFaults = false
+        return (context, try context.fetch(request))
+    }
+
+    @Test(
+        "every fault gets the values a load on one thread gives it, with the log read in large or small windows",
+        arguments: [UInt64(23), 12]
+    )
+    func sameValuesAsOneThread(windowShift: UInt64) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.olog")
+        var options = StoreOptions()
+        options.bulkReadWindowShift = windowShift
+        try Self.makeStore(at: path, options: options)
+        let container = try PersistentContainer(
+            path: path,
+            for: [Sample.self, Marker.self],
+            options: options
+        )
+        let (serialContext, serial) = try Self.loadAll(container, threshold: .max)
+        let (parallelContext, parallel) = try Self.loadAll(container, threshold: 2)
+        #expect(serialContext.parallelDecodings == 0)
+        #expect(parallelContext.parallelDecodings == (ParallelSaveTests.hasTwoProcessors ? 1 : 0))
+        #expect(parallelContext.bulkFaultLoads == 1)
+        #expect(serial.count > 2_500)
+        #expect(parallel.count == serial.count)
+        #expect(parallel.allSatisfy { !$0.isFault })
+        #expect(parallelContext.registeredFaults == 0, "the loaded faults are counted")
+        #expect(parallelContext.faultError == nil)
+        for (left, right) in zip(serial, parallel) {
+            #expect(left.objectID == right.objectID)
+            #expect(
+                left.number == right.number && left.wide == right.wide
+                    && left.value.bitPattern == right.value.bitPattern
+                    && left.label == right.label && left.when == right.when
+                    && left.flag == right.flag,
+                "values of \(left.objectID)"
+            )
+        }
+        try container.close()
+    }
+
+    @Test(
+        "damaged records in both halves: the first the scan meets is reported, and each worker loads its half up to its damaged record"
+    )
+    func damagedRecords() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.olog")
+        try Self.makeStore(at: path, options: StoreOptions())
+        // One damaged record a quarter into the Samples' records in the order a full scan
+        // reads them (window by window), one three quarters in: one in each worker's half.
+        let store = try LogStore.open(path: path, options: StoreOptions())
+        var locations: [(key: ObjectKey, location: RecordLocation)] = []
+        try store.forEachLiveObject(entity: nil) { key, _, _ in
+            if let location = store.location(of: key) { locations.append((key, location)) }
+        }
+        try store.close()
+        let sampleTag = try #require(
+            try ManagedObjectModel([Sample.self, Marker.self]).entity(for: Sample.self)?.tag
+        )
+        let samples = locations.filter { $0.location.entity == sampleTag }
+        let damaged = [samples[samples.count / 4], samples[samples.count * 3 / 4]]
+        let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        for target in damaged {
+            let at = target.location.offset + UInt64(target.location.length) - 1
+            try file.seek(toOffset: at)
+            let byte = try #require(try file.read(upToCount: 1))
+            try file.seek(toOffset: at)
+            try file.write(contentsOf: [byte[0] ^ 0x10])
+        }
+        try file.close()
+
+        var options = StoreOptions()
+        options.readOnly = true
+        let container = try PersistentContainer(
+            path: path,
+            for: [Sample.self, Marker.self],
+            options: options
+        )
+        let context = container.newContext()
+        context.parallelDecodingThreshold = 2
+        let objects = try context.fetch(FetchRequest<Sample>())
+        context.loadAllFaults(of: try #require(context.model.entity(for: Sample.self)))
+        #expect(context.parallelDecodings == (ParallelSaveTests.hasTwoProcessors ? 1 : 0))
+        let error = try #require(context.faultError)
+        #expect(
+            error.message.contains("offset \(damaged[0].location.offset)"),
+            "the first damaged record in the scan: \(error.message)"
+        )
+        let byKey = Dictionary(uniqueKeysWithValues: objects.map { ($0.key, $0) })
+        for target in damaged { #expect(byKey[target.key]?.isFault == true) }
+        // Each worker stops at its first damaged record: what comes before it in its half is
+        // loaded, the rest stays faults.
+        let count = samples.count
+        let loadedBefore = samples.prefix(while: { $0.key != damaged[0].key })
+        #expect(loadedBefore.count == count / 4)
+        #expect(loadedBefore.allSatisfy { byKey[$0.key]?.isFault == false })
+        #expect(
+            samples[(count / 4)..<(count * 9 / 20)].allSatisfy { byKey[$0.key]?.isFault == true }
+        )
+        let secondHalf = samples[(count * 11 / 20)..<(count * 3 / 4)]
+        #expect(
+            secondHalf.allSatisfy { byKey[$0.key]?.isFault == (context.parallelDecodings == 0) }
+        )
+        try container.close()
+    }
+}
