@@ -798,9 +798,9 @@ public final class LogStore: @unchecked Sendable {
     }
 
     /// Calls `body` with every live object of `entity` (every entity when nil), reading the
-    /// file sequentially in 8 MiB windows and checking every checksum.
+    /// file sequentially in 1 MiB windows and checking every checksum.
     ///
-    /// Objects come in window order (log order by 8 MiB window, any order within a window).
+    /// Objects come in window order (log order by 1 MiB window, any order within a window).
     /// The buffer is the object's payload (without its blob list) and is valid only during the
     /// call. This is the fast path for fetching or filtering many objects.
     ///
@@ -892,7 +892,7 @@ public final class LogStore: @unchecked Sendable {
     }
 
     /// Calls `body` with each of the live objects `keys` names (keys of no live object are
-    /// skipped), reading the file in 8 MiB windows and checking the checksum of just those
+    /// skipped), reading the file in 1 MiB windows and checking the checksum of just those
     /// records.
     ///
     /// Objects come in window order. Use it to load many, but not most, objects at once.
@@ -964,7 +964,7 @@ public final class LogStore: @unchecked Sendable {
     /// Calls `body` with each object of `plan`, checking each record's checksum.
     ///
     /// Records far apart (on average more than 64 KiB) are read one by one; closer ones through
-    /// 8 MiB windows.
+    /// 1 MiB windows.
     package func forEachObject(
         in plan: ReadPlan,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
@@ -987,7 +987,7 @@ public final class LogStore: @unchecked Sendable {
 
     fileprivate typealias Item = (offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)
 
-    /// Reads and checks the records `items` locate, grouped by 8 MiB window.
+    /// Reads and checks the records `items` locate, grouped by 1 MiB window.
     private func visit(
         _ items: ArraySlice<Item>,
         file: any StoreFile,

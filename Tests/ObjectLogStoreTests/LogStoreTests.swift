@@ -126,7 +126,7 @@ struct LogStoreTests {
     func fullLoadAcrossWindows() throws {
         let fileSystem = MemoryFileSystem()
         let path = "/windows.olog"
-        // 16 KiB windows (8 MiB by default), each read with 64 KiB more for the records that
+        // 16 KiB windows (1 MiB by default), each read with 64 KiB more for the records that
         // start in it and end past it.
         var options = StoreOptions(fileSystem: fileSystem)
         options.bulkReadWindowShift = 14

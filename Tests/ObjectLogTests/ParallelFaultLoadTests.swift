@@ -77,6 +77,49 @@ struct ParallelFaultLoadTests {
     }
 
     @Test(
+        "a large fetch makes its faults on two threads: the same objects in the same order as on one, registered objects and pending inserts kept"
+    )
+    func faultsMadeOnTwoThreads() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.olog")
+        try Self.makeStore(at: path, options: StoreOptions())
+        let container = try PersistentContainer(path: path, for: [Sample.self, Marker.self])
+        let serial = try container.newContext().fetch(FetchRequest<Sample>())
+
+        let context = container.newContext()
+        context.parallelDecodingThreshold = 2
+        // Objects registered before the fetch, one of them changed, and an unsaved insert.
+        let registered = try context.fetch(
+            FetchRequest<Sample>(predicate: #Predicate { $0.number > 40 })
+        )
+        #expect(registered.count > 10)
+        registered[0].label = "changed"
+        let pending = Sample(context: context)
+        pending.number = 1_000
+        let fetched = try context.fetch(FetchRequest<Sample>())
+
+        #expect(context.parallelFaultBatches == (ParallelSaveTests.hasTwoProcessors ? 1 : 0))
+        #expect(fetched.count == serial.count + 1)
+        #expect(Array(fetched.prefix(serial.count).map(\.objectID)) == serial.map(\.objectID))
+        #expect(fetched.last === pending)
+        let byKey = Dictionary(uniqueKeysWithValues: fetched.map { ($0.key, $0) })
+        for object in registered { #expect(byKey[object.key] === object) }
+        #expect(registered[0].label == "changed")
+        #expect(context.registeredObjects.count == fetched.count)
+        // The new faults are set up as on one thread, and load their values.
+        let made = fetched.filter { object in !registered.contains { $0 === object } }.dropLast()
+        #expect(made.allSatisfy { $0.isFault && $0.managedObjectContext === context })
+        #expect(context.registeredFaults == made.count)
+        for (object, expected) in zip(fetched, serial) {
+            #expect(
+                object.number == expected.number && object.label == expected.label
+                    || object === registered[0]
+            )
+        }
+        try container.close()
+    }
+
+    @Test(
         "damaged records in both halves: the first the scan meets is reported, and each worker loads its half up to its damaged record"
     )
     func damagedRecords() throws {

@@ -14,9 +14,16 @@ extension ManagedObjectContext {
         if request.predicate == nil, request.sortDescriptors.isEmpty {
             let keys = window(allKeys(of: entity, request), request)
             registry.reserveCapacity(registry.count + keys.count)
-            var found: [ManagedObject] = []
-            found.reserveCapacity(keys.count)
-            for key in keys { found.append(registry[key] ?? makeFault(key: key, entity: entity)) }
+            var found: [ManagedObject]
+            if let made = makeFaultsInParallel(keys: keys, entity: entity) {
+                found = made
+            } else {
+                found = []
+                found.reserveCapacity(keys.count)
+                for key in keys {
+                    found.append(registry[key] ?? makeFault(key: key, entity: entity))
+                }
+            }
             // Safe: `entity` is `T`'s own entity, and every object registered under one of its
             // keys, or made for one, is an instance of its class: `T`. (A checked cast or a
             // generic `map` per object cost more than making the fault.)
@@ -92,6 +99,54 @@ extension ManagedObjectContext {
     }
 
     // MARK: - Implementation
+
+    /// The objects registered under `keys`, with faults made for the keys that have none, on
+    /// two threads; nil when the fetch does not qualify, and nothing was done.
+    ///
+    /// A fetch qualifies with at least ``parallelDecodingThreshold`` keys on a machine with two
+    /// processors or more. Each worker makes the objects of half of the keys (running the
+    /// class's `init()`, which the strict concurrency checking of Swift 6 keeps free of
+    /// unprotected shared state) and only reads the registry; the calling thread waits for
+    /// both, then sets up and registers the new faults itself. Setting them up there keeps the
+    /// entity's and the context link's reference counts on one processor.
+    private func makeFaultsInParallel(
+        keys: [ObjectKey],
+        entity: EntityDescription
+    ) -> [ManagedObject]? {
+        let workers = 2
+        guard keys.count >= max(parallelDecodingThreshold, workers),
+            ProcessInfo.processInfo.activeProcessorCount >= workers
+        else { return nil }
+        let type = entity.objectType
+        let chunk = (keys.count + workers - 1) / workers
+        let objects = [ManagedObject](unsafeUninitializedCapacity: keys.count) {
+            buffer,
+            initialized in
+            // Safe to share: each worker initialises its own elements of the buffer, and the
+            // registry and keys are only read, until both have finished.
+            let shared = UncheckedSendable((buffer, keys, registry))
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                let (buffer, keys, registry) = shared.value
+                let start = worker * chunk
+                let end = min(keys.count, start + chunk)
+                guard start < end, let base = buffer.baseAddress else { return }
+                for index in start..<end {
+                    if let registered = registry.unretainedObject(forKey: keys[index]) {
+                        (base + index).initialize(to: registered.takeUnretainedValue())
+                    } else {
+                        (base + index).initialize(to: type.init())
+                    }
+                }
+            }
+            initialized = keys.count
+        }
+        // A new object's key is still 0: registered ones have theirs.
+        for (index, object) in objects.enumerated() where object.key == 0 {
+            register(fault: object, key: keys[index], entity: entity)
+        }
+        parallelFaultBatches += 1
+        return objects
+    }
 
     private func entityOrTrap(_ type: ManagedObject.Type) -> EntityDescription {
         guard let entity = model.entity(for: type) else {

@@ -49,11 +49,14 @@ public final class ManagedObjectContext {
     var parallelEncodingThreshold = 65_536
     /// How many saves were encoded on two threads (for tests).
     var parallelEncodings = 0
-    /// The least number of live objects for which a bulk fault load decodes on two threads
-    /// (see `loadAllFaultsInParallel`); tests lower it.
+    /// The least number of objects for which a fetch makes its faults, and a bulk fault load
+    /// decodes, on two threads (see `makeFaultsInParallel` and `loadAllFaultsInParallel`);
+    /// tests lower it.
     var parallelDecodingThreshold = 65_536
     /// How many bulk fault loads decoded on two threads (for tests).
     var parallelDecodings = 0
+    /// How many fetches made their faults on two threads (for tests).
+    var parallelFaultBatches = 0
     /// Registered objects that are faults (an estimate: refaulting does not count).
     @exclusivity(unchecked) var registeredFaults = 0
     /// Faults loaded one at a time since the last bulk load.
@@ -263,13 +266,18 @@ public final class ManagedObjectContext {
     /// Registers a fault for a saved object.
     func makeFault(key: ObjectKey, entity: EntityDescription) -> ManagedObject {
         let object = entity.objectType.init()
+        register(fault: object, key: key, entity: entity)
+        return object
+    }
+
+    /// Registers a new object as the fault of a saved object.
+    func register(fault object: ManagedObject, key: ObjectKey, entity: EntityDescription) {
         object.key = key
         object.entity = entity
         object.managedObjectContext = self
         object.accessState = [.fault, .tracksUpdates]
         registry.insert(object, for: key)
         registeredFaults += 1
-        return object
     }
 
     // MARK: - Change tracking

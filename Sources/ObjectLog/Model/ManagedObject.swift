@@ -5,7 +5,8 @@ import ObjectLogStore
 /// ``Attribute`` and ``Relationship``.
 ///
 /// Subclasses provide default values for all their properties so that the inherited `init()`
-/// works; the engine calls it to create fetched objects. Reads and writes of wrapped properties
+/// works; the engine calls it to create fetched objects, for large fetches on two threads at
+/// once. Reads and writes of wrapped properties
 /// go through the object's ``managedObjectContext``, which loads faults on first access and
 /// records changes.
 ///
