@@ -119,6 +119,59 @@ struct ParallelFaultLoadTests {
         try container.close()
     }
 
+    /// A reference that does not keep its object alive.
+    final class WeakReference {
+        weak var object: ManagedObject?
+        init(_ object: ManagedObject) { self.object = object }
+    }
+
+    @Test(
+        "faults made on two threads belong to their context, and a context going away releases them all on two threads, while one kept elsewhere still loads"
+    )
+    func workerLinksAndParallelRelease() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.olog")
+        try Self.makeStore(at: path, options: StoreOptions())
+        let container = try PersistentContainer(path: path, for: [Sample.self, Marker.self])
+        let expected = try container.newContext().fetch(FetchRequest<Sample>())
+            .map { ($0.key, $0.number, $0.label) }
+
+        var references: [WeakReference] = []
+        var kept: Sample?
+        do {
+            let context = container.newContext()
+            context.parallelDecodingThreshold = 2
+            context.registry.parallelReleaseThreshold = 2
+            let objects = try context.fetch(FetchRequest<Sample>())
+            #expect(
+                context.parallelFaultBatches == (ParallelSaveTests.hasTwoProcessors ? 1 : 0)
+            )
+            #expect(objects.count == expected.count)
+            for object in [objects[0], objects[objects.count - 1]] {
+                #expect(object.managedObjectContext === context)
+                // Already the context's own: inserting it again changes nothing.
+                context.insert(object)
+                #expect(!object.isInserted && !context.hasChanges)
+            }
+            // A change to a fault of each worker's half saves.
+            objects[1].label = "first half"
+            objects[objects.count - 2].label = "second half"
+            try context.save()
+            references = objects.map(WeakReference.init)
+            kept = objects[objects.count * 3 / 4]
+        }
+        // Only the object kept here outlives the context.
+        #expect(references.filter { $0.object != nil }.count == 1)
+        let object = try #require(kept)
+        #expect(object.managedObjectContext == nil)
+        let (key, number, label) = expected[expected.count * 3 / 4]
+        #expect(object.key == key && object.number == number && object.label == label)
+
+        let saved = try container.newContext().fetch(FetchRequest<Sample>())
+        #expect(saved[1].label == "first half" && saved[saved.count - 2].label == "second half")
+        try container.close()
+    }
+
     @Test(
         "damaged records in both halves: the first the scan meets is reported, and each worker loads its half up to its damaged record"
     )

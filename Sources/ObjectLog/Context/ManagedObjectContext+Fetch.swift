@@ -104,11 +104,12 @@ extension ManagedObjectContext {
     /// two threads; nil when the fetch does not qualify, and nothing was done.
     ///
     /// A fetch qualifies with at least ``parallelDecodingThreshold`` keys on a machine with two
-    /// processors or more. Each worker makes the objects of half of the keys (running the
-    /// class's `init()`, which the strict concurrency checking of Swift 6 keeps free of
-    /// unprotected shared state) and only reads the registry; the calling thread waits for
-    /// both, then sets up and registers the new faults itself. Setting them up there keeps the
-    /// entity's and the context link's reference counts on one processor.
+    /// processors or more. Each worker makes and sets up the faults of half of the keys
+    /// (running the class's `init()`, which the strict concurrency checking of Swift 6 keeps
+    /// free of unprotected shared state), gives them a context link of its own (one reference
+    /// count per worker, not one both contend for), retains each for the registry, and only
+    /// reads the registry. The calling thread waits for both, then registers the new faults
+    /// without touching them: their memory was the largest cost of registering them there.
     private func makeFaultsInParallel(
         keys: [ObjectKey],
         entity: EntityDescription
@@ -118,32 +119,52 @@ extension ManagedObjectContext {
             ProcessInfo.processInfo.activeProcessorCount >= workers
         else { return nil }
         let type = entity.objectType
+        let links = (0..<workers).map { _ in workerLink() }
+        // A fresh context has nothing registered to look up.
+        let looksUp = registry.count > 0
         let chunk = (keys.count + workers - 1) / workers
         let objects = [ManagedObject](unsafeUninitializedCapacity: keys.count) {
             buffer,
             initialized in
-            // Safe to share: each worker initialises its own elements of the buffer, and the
-            // registry and keys are only read, until both have finished.
-            let shared = UncheckedSendable((buffer, keys, registry))
+            // Safe to share: each worker initialises its own elements of the buffer and sets
+            // up only the objects it makes, and the registry, keys and entity are only read,
+            // until both have finished.
+            let shared = UncheckedSendable((buffer, keys, registry, entity, links))
             DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                let (buffer, keys, registry) = shared.value
+                let (buffer, keys, registry, entity, links) = shared.value
+                let link = links[worker]
                 let start = worker * chunk
                 let end = min(keys.count, start + chunk)
                 guard start < end, let base = buffer.baseAddress else { return }
                 for index in start..<end {
-                    if let registered = registry.unretainedObject(forKey: keys[index]) {
+                    if looksUp, let registered = registry.unretainedObject(forKey: keys[index]) {
                         (base + index).initialize(to: registered.takeUnretainedValue())
-                    } else {
-                        (base + index).initialize(to: type.init())
+                        continue
                     }
+                    let object = type.init()
+                    object.key = keys[index]
+                    object.entity = entity
+                    object.contextLink = link
+                    object.accessState = [.fault, .tracksUpdates]
+                    // The registry's reference, taken while the object is at hand.
+                    _ = Unmanaged.passUnretained(object).retain()
+                    (base + index).initialize(to: object)
                 }
             }
             initialized = keys.count
         }
-        // A new object's key is still 0: registered ones have theirs.
-        for (index, object) in objects.enumerated() where object.key == 0 {
-            register(fault: object, key: keys[index], entity: entity)
+        var made = 0
+        objects.withUnsafeBufferPointer { objects in
+            for index in keys.indices {
+                if looksUp, registry.unretainedObject(forKey: keys[index]) != nil { continue }
+                registry.insert(
+                    retained: Unmanaged.passUnretained(objects[index]),
+                    for: keys[index]
+                )
+                made += 1
+            }
         }
+        registeredFaults += made
         parallelFaultBatches += 1
         return objects
     }

@@ -90,10 +90,22 @@ public final class ManagedObjectContext {
 
     /// What this context's objects refer to it through (see ``ManagedObject/contextLink``).
     let link: ContextLink
+    /// Further links to this context, one for each worker of a fetch that made its faults on
+    /// two threads (see `makeFaultsInParallel`).
+    @exclusivity(unchecked) private var workerLinks: [ContextLink] = []
+
+    /// A new link to this context, for a worker thread to give the objects it makes.
+    func workerLink() -> ContextLink {
+        let made = ContextLink(coordinator: coordinator)
+        made.context = self
+        workerLinks.append(made)
+        return made
+    }
 
     deinit {
         // The objects outlive the context: from now on they see no context.
         link.context = nil
+        for workerLink in workerLinks { workerLink.context = nil }
         // Unread external data stays readable after the context is gone: the blob references
         // move to the objects, which read them through the coordinator.
         for (reference, external) in externalReferences {
@@ -139,8 +151,8 @@ public final class ManagedObjectContext {
     /// - Precondition: the object's class is in the model and the object is in no other context.
     public func insert(_ object: ManagedObject) {
         // The link, not `managedObjectContext`: comparing it retains and releases nothing,
-        // which shows in bulk inserts.
-        if object.contextLink === link {
+        // which shows in bulk inserts. (Faults made on worker threads have links of their own.)
+        if object.contextLink === link || object.contextLink?.context === self {
             if object.isDeleted { undelete(object) }
             return
         }

@@ -1,3 +1,4 @@
+import Foundation
 import ObjectLogStore
 
 #if canImport(Glibc)
@@ -95,6 +96,9 @@ final class ObjectTable {
     /// How many times objects were added, replaced or removed: equal counts before and after
     /// some work mean the table did not change.
     @exclusivity(unchecked) private(set) var mutations = 0
+    /// The least number of objects a table going away releases on two threads (when the
+    /// machine has two processors); tests lower it.
+    var parallelReleaseThreshold = 65_536
 
     init() {
         state = .allocate(capacity: 1)
@@ -157,6 +161,18 @@ final class ObjectTable {
         mutations &+= 1
         if (state.pointee.count + 1) * 2 > state.pointee.capacity { grow() }
         let old = state.pointee.insert(Unmanaged.passRetained(object), for: key)
+        old?.release()
+    }
+
+    /// Registers an object under `key` with a reference the caller has already retained for
+    /// the table, replacing any object there.
+    ///
+    /// Lets worker threads retain the objects they make, so that registering them does not
+    /// touch their memory again.
+    func insert(retained object: Unmanaged<ManagedObject>, for key: ObjectKey) {
+        mutations &+= 1
+        if (state.pointee.count + 1) * 2 > state.pointee.capacity { grow() }
+        let old = state.pointee.insert(object, for: key)
         old?.release()
     }
 
@@ -232,7 +248,32 @@ final class ObjectTable {
 
     private func releaseAll() {
         let table = state.pointee
-        for index in 0..<table.capacity { table.objects[index]?.release() }
+        let workers = 2
+        guard table.count >= max(parallelReleaseThreshold, workers),
+            ProcessInfo.processInfo.activeProcessorCount >= workers
+        else {
+            for index in 0..<table.capacity { table.objects[index]?.release() }
+            return
+        }
+        // Two threads, each releasing the objects of one run of slots holding half of them.
+        // Consecutive keys sit in consecutive slots, so each half holds the objects one worker
+        // of a parallel fetch made, with that worker's context link: the two threads do not
+        // contend for one reference count (splitting the slots alternately made freeing a
+        // million objects slower than on one thread).
+        var middle = 0
+        var seen = 0
+        while seen < table.count / 2 {
+            if table.keys[middle] != 0 { seen += 1 }
+            middle += 1
+        }
+        let bounds = [0, middle, table.capacity]
+        // Safe to share: the table is going away, and each worker reads its own slots.
+        let objects = UncheckedSendable(table.objects)
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            for index in bounds[worker]..<bounds[worker + 1] {
+                objects.value[index]?.release()
+            }
+        }
     }
 
     /// Every registered object, in no particular order.
