@@ -165,6 +165,7 @@ extension ManagedObjectContext {
             }
         }
         registeredFaults += made
+        registry.holdsObjectsMadeInParallel = true
         parallelFaultBatches += 1
         return objects
     }

@@ -97,8 +97,15 @@ final class ObjectTable {
     /// some work mean the table did not change.
     @exclusivity(unchecked) private(set) var mutations = 0
     /// The least number of objects a table going away releases on two threads (when the
-    /// machine has two processors); tests lower it.
+    /// machine has two processors and ``holdsObjectsMadeInParallel``); tests lower it.
     var parallelReleaseThreshold = 65_536
+    /// Whether a fetch registered objects it made on two threads, each with its worker's
+    /// context link.
+    ///
+    /// Only then do the two halves of the table refer to different links. Objects that share
+    /// one link (made one at a time) are released on one thread: two threads releasing them
+    /// would contend for that link's reference count, which was slower than one thread.
+    var holdsObjectsMadeInParallel = false
 
     init() {
         state = .allocate(capacity: 1)
@@ -249,7 +256,7 @@ final class ObjectTable {
     private func releaseAll() {
         let table = state.pointee
         let workers = 2
-        guard table.count >= max(parallelReleaseThreshold, workers),
+        guard holdsObjectsMadeInParallel, table.count >= max(parallelReleaseThreshold, workers),
             ProcessInfo.processInfo.activeProcessorCount >= workers
         else {
             for index in 0..<table.capacity { table.objects[index]?.release() }
