@@ -552,6 +552,41 @@ public final class LogStore: @unchecked Sendable {
 
     /// The keys of the live objects of `entity` (of every entity when nil), in ascending order.
     public func liveKeys(entity: EntityTag?) -> [ObjectKey] {
+        // Keys are handed out in ascending runs from 1, so those in use mostly fill the range
+        // below `nextKey`. Where they fill at least one in 64, each live key sets a bit of a
+        // bitmap of that range, which is then read in order: one pass over the directory and
+        // one over the bitmap (16 KiB per million keys of range), instead of a radix sort's
+        // passes and its second buffer (about half of a million-object fetch's key listing).
+        let (bitmap, count): ([UInt64]?, Int) = locked {
+            let count = entity.map { entityCounts[$0] } ?? live.count
+            let span = nextKey
+            guard count > 0, span / 64 <= UInt64(count) else { return (nil, count) }
+            var bitmap = [UInt64](repeating: 0, count: Int(span / 64) + 1)
+            var outside = false
+            bitmap.withUnsafeMutableBufferPointer { words in
+                live.forEachEntry { key, location in
+                    guard entity == nil || location.entity == entity else { return }
+                    guard key < span else {
+                        outside = true
+                        return
+                    }
+                    words[Int(key / 64)] |= 1 << (key % 64)
+                }
+            }
+            return (outside ? nil : bitmap, count)
+        }
+        if let bitmap {
+            var keys: [ObjectKey] = []
+            keys.reserveCapacity(count)
+            for (index, word) in bitmap.enumerated() {
+                var rest = word
+                while rest != 0 {
+                    keys.append(UInt64(index) * 64 + UInt64(rest.trailingZeroBitCount))
+                    rest &= rest - 1
+                }
+            }
+            return keys
+        }
         var keys: [ObjectKey] = locked {
             var keys: [ObjectKey] = []
             keys.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)

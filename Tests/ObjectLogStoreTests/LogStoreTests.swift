@@ -204,6 +204,52 @@ struct LogStoreTests {
     }
 
     @Test(
+        "live keys come back in ascending order whether they fill their range (read from a bitmap) or are sparse in it (radix-sorted)"
+    )
+    func liveKeysDenseAndSparse() throws {
+        let store = try LogStore.open(
+            path: "/keys.olog",
+            options: StoreOptions(fileSystem: MemoryFileSystem())
+        )
+        var expected: [EntityTag: Set<ObjectKey>] = [:]
+        func check() {
+            for entity: EntityTag in 0..<4 {
+                #expect(store.liveKeys(entity: entity) == expected[entity, default: []].sorted())
+            }
+            let all = expected.values.reduce(into: Set<ObjectKey>()) { $0.formUnion($1) }
+            #expect(store.liveKeys(entity: nil) == all.sorted())
+        }
+        // Dense: three entities interleaved over 5,000 keys, then every seventh deleted.
+        var transaction = Transaction()
+        for key in store.allocateKeys(5_000) {
+            let entity = EntityTag(key % 3)
+            transaction.put(key: key, entity: entity, payload: [1], isInsert: true)
+            expected[entity, default: []].insert(key)
+        }
+        try store.commit(transaction)
+        var deletes = Transaction()
+        for key in stride(from: ObjectKey(7), through: 5_000, by: 7) {
+            let entity = EntityTag(key % 3)
+            deletes.delete(key: key, entity: entity)
+            expected[entity]?.remove(key)
+        }
+        try store.commit(deletes)
+        check()
+        // Sparse: ten objects of another entity spread over a million keys, so that entity's
+        // keys are too few for a bitmap of the range.
+        let range = store.allocateKeys(1_000_000)
+        var sparse = Transaction()
+        for index in 0..<10 {
+            let key = range.lowerBound + ObjectKey(index * 99_991)
+            sparse.put(key: key, entity: 3, payload: [2], isInsert: true)
+            expected[3, default: []].insert(key)
+        }
+        try store.commit(sparse)
+        check()
+        try store.close()
+    }
+
+    @Test(
         "plans of the live objects for several threads hold each record once, in log order, cut between windows, and can be read at once"
     )
     func liveObjectPlans() throws {
