@@ -29,20 +29,23 @@ struct ParallelFaultLoadTests {
     /// `threshold` live objects on.
     static func loadAll(
         _ container: PersistentContainer,
-        threshold: Int
+        threshold: Int,
+        partSize: Int = 16_384
     ) throws -> (ManagedObjectContext, [Sample]) {
         let context = container.newContext()
         context.parallelDecodingThreshold = threshold
+        context.parallelPartSize = partSize
         var request = FetchRequest<Sample>()
         request.returnsObjectsAsFaults = false
         return (context, try context.fetch(request))
     }
 
     @Test(
-        "every fault gets the values a load on one thread gives it, with the log read in large or small windows",
-        arguments: [UInt64(23), 12]
+        "every fault gets the values a load on one thread gives it, with the log read in large or small windows, in two parts or sixteen",
+        arguments: [UInt64(23), 12],
+        [16_384, 100]
     )
-    func sameValuesAsOneThread(windowShift: UInt64) throws {
+    func sameValuesAsOneThread(windowShift: UInt64, partSize: Int) throws {
         let directory = TemporaryDirectory()
         let path = directory.file("store.olog")
         var options = StoreOptions()
@@ -54,7 +57,12 @@ struct ParallelFaultLoadTests {
             options: options
         )
         let (serialContext, serial) = try Self.loadAll(container, threshold: .max)
-        let (parallelContext, parallel) = try Self.loadAll(container, threshold: 2)
+        let (parallelContext, parallel) = try Self.loadAll(
+            container,
+            threshold: 2,
+            partSize: partSize
+        )
+        #expect(parallelContext.parallelParts(serial.count) == (partSize == 100 ? 16 : 2))
         #expect(serialContext.parallelDecodings == 0)
         #expect(parallelContext.parallelDecodings == (ParallelSaveTests.hasTwoProcessors ? 1 : 0))
         #expect(parallelContext.bulkFaultLoads == 1)
@@ -141,6 +149,8 @@ struct ParallelFaultLoadTests {
         do {
             let context = container.newContext()
             context.parallelDecodingThreshold = 2
+            // Sixteen parts, each with a link of its own.
+            context.parallelPartSize = 100
             context.registry.parallelReleaseThreshold = 2
             let objects = try context.fetch(FetchRequest<Sample>())
             #expect(

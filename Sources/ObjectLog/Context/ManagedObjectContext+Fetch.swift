@@ -104,36 +104,37 @@ extension ManagedObjectContext {
     /// two threads; nil when the fetch does not qualify, and nothing was done.
     ///
     /// A fetch qualifies with at least ``parallelDecodingThreshold`` keys on a machine with two
-    /// processors or more. Each worker makes and sets up the faults of half of the keys
-    /// (running the class's `init()`, which the strict concurrency checking of Swift 6 keeps
-    /// free of unprotected shared state), gives them a context link of its own (one reference
-    /// count per worker, not one both contend for), retains each for the registry, and only
-    /// reads the registry. The calling thread waits for both, then registers the new faults
+    /// processors or more. The keys are cut into parts (see ``parallelParts(_:)``), which the
+    /// threads take in turn. For each part, a thread makes and sets up the faults (running the
+    /// class's `init()`, which the strict concurrency checking of Swift 6 keeps free of
+    /// unprotected shared state), gives them the part's own context link (so that the threads
+    /// do not contend for one reference count), retains each for the registry, and only reads
+    /// the registry. The calling thread waits for all parts, then registers the new faults
     /// without touching them: their memory was the largest cost of registering them there.
     private func makeFaultsInParallel(
         keys: [ObjectKey],
         entity: EntityDescription
     ) -> [ManagedObject]? {
-        let workers = 2
-        guard keys.count >= max(parallelDecodingThreshold, workers),
-            ProcessInfo.processInfo.activeProcessorCount >= workers
+        guard keys.count >= max(parallelDecodingThreshold, 2),
+            ProcessInfo.processInfo.activeProcessorCount >= 2
         else { return nil }
         let type = entity.objectType
-        let links = (0..<workers).map { _ in workerLink() }
+        let parts = parallelParts(keys.count)
+        let links = (0..<parts).map { _ in workerLink() }
         // A fresh context has nothing registered to look up.
         let looksUp = registry.count > 0
-        let chunk = (keys.count + workers - 1) / workers
+        let chunk = (keys.count + parts - 1) / parts
         let objects = [ManagedObject](unsafeUninitializedCapacity: keys.count) {
             buffer,
             initialized in
-            // Safe to share: each worker initialises its own elements of the buffer and sets
-            // up only the objects it makes, and the registry, keys and entity are only read,
-            // until both have finished.
+            // Safe to share: each part initialises its own elements of the buffer and sets up
+            // only the objects it makes, and the registry, keys and entity are only read, until
+            // all parts have finished.
             let shared = UncheckedSendable((buffer, keys, registry, entity, links))
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
                 let (buffer, keys, registry, entity, links) = shared.value
-                let link = links[worker]
-                let start = worker * chunk
+                let link = links[part]
+                let start = part * chunk
                 let end = min(keys.count, start + chunk)
                 guard start < end, let base = buffer.baseAddress else { return }
                 for index in start..<end {

@@ -263,10 +263,10 @@ final class ObjectTable {
             return
         }
         // Two threads, each releasing the objects of one run of slots holding half of them.
-        // Consecutive keys sit in consecutive slots, so each half holds the objects one worker
-        // of a parallel fetch made, with that worker's context link: the two threads do not
-        // contend for one reference count (splitting the slots alternately made freeing a
-        // million objects slower than on one thread).
+        // Consecutive keys sit in consecutive slots, so the two halves hold objects that
+        // different parts of a parallel fetch made, with different context links: the two
+        // threads do not contend for one reference count (splitting the slots alternately made
+        // freeing a million objects slower than on one thread).
         var middle = 0
         var seen = 0
         while seen < table.count / 2 {
