@@ -25,6 +25,14 @@ struct ParallelFaultLoadTests {
         try container.close()
     }
 
+    /// A new directory holding a store made by ``makeStore(at:options:)``, and the store's path.
+    static func madeStore() throws -> (TemporaryDirectory, String) {
+        let directory = TemporaryDirectory()
+        let path = directory.file("store.olog")
+        try makeStore(at: path, options: StoreOptions())
+        return (directory, path)
+    }
+
     /// Fetches every `Sample` with its values loaded, decoding on two threads from
     /// `threshold` live objects on.
     static func loadAll(
@@ -88,9 +96,8 @@ struct ParallelFaultLoadTests {
         "a large fetch makes its faults on two threads: the same objects in the same order as on one, registered objects and pending inserts kept"
     )
     func faultsMadeOnTwoThreads() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("store.olog")
-        try Self.makeStore(at: path, options: StoreOptions())
+        let (directory, path) = try Self.madeStore()
+        defer { withExtendedLifetime(directory) {} }
         let container = try PersistentContainer(path: path, for: [Sample.self, Marker.self])
         let serial = try container.newContext().fetch(FetchRequest<Sample>())
 
@@ -137,9 +144,8 @@ struct ParallelFaultLoadTests {
         "faults made on two threads belong to their context, and a context going away releases them all on two threads, while one kept elsewhere still loads"
     )
     func workerLinksAndParallelRelease() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("store.olog")
-        try Self.makeStore(at: path, options: StoreOptions())
+        let (directory, path) = try Self.madeStore()
+        defer { withExtendedLifetime(directory) {} }
         let container = try PersistentContainer(path: path, for: [Sample.self, Marker.self])
         let expected = try container.newContext().fetch(FetchRequest<Sample>())
             .map { ($0.key, $0.number, $0.label) }
@@ -186,9 +192,8 @@ struct ParallelFaultLoadTests {
         "damaged records in both halves: the first the scan meets is reported, and each worker loads its half up to its damaged record"
     )
     func damagedRecords() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("store.olog")
-        try Self.makeStore(at: path, options: StoreOptions())
+        let (directory, path) = try Self.madeStore()
+        defer { withExtendedLifetime(directory) {} }
         // One damaged record a quarter into the Samples' records in the order a full scan
         // reads them (window by window), one three quarters in: one in each worker's half.
         let store = try LogStore.open(path: path, options: StoreOptions())
