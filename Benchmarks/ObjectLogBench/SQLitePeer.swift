@@ -52,8 +52,12 @@ final class SQLitePeer {
     init(path: String) {
         self.path = path
         guard
-            sqlite3_open_v2(path, &database, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
-                == SQLITE_OK
+            sqlite3_open_v2(
+                path,
+                &database,
+                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                nil
+            ) == SQLITE_OK
         else {
             fatalError("cannot open SQLite database at \(path)")
         }
@@ -127,7 +131,13 @@ final class SQLitePeer {
     private func row(_ statement: OpaquePointer?) -> BenchRecord {
         BenchRecord(
             id: sqlite3_column_int64(statement, 0),
-            name: String(cString: sqlite3_column_text(statement, 1)),
+            name: String(
+                decoding: UnsafeRawBufferPointer(
+                    start: sqlite3_column_text(statement, 1),
+                    count: Int(sqlite3_column_bytes(statement, 1))
+                ),
+                as: UTF8.self
+            ),
             value: sqlite3_column_double(statement, 2),
             count: sqlite3_column_int64(statement, 3),
             created: Date(timeIntervalSince1970: sqlite3_column_double(statement, 4))
