@@ -66,9 +66,9 @@ extension ManagedObjectContext {
             if request.includesPendingChanges {
                 total +=
                     insertedList.lazy.filter {
-                        $0.isInserted && $0.managedObjectContext === self && $0.entity === entity
+                        $0.isInserted && $0.managedObjectContext === self && $0.hasEntity(entity)
                     }.count
-                total -= deletedMap.values.lazy.filter { $0.entity === entity }.count
+                total -= deletedMap.values.lazy.filter { $0.hasEntity(entity) }.count
             }
         } else {
             total = try matchingObjects(of: entity, request, register: false, countOnly: true).count
@@ -202,7 +202,7 @@ extension ManagedObjectContext {
         guard request.includesPendingChanges else { return keys }
         if !deletedMap.isEmpty { keys.removeAll { deletedMap[$0] != nil } }
         for object in insertedList
-        where object.isInserted && object.managedObjectContext === self && object.entity === entity
+        where object.isInserted && object.managedObjectContext === self && object.hasEntity(entity)
         {
             keys.append(object.key)
         }
@@ -434,7 +434,7 @@ extension ManagedObjectContext {
         if pending {
             for object in insertedList
             where object.isInserted && object.managedObjectContext === self
-                && object.entity === entity
+                && object.hasEntity(entity)
             {
                 if try evaluate(object) { accept(object) }
             }
@@ -489,7 +489,7 @@ extension ManagedObjectContext {
         guard condition != nil || order != nil else { return nil }
         var registered: [ObjectKey] = []
         registry.forEachObject { key, object in
-            if object.entity === entity { registered.append(key) }
+            if object.hasEntity(entity) { registered.append(key) }
         }
         // With many of them registered, the columns would save little.
         guard registered.count <= store.liveCount(entity: entity.tag) / 4 else { return nil }

@@ -63,11 +63,11 @@ extension ManagedObjectContext {
         // take precedence over the store's index for the objects that hold them.
         var claims = UniqueClaims(constraintCount: constraints.count)
         var leaving: Set<ObjectKey> = []
-        for object in updatedMap.allObjects where object.entity === entity {
+        for object in updatedMap.allObjects where object.hasEntity(entity) {
             leaving.insert(object.key)
             claims.claim(values(of: object), for: object.key)
         }
-        for object in deletedMap.values where object.entity === entity {
+        for object in deletedMap.values where object.hasEntity(entity) {
             leaving.insert(object.key)
         }
         let insertValues = inserts.map(values(of:))
@@ -94,7 +94,7 @@ extension ManagedObjectContext {
             }
             // Two different objects hold the values: no single object to merge into.
             guard holders.count == 1, let survivor = registeredObject(forKey: survivorKey),
-                survivor.entity === entity
+                survivor.hasEntity(entity)
             else { continue }
             // The survivor ends with the duplicate's values, so later inserts see them.
             if mergePolicy == .overwrite { claims.claim(values, for: survivorKey) }

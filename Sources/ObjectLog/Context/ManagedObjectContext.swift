@@ -356,7 +356,7 @@ public final class ManagedObjectContext {
             // (checking and decoding a million records to load a hundred thousand cost most of
             // a 10% update); otherwise scan them all.
             if registeredFaults * 2 < store.liveCount(entity: entity.tag) {
-                let keys = registry.allObjects.lazy.filter { $0.isFault && $0.entity === entity }
+                let keys = registry.allObjects.lazy.filter { $0.isFault && $0.hasEntity(entity) }
                     .map(\.key)
                 try store.forEachObject(keys: Array(keys)) { key, _, buffer in
                     try loadFault(
@@ -482,7 +482,7 @@ public final class ManagedObjectContext {
         bound: UInt64,
         generation: UInt64
     ) throws -> Bool {
-        guard object.isFault, object.entity === entity else { return false }
+        guard object.isFault, object.hasEntity(entity) else { return false }
         let key = object.key
         var reader = PayloadReader(buffer)
         // Scalar attributes need no source for external data; not making one saves retaining

@@ -44,15 +44,31 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var key: ObjectKey = 0
     /// The entity, known once the object is registered.
     ///
-    /// `unowned(unsafe)`: an object with an entity has a ``contextLink``, whose coordinator
-    /// holds the model and so the entity, for as long as the object lives (the engine's own
-    /// scratch objects without a link live only while their context does). Not retaining it
-    /// saves two atomic operations on one shared object per fetched object, which two threads
-    /// making faults would otherwise contend for.
-    @exclusivity(unchecked) unowned(unsafe) var entity: EntityDescription?
+    /// Not retained: an object with an entity has a ``contextLink``, whose coordinator holds
+    /// the model and so the entity, for as long as the object lives (the engine's own scratch
+    /// objects without a link live only while their context does). Not retaining it saves two
+    /// atomic operations on one shared object per fetched object, which two threads making
+    /// faults would otherwise contend for. Reading this property still retains the entity for
+    /// as long as the caller uses it; loops over many objects, which may run on two threads,
+    /// use ``unretainedEntity`` or ``hasEntity(_:)``, which do not.
+    var entity: EntityDescription? {
+        get { entityReference?.takeUnretainedValue() }
+        set { entityReference = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+    /// The entity's reference, as stored.
+    ///
+    /// An `Unmanaged` rather than an `unowned(unsafe)` property: reading an optional
+    /// `unowned(unsafe)` reference made a strong copy, a retain and a release of the entity for
+    /// every object a loop looked at, on one cache line that the two threads of a parallel
+    /// fetch or save then fought over.
+    @exclusivity(unchecked) private var entityReference: Unmanaged<EntityDescription>?
     /// ``entity`` without retaining it, for loops over many objects while the model is alive.
-    final var unretainedEntity: Unmanaged<EntityDescription>? {
-        entity.map { Unmanaged.passUnretained($0) }
+    final var unretainedEntity: Unmanaged<EntityDescription>? { entityReference }
+    /// Whether the object's entity is `entity`: a comparison of references that retains
+    /// neither.
+    @inline(__always)
+    final func hasEntity(_ entity: EntityDescription) -> Bool {
+        entityReference?.toOpaque() == Unmanaged.passUnretained(entity).toOpaque()
     }
     /// Bits checked on every property access; 0 means "plain read and write".
     @usableFromInline
