@@ -43,8 +43,9 @@ func makeRecords(_ count: Int, seed: UInt64 = 42) -> [BenchRecord] {
 
 /// The SQLite peer, written as a careful SQLite user writes it.
 ///
-/// It uses the C API, WAL mode, `synchronous=FULL`, prepared statements, and no index beyond
-/// the integer primary key.
+/// It uses the C API, a connection opened with `SQLITE_OPEN_NOMUTEX` (one thread uses it, so
+/// SQLite need not lock it for every call), WAL mode, `synchronous=FULL`, prepared
+/// statements, and no index beyond the integer primary key.
 final class SQLitePeer {
     private var database: OpaquePointer?
     let path: String
