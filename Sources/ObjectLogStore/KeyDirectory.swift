@@ -8,10 +8,18 @@ import Darwin
 
 /// The in-memory map from live object keys to their record locations (Bitcask's "keydir").
 ///
-/// An open-addressing hash table with linear probing and backward-shift deletion over one flat
-/// buffer, hashed with a Fibonacci multiply: keys are small consecutive integers, so the general
-/// `Dictionary` (SipHash, per-access exclusivity checks) costs several times more per operation
-/// on the open and bulk-save paths. Key 0 marks an empty slot (0 is never a valid key).
+/// Stores hand out keys in ascending runs from 1, so the live keys of most stores fill most of
+/// the range from 1 to the highest. While they fill at least about half of it, the directory
+/// is *dense*: an array of 16-byte locations indexed by key, with no keys stored and no
+/// hashing, which is half the memory of the hash table for a million keys and reads in key
+/// order. A key far beyond the range (or deletions that leave fewer than one key in eight of
+/// it live, in a range of more than 4,096) turns it into the hash table for good.
+///
+/// The hash table uses open addressing with linear probing and backward-shift deletion over
+/// one flat buffer, hashed with a Fibonacci multiply: keys are small consecutive integers, so
+/// the general `Dictionary` (SipHash, per-access exclusivity checks) costs several times more
+/// per operation on the open and bulk-save paths. Key 0 marks an empty slot (0 is never a
+/// valid key).
 package struct KeyDirectory {
     package struct Slot {
         package var key: ObjectKey
@@ -74,13 +82,91 @@ package struct KeyDirectory {
         }
     }
 
+    /// The location of key `index + 1` in a dense directory; `isLive` false for no key.
+    private struct DenseSlot {
+        var offset: UInt64 = 0
+        var length: UInt32 = 0
+        var entity: EntityTag = 0
+        var isLive = false
+    }
+
+    /// A dense directory's slots, for keys 1 through `capacity`.
+    private final class DenseStorage {
+        let capacity: Int
+        let slots: UnsafeMutablePointer<DenseSlot>
+        private let isMapped: Bool
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            let byteCount = capacity * MemoryLayout<DenseSlot>.stride
+            // As for the hash table: zeroed memory is all slots empty (`isLive` false), and a
+            // large array gets its pages populated at once.
+            if byteCount >= Storage.mappedByteCount,
+                let memory = mmap(
+                    nil,
+                    byteCount,
+                    PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                    -1,
+                    0
+                ),
+                memory != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED
+            {
+                slots = memory.bindMemory(to: DenseSlot.self, capacity: capacity)
+                isMapped = true
+                return
+            }
+            guard let memory = calloc(capacity, MemoryLayout<DenseSlot>.stride) else {
+                fatalError("out of memory for a key directory of \(capacity) keys")
+            }
+            slots = memory.bindMemory(to: DenseSlot.self, capacity: capacity)
+            isMapped = false
+        }
+
+        deinit {
+            if isMapped {
+                munmap(slots, capacity * MemoryLayout<DenseSlot>.stride)
+            } else {
+                free(slots)
+            }
+        }
+    }
+
+    /// The hash table; a small unused one while the directory is dense.
     private var storage: Storage
+    /// The dense array, or nil once the directory is a hash table.
+    private var dense: DenseStorage?
+    /// The highest key ever added while dense (removals do not lower it).
+    private var highestKey: ObjectKey = 0
     /// Number of live keys.
     package private(set) var count = 0
 
+    /// Whether the directory is an array indexed by key (for tests and for listing keys in
+    /// order without sorting them).
+    package var isDense: Bool { dense != nil }
+
+    /// Whether a dense directory may cover keys 1 through `span` while holding `count` keys:
+    /// at least about one in two of them live (16-byte slots then cost no more than the hash
+    /// table's 24-byte ones at three quarters full).
+    @inline(__always)
+    private static func denseAllows(span: UInt64, count: Int) -> Bool {
+        span <= UInt64(count) * 2 + 1024
+    }
+
     /// Creates an empty directory with room for `minimumCapacity` keys before it grows.
-    package init(minimumCapacity: Int = 16) {
-        storage = Storage(capacity: Self.capacity(for: minimumCapacity))
+    ///
+    /// The directory starts dense, covering keys 1 through `minimumCapacity` (at least 64), or
+    /// through `keysBelow - 1` when all the keys to come are known to lie below `keysBelow`
+    /// (an index's next key). When those would be too few for that range, it starts as a hash
+    /// table.
+    package init(minimumCapacity: Int = 16, keysBelow bound: ObjectKey? = nil) {
+        storage = Storage(capacity: 64)
+        let span = max(bound ?? 1, 1) - 1
+        guard Self.denseAllows(span: span, count: minimumCapacity) else {
+            storage = Storage(capacity: Self.capacity(for: minimumCapacity))
+            return
+        }
+        dense = DenseStorage(capacity: max(64, minimumCapacity, Int(span)))
     }
 
     /// The slots that hold `count` keys at a load of at most three quarters.
@@ -128,6 +214,13 @@ package struct KeyDirectory {
     /// The location of `key`, if it is live.
     @inline(__always)
     package subscript(key: ObjectKey) -> RecordLocation? {
+        if let dense {
+            guard key &- 1 < UInt64(dense.capacity) else { return nil }
+            let slot = dense.slots[Int(key &- 1)]
+            return slot.isLive
+                ? RecordLocation(entity: slot.entity, offset: slot.offset, length: slot.length)
+                : nil
+        }
         let slots = storage.slots
         var index = home(key)
         while true {
@@ -145,7 +238,21 @@ package struct KeyDirectory {
     /// A directory that must grow at least doubles, as one that fills up does: a store whose
     /// keydir was sized exactly (by its index) and then took one insert per save would
     /// otherwise copy all its keys into a table one slot larger on every save.
+    ///
+    /// A dense directory expects the new keys to follow the highest one, and makes room for
+    /// them if they would fill at least about half of its range; otherwise it becomes a hash
+    /// table with that room.
     package mutating func reserveCapacity(_ minimumCount: Int) {
+        if let dense {
+            let span = highestKey + UInt64(max(0, minimumCount - count))
+            guard span > UInt64(dense.capacity) else { return }
+            if Self.denseAllows(span: span, count: minimumCount) {
+                copyDense(toCapacity: max(Int(span), dense.capacity * 2))
+            } else {
+                makeHashed(capacity: minimumCount)
+            }
+            return
+        }
         let capacity = Self.capacity(for: minimumCount)
         if capacity > storage.capacity {
             copy(toCapacity: max(capacity, storage.capacity * 2))
@@ -153,7 +260,89 @@ package struct KeyDirectory {
     }
 
     /// The number of slots (for tests).
-    package var capacity: Int { storage.capacity }
+    package var capacity: Int { dense?.capacity ?? storage.capacity }
+
+    /// Copies a dense directory into a new array of `capacity` slots.
+    @inline(never)
+    private mutating func copyDense(toCapacity capacity: Int) {
+        guard let old = dense else { return }
+        let new = DenseStorage(capacity: capacity)
+        new.slots.update(from: old.slots, count: min(old.capacity, capacity))
+        dense = new
+    }
+
+    /// Turns a dense directory into a hash table with room for `capacity` keys.
+    @inline(never)
+    private mutating func makeHashed(capacity: Int) {
+        guard let old = dense else { return }
+        dense = nil
+        storage = Storage(capacity: Self.capacity(for: max(capacity, count)))
+        count = 0
+        for index in 0..<old.capacity where old.slots[index].isLive {
+            let slot = old.slots[index]
+            insertNew(
+                Slot(
+                    key: ObjectKey(index + 1),
+                    offset: slot.offset,
+                    length: slot.length,
+                    entity: slot.entity
+                )
+            )
+        }
+    }
+
+    /// Makes a dense directory's array its own, with a slot for `key`; false when `key` lies
+    /// too far beyond the range and the directory became a hash table instead.
+    @inline(__always)
+    private mutating func makeDenseUniqueAndRoomy(for key: ObjectKey) -> Bool {
+        // No local reference to the array here: it would make the array look shared.
+        if _slowPath(
+            key &- 1 >= UInt64(dense?.capacity ?? 0) || !isKnownUniquelyReferenced(&dense)
+        ) {
+            return makeDenseUniqueAndRoomySlowly(for: key)
+        }
+        return true
+    }
+
+    @inline(never)
+    private mutating func makeDenseUniqueAndRoomySlowly(for key: ObjectKey) -> Bool {
+        let capacity = dense?.capacity ?? 0
+        if key &- 1 < UInt64(capacity) {
+            copyDense(toCapacity: capacity)
+            return true
+        }
+        guard key != 0, Self.denseAllows(span: key, count: count + 1) else {
+            makeHashed(capacity: count + 1)
+            return false
+        }
+        copyDense(toCapacity: max(Int(key), capacity * 2))
+        return true
+    }
+
+    /// Sets a dense directory's slot for `key` (which it has room for); returns the previous
+    /// location.
+    @discardableResult
+    @inline(__always)
+    private mutating func setDense(
+        _ location: RecordLocation,
+        forKey key: ObjectKey
+    ) -> RecordLocation? {
+        guard let dense else { return nil }
+        let slot = dense.slots + Int(key - 1)
+        let old = slot.pointee
+        slot.pointee = DenseSlot(
+            offset: location.offset,
+            length: location.length,
+            entity: location.entity,
+            isLive: true
+        )
+        if key > highestKey { highestKey = key }
+        if old.isLive {
+            return RecordLocation(entity: old.entity, offset: old.offset, length: old.length)
+        }
+        count += 1
+        return nil
+    }
 
     /// Makes the storage this directory's own, with room for one more key.
     ///
@@ -197,6 +386,10 @@ package struct KeyDirectory {
     /// Adds a key known not to be in the directory yet (an index checkpoint's keys, which are
     /// checked to be strictly ascending), skipping the lookup of an existing entry.
     package mutating func insertUnique(_ key: ObjectKey, _ location: RecordLocation) {
+        if dense != nil, makeDenseUniqueAndRoomy(for: key) {
+            setDense(location, forKey: key)
+            return
+        }
         makeUniqueAndRoomy()
         insertNew(
             Slot(
@@ -216,7 +409,11 @@ package struct KeyDirectory {
     /// updates come in random key order missed the cache on almost every one).
     @inline(__always)
     package func keyAtHome(of key: ObjectKey) -> ObjectKey {
-        storage.slots[home(key)].key
+        if let dense {
+            guard key &- 1 < UInt64(dense.capacity) else { return 0 }
+            return dense.slots[Int(key &- 1)].isLive ? key : 0
+        }
+        return storage.slots[home(key)].key
     }
 
     /// Sets `key`'s location; returns the previous one.
@@ -226,6 +423,9 @@ package struct KeyDirectory {
         _ location: RecordLocation,
         forKey key: ObjectKey
     ) -> RecordLocation? {
+        if dense != nil, makeDenseUniqueAndRoomy(for: key) {
+            return setDense(location, forKey: key)
+        }
         makeUniqueAndRoomy()
         let slots = storage.slots
         var index = home(key)
@@ -257,6 +457,19 @@ package struct KeyDirectory {
     /// Removes `key`; returns its location if it was live.
     @discardableResult
     package mutating func removeValue(forKey key: ObjectKey) -> RecordLocation? {
+        if dense != nil {
+            guard let removed = self[key] else { return nil }
+            // As above, no local reference to the array while checking it is unshared.
+            if !isKnownUniquelyReferenced(&dense) { copyDense(toCapacity: capacity) }
+            guard let dense else { return nil }
+            dense.slots[Int(key - 1)] = DenseSlot()
+            count -= 1
+            // Mostly empty now: a hash table holds the rest in less memory.
+            if highestKey > 4096, UInt64(count) * 8 < highestKey {
+                makeHashed(capacity: count)
+            }
+            return removed
+        }
         if !isKnownUniquelyReferenced(&storage) { copy(toCapacity: storage.capacity) }
         let slots = storage.slots
         var index = home(key)
@@ -291,8 +504,20 @@ package struct KeyDirectory {
         )
     }
 
-    /// Calls `body` with every live key and location, in no particular order.
+    /// Calls `body` with every live key and location, in no particular order (in ascending
+    /// key order when the directory ``isDense``).
     package func forEachEntry(_ body: (ObjectKey, RecordLocation) throws -> Void) rethrows {
+        if let dense {
+            let slots = dense.slots
+            for index in 0..<dense.capacity where slots[index].isLive {
+                let slot = slots[index]
+                try body(
+                    ObjectKey(index + 1),
+                    RecordLocation(entity: slot.entity, offset: slot.offset, length: slot.length)
+                )
+            }
+            return
+        }
         let slots = storage.slots
         for index in 0..<storage.capacity where slots[index].key != 0 {
             let slot = slots[index]
@@ -308,7 +533,7 @@ package struct KeyDirectory {
         var entries: [(key: ObjectKey, location: RecordLocation)] = []
         entries.reserveCapacity(count)
         forEachEntry { entries.append(($0, $1)) }
-        RadixSort.sort(&entries) { $0.key }
+        if !isDense { RadixSort.sort(&entries) { $0.key } }
         return entries
     }
 }

@@ -275,9 +275,13 @@ public final class LogStore: @unchecked Sendable {
         else { return nil }
         // Entries go straight into the keydir, sized from the count in the file (bounded by the
         // bytes present). The decoder checks keys are strictly ascending, so each is new.
+        // Its keys lie below the next key it records, which sizes a dense directory (one that
+        // would be too sparse for that many entries starts as a hash table).
         let declared = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 56) }
+        let keysBelow = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 72) }
         var directory = KeyDirectory(
-            minimumCapacity: Int(min(declared, UInt64(bytes.count / StoreIndex.minimumEntryLength)))
+            minimumCapacity: Int(min(declared, UInt64(bytes.count / StoreIndex.minimumEntryLength))),
+            keysBelow: keysBelow
         )
         var counts = EntityCounter()
         guard
@@ -552,6 +556,17 @@ public final class LogStore: @unchecked Sendable {
 
     /// The keys of the live objects of `entity` (of every entity when nil), in ascending order.
     public func liveKeys(entity: EntityTag?) -> [ObjectKey] {
+        // A dense directory lists its keys in order.
+        let listed: [ObjectKey]? = locked {
+            guard live.isDense else { return nil }
+            var keys: [ObjectKey] = []
+            keys.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
+            live.forEachEntry { key, location in
+                if entity == nil || location.entity == entity { keys.append(key) }
+            }
+            return keys
+        }
+        if let listed { return listed }
         // Keys are handed out in ascending runs from 1, so those in use mostly fill the range
         // below `nextKey`. Where they fill at least one in 64, each live key sets a bit of a
         // bitmap of that range, which is then read in order: one pass over the directory and

@@ -27,23 +27,33 @@ struct KeyDirectoryTests {
         }
     }
 
-    /// Random inserts, updates and removals against a `Dictionary` model; `keySpace` bounds the
-    /// keys (consecutive, as stores hand them out) and `reserved` the up-front capacity.
+    /// Random inserts, updates and removals against a `Dictionary` model.
+    ///
+    /// `keySpace` bounds the number of keys and `reserved` the up-front capacity. With a
+    /// `stride` of 1 the keys are consecutive, and their range grows as the steps go on, as
+    /// stores hand keys out: the directory stays dense. With a larger stride they are spread
+    /// out, and it becomes a hash table.
     @Test(
-        "matches a Dictionary under random updates and removals, for small, grown and large mapped tables",
+        "matches a Dictionary under random updates and removals, for small, grown and large mapped tables, dense and hashed",
         arguments: [
-            (keySpace: 300, reserved: 0), (keySpace: 5_000, reserved: 0),
-            (keySpace: 2_000, reserved: 777), (keySpace: 60_000, reserved: 60_000),
+            (keySpace: 300, reserved: 0, stride: 1), (keySpace: 5_000, reserved: 0, stride: 1),
+            (keySpace: 2_000, reserved: 777, stride: 1),
+            (keySpace: 60_000, reserved: 60_000, stride: 1),
+            (keySpace: 300, reserved: 0, stride: 97), (keySpace: 5_000, reserved: 0, stride: 97),
+            (keySpace: 2_000, reserved: 777, stride: 97),
+            (keySpace: 60_000, reserved: 60_000, stride: 97),
         ]
     )
-    func matchesDictionary(keySpace: Int, reserved: Int) {
+    func matchesDictionary(keySpace: Int, reserved: Int, stride: Int) {
         var generator = SeededGenerator(seed: UInt64(keySpace))
         var directory = KeyDirectory()
         directory.reserveCapacity(reserved)
         var model: [ObjectKey: RecordLocation] = [:]
         var copies: [(KeyDirectory, [ObjectKey: RecordLocation])] = []
         for step in 0..<(keySpace * 3) {
-            let key = ObjectKey.random(in: 1...ObjectKey(keySpace), using: &generator)
+            let key =
+                ObjectKey.random(in: 1...ObjectKey(min(keySpace, step / 2 + 64)), using: &generator)
+                * ObjectKey(stride)
             if Int.random(in: 0..<4, using: &generator) == 0 {
                 #expect(directory.removeValue(forKey: key) == model.removeValue(forKey: key))
             } else {
@@ -62,8 +72,11 @@ struct KeyDirectoryTests {
         }
         func check(_ directory: KeyDirectory, _ model: [ObjectKey: RecordLocation]) {
             #expect(directory.count == model.count)
-            for key in 1...ObjectKey(keySpace + 1) {
-                #expect(directory[key] == model[key], "key \(key)")
+            // Every key that may be live, and with a stride the key below each (never live).
+            for base in 1...ObjectKey(keySpace + 1) {
+                for key in Set([base * ObjectKey(stride), base * ObjectKey(stride) - 1]) {
+                    #expect(directory[key] == model[key], "key \(key)")
+                }
             }
             let sorted = directory.sortedEntries()
             #expect(sorted.map(\.key) == model.keys.sorted())
@@ -71,5 +84,90 @@ struct KeyDirectoryTests {
         }
         check(directory, model)
         for (copy, copyModel) in copies { check(copy, copyModel) }
+        #expect(directory.isDense == (stride == 1))
+    }
+
+    private func location(_ key: ObjectKey) -> RecordLocation {
+        RecordLocation(
+            entity: EntityTag(key % 3 + 1),
+            offset: key * 40,
+            length: UInt32(key % 50 + 9)
+        )
+    }
+
+    @Test(
+        "a key far beyond the dense range turns the directory into a hash table, copies unchanged"
+    )
+    func farKeyTurnsHashed() {
+        var directory = KeyDirectory(minimumCapacity: 1_000)
+        for key in 1...1_000 as ClosedRange<ObjectKey> {
+            directory.insertUnique(key, location(key))
+        }
+        #expect(directory.isDense)
+        // Growing within reach of the range keeps it dense (one in two keys live).
+        directory.updateValue(location(1_500), forKey: 1_500)
+        #expect(directory.isDense)
+        let before = directory
+        directory.updateValue(location(1 << 40), forKey: 1 << 40)
+        #expect(!directory.isDense)
+        #expect(before.isDense)
+        #expect(directory.count == 1_002)
+        #expect(before.count == 1_001)
+        #expect(before[1 << 40] == nil)
+        for key in [1, 500, 1_000, 1_500, 1 << 40] as [ObjectKey] {
+            #expect(directory[key] == location(key))
+        }
+        #expect(directory[1_001] == nil)
+        #expect(directory.sortedEntries().map(\.key) == Array(1...1_000) + [1_500, 1 << 40])
+        // Keys that do not exist are not removed, in either form.
+        #expect(directory.removeValue(forKey: 1_001) == nil)
+        #expect(directory.removeValue(forKey: 1_500) == location(1_500))
+        #expect(directory.count == 1_001)
+    }
+
+    @Test("removing most keys of a large dense directory keeps the rest in a hash table")
+    func removalsTurnHashed() {
+        var directory = KeyDirectory(minimumCapacity: 100_000)
+        for key in 1...100_000 as ClosedRange<ObjectKey> {
+            directory.insertUnique(key, location(key))
+        }
+        let copy = directory
+        var wrong: [ObjectKey] = []
+        for key in 1...100_000 as ClosedRange<ObjectKey> where key % 10 != 0 {
+            if directory.removeValue(forKey: key) != location(key) { wrong.append(key) }
+        }
+        #expect(wrong.isEmpty)
+        #expect(!directory.isDense)
+        #expect(directory.count == 10_000)
+        #expect(copy.isDense)
+        #expect(copy.count == 100_000)
+        for key in stride(from: 1, through: 100_000, by: 7) as StrideThrough<ObjectKey> {
+            if directory[key] != (key % 10 == 0 ? location(key) : nil) { wrong.append(key) }
+            if copy[key] != location(key) { wrong.append(key) }
+        }
+        #expect(wrong.isEmpty)
+        var visited: [ObjectKey] = []
+        directory.forEachEntry { key, found in
+            if found == location(key) { visited.append(key) }
+        }
+        #expect(visited.sorted() == Array(stride(from: 10, through: 100_000, by: 10)))
+    }
+
+    @Test(
+        "a directory starts dense, lists its entries in key order, and reads ahead without a hash"
+    )
+    func denseBasics() {
+        var directory = KeyDirectory()
+        #expect(directory.isDense)
+        for key in [5, 3, 9, 1] as [ObjectKey] { directory.updateValue(location(key), forKey: key) }
+        var keys: [ObjectKey] = []
+        directory.forEachEntry { key, _ in keys.append(key) }
+        #expect(keys == [1, 3, 5, 9])
+        #expect(directory.keyAtHome(of: 3) == 3)
+        #expect(directory.keyAtHome(of: 4) == 0)
+        #expect(directory.keyAtHome(of: 0) == 0)
+        #expect(directory[0] == nil)
+        #expect(directory.removeValue(forKey: 0) == nil)
+        #expect(directory.count == 4)
     }
 }
