@@ -279,10 +279,8 @@ public final class LogStore: @unchecked Sendable {
         // would be too sparse for that many entries starts as a hash table).
         let declared = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 56) }
         let keysBelow = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 72) }
-        var directory = KeyDirectory(
-            minimumCapacity: Int(min(declared, UInt64(bytes.count / StoreIndex.minimumEntryLength))),
-            keysBelow: keysBelow
-        )
+        let bounded = min(declared, UInt64(bytes.count / StoreIndex.minimumEntryLength))
+        var directory = KeyDirectory(minimumCapacity: Int(bounded), keysBelow: keysBelow)
         var counts = EntityCounter()
         guard
             let index = StoreIndex.decode(
