@@ -28,26 +28,36 @@ package struct KeyDirectory {
         package var entity: EntityTag
     }
 
-    private final class Storage {
+    /// The location of key `index + 1` in a dense directory; `isLive` false for no key.
+    private struct DenseSlot {
+        var offset: UInt64 = 0
+        var length: UInt32 = 0
+        var entity: EntityTag = 0
+        var isLive = false
+    }
+
+    /// `capacity` slots in zeroed memory, which is all slots empty for both kinds of slot
+    /// (key 0 in the hash table, `isLive` false in the dense array).
+    private final class ZeroedSlots<Element> {
         let capacity: Int
-        let slots: UnsafeMutablePointer<Slot>
+        let slots: UnsafeMutablePointer<Element>
         /// Whether `slots` was mapped with `mmap` (else it came from `calloc`).
         private let isMapped: Bool
 
         /// Tables of at least this many bytes are mapped with their pages populated.
-        static let mappedByteCount = 1 << 20
+        static var mappedByteCount: Int { 1 << 20 }
 
         init(capacity: Int) {
             self.capacity = capacity
-            let byteCount = capacity * MemoryLayout<Slot>.stride
-            // Zeroed memory is a table of empty slots (key 0). A large table gets its zeroed
-            // pages from the kernel all at once (MAP_POPULATE): left to page faults, each page
-            // faulted twice, once mapping the shared zero page when a lookup first read it and
-            // again when an insert wrote it, and a 1M-key table took 24,000 faults. A table that
-            // large fills at least three eighths of its slots, spread over all its pages, so
-            // populating touches no page that would have stayed untouched. (Transparent huge
-            // pages were tried for large tables: on this virtual machine, zeroing fresh 2 MiB
-            // pages made a 1M-object replay slower, not faster.)
+            let byteCount = capacity * MemoryLayout<Element>.stride
+            // A large table gets its zeroed pages from the kernel all at once (MAP_POPULATE):
+            // left to page faults, each page faulted twice, once mapping the shared zero page
+            // when a lookup first read it and again when an insert wrote it, and a 1M-key hash
+            // table took 24,000 faults. A table that large fills at least three eighths of its
+            // slots, spread over all its pages, so populating touches no page that would have
+            // stayed untouched. (Transparent huge pages were tried for large tables: on this
+            // virtual machine, zeroing fresh 2 MiB pages made a 1M-object replay slower, not
+            // faster.)
             // See: man 2 mmap
             if byteCount >= Self.mappedByteCount,
                 let memory = mmap(
@@ -60,77 +70,31 @@ package struct KeyDirectory {
                 ),
                 memory != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED
             {
-                slots = memory.bindMemory(to: Slot.self, capacity: capacity)
+                slots = memory.bindMemory(to: Element.self, capacity: capacity)
                 isMapped = true
                 return
             }
             // `calloc` gets large tables from the kernel already zeroed, so a table is not
             // written twice (once to clear, once to fill).
-            guard let memory = calloc(capacity, MemoryLayout<Slot>.stride) else {
+            guard let memory = calloc(capacity, MemoryLayout<Element>.stride) else {
                 fatalError("out of memory for a key directory of \(capacity) slots")
             }
-            slots = memory.bindMemory(to: Slot.self, capacity: capacity)
+            slots = memory.bindMemory(to: Element.self, capacity: capacity)
             isMapped = false
         }
 
         deinit {
             if isMapped {
-                munmap(slots, capacity * MemoryLayout<Slot>.stride)
+                munmap(slots, capacity * MemoryLayout<Element>.stride)
             } else {
                 free(slots)
             }
         }
     }
 
-    /// The location of key `index + 1` in a dense directory; `isLive` false for no key.
-    private struct DenseSlot {
-        var offset: UInt64 = 0
-        var length: UInt32 = 0
-        var entity: EntityTag = 0
-        var isLive = false
-    }
-
+    private typealias Storage = ZeroedSlots<Slot>
     /// A dense directory's slots, for keys 1 through `capacity`.
-    private final class DenseStorage {
-        let capacity: Int
-        let slots: UnsafeMutablePointer<DenseSlot>
-        private let isMapped: Bool
-
-        init(capacity: Int) {
-            self.capacity = capacity
-            let byteCount = capacity * MemoryLayout<DenseSlot>.stride
-            // As for the hash table: zeroed memory is all slots empty (`isLive` false), and a
-            // large array gets its pages populated at once.
-            if byteCount >= Storage.mappedByteCount,
-                let memory = mmap(
-                    nil,
-                    byteCount,
-                    PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                    -1,
-                    0
-                ),
-                memory != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED
-            {
-                slots = memory.bindMemory(to: DenseSlot.self, capacity: capacity)
-                isMapped = true
-                return
-            }
-            guard let memory = calloc(capacity, MemoryLayout<DenseSlot>.stride) else {
-                fatalError("out of memory for a key directory of \(capacity) keys")
-            }
-            slots = memory.bindMemory(to: DenseSlot.self, capacity: capacity)
-            isMapped = false
-        }
-
-        deinit {
-            if isMapped {
-                munmap(slots, capacity * MemoryLayout<DenseSlot>.stride)
-            } else {
-                free(slots)
-            }
-        }
-    }
+    private typealias DenseStorage = ZeroedSlots<DenseSlot>
 
     /// The hash table; a small unused one while the directory is dense.
     private var storage: Storage

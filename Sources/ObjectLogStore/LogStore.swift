@@ -554,17 +554,7 @@ public final class LogStore: @unchecked Sendable {
 
     /// The keys of the live objects of `entity` (of every entity when nil), in ascending order.
     public func liveKeys(entity: EntityTag?) -> [ObjectKey] {
-        // A dense directory lists its keys in order.
-        let listed: [ObjectKey]? = locked {
-            guard live.isDense else { return nil }
-            var keys: [ObjectKey] = []
-            keys.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
-            live.forEachEntry { key, location in
-                if entity == nil || location.entity == entity { keys.append(key) }
-            }
-            return keys
-        }
-        if let listed { return listed }
+        // A dense directory lists its keys in order (the last branch, without the sort).
         // Keys are handed out in ascending runs from 1, so those in use mostly fill the range
         // below `nextKey`. Where they fill at least one in 64, each live key sets a bit of a
         // bitmap of that range, which is then read in order: one pass over the directory and
@@ -573,7 +563,7 @@ public final class LogStore: @unchecked Sendable {
         let (bitmap, count): ([UInt64]?, Int) = locked {
             let count = entity.map { entityCounts[$0] } ?? live.count
             let span = nextKey
-            guard count > 0, span / 64 <= UInt64(count) else { return (nil, count) }
+            guard !live.isDense, count > 0, span / 64 <= UInt64(count) else { return (nil, count) }
             var bitmap = [UInt64](repeating: 0, count: Int(span / 64) + 1)
             var outside = false
             bitmap.withUnsafeMutableBufferPointer { words in
@@ -600,15 +590,15 @@ public final class LogStore: @unchecked Sendable {
             }
             return keys
         }
-        var keys: [ObjectKey] = locked {
+        var (keys, inOrder): ([ObjectKey], Bool) = locked {
             var keys: [ObjectKey] = []
             keys.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
             live.forEachEntry { key, location in
                 if entity == nil || location.entity == entity { keys.append(key) }
             }
-            return keys
+            return (keys, live.isDense)
         }
-        RadixSort.sort(&keys) { $0 }
+        if !inOrder { RadixSort.sort(&keys) { $0 } }
         return keys
     }
 
