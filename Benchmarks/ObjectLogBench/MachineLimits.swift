@@ -6,27 +6,41 @@ import Glibc
 
 /// Raw limits of this machine, measured in the same run as the workloads they bound.
 enum MachineLimits {
-    /// Latencies (seconds) of `count` appends of 100 bytes, each followed by `fdatasync`.
-    static func appendSyncLatencies(directory: String, count: Int) -> [Double] {
-        let path = directory + "/raw-append.bin"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_APPEND, 0o600)
-        precondition(descriptor >= 0, "cannot create \(path)")
-        defer {
+    /// Appends of 100 bytes to one file, each followed by `fdatasync`.
+    ///
+    /// The machine's limit for a durable small save. One file serves all the calls to
+    /// ``latencies(count:)``, so that the benchmark can interleave them with the engines'
+    /// saves.
+    final class AppendSync {
+        private let path: String
+        private let descriptor: Int32
+        private let bytes = [UInt8](repeating: 0x5A, count: 100)
+
+        init(directory: String) {
+            path = directory + "/raw-append.bin"
+            descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC | O_APPEND, 0o600)
+            precondition(descriptor >= 0, "cannot create \(path)")
+        }
+
+        deinit {
             close(descriptor)
             unlink(path)
         }
-        let bytes = [UInt8](repeating: 0x5A, count: 100)
-        var latencies: [Double] = []
-        latencies.reserveCapacity(count)
-        for _ in 0..<count {
-            latencies.append(
-                measure {
-                    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-                    fdatasync(descriptor)
-                }
-            )
+
+        /// Latencies (seconds) of `count` appends, each followed by `fdatasync`.
+        func latencies(count: Int) -> [Double] {
+            var latencies: [Double] = []
+            latencies.reserveCapacity(count)
+            for _ in 0..<count {
+                latencies.append(
+                    measure {
+                        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                        fdatasync(descriptor)
+                    }
+                )
+            }
+            return latencies
         }
-        return latencies
     }
 
     /// Sequential write bandwidth in bytes per second: `megabytes` written in 8 MiB writes, then
