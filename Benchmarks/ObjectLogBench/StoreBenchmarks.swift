@@ -12,6 +12,17 @@ final class BenchItem: ManagedObject {
     @Attribute var value = 0.0
     @Attribute var count = 0
     @Attribute var created = Date()
+
+    /// Inserts a new object with a record's values into `context`.
+    @inline(__always)
+    static func insert(_ record: BenchRecord, into context: ManagedObjectContext) {
+        let item = BenchItem(context: context)
+        item.number = Int(record.id)
+        item.name = record.name
+        item.value = record.value
+        item.count = Int(record.count)
+        item.created = record.created
+    }
 }
 
 /// ObjectLog against SQLite on the same rows, in the same run, plus the machine's raw limits.
@@ -197,12 +208,7 @@ private struct StoreBenchmark {
             for record in records {
                 objectLogLatencies.append(
                     try measure {
-                        let item = BenchItem(context: saver)
-                        item.number = Int(record.id)
-                        item.name = record.name
-                        item.value = record.value
-                        item.count = Int(record.count)
-                        item.created = record.created
+                        BenchItem.insert(record, into: saver)
                         try saver.save()
                     }
                 )
@@ -498,14 +504,7 @@ private func median(_ runs: Int, _ body: () throws -> Void) rethrows -> Double {
 /// Workload 1: every record inserted through the object API, then one durable save.
 private func insertAll(_ records: [BenchRecord], into container: PersistentContainer) throws {
     let context = container.newContext()
-    for record in records {
-        let item = BenchItem(context: context)
-        item.number = Int(record.id)
-        item.name = record.name
-        item.value = record.value
-        item.count = Int(record.count)
-        item.created = record.created
-    }
+    for record in records { BenchItem.insert(record, into: context) }
     try context.save()
 }
 
