@@ -56,13 +56,10 @@ let package = Package(
 
         // MARK: Clients
         .target(name: "CReactionDiffusionSupport"),
-        .target(
-            name: "ReactionDiffusion",
-            dependencies: ["CReactionDiffusionSupport"],
-            // The solver is built for this machine's CPU, as the benchmark's C peer is
-            // (-march=native), and optimised even in debug builds so tests and rdlab stay fast.
-            swiftSettings: [.unsafeFlags(["-target-cpu", "native", "-O"])]
-        ),
+        // The solver's kernels are C, one per instruction set, all in every build and chosen at
+        // run time from the processor's features: no build flags, so a binary runs at full speed
+        // on any CPU of its architecture and the product can be a versioned dependency.
+        .target(name: "ReactionDiffusion", dependencies: ["CReactionDiffusionSupport"]),
         .target(name: "CPNGSupport", dependencies: ["CPNG"]),
         .target(name: "Thumbnails", dependencies: ["CPNGSupport"]),
         .target(name: "RDLab", dependencies: ["ObjectLog", "ReactionDiffusion", "Thumbnails"]),

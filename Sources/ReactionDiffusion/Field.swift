@@ -1,3 +1,5 @@
+import CReactionDiffusionSupport
+
 /// The state of a simulation: one plane of `Float` per chemical, each `height` rows of `width`.
 ///
 /// Values are stored chemical-major, then row-major: the value of chemical `c` at column `x` of row
@@ -78,24 +80,14 @@ public struct Field: Sendable, Hashable {
 
     /// Returns the field with every value clamped to [0, 1] and rounded to the nearest multiple of
     /// 1/255 (ties to even), as ``Precision/unorm8`` stores it; NaN becomes 0.
-    public func quantizedToUnorm8() -> Field {
+    ///
+    /// - Parameter kernel: whose conversions to use (the solver's own, so the tests of this
+    ///   method check them on every representable input); every kernel gives the same values.
+    public func quantizedToUnorm8(kernel: SolverKernel = .best) -> Field {
         var result = self
         result.values.withUnsafeMutableBufferPointer { buffer in
-            // In vectors where possible: the solver's own conversions, which the tests of this
-            // method thereby check on every representable input.
-            let lanes = FloatVector.scalarCount
-            let count = buffer.count
             guard let base = buffer.baseAddress else { return }
-            var i = 0
-            while i + lanes <= count {
-                let levels = Unorm8.levels(of: FloatVector.load(base + i))
-                Unorm8.values(ofLevels: levels).store(to: base + i)
-                i += lanes
-            }
-            while i < count {
-                base[i] = Unorm8.quantize(base[i])
-                i += 1
-            }
+            rd_quantize(kernel.identifier, base, buffer.count)
         }
         return result
     }

@@ -49,6 +49,16 @@ public final class Simulation {
     /// background and settled patterns exactly stationary; the benchmark turns it off to compare
     /// stencil kernels.
     public var skipsUnchangedRows = true
+    /// The instruction set the steps run on: ``SolverKernel/best`` unless changed. Every kernel
+    /// gives the same bits; a kernel this processor cannot run is never used (setting one falls
+    /// back to ``SolverKernel/scalar``, which every processor runs).
+    public var kernel: SolverKernel = .best {
+        didSet {
+            if !SolverKernel.available.contains(kernel) {
+                kernel = .scalar
+            }
+        }
+    }
 
     /// The state: `Float` values in ``Precision/float32``; in ``Precision/unorm8`` one byte per
     /// value, the level k of the value k/255.
@@ -173,6 +183,7 @@ public final class Simulation {
             width: width,
             rowFlags: (RowFlags(base: rowChanged), RowFlags(base: nextRowChanged)),
             skipsUnchangedRows: skipsUnchangedRows,
+            kernel: kernel,
             zeroRow: UnsafePointer(zeroRow),
             wraps: boundary == .periodic,
             model: model,
@@ -203,6 +214,7 @@ private struct StepJob: @unchecked Sendable {
     let width: Int
     let rowFlags: (RowFlags, RowFlags)
     let skipsUnchangedRows: Bool
+    let kernel: SolverKernel
     let zeroRow: UnsafePointer<Float>
     let wraps: Bool
     let model: Model
@@ -217,37 +229,44 @@ private struct StepJob: @unchecked Sendable {
         let rows = (band * height / bands)..<((band + 1) * height / bands)
         let savedControl = rd_flush_denormals()
         defer { rd_restore_float_control(savedControl) }
+        let grid = rd_grid(
+            kernel: kernel,
+            model: model,
+            parameters: parameters,
+            width: width,
+            height: height,
+            wraps: wraps,
+            zeroRow: zeroRow
+        )
         switch precision {
         case .float32:
             let planes = planePair(of: Float.self)
             run(rows: rows) { even in
-                RowStepper(
+                Float32Stepper(
                     source: even ? planes.0 : planes.1,
                     target: even ? planes.1 : planes.0,
-                    zeroRow: zeroRow,
-                    wraps: wraps
+                    grid: grid
                 )
             }
         case .unorm8:
             let planes = planePair(of: UInt8.self)
-            let cache = ExpandedRows(
-                chemicalCount: model.chemicalCount,
-                width: width,
-                height: height,
-                wraps: wraps
-            )
-            defer { cache.deallocate() }
+            let count = rd_unorm8_scratch_count(Int32(model.chemicalCount), Int32(width))
+            let scratch = UnsafeMutableRawPointer.allocate(
+                byteCount: count * MemoryLayout<Float>.stride,
+                alignment: 64
+            ).bindMemory(to: Float.self, capacity: count)
+            defer { scratch.deallocate() }
             run(rows: rows) { even in
-                LevelRowStepper(
+                Unorm8Stepper(
                     source: even ? planes.0 : planes.1,
                     target: even ? planes.1 : planes.0,
-                    cache: cache
+                    grid: grid,
+                    scratch: scratch
                 )
             }
         }
     }
 
-    /// The two state buffers viewed as planes of `Element` (a step reads one, writes the other).
     private func planePair<Element>(
         of _: Element.Type
     ) -> (PlaneSet<Element>, PlaneSet<Element>) {
@@ -280,7 +299,7 @@ private struct StepJob: @unchecked Sendable {
                     nextChanged: even ? rowFlags.1 : rowFlags.0
                 )
             } else {
-                stepper.step(model, parameters, rows: rows)
+                stepper.step(rows: rows)
                 // Unknown, so "changed": skipping may be turned back on later.
                 let nextChanged = even ? rowFlags.1 : rowFlags.0
                 for y in rows {
@@ -314,7 +333,7 @@ private struct StepJob: @unchecked Sendable {
             while end < rows.upperBound && changed.aroundRow(end, height: height, wraps: wraps) {
                 end += 1
             }
-            stepper.step(model, parameters, rows: y..<end)
+            stepper.step(rows: y..<end)
             for row in y..<end {
                 let differs = stepper.rowDiffers(row, chemicalCount: model.chemicalCount)
                 nextChanged[row] = differs ? 1 : 0

@@ -1,0 +1,417 @@
+// One kernel's step functions. Kernels.c includes this file once per kernel, inside a
+// `#pragma clang attribute` region that gives every function the kernel's target features, with
+// `RD_FN(name)` naming the functions of that kernel and `RD_VECTORS` 1 (sixteen lanes at a time,
+// as the target's registers allow) or 0 (lane by lane).
+//
+// The formulas are written once, as macros over a type, for single `float`s (edges, narrow
+// grids, the scalar kernel) and for sixteen-lane vectors alike; Kernels.c turns off the
+// contraction of multiplications and additions into fused operations, so each lane is computed
+// exactly as a single value would be, on every kernel.
+
+// MARK: - Levels
+
+/// The level k in 0...255 of `value`: round(clamp(value, 0, 1) × 255), ties to even, NaN giving
+/// 0. Adding 2²³ to a value in [0, 255] rounds it to an integer (in the default rounding mode),
+/// which is then the low byte of the sum's bits.
+static inline __attribute__((always_inline)) unsigned char RD_FN(level)(float value) {
+    float positive = value > 0.0f ? value : 0.0f;  // NaN > 0 is false
+    float clamped = positive < 1.0f ? positive : 1.0f;
+    union {
+        float value;
+        unsigned int bits;
+    } biased = {clamped * 255.0f + 8388608.0f};
+    return (unsigned char)biased.bits;
+}
+
+/// The correctly rounded k/255. `1/255 ≈ h + l` with h = 0x1.01p-8 (nine significant bits, so
+/// k·h is exact) and l the float nearest the rest; the sum rounds to the nearest float of k/255
+/// for every k, which the tests check exhaustively.
+static inline __attribute__((always_inline)) float RD_FN(value)(unsigned char level) {
+    float k = (float)level;
+    return k * 0x1.01p-8f + k * 0x1.010102p-24f;
+}
+
+#if RD_VECTORS
+
+/// `RD_FN(level)` lane by lane. Selections by bit masks, so NaN lanes become 0 as they do
+/// singly.
+static inline __attribute__((always_inline)) rd_vb RD_FN(levels)(rd_vf values) {
+    rd_vi positive_mask = values > 0.0f;
+    rd_vf positive = (rd_vf)((rd_vi)values & positive_mask);
+    rd_vi below_one = positive < 1.0f;
+    rd_vf one = 1.0f;
+    rd_vf clamped = (rd_vf)(((rd_vi)positive & below_one) | ((rd_vi)one & ~below_one));
+    rd_vf biased = clamped * 255.0f + 8388608.0f;
+    return __builtin_convertvector((rd_vu)biased, rd_vb);
+}
+
+/// `RD_FN(value)` lane by lane.
+static inline __attribute__((always_inline)) rd_vf RD_FN(values)(rd_vb levels) {
+    rd_vf k = __builtin_convertvector(levels, rd_vf);
+    return k * 0x1.01p-8f + k * 0x1.010102p-24f;
+}
+
+#endif
+
+// MARK: - Rules
+
+// Gray-Scott: `r = u·v·v`, `u' = u + Du·lap(u) − r + F·(1 − u)`,
+// `v' = v + Dv·lap(v) + r − (F + K)·v`, left to right.
+#define RD_GRAY_SCOTT(p, fk, uc, ul, vc, vl, next_u, next_v)                                     \
+    do {                                                                                         \
+        __typeof__(uc) reaction_ = ((uc) * (vc)) * (vc);                                         \
+        next_u = (((uc) + (p)->du * (ul)) - reaction_) + (p)->f * (1.0f - (uc));                \
+        next_v = (((vc) + (p)->dv * (vl)) + reaction_) - (fk) * (vc);                           \
+    } while (0)
+
+// FitzHugh-Nagumo: `da = k1·a − k2·a·a − a·a·a − b + lap(a)`,
+// `db = ε·(k3·a − a1·b − a0) + δ·lap(b)`, `a' = a + dt·da`, `b' = b + dt·db`.
+#define RD_FITZHUGH_NAGUMO(p, ac, al, bc, bl, next_a, next_b)                                    \
+    do {                                                                                         \
+        __typeof__(ac) da_ =                                                                     \
+            (((((p)->k1 * (ac)) - ((p)->k2 * (ac)) * (ac)) - ((ac) * (ac)) * (ac)) - (bc)) + (al); \
+        __typeof__(ac) db_ = (p)->epsilon * ((((p)->k3 * (ac)) - (p)->a1 * (bc)) - (p)->a0)       \
+                             + (p)->delta * (bl);                                                \
+        next_a = (ac) + (p)->timestep * da_;                                                     \
+        next_b = (bc) + (p)->timestep * db_;                                                     \
+    } while (0)
+
+// Belousov-Zhabotinsky on the original's 3×3 means ā, b̄, c̄:
+// `a' = ā + ā·(α·γ·b̄) − c̄`, `b' = b̄ + b̄·(β·c̄ − α·ā)`, `c' = c̄ + c̄·(γ·ā − β·b̄)`.
+#define RD_BELOUSOV_ZHABOTINSKY(p, ag, am, bm, cm, next_a, next_b, next_c)                       \
+    do {                                                                                         \
+        next_a = ((am) + (am) * ((ag) * (bm))) - (cm);                                           \
+        next_b = (bm) + (bm) * ((p)->beta * (cm) - (p)->alpha * (am));                           \
+        next_c = (cm) + (cm) * ((p)->gamma * (am) - (p)->beta * (bm));                           \
+    } while (0)
+
+// The Laplacian `(N + S + W + E) − 4·C`.
+#define RD_LAPLACIAN(n, s, w, e, c) (((((n) + (s)) + (w)) + (e)) - 4.0f * (c))
+
+// The original's 3×3 mean: the sum starts at the centre, then adds all nine cells.
+#define RD_MEAN(nw, n, ne, w, c, e, sw, s, se)                                                   \
+    (((((((((((c) + (nw)) + (n)) + (ne)) + (w)) + (c)) + (e)) + (sw)) + (s)) + (se)) / 9.0f)
+
+// MARK: - float32
+
+/// The value at column `x` of `row`, for x from −1 to `width`, through the boundary rule.
+static inline __attribute__((always_inline)) float RD_FN(read)(const float *row, int x, int width,
+                                                                int wraps) {
+    if (x < 0) return wraps ? row[width - 1] : 0.0f;
+    if (x >= width) return wraps ? row[0] : 0.0f;
+    return row[x];
+}
+
+/// The rows north and south of row `y` of a plane (a row of zeros beyond a zero boundary).
+static inline __attribute__((always_inline)) void RD_FN(neighbour_rows)(
+    const float *plane, int y, int width, int height, int wraps, const float *zeros,
+    const float **north, const float **south) {
+    if (y > 0) {
+        *north = plane + (size_t)(y - 1) * width;
+    } else {
+        *north = wraps ? plane + (size_t)(height - 1) * width : zeros;
+    }
+    if (y < height - 1) {
+        *south = plane + (size_t)(y + 1) * width;
+    } else {
+        *south = wraps ? plane : zeros;
+    }
+}
+
+/// Steps rows of a two-chemical model in float32: the two edge columns through the boundary
+/// rule, the interior in vectors, the last of which overlaps the one before rather than leaving
+/// a tail (harmless: a step reads only the source).
+static void RD_FN(step_two_float32)(const rd_grid *grid, const float *source, float *target,
+                                    int first_row, int end_row, const float *zeros) {
+    const rd_parameters *p = &grid->parameters;
+    const float fk = p->f + p->k;
+    const int width = grid->width, height = grid->height, wraps = grid->wraps;
+    const size_t plane = (size_t)width * height;
+    for (int y = first_row; y < end_row; y++) {
+        const float *uc = source + (size_t)y * width, *vc = uc + plane;
+        const float *un, *us, *vn, *vs;
+        RD_FN(neighbour_rows)(source, y, width, height, wraps, zeros, &un, &us);
+        RD_FN(neighbour_rows)(source + plane, y, width, height, wraps, zeros, &vn, &vs);
+        float *out_u = target + (size_t)y * width, *out_v = out_u + plane;
+
+#define RD_TWO_CELL(x, w_of, e_of)                                                              \
+    do {                                                                                         \
+        float ul_ = RD_LAPLACIAN(un[x], us[x], w_of(uc, x), e_of(uc, x), uc[x]);                 \
+        float vl_ = RD_LAPLACIAN(vn[x], vs[x], w_of(vc, x), e_of(vc, x), vc[x]);                 \
+        if (grid->model == RD_MODEL_GRAY_SCOTT) {                                                \
+            RD_GRAY_SCOTT(p, fk, uc[x], ul_, vc[x], vl_, out_u[x], out_v[x]);                    \
+        } else {                                                                                 \
+            RD_FITZHUGH_NAGUMO(p, uc[x], ul_, vc[x], vl_, out_u[x], out_v[x]);                   \
+        }                                                                                        \
+    } while (0)
+#define RD_EDGE_WEST(row, x) RD_FN(read)(row, (x) - 1, width, wraps)
+#define RD_EDGE_EAST(row, x) RD_FN(read)(row, (x) + 1, width, wraps)
+#define RD_INNER_WEST(row, x) (row)[(x) - 1]
+#define RD_INNER_EAST(row, x) (row)[(x) + 1]
+
+        RD_TWO_CELL(0, RD_EDGE_WEST, RD_EDGE_EAST);
+        if (width > 1) RD_TWO_CELL(width - 1, RD_EDGE_WEST, RD_EDGE_EAST);
+#if RD_VECTORS
+        if (width - 2 >= RD_LANES) {
+            // The model is the same for every row: the branch is predicted, and keeping one
+            // loop per model out of the way would only repeat it.
+            int x = 1;
+            for (;;) {
+                if (x + RD_LANES > width - 1) {
+                    if (x == width - 1) break;
+                    x = width - 1 - RD_LANES;
+                }
+                rd_vf u = RD_LOAD(uc + x), v = RD_LOAD(vc + x);
+                rd_vf ul = RD_LAPLACIAN(RD_LOAD(un + x), RD_LOAD(us + x), RD_LOAD(uc + x - 1),
+                                        RD_LOAD(uc + x + 1), u);
+                rd_vf vl = RD_LAPLACIAN(RD_LOAD(vn + x), RD_LOAD(vs + x), RD_LOAD(vc + x - 1),
+                                        RD_LOAD(vc + x + 1), v);
+                rd_vf nu, nv;
+                if (grid->model == RD_MODEL_GRAY_SCOTT) {
+                    RD_GRAY_SCOTT(p, fk, u, ul, v, vl, nu, nv);
+                } else {
+                    RD_FITZHUGH_NAGUMO(p, u, ul, v, vl, nu, nv);
+                }
+                RD_STORE(out_u + x, nu);
+                RD_STORE(out_v + x, nv);
+                x += RD_LANES;
+            }
+            continue;
+        }
+#endif
+        for (int x = 1; x < width - 1; x++) RD_TWO_CELL(x, RD_INNER_WEST, RD_INNER_EAST);
+#undef RD_TWO_CELL
+    }
+}
+
+/// Steps rows of Belousov-Zhabotinsky in float32, as `step_two_float32` does.
+static void RD_FN(step_bz_float32)(const rd_grid *grid, const float *source, float *target,
+                                   int first_row, int end_row, const float *zeros) {
+    const rd_parameters *p = &grid->parameters;
+    const float ag = p->alpha * p->gamma;
+    const int width = grid->width, height = grid->height, wraps = grid->wraps;
+    const size_t plane = (size_t)width * height;
+    for (int y = first_row; y < end_row; y++) {
+        const float *centre[3], *north[3], *south[3];
+        float *out[3];
+        for (int c = 0; c < 3; c++) {
+            centre[c] = source + c * plane + (size_t)y * width;
+            RD_FN(neighbour_rows)(source + c * plane, y, width, height, wraps, zeros, &north[c],
+                                  &south[c]);
+            out[c] = target + c * plane + (size_t)y * width;
+        }
+#define RD_BOX_MEAN(c, x, w_of, e_of)                                                           \
+    RD_MEAN(w_of(north[c], x), north[c][x], e_of(north[c], x), w_of(centre[c], x), centre[c][x], \
+            e_of(centre[c], x), w_of(south[c], x), south[c][x], e_of(south[c], x))
+#define RD_BZ_CELL(x, w_of, e_of)                                                               \
+    do {                                                                                         \
+        float am_ = RD_BOX_MEAN(0, x, w_of, e_of);                                               \
+        float bm_ = RD_BOX_MEAN(1, x, w_of, e_of);                                               \
+        float cm_ = RD_BOX_MEAN(2, x, w_of, e_of);                                               \
+        RD_BELOUSOV_ZHABOTINSKY(p, ag, am_, bm_, cm_, out[0][x], out[1][x], out[2][x]);          \
+    } while (0)
+
+        RD_BZ_CELL(0, RD_EDGE_WEST, RD_EDGE_EAST);
+        if (width > 1) RD_BZ_CELL(width - 1, RD_EDGE_WEST, RD_EDGE_EAST);
+#if RD_VECTORS
+        if (width - 2 >= RD_LANES) {
+            int x = 1;
+            for (;;) {
+                if (x + RD_LANES > width - 1) {
+                    if (x == width - 1) break;
+                    x = width - 1 - RD_LANES;
+                }
+                rd_vf mean[3];
+                for (int c = 0; c < 3; c++) {
+                    mean[c] = RD_MEAN(RD_LOAD(north[c] + x - 1), RD_LOAD(north[c] + x),
+                                      RD_LOAD(north[c] + x + 1), RD_LOAD(centre[c] + x - 1),
+                                      RD_LOAD(centre[c] + x), RD_LOAD(centre[c] + x + 1),
+                                      RD_LOAD(south[c] + x - 1), RD_LOAD(south[c] + x),
+                                      RD_LOAD(south[c] + x + 1));
+                }
+                rd_vf na, nb, nc;
+                RD_BELOUSOV_ZHABOTINSKY(p, ag, mean[0], mean[1], mean[2], na, nb, nc);
+                RD_STORE(out[0] + x, na);
+                RD_STORE(out[1] + x, nb);
+                RD_STORE(out[2] + x, nc);
+                x += RD_LANES;
+            }
+            continue;
+        }
+#endif
+        for (int x = 1; x < width - 1; x++) RD_BZ_CELL(x, RD_INNER_WEST, RD_INNER_EAST);
+#undef RD_BZ_CELL
+#undef RD_BOX_MEAN
+    }
+#undef RD_EDGE_WEST
+#undef RD_EDGE_EAST
+#undef RD_INNER_WEST
+#undef RD_INNER_EAST
+}
+
+static void RD_FN(step_float32)(const rd_grid *grid, const float *source, float *target,
+                                int first_row, int end_row) {
+    if (grid->model == RD_MODEL_BELOUSOV_ZHABOTINSKY) {
+        RD_FN(step_bz_float32)(grid, source, target, first_row, end_row, grid->zero_row);
+    } else {
+        RD_FN(step_two_float32)(grid, source, target, first_row, end_row, grid->zero_row);
+    }
+}
+
+// MARK: - unorm8
+
+/// Expands row `y` of a plane of levels (or, beyond a zero boundary, zeros) into `row`, which
+/// has room for columns −1 to `width`: the halo columns take the boundary rule's values, so the
+/// stencil reads every column, edges included, with the same unconditional loads.
+static inline __attribute__((always_inline)) void RD_FN(expand_row)(
+    const unsigned char *levels, int y, int width, int height, int wraps, float *row) {
+    if (y < 0 || y >= height) {
+        if (!wraps) {
+            __builtin_memset(row - 1, 0, sizeof(float) * (size_t)(width + 2));
+            return;
+        }
+        y = (y + height) % height;
+    }
+    const unsigned char *source = levels + (size_t)y * width;
+#if RD_VECTORS
+    if (width >= RD_LANES) {
+        for (int x = 0;; x += RD_LANES) {
+            if (x + RD_LANES > width) {
+                if (x == width) break;
+                x = width - RD_LANES;
+            }
+            RD_STORE(row + x, RD_FN(values)(RD_LOAD_LEVELS(source + x)));
+        }
+    } else
+#endif
+    {
+        for (int x = 0; x < width; x++) row[x] = RD_FN(value)(source[x]);
+    }
+    row[-1] = wraps ? row[width - 1] : 0.0f;
+    row[width] = wraps ? row[0] : 0.0f;
+}
+
+/// The distance in floats between two expanded rows: 16 floats before column 0 (the left halo
+/// is the last of them), the row and the right halo, in whole 64-byte lines, so that column 0 of
+/// every row starts a line.
+static inline size_t RD_FN(expanded_stride)(int width) {
+    return ((size_t)16 + (size_t)width + 1 + 15) / 16 * 16;
+}
+
+/// Steps rows of levels: each thread's scratch holds three expanded rows per chemical (north,
+/// centre, south), which rotate as the run moves down, so each source row is expanded once per
+/// run.
+static void RD_FN(step_unorm8)(const rd_grid *grid, const unsigned char *source,
+                               unsigned char *target, int first_row, int end_row,
+                               float *scratch) {
+    if (first_row >= end_row) return;
+    const rd_parameters *p = &grid->parameters;
+    const float fk = p->f + p->k, ag = p->alpha * p->gamma;
+    const int width = grid->width, height = grid->height, wraps = grid->wraps;
+    const int chemicals = grid->model == RD_MODEL_BELOUSOV_ZHABOTINSKY ? 3 : 2;
+    const size_t plane = (size_t)width * height;
+    const size_t stride = RD_FN(expanded_stride)(width);
+    // Row `slot` of chemical `c` starts at column 0 of its copy.
+#define RD_ROW(c, slot) (scratch + ((size_t)(c) * 3 + (size_t)(slot)) * stride + 16)
+    for (int c = 0; c < chemicals; c++) {
+        for (int slot = 0; slot < 3; slot++) {
+            RD_FN(expand_row)(source + c * plane, first_row - 1 + slot, width, height, wraps,
+                              RD_ROW(c, slot));
+        }
+    }
+    int rotation = 0;
+    for (int y = first_row; y < end_row; y++) {
+        if (y != first_row) {
+            // The old north row's copy takes the new south row.
+            for (int c = 0; c < chemicals; c++) {
+                RD_FN(expand_row)(source + c * plane, y + 1, width, height, wraps,
+                                  RD_ROW(c, rotation));
+            }
+            rotation = (rotation + 1) % 3;
+        }
+        const float *n[3], *m[3], *s[3];
+        unsigned char *out[3];
+        for (int c = 0; c < chemicals; c++) {
+            n[c] = RD_ROW(c, rotation);
+            m[c] = RD_ROW(c, (rotation + 1) % 3);
+            s[c] = RD_ROW(c, (rotation + 2) % 3);
+            out[c] = target + c * plane + (size_t)y * width;
+        }
+#if RD_VECTORS
+        if (width >= RD_LANES) {
+            for (int x = 0;; x += RD_LANES) {
+                if (x + RD_LANES > width) {
+                    if (x == width) break;
+                    x = width - RD_LANES;
+                }
+                if (chemicals == 2) {
+                    rd_vf u = RD_LOAD(m[0] + x), v = RD_LOAD(m[1] + x);
+                    rd_vf ul = RD_LAPLACIAN(RD_LOAD(n[0] + x), RD_LOAD(s[0] + x),
+                                            RD_LOAD(m[0] + x - 1), RD_LOAD(m[0] + x + 1), u);
+                    rd_vf vl = RD_LAPLACIAN(RD_LOAD(n[1] + x), RD_LOAD(s[1] + x),
+                                            RD_LOAD(m[1] + x - 1), RD_LOAD(m[1] + x + 1), v);
+                    rd_vf nu, nv;
+                    if (grid->model == RD_MODEL_GRAY_SCOTT) {
+                        RD_GRAY_SCOTT(p, fk, u, ul, v, vl, nu, nv);
+                    } else {
+                        RD_FITZHUGH_NAGUMO(p, u, ul, v, vl, nu, nv);
+                    }
+                    RD_STORE_LEVELS(out[0] + x, RD_FN(levels)(nu));
+                    RD_STORE_LEVELS(out[1] + x, RD_FN(levels)(nv));
+                } else {
+                    rd_vf mean[3];
+                    for (int c = 0; c < 3; c++) {
+                        mean[c] = RD_MEAN(RD_LOAD(n[c] + x - 1), RD_LOAD(n[c] + x),
+                                          RD_LOAD(n[c] + x + 1), RD_LOAD(m[c] + x - 1),
+                                          RD_LOAD(m[c] + x), RD_LOAD(m[c] + x + 1),
+                                          RD_LOAD(s[c] + x - 1), RD_LOAD(s[c] + x),
+                                          RD_LOAD(s[c] + x + 1));
+                    }
+                    rd_vf na, nb, nc;
+                    RD_BELOUSOV_ZHABOTINSKY(p, ag, mean[0], mean[1], mean[2], na, nb, nc);
+                    RD_STORE_LEVELS(out[0] + x, RD_FN(levels)(na));
+                    RD_STORE_LEVELS(out[1] + x, RD_FN(levels)(nb));
+                    RD_STORE_LEVELS(out[2] + x, RD_FN(levels)(nc));
+                }
+            }
+            continue;
+        }
+#endif
+        for (int x = 0; x < width; x++) {
+            if (chemicals == 2) {
+                float ul = RD_LAPLACIAN(n[0][x], s[0][x], m[0][x - 1], m[0][x + 1], m[0][x]);
+                float vl = RD_LAPLACIAN(n[1][x], s[1][x], m[1][x - 1], m[1][x + 1], m[1][x]);
+                float nu, nv;
+                if (grid->model == RD_MODEL_GRAY_SCOTT) {
+                    RD_GRAY_SCOTT(p, fk, m[0][x], ul, m[1][x], vl, nu, nv);
+                } else {
+                    RD_FITZHUGH_NAGUMO(p, m[0][x], ul, m[1][x], vl, nu, nv);
+                }
+                out[0][x] = RD_FN(level)(nu);
+                out[1][x] = RD_FN(level)(nv);
+            } else {
+                float mean[3];
+                for (int c = 0; c < 3; c++) {
+                    mean[c] = RD_MEAN(n[c][x - 1], n[c][x], n[c][x + 1], m[c][x - 1], m[c][x],
+                                      m[c][x + 1], s[c][x - 1], s[c][x], s[c][x + 1]);
+                }
+                float na, nb, nc;
+                RD_BELOUSOV_ZHABOTINSKY(p, ag, mean[0], mean[1], mean[2], na, nb, nc);
+                out[0][x] = RD_FN(level)(na);
+                out[1][x] = RD_FN(level)(nb);
+                out[2][x] = RD_FN(level)(nc);
+            }
+        }
+    }
+#undef RD_ROW
+}
+
+static void RD_FN(quantize)(float *values, size_t count) {
+    size_t i = 0;
+#if RD_VECTORS
+    for (; i + RD_LANES <= count; i += RD_LANES) {
+        RD_STORE(values + i, RD_FN(values)(RD_FN(levels)(RD_LOAD(values + i))));
+    }
+#endif
+    for (; i < count; i++) values[i] = RD_FN(value)(RD_FN(level)(values[i]));
+}
