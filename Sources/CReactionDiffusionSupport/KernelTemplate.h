@@ -1,12 +1,20 @@
 // One kernel's step functions. Kernels.c includes this file once per kernel, inside a
 // `#pragma clang attribute` region that gives every function the kernel's target features, with
-// `RD_FN(name)` naming the functions of that kernel and `RD_VECTORS` 1 (sixteen lanes at a time,
-// as the target's registers allow) or 0 (lane by lane).
+// `RD_FN(name)` naming the functions and vector types of that kernel, and `RD_VECTORS` 1 (with
+// `RD_LANES` lanes at a time) or 0 (lane by lane).
 //
 // The formulas are written once, as macros over a type, for single `float`s (edges, narrow
 // grids, the scalar kernel) and for sixteen-lane vectors alike; Kernels.c turns off the
 // contraction of multiplications and additions into fused operations, so each lane is computed
 // exactly as a single value would be, on every kernel.
+
+#if RD_VECTORS
+// Loads and stores of vectors at any address.
+#define RD_LOAD(pointer) ((RD_FN(vf)) * (const RD_FN(vf_unaligned) *)(pointer))
+#define RD_STORE(pointer, value) (*(RD_FN(vf_unaligned) *)(pointer) = (value))
+#define RD_LOAD_LEVELS(pointer) ((RD_FN(vb)) * (const RD_FN(vb_unaligned) *)(pointer))
+#define RD_STORE_LEVELS(pointer, value) (*(RD_FN(vb_unaligned) *)(pointer) = (value))
+#endif
 
 // MARK: - Levels
 
@@ -31,23 +39,33 @@ static inline __attribute__((always_inline)) float RD_FN(value)(unsigned char le
     return k * 0x1.01p-8f + k * 0x1.010102p-24f;
 }
 
-#if RD_VECTORS
+#if RD_VECTORS && !defined(RD_HAS_NATIVE_LEVELS)
 
 /// `RD_FN(level)` lane by lane. Selections by bit masks, so NaN lanes become 0 as they do
-/// singly.
-static inline __attribute__((always_inline)) rd_vb RD_FN(levels)(rd_vf values) {
-    rd_vi positive_mask = values > 0.0f;
-    rd_vf positive = (rd_vf)((rd_vi)values & positive_mask);
-    rd_vi below_one = positive < 1.0f;
-    rd_vf one = 1.0f;
-    rd_vf clamped = (rd_vf)(((rd_vi)positive & below_one) | ((rd_vi)one & ~below_one));
-    rd_vf biased = clamped * 255.0f + 8388608.0f;
-    return __builtin_convertvector((rd_vu)biased, rd_vb);
+/// singly. Kernels.c gives the x86 kernels their own, shorter sequences.
+static inline __attribute__((always_inline)) RD_FN(vb) RD_FN(levels)(RD_FN(vf) values) {
+    RD_FN(vi) positive_mask = values > 0.0f;
+    RD_FN(vf) positive = (RD_FN(vf))((RD_FN(vi))values & positive_mask);
+    RD_FN(vi) below_one = positive < 1.0f;
+    RD_FN(vf) one = 1.0f;
+    RD_FN(vf) clamped = (RD_FN(vf))(((RD_FN(vi))positive & below_one) | ((RD_FN(vi))one & ~below_one));
+    RD_FN(vf) biased = clamped * 255.0f + 8388608.0f;
+    return __builtin_convertvector((RD_FN(vu))biased, RD_FN(vb));
 }
 
+/// The levels of `RD_BLOCK` vectors, stored one after another at `out`.
+static inline __attribute__((always_inline)) void RD_FN(store_levels)(
+    unsigned char *out, const RD_FN(vf) values[RD_BLOCK]) {
+    for (int b = 0; b < RD_BLOCK; b++) RD_STORE_LEVELS(out + b * RD_LANES, RD_FN(levels)(values[b]));
+}
+
+#endif
+
+#if RD_VECTORS && !defined(RD_HAS_NATIVE_VALUES)
+
 /// `RD_FN(value)` lane by lane.
-static inline __attribute__((always_inline)) rd_vf RD_FN(values)(rd_vb levels) {
-    rd_vf k = __builtin_convertvector(levels, rd_vf);
+static inline __attribute__((always_inline)) RD_FN(vf) RD_FN(values)(RD_FN(vb) levels) {
+    RD_FN(vf) k = __builtin_convertvector(levels, RD_FN(vf));
     return k * 0x1.01p-8f + k * 0x1.010102p-24f;
 }
 
@@ -121,9 +139,13 @@ static inline __attribute__((always_inline)) void RD_FN(neighbour_rows)(
 /// Steps rows of a two-chemical model in float32: the two edge columns through the boundary
 /// rule, the interior in vectors, the last of which overlaps the one before rather than leaving
 /// a tail (harmless: a step reads only the source).
-static void RD_FN(step_two_float32)(const rd_grid *grid, const float *source, float *target,
-                                    int first_row, int end_row, const float *zeros) {
-    const rd_parameters *p = &grid->parameters;
+static inline __attribute__((always_inline)) void RD_FN(step_two_float32_of)(
+    const int model, const rd_grid *grid, const float *source, float *target, int first_row,
+    int end_row, const float *zeros) {
+    // A local copy: the compiler cannot otherwise tell that the stores to the target (bytes,
+    // which may alias anything, in unorm8) leave the parameters alone, and reloads them.
+    const rd_parameters parameters = grid->parameters;
+    const rd_parameters *p = &parameters;
     const float fk = p->f + p->k;
     const int width = grid->width, height = grid->height, wraps = grid->wraps;
     const size_t plane = (size_t)width * height;
@@ -138,7 +160,7 @@ static void RD_FN(step_two_float32)(const rd_grid *grid, const float *source, fl
     do {                                                                                         \
         float ul_ = RD_LAPLACIAN(un[x], us[x], w_of(uc, x), e_of(uc, x), uc[x]);                 \
         float vl_ = RD_LAPLACIAN(vn[x], vs[x], w_of(vc, x), e_of(vc, x), vc[x]);                 \
-        if (grid->model == RD_MODEL_GRAY_SCOTT) {                                                \
+        if (model == RD_MODEL_GRAY_SCOTT) {                                                \
             RD_GRAY_SCOTT(p, fk, uc[x], ul_, vc[x], vl_, out_u[x], out_v[x]);                    \
         } else {                                                                                 \
             RD_FITZHUGH_NAGUMO(p, uc[x], ul_, vc[x], vl_, out_u[x], out_v[x]);                   \
@@ -153,21 +175,19 @@ static void RD_FN(step_two_float32)(const rd_grid *grid, const float *source, fl
         if (width > 1) RD_TWO_CELL(width - 1, RD_EDGE_WEST, RD_EDGE_EAST);
 #if RD_VECTORS
         if (width - 2 >= RD_LANES) {
-            // The model is the same for every row: the branch is predicted, and keeping one
-            // loop per model out of the way would only repeat it.
             int x = 1;
             for (;;) {
                 if (x + RD_LANES > width - 1) {
                     if (x == width - 1) break;
                     x = width - 1 - RD_LANES;
                 }
-                rd_vf u = RD_LOAD(uc + x), v = RD_LOAD(vc + x);
-                rd_vf ul = RD_LAPLACIAN(RD_LOAD(un + x), RD_LOAD(us + x), RD_LOAD(uc + x - 1),
+                RD_FN(vf) u = RD_LOAD(uc + x), v = RD_LOAD(vc + x);
+                RD_FN(vf) ul = RD_LAPLACIAN(RD_LOAD(un + x), RD_LOAD(us + x), RD_LOAD(uc + x - 1),
                                         RD_LOAD(uc + x + 1), u);
-                rd_vf vl = RD_LAPLACIAN(RD_LOAD(vn + x), RD_LOAD(vs + x), RD_LOAD(vc + x - 1),
+                RD_FN(vf) vl = RD_LAPLACIAN(RD_LOAD(vn + x), RD_LOAD(vs + x), RD_LOAD(vc + x - 1),
                                         RD_LOAD(vc + x + 1), v);
-                rd_vf nu, nv;
-                if (grid->model == RD_MODEL_GRAY_SCOTT) {
+                RD_FN(vf) nu, nv;
+                if (model == RD_MODEL_GRAY_SCOTT) {
                     RD_GRAY_SCOTT(p, fk, u, ul, v, vl, nu, nv);
                 } else {
                     RD_FITZHUGH_NAGUMO(p, u, ul, v, vl, nu, nv);
@@ -187,7 +207,10 @@ static void RD_FN(step_two_float32)(const rd_grid *grid, const float *source, fl
 /// Steps rows of Belousov-Zhabotinsky in float32, as `step_two_float32` does.
 static void RD_FN(step_bz_float32)(const rd_grid *grid, const float *source, float *target,
                                    int first_row, int end_row, const float *zeros) {
-    const rd_parameters *p = &grid->parameters;
+    // A local copy: the compiler cannot otherwise tell that the stores to the target (bytes,
+    // which may alias anything, in unorm8) leave the parameters alone, and reloads them.
+    const rd_parameters parameters = grid->parameters;
+    const rd_parameters *p = &parameters;
     const float ag = p->alpha * p->gamma;
     const int width = grid->width, height = grid->height, wraps = grid->wraps;
     const size_t plane = (size_t)width * height;
@@ -221,7 +244,7 @@ static void RD_FN(step_bz_float32)(const rd_grid *grid, const float *source, flo
                     if (x == width - 1) break;
                     x = width - 1 - RD_LANES;
                 }
-                rd_vf mean[3];
+                RD_FN(vf) mean[3];
                 for (int c = 0; c < 3; c++) {
                     mean[c] = RD_MEAN(RD_LOAD(north[c] + x - 1), RD_LOAD(north[c] + x),
                                       RD_LOAD(north[c] + x + 1), RD_LOAD(centre[c] + x - 1),
@@ -229,7 +252,7 @@ static void RD_FN(step_bz_float32)(const rd_grid *grid, const float *source, flo
                                       RD_LOAD(south[c] + x - 1), RD_LOAD(south[c] + x),
                                       RD_LOAD(south[c] + x + 1));
                 }
-                rd_vf na, nb, nc;
+                RD_FN(vf) na, nb, nc;
                 RD_BELOUSOV_ZHABOTINSKY(p, ag, mean[0], mean[1], mean[2], na, nb, nc);
                 RD_STORE(out[0] + x, na);
                 RD_STORE(out[1] + x, nb);
@@ -249,12 +272,22 @@ static void RD_FN(step_bz_float32)(const rd_grid *grid, const float *source, flo
 #undef RD_INNER_EAST
 }
 
+// The step functions take the model as a constant, each call below compiling to a loop of its
+// own: a loop for all models keeps every model's constants live and spills them to the stack.
 static void RD_FN(step_float32)(const rd_grid *grid, const float *source, float *target,
                                 int first_row, int end_row) {
-    if (grid->model == RD_MODEL_BELOUSOV_ZHABOTINSKY) {
+    switch (grid->model) {
+    case RD_MODEL_GRAY_SCOTT:
+        RD_FN(step_two_float32_of)(RD_MODEL_GRAY_SCOTT, grid, source, target, first_row, end_row,
+                                   grid->zero_row);
+        break;
+    case RD_MODEL_FITZHUGH_NAGUMO:
+        RD_FN(step_two_float32_of)(RD_MODEL_FITZHUGH_NAGUMO, grid, source, target, first_row,
+                                   end_row, grid->zero_row);
+        break;
+    default:
         RD_FN(step_bz_float32)(grid, source, target, first_row, end_row, grid->zero_row);
-    } else {
-        RD_FN(step_two_float32)(grid, source, target, first_row, end_row, grid->zero_row);
+        break;
     }
 }
 
@@ -298,17 +331,50 @@ static inline size_t RD_FN(expanded_stride)(int width) {
     return ((size_t)16 + (size_t)width + 1 + 15) / 16 * 16;
 }
 
+#if RD_VECTORS
+/// The next values of the vector at column `x` of the expanded rows `n`, `m` and `s` (north,
+/// centre, south) of each chemical, into `results[chemical][slot]`.
+static inline __attribute__((always_inline)) void RD_FN(unorm8_vector)(
+    const int model, const rd_parameters *p, float fk, float ag, const float *n[3],
+    const float *m[3], const float *s[3], int x, RD_FN(vf) results[3][RD_BLOCK], int slot) {
+    if (model != RD_MODEL_BELOUSOV_ZHABOTINSKY) {
+        RD_FN(vf) u = RD_LOAD(m[0] + x), v = RD_LOAD(m[1] + x);
+        RD_FN(vf) ul = RD_LAPLACIAN(RD_LOAD(n[0] + x), RD_LOAD(s[0] + x), RD_LOAD(m[0] + x - 1),
+                                    RD_LOAD(m[0] + x + 1), u);
+        RD_FN(vf) vl = RD_LAPLACIAN(RD_LOAD(n[1] + x), RD_LOAD(s[1] + x), RD_LOAD(m[1] + x - 1),
+                                    RD_LOAD(m[1] + x + 1), v);
+        if (model == RD_MODEL_GRAY_SCOTT) {
+            RD_GRAY_SCOTT(p, fk, u, ul, v, vl, results[0][slot], results[1][slot]);
+        } else {
+            RD_FITZHUGH_NAGUMO(p, u, ul, v, vl, results[0][slot], results[1][slot]);
+        }
+    } else {
+        RD_FN(vf) mean[3];
+        for (int c = 0; c < 3; c++) {
+            mean[c] = RD_MEAN(RD_LOAD(n[c] + x - 1), RD_LOAD(n[c] + x), RD_LOAD(n[c] + x + 1),
+                              RD_LOAD(m[c] + x - 1), RD_LOAD(m[c] + x), RD_LOAD(m[c] + x + 1),
+                              RD_LOAD(s[c] + x - 1), RD_LOAD(s[c] + x), RD_LOAD(s[c] + x + 1));
+        }
+        RD_BELOUSOV_ZHABOTINSKY(p, ag, mean[0], mean[1], mean[2], results[0][slot],
+                                results[1][slot], results[2][slot]);
+    }
+}
+#endif
+
 /// Steps rows of levels: each thread's scratch holds three expanded rows per chemical (north,
 /// centre, south), which rotate as the run moves down, so each source row is expanded once per
 /// run.
-static void RD_FN(step_unorm8)(const rd_grid *grid, const unsigned char *source,
-                               unsigned char *target, int first_row, int end_row,
-                               float *scratch) {
+static inline __attribute__((always_inline)) void RD_FN(step_unorm8_of)(
+    const int model, const rd_grid *grid, const unsigned char *source, unsigned char *target,
+    int first_row, int end_row, float *scratch) {
     if (first_row >= end_row) return;
-    const rd_parameters *p = &grid->parameters;
+    // A local copy: the compiler cannot otherwise tell that the stores to the target (bytes,
+    // which may alias anything, in unorm8) leave the parameters alone, and reloads them.
+    const rd_parameters parameters = grid->parameters;
+    const rd_parameters *p = &parameters;
     const float fk = p->f + p->k, ag = p->alpha * p->gamma;
     const int width = grid->width, height = grid->height, wraps = grid->wraps;
-    const int chemicals = grid->model == RD_MODEL_BELOUSOV_ZHABOTINSKY ? 3 : 2;
+    const int chemicals = model == RD_MODEL_BELOUSOV_ZHABOTINSKY ? 3 : 2;
     const size_t plane = (size_t)width * height;
     const size_t stride = RD_FN(expanded_stride)(width);
     // Row `slot` of chemical `c` starts at column 0 of its copy.
@@ -329,8 +395,8 @@ static void RD_FN(step_unorm8)(const rd_grid *grid, const unsigned char *source,
             }
             rotation = (rotation + 1) % 3;
         }
-        const float *n[3], *m[3], *s[3];
-        unsigned char *out[3];
+        const float *n[3] = {0}, *m[3] = {0}, *s[3] = {0};
+        unsigned char *out[3] = {0};
         for (int c = 0; c < chemicals; c++) {
             n[c] = RD_ROW(c, rotation);
             m[c] = RD_ROW(c, (rotation + 1) % 3);
@@ -338,40 +404,33 @@ static void RD_FN(step_unorm8)(const rd_grid *grid, const unsigned char *source,
             out[c] = target + c * plane + (size_t)y * width;
         }
 #if RD_VECTORS
+        // In blocks of `RD_BLOCK` vectors, which the x86 kernels narrow to levels together (see
+        // Kernels.c); the last block or vector overlaps the one before rather than leaving a
+        // tail (harmless: a step reads only the source).
+        if (width >= RD_LANES * RD_BLOCK) {
+            for (int x = 0;; x += RD_LANES * RD_BLOCK) {
+                if (x + RD_LANES * RD_BLOCK > width) {
+                    if (x == width) break;
+                    x = width - RD_LANES * RD_BLOCK;
+                }
+                RD_FN(vf) results[3][RD_BLOCK];
+                for (int b = 0; b < RD_BLOCK; b++) {
+                    RD_FN(unorm8_vector)(model, p, fk, ag, n, m, s, x + b * RD_LANES, results, b);
+                }
+                for (int c = 0; c < chemicals; c++) RD_FN(store_levels)(out[c] + x, results[c]);
+            }
+            continue;
+        }
         if (width >= RD_LANES) {
             for (int x = 0;; x += RD_LANES) {
                 if (x + RD_LANES > width) {
                     if (x == width) break;
                     x = width - RD_LANES;
                 }
-                if (chemicals == 2) {
-                    rd_vf u = RD_LOAD(m[0] + x), v = RD_LOAD(m[1] + x);
-                    rd_vf ul = RD_LAPLACIAN(RD_LOAD(n[0] + x), RD_LOAD(s[0] + x),
-                                            RD_LOAD(m[0] + x - 1), RD_LOAD(m[0] + x + 1), u);
-                    rd_vf vl = RD_LAPLACIAN(RD_LOAD(n[1] + x), RD_LOAD(s[1] + x),
-                                            RD_LOAD(m[1] + x - 1), RD_LOAD(m[1] + x + 1), v);
-                    rd_vf nu, nv;
-                    if (grid->model == RD_MODEL_GRAY_SCOTT) {
-                        RD_GRAY_SCOTT(p, fk, u, ul, v, vl, nu, nv);
-                    } else {
-                        RD_FITZHUGH_NAGUMO(p, u, ul, v, vl, nu, nv);
-                    }
-                    RD_STORE_LEVELS(out[0] + x, RD_FN(levels)(nu));
-                    RD_STORE_LEVELS(out[1] + x, RD_FN(levels)(nv));
-                } else {
-                    rd_vf mean[3];
-                    for (int c = 0; c < 3; c++) {
-                        mean[c] = RD_MEAN(RD_LOAD(n[c] + x - 1), RD_LOAD(n[c] + x),
-                                          RD_LOAD(n[c] + x + 1), RD_LOAD(m[c] + x - 1),
-                                          RD_LOAD(m[c] + x), RD_LOAD(m[c] + x + 1),
-                                          RD_LOAD(s[c] + x - 1), RD_LOAD(s[c] + x),
-                                          RD_LOAD(s[c] + x + 1));
-                    }
-                    rd_vf na, nb, nc;
-                    RD_BELOUSOV_ZHABOTINSKY(p, ag, mean[0], mean[1], mean[2], na, nb, nc);
-                    RD_STORE_LEVELS(out[0] + x, RD_FN(levels)(na));
-                    RD_STORE_LEVELS(out[1] + x, RD_FN(levels)(nb));
-                    RD_STORE_LEVELS(out[2] + x, RD_FN(levels)(nc));
+                RD_FN(vf) results[3][RD_BLOCK];
+                RD_FN(unorm8_vector)(model, p, fk, ag, n, m, s, x, results, 0);
+                for (int c = 0; c < chemicals; c++) {
+                    RD_STORE_LEVELS(out[c] + x, RD_FN(levels)(results[c][0]));
                 }
             }
             continue;
@@ -382,7 +441,7 @@ static void RD_FN(step_unorm8)(const rd_grid *grid, const unsigned char *source,
                 float ul = RD_LAPLACIAN(n[0][x], s[0][x], m[0][x - 1], m[0][x + 1], m[0][x]);
                 float vl = RD_LAPLACIAN(n[1][x], s[1][x], m[1][x - 1], m[1][x + 1], m[1][x]);
                 float nu, nv;
-                if (grid->model == RD_MODEL_GRAY_SCOTT) {
+                if (model == RD_MODEL_GRAY_SCOTT) {
                     RD_GRAY_SCOTT(p, fk, m[0][x], ul, m[1][x], vl, nu, nv);
                 } else {
                     RD_FITZHUGH_NAGUMO(p, m[0][x], ul, m[1][x], vl, nu, nv);
@@ -406,6 +465,25 @@ static void RD_FN(step_unorm8)(const rd_grid *grid, const unsigned char *source,
 #undef RD_ROW
 }
 
+static void RD_FN(step_unorm8)(const rd_grid *grid, const unsigned char *source,
+                               unsigned char *target, int first_row, int end_row,
+                               float *scratch) {
+    switch (grid->model) {
+    case RD_MODEL_GRAY_SCOTT:
+        RD_FN(step_unorm8_of)(RD_MODEL_GRAY_SCOTT, grid, source, target, first_row, end_row,
+                              scratch);
+        break;
+    case RD_MODEL_FITZHUGH_NAGUMO:
+        RD_FN(step_unorm8_of)(RD_MODEL_FITZHUGH_NAGUMO, grid, source, target, first_row,
+                              end_row, scratch);
+        break;
+    default:
+        RD_FN(step_unorm8_of)(RD_MODEL_BELOUSOV_ZHABOTINSKY, grid, source, target, first_row,
+                              end_row, scratch);
+        break;
+    }
+}
+
 static void RD_FN(quantize)(float *values, size_t count) {
     size_t i = 0;
 #if RD_VECTORS
@@ -415,3 +493,10 @@ static void RD_FN(quantize)(float *values, size_t count) {
 #endif
     for (; i < count; i++) values[i] = RD_FN(value)(RD_FN(level)(values[i]));
 }
+
+#if RD_VECTORS
+#undef RD_LOAD
+#undef RD_STORE
+#undef RD_LOAD_LEVELS
+#undef RD_STORE_LEVELS
+#endif

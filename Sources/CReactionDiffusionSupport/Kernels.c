@@ -14,22 +14,16 @@
 // convention that this warning is about never applies to them.
 #pragma clang diagnostic ignored "-Wpsabi"
 
-/// Sixteen lanes in every vector kernel: one AVX-512 register, two AVX2 registers, four SSE2 or
-/// NEON registers. The independent registers of the narrower sets hide the latency of the
-/// rule's long chains of dependent operations.
-#define RD_LANES 16
-typedef float rd_vf __attribute__((ext_vector_type(16)));
-typedef int rd_vi __attribute__((ext_vector_type(16)));
-typedef unsigned int rd_vu __attribute__((ext_vector_type(16)));
-typedef unsigned char rd_vb __attribute__((ext_vector_type(16)));
-// The same vectors at any address.
-typedef float rd_vf_unaligned __attribute__((ext_vector_type(16), aligned(4)));
-typedef unsigned char rd_vb_unaligned __attribute__((ext_vector_type(16), aligned(1)));
-
-#define RD_LOAD(pointer) ((rd_vf) * (const rd_vf_unaligned *)(pointer))
-#define RD_STORE(pointer, value) (*(rd_vf_unaligned *)(pointer) = (value))
-#define RD_LOAD_LEVELS(pointer) ((rd_vb) * (const rd_vb_unaligned *)(pointer))
-#define RD_STORE_LEVELS(pointer, value) (*(rd_vb_unaligned *)(pointer) = (value))
+/// The vector types of a kernel with `lanes` lanes, named `prefix` + `vf` (floats), `vi` and
+/// `vu` (their bits, as the masks of comparisons and for conversions), `vb` (level bytes), and
+/// `vf_unaligned` and `vb_unaligned` for loads and stores at any address.
+#define RD_VECTOR_TYPES(prefix, lanes)                                                          \
+    typedef float prefix##vf __attribute__((ext_vector_type(lanes)));                            \
+    typedef int prefix##vi __attribute__((ext_vector_type(lanes)));                              \
+    typedef unsigned int prefix##vu __attribute__((ext_vector_type(lanes)));                     \
+    typedef unsigned char prefix##vb __attribute__((ext_vector_type(lanes)));                    \
+    typedef float prefix##vf_unaligned __attribute__((ext_vector_type(lanes), aligned(4)));      \
+    typedef unsigned char prefix##vb_unaligned __attribute__((ext_vector_type(lanes), aligned(1)));
 
 // MARK: - Instantiations
 
@@ -42,36 +36,156 @@ typedef unsigned char rd_vb_unaligned __attribute__((ext_vector_type(16), aligne
 #define RD_VECTORS 1
 
 #if defined(__x86_64__)
+#include <immintrin.h>
 
-// SSE2 is part of x86-64 itself: no attribute needed.
+// The x86 kernels narrow values to levels with the processor's own clamp and conversion:
+// `minps` of 1 and the value (which returns its second operand, the NaN, when either is NaN),
+// ×255, and `cvtps2dq`, which rounds half to even in the default rounding mode, as adding 2²³
+// does in the portable sequence. Negative values, NaN (which converts to INT32_MIN) and −∞ then
+// become 0 in the signed-to-unsigned saturating pack, so no `maxps` against 0 is needed. The
+// packs narrow whole blocks of vectors at once: a third of the shuffles of narrowing each vector
+// alone, which are what the unorm8 step waits on.
+#define RD_HAS_NATIVE_LEVELS 1
+// The AVX kernels expand levels with a fused multiply-add: `fma(k, c₁, k·c₂)` with `c₁` the
+// float nearest 1/255 and `c₂` the float nearest the rest is within 2⁻⁴⁰ of k/255, which is
+// never that close to a rounding tie, so it is correctly rounded (the tests check all 256
+// levels): two operations where the portable formula takes three.
+#define RD_FMA_LEVEL_VALUE_HIGH 0x1.010102p-8f
+#define RD_FMA_LEVEL_VALUE_LOW -0x1.fdfdfep-33f
+
+/// Sixteen level bytes as one SSE register.
+typedef unsigned char rd_sse2_vb16 __attribute__((ext_vector_type(16)));
+
+/// Four values scaled and rounded to 32-bit integers: 0...255 for values from 0 to +∞, negative
+/// or INT32_MIN for the rest (and NaN), which the packs turn into 0.
+static inline __attribute__((always_inline)) __m128i rd_sse2_rounded(__m128 values) {
+    return _mm_cvtps_epi32(_mm_mul_ps(_mm_min_ps(_mm_set1_ps(1.0f), values), _mm_set1_ps(255.0f)));
+}
+
+// SSE2 is part of x86-64 itself: no attribute needed. Eight lanes, two registers, narrowed two
+// vectors at a time (one 16-byte store).
 #define RD_FN(name) rd_sse2_##name
+#define RD_LANES 8
+#define RD_BLOCK 2
+RD_VECTOR_TYPES(rd_sse2_, 8)
+static inline __attribute__((always_inline)) rd_sse2_vb rd_sse2_levels(rd_sse2_vf values) {
+    __m128i words = _mm_packs_epi32(rd_sse2_rounded((__m128)values.lo),
+                                    rd_sse2_rounded((__m128)values.hi));
+    __m128i bytes = _mm_packus_epi16(words, words);
+    return __builtin_shufflevector((rd_sse2_vb16)bytes, (rd_sse2_vb16)bytes, 0, 1, 2, 3, 4, 5, 6,
+                                   7);
+}
+static inline __attribute__((always_inline)) void rd_sse2_store_levels(
+    unsigned char *out, const rd_sse2_vf values[2]) {
+    __m128i low = _mm_packs_epi32(rd_sse2_rounded((__m128)values[0].lo),
+                                  rd_sse2_rounded((__m128)values[0].hi));
+    __m128i high = _mm_packs_epi32(rd_sse2_rounded((__m128)values[1].lo),
+                                   rd_sse2_rounded((__m128)values[1].hi));
+    _mm_storeu_si128((__m128i *)out, _mm_packus_epi16(low, high));
+}
 #include "KernelTemplate.h"
+#undef RD_BLOCK
+#undef RD_LANES
 #undef RD_FN
 
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+// AVX2 (with FMA, which every AVX2 processor has): eight lanes, one register, narrowed four
+// vectors at a time (one 32-byte store). Sixteen lanes made the rule's working set spill out of
+// the sixteen registers.
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 #define RD_FN(name) rd_avx2_##name
+#define RD_LANES 8
+#define RD_BLOCK 4
+#define RD_HAS_NATIVE_VALUES 1
+RD_VECTOR_TYPES(rd_avx2_, 8)
+static inline __attribute__((always_inline)) __m256i rd_avx2_rounded(rd_avx2_vf values) {
+    return _mm256_cvtps_epi32(
+        _mm256_mul_ps(_mm256_min_ps(_mm256_set1_ps(1.0f), (__m256)values), _mm256_set1_ps(255.0f)));
+}
+static inline __attribute__((always_inline)) rd_avx2_vb rd_avx2_levels(rd_avx2_vf values) {
+    __m256i levels = rd_avx2_rounded(values);
+    // Packs work within 128-bit halves: pack the two halves as SSE registers.
+    __m128i words =
+        _mm_packs_epi32(_mm256_castsi256_si128(levels), _mm256_extracti128_si256(levels, 1));
+    __m128i bytes = _mm_packus_epi16(words, words);
+    return __builtin_shufflevector((rd_sse2_vb16)bytes, (rd_sse2_vb16)bytes, 0, 1, 2, 3, 4, 5, 6,
+                                   7);
+}
+static inline __attribute__((always_inline)) void rd_avx2_store_levels(
+    unsigned char *out, const rd_avx2_vf values[4]) {
+    // Within each 128-bit half the packs leave the groups of four bytes of the four vectors in
+    // turn (a₀ b₀ c₀ d₀ | a₁ b₁ c₁ d₁); one permutation of 32-bit groups puts them in order.
+    __m256i ab = _mm256_packs_epi32(rd_avx2_rounded(values[0]), rd_avx2_rounded(values[1]));
+    __m256i cd = _mm256_packs_epi32(rd_avx2_rounded(values[2]), rd_avx2_rounded(values[3]));
+    __m256i bytes = _mm256_packus_epi16(ab, cd);
+    bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *)out, bytes);
+}
+static inline __attribute__((always_inline)) rd_avx2_vf rd_avx2_values(rd_avx2_vb levels) {
+    __m256 k = (__m256)__builtin_convertvector(levels, rd_avx2_vf);
+    return (rd_avx2_vf)_mm256_fmadd_ps(k, _mm256_set1_ps(RD_FMA_LEVEL_VALUE_HIGH),
+                                       _mm256_mul_ps(k, _mm256_set1_ps(RD_FMA_LEVEL_VALUE_LOW)));
+}
 #include "KernelTemplate.h"
+#undef RD_HAS_NATIVE_VALUES
+#undef RD_BLOCK
+#undef RD_LANES
 #undef RD_FN
 #pragma clang attribute pop
 
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx2"))),     \
+// AVX-512: sixteen lanes, one of its thirty-two registers; `vpmovdb` narrows a vector alone.
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))),     \
                              apply_to = function)
 #define RD_FN(name) rd_avx512_##name
+#define RD_LANES 16
+#define RD_BLOCK 1
+#define RD_HAS_NATIVE_VALUES 1
+RD_VECTOR_TYPES(rd_avx512_, 16)
+static inline __attribute__((always_inline)) rd_avx512_vb rd_avx512_levels(rd_avx512_vf values) {
+    // `vpmovdb` truncates: negative values and NaN (INT32_MIN) are first raised to 0 in the
+    // integers.
+    __m512i rounded = _mm512_cvtps_epi32(_mm512_mul_ps(
+        _mm512_min_ps(_mm512_set1_ps(1.0f), (__m512)values), _mm512_set1_ps(255.0f)));
+    return (rd_avx512_vb)_mm512_cvtepi32_epi8(_mm512_max_epi32(rounded, _mm512_setzero_si512()));
+}
+static inline __attribute__((always_inline)) void rd_avx512_store_levels(
+    unsigned char *out, const rd_avx512_vf values[1]) {
+    _mm_storeu_si128((__m128i *)out, (__m128i)rd_avx512_levels(values[0]));
+}
+static inline __attribute__((always_inline)) rd_avx512_vf rd_avx512_values(rd_avx512_vb levels) {
+    __m512 k = (__m512)__builtin_convertvector(levels, rd_avx512_vf);
+    return (rd_avx512_vf)_mm512_fmadd_ps(k, _mm512_set1_ps(RD_FMA_LEVEL_VALUE_HIGH),
+                                         _mm512_mul_ps(k, _mm512_set1_ps(RD_FMA_LEVEL_VALUE_LOW)));
+}
 #include "KernelTemplate.h"
+#undef RD_HAS_NATIVE_VALUES
+#undef RD_BLOCK
+#undef RD_LANES
 #undef RD_FN
 #pragma clang attribute pop
+
+#undef RD_HAS_NATIVE_LEVELS
 
 #elif defined(__aarch64__)
 
-// Advanced SIMD is part of AArch64 itself.
+// Advanced SIMD is part of AArch64 itself: sixteen lanes, four of its thirty-two registers.
 #define RD_FN(name) rd_neon_##name
+#define RD_LANES 16
+#define RD_BLOCK 1
+RD_VECTOR_TYPES(rd_neon_, 16)
 #include "KernelTemplate.h"
+#undef RD_BLOCK
+#undef RD_LANES
 #undef RD_FN
 
 #else
 
 #define RD_FN(name) rd_vector_##name
+#define RD_LANES 16
+#define RD_BLOCK 1
+RD_VECTOR_TYPES(rd_vector_, 16)
 #include "KernelTemplate.h"
+#undef RD_BLOCK
+#undef RD_LANES
 #undef RD_FN
 
 #endif
@@ -86,8 +200,8 @@ typedef unsigned char rd_vb_unaligned __attribute__((ext_vector_type(16), aligne
 static int rd_x86_has(int kernel) {
     unsigned int eax, ebx, ecx, edx;
     if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
-    int osxsave = (ecx >> 27) & 1, avx = (ecx >> 28) & 1;
-    if (!osxsave || !avx) return 0;
+    int fma = (ecx >> 12) & 1, osxsave = (ecx >> 27) & 1, avx = (ecx >> 28) & 1;
+    if (!osxsave || !avx || !fma) return 0;
     unsigned int xcr0_low, xcr0_high;
     __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
     // XMM and YMM state (bits 1 and 2); opmask and the upper ZMM state (bits 5 to 7).

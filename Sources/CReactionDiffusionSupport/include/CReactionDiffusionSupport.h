@@ -24,9 +24,9 @@ enum {
     RD_KERNEL_SCALAR = 0,
     /// x86-64 baseline: 128-bit SSE2, on every x86-64 processor.
     RD_KERNEL_SSE2 = 1,
-    /// x86-64 with AVX2 (256-bit).
+    /// x86-64 with AVX2 and FMA (256-bit).
     RD_KERNEL_AVX2 = 2,
-    /// x86-64 with AVX-512 F and BW (512-bit).
+    /// x86-64 with AVX-512 F, BW and VL (512-bit).
     RD_KERNEL_AVX512 = 3,
     /// AArch64's Advanced SIMD (128-bit), part of every AArch64 processor.
     RD_KERNEL_NEON = 4,
