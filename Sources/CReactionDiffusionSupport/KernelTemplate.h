@@ -414,6 +414,8 @@ static inline __attribute__((always_inline)) void RD_FN(step_unorm8_of)(
                     x = width - RD_LANES * RD_BLOCK;
                 }
                 RD_FN(vf) results[3][RD_BLOCK];
+                // Unrolled, so that the results stay in registers.
+#pragma clang loop unroll(full)
                 for (int b = 0; b < RD_BLOCK; b++) {
                     RD_FN(unorm8_vector)(model, p, fk, ag, n, m, s, x + b * RD_LANES, results, b);
                 }
