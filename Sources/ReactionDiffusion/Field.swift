@@ -83,6 +83,7 @@ public struct Field: Sendable, Hashable {
     ///
     /// - Parameter kernel: whose conversions to use (the solver's own, so the tests of this
     ///   method check them on every representable input); every kernel gives the same values.
+    /// - Returns: the quantised field.
     public func quantizedToUnorm8(kernel: SolverKernel = .best) -> Field {
         var result = self
         result.values.withUnsafeMutableBufferPointer { buffer in

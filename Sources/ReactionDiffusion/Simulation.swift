@@ -49,16 +49,11 @@ public final class Simulation {
     /// background and settled patterns exactly stationary; the benchmark turns it off to compare
     /// stencil kernels.
     public var skipsUnchangedRows = true
-    /// The instruction set the steps run on: ``SolverKernel/best`` unless changed. Every kernel
-    /// gives the same bits; a kernel this processor cannot run is never used (setting one falls
-    /// back to ``SolverKernel/scalar``, which every processor runs).
-    public var kernel: SolverKernel = .best {
-        didSet {
-            if !SolverKernel.available.contains(kernel) {
-                kernel = .scalar
-            }
-        }
-    }
+    /// The instruction set the steps run on.
+    ///
+    /// ``SolverKernel/best`` unless changed (to compare kernels, say). Every kernel gives the
+    /// same bits; only ``SolverKernel/available`` ones can be named.
+    public var kernel: SolverKernel = .best
 
     /// The state: `Float` values in ``Precision/float32``; in ``Precision/unorm8`` one byte per
     /// value, the level k of the value k/255.

@@ -117,7 +117,7 @@ enum TestFields {
         return field
     }
 
-    /// Runs the solver and returns the final field.
+    /// Runs the solver on `kernel` and returns the final field.
     static func solve(
         _ field: Field,
         model: Model,
@@ -125,7 +125,8 @@ enum TestFields {
         precision: Precision,
         boundary: Boundary,
         steps: Int,
-        threads: Int = 1
+        threads: Int = 1,
+        kernel: SolverKernel = .best
     ) -> Field {
         let simulation = Simulation(
             model: model,
@@ -135,6 +136,7 @@ enum TestFields {
             field: field,
             threadCount: threads
         )
+        simulation.kernel = kernel
         simulation.step(count: steps)
         return simulation.field
     }

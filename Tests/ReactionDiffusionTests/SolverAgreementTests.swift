@@ -1,7 +1,7 @@
 import ReactionDiffusion
 import Testing
 
-@Suite("The solver agrees bit for bit with a plain reference implementation")
+@Suite("Every kernel agrees bit for bit with a plain reference implementation")
 struct SolverAgreementTests {
     static let configurations: [(Model, Precision, Boundary)] = Model.allCases.flatMap { model in
         Precision.allCases.flatMap { precision in
@@ -12,7 +12,7 @@ struct SolverAgreementTests {
     @Test(
         "seeded states, on grids wide enough for the vector path, its overlapping tail, and not",
         arguments: configurations,
-        [(37, 23), (33, 9), (17, 5), (5, 4), (1, 3)]
+        [(37, 23), (33, 9), (17, 5), (8, 3), (5, 4), (1, 3)]
     )
     func seeded(_ configuration: (Model, Precision, Boundary), size: (Int, Int)) {
         let (model, precision, boundary) = configuration
@@ -26,26 +26,29 @@ struct SolverAgreementTests {
             boundary: boundary,
             steps: steps
         )
-        let actual = TestFields.solve(
-            seed,
-            model: model,
-            precision: precision,
-            boundary: boundary,
-            steps: steps,
-            threads: 2
-        )
-        let difference = TestFields.difference(actual, expected)
-        #expect(
-            difference.count == 0,
-            "\(difference.count) values differ, by up to \(difference.largest)"
-        )
-        #expect(actual.values.allSatisfy { $0.isFinite })
+        for kernel in SolverKernel.available {
+            let actual = TestFields.solve(
+                seed,
+                model: model,
+                precision: precision,
+                boundary: boundary,
+                steps: steps,
+                threads: 2,
+                kernel: kernel
+            )
+            let difference = TestFields.difference(actual, expected)
+            #expect(
+                difference.count == 0,
+                "\(kernel): \(difference.count) values differ, by up to \(difference.largest)"
+            )
+            #expect(actual.values.allSatisfy { $0.isFinite }, "\(kernel)")
+        }
     }
 
     @Test(
-        "seeded states, on grids wide enough for the pipelined row loop, with and without a tail",
+        "seeded states, on grids one or more blocks of vectors wide, with and without a tail",
         arguments: configurations,
-        [(64, 6), (83, 7), (114, 5)]
+        [(31, 4), (32, 4), (40, 5), (64, 6), (83, 7), (114, 5)]
     )
     func seededWide(_ configuration: (Model, Precision, Boundary), size: (Int, Int)) {
         seeded(configuration, size: size)
@@ -68,20 +71,23 @@ struct SolverAgreementTests {
                 boundary: boundary,
                 steps: TestFields.meaningfulSteps(preset.model, precision, 8)
             )
-            let actual = TestFields.solve(
-                noise,
-                model: preset.model,
-                parameters: preset.parameters,
-                precision: precision,
-                boundary: boundary,
-                steps: TestFields.meaningfulSteps(preset.model, precision, 8)
-            )
-            #expect(actual.values.allSatisfy { $0.isFinite })
-            let difference = TestFields.difference(actual, expected)
-            #expect(
-                difference.count == 0,
-                "\(boundary): \(difference.count) values differ, by up to \(difference.largest)"
-            )
+            for kernel in SolverKernel.available {
+                let actual = TestFields.solve(
+                    noise,
+                    model: preset.model,
+                    parameters: preset.parameters,
+                    precision: precision,
+                    boundary: boundary,
+                    steps: TestFields.meaningfulSteps(preset.model, precision, 8),
+                    kernel: kernel
+                )
+                #expect(actual.values.allSatisfy { $0.isFinite }, "\(kernel)")
+                let difference = TestFields.difference(actual, expected)
+                #expect(
+                    difference.count == 0,
+                    "\(kernel), \(boundary): \(difference.count) values differ, by up to \(difference.largest)"
+                )
+            }
         }
     }
 
@@ -105,5 +111,42 @@ struct SolverAgreementTests {
         )
         #expect(unorm8 == noise.quantizedToUnorm8())
         #expect(unorm8.values.allSatisfy { (0...1).contains($0) })
+    }
+
+    @Test(
+        "a developed pattern on a wide grid comes out the same on every kernel and thread count",
+        arguments: Model.allCases,
+        Precision.allCases
+    )
+    func kernelsAgreeOnDevelopedPattern(model: Model, precision: Precision) {
+        let seed = InitialState.make(for: model, width: 200, height: 40, seed: 3)
+        let steps = TestFields.meaningfulSteps(model, precision, 60)
+        let expected = TestFields.solve(
+            seed,
+            model: model,
+            precision: precision,
+            boundary: .periodic,
+            steps: steps,
+            kernel: .scalar
+        )
+        #expect(expected != seed, "the steps changed nothing, so the comparison would be empty")
+        for kernel in SolverKernel.available {
+            for threads in [1, 2] {
+                let actual = TestFields.solve(
+                    seed,
+                    model: model,
+                    precision: precision,
+                    boundary: .periodic,
+                    steps: steps,
+                    threads: threads,
+                    kernel: kernel
+                )
+                let difference = TestFields.difference(actual, expected)
+                #expect(
+                    difference.count == 0,
+                    "\(kernel), \(threads) threads: \(difference.count) differ"
+                )
+            }
+        }
     }
 }

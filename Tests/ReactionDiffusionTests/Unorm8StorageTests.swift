@@ -2,10 +2,10 @@ import Foundation
 import ReactionDiffusion
 import Testing
 
-/// The solver keeps a `unorm8` state as one byte k per value (for k/255) and converts with
-/// vector code that `Field.quantizedToUnorm8()` shares; these tests check that the conversions
-/// follow the rounding rule exactly, including ties, and that the byte rows' edge handling is
-/// exact on the grid shapes the other suites do not reach.
+/// The solver keeps a `unorm8` state as one byte k per value (for k/255) and converts with each
+/// kernel's vector code, which `Field.quantizedToUnorm8(kernel:)` shares; these tests check that
+/// every kernel's conversions follow the rounding rule exactly, including ties, and that the
+/// byte rows' edge handling is exact on the grid shapes the other suites do not reach.
 @Suite("unorm8 state stored as level bytes")
 struct Unorm8StorageTests {
     /// The rule, written independently: clamp to [0, 1] (NaN, negatives and zeros give +0), scale
@@ -17,9 +17,10 @@ struct Unorm8StorageTests {
     }
 
     /// The bit patterns in `patterns` whose quantised value differs from the reference, as a
-    /// count and the first few, through both conversions the solver has: the vector one of
-    /// `Field.quantizedToUnorm8()` (with a scalar tail when the count is not a multiple of 16)
-    /// and the scalar one a `unorm8` simulation stores its starting state with.
+    /// count and the first few, through every conversion the solver has: each kernel's of
+    /// `Field.quantizedToUnorm8(kernel:)` (with a tail lane by lane when the count is not a
+    /// multiple of the kernel's vector) and the one a `unorm8` simulation stores its starting
+    /// state with.
     static func mismatches(_ patterns: [UInt32]) -> (count: Int, first: [UInt32]) {
         var inputs = patterns.map(Float.init(bitPattern:))
         if inputs.count % 2 == 1 {
@@ -34,14 +35,15 @@ struct Unorm8StorageTests {
         ).field
         var count = 0
         var first: [UInt32] = []
-        for (index, (vector, scalar)) in zip(field.quantizedToUnorm8().values, stored.values)
-            .enumerated()
-        {
-            let wanted = reference(inputs[index]).bitPattern
-            if vector.bitPattern != wanted || scalar.bitPattern != wanted {
-                count += 1
-                if first.count < 5 {
-                    first.append(inputs[index].bitPattern)
+        for kernel in SolverKernel.available {
+            let quantized = field.quantizedToUnorm8(kernel: kernel).values
+            for (index, (vector, scalar)) in zip(quantized, stored.values).enumerated() {
+                let wanted = reference(inputs[index]).bitPattern
+                if vector.bitPattern != wanted || scalar.bitPattern != wanted {
+                    count += 1
+                    if first.count < 5 {
+                        first.append(inputs[index].bitPattern)
+                    }
                 }
             }
         }
@@ -113,7 +115,7 @@ struct Unorm8StorageTests {
     @Test(
         "grids one or two rows high, or exactly one or two vectors wide, agree with the reference",
         arguments: Model.allCases,
-        [(16, 1), (16, 2), (20, 2), (3, 1), (32, 3), (16, 6)]
+        [(16, 1), (16, 2), (20, 2), (3, 1), (32, 3), (16, 6), (8, 2), (33, 2), (64, 2)]
     )
     func smallGrids(model: Model, size: (Int, Int)) {
         let noise = TestFields.noise(
@@ -132,20 +134,23 @@ struct Unorm8StorageTests {
                 boundary: boundary,
                 steps: 6
             )
-            for threads in [1, 2] {
-                let actual = TestFields.solve(
-                    noise,
-                    model: model,
-                    precision: .unorm8,
-                    boundary: boundary,
-                    steps: 6,
-                    threads: threads
-                )
-                let difference = TestFields.difference(actual, expected)
-                #expect(
-                    difference.count == 0,
-                    "\(boundary), \(threads) threads: \(difference.count) values differ"
-                )
+            for kernel in SolverKernel.available {
+                for threads in [1, 2] {
+                    let actual = TestFields.solve(
+                        noise,
+                        model: model,
+                        precision: .unorm8,
+                        boundary: boundary,
+                        steps: 6,
+                        threads: threads,
+                        kernel: kernel
+                    )
+                    let difference = TestFields.difference(actual, expected)
+                    #expect(
+                        difference.count == 0,
+                        "\(kernel), \(boundary), \(threads) threads: \(difference.count) values differ"
+                    )
+                }
             }
         }
     }

@@ -62,7 +62,7 @@ struct Unorm8Tests {
     }
 }
 
-@Suite("The vector path stores every level exactly")
+@Suite("Every kernel's vector path stores every level exactly")
 struct Unorm8VectorPathTests {
     @Test("a step that changes nothing keeps all 256 levels k/255 bit for bit")
     func identityStep() {
@@ -74,15 +74,18 @@ struct Unorm8VectorPathTests {
                 field[y % 2, y, x] = Float((x + 7 * y) % 256) / 255
             }
         }
-        let result = TestFields.solve(
-            field,
-            model: .grayScott,
-            parameters: Parameters(),
-            precision: .unorm8,
-            boundary: .zero,
-            steps: 3
-        )
-        #expect(TestFields.difference(result, field).count == 0)
+        for kernel in SolverKernel.available {
+            let result = TestFields.solve(
+                field,
+                model: .grayScott,
+                parameters: Parameters(),
+                precision: .unorm8,
+                boundary: .zero,
+                steps: 3,
+                kernel: kernel
+            )
+            #expect(TestFields.difference(result, field).count == 0, "\(kernel)")
+        }
     }
 
     @Test(
@@ -101,15 +104,18 @@ struct Unorm8VectorPathTests {
             boundary: .zero,
             steps: 2
         )
-        let actual = TestFields.solve(
-            seed,
-            model: .grayScott,
-            parameters: parameters,
-            precision: .unorm8,
-            boundary: .zero,
-            steps: 2
-        )
-        #expect(TestFields.difference(actual, expected).count == 0)
-        #expect(actual.values.allSatisfy { (0...1).contains($0) })
+        for kernel in SolverKernel.available {
+            let actual = TestFields.solve(
+                seed,
+                model: .grayScott,
+                parameters: parameters,
+                precision: .unorm8,
+                boundary: .zero,
+                steps: 2,
+                kernel: kernel
+            )
+            #expect(TestFields.difference(actual, expected).count == 0, "\(kernel)")
+            #expect(actual.values.allSatisfy { (0...1).contains($0) }, "\(kernel)")
+        }
     }
 }

@@ -80,7 +80,13 @@ struct Float32Stepper: BandStepper {
 
     mutating func step(rows: Range<Int>) {
         withUnsafePointer(to: grid) { grid in
-            rd_step_float32(grid, source.base, target.base, Int32(rows.lowerBound), Int32(rows.upperBound))
+            rd_step_float32(
+                grid,
+                source.base,
+                target.base,
+                Int32(rows.lowerBound),
+                Int32(rows.upperBound)
+            )
         }
     }
 }
