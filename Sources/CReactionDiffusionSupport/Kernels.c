@@ -132,7 +132,7 @@ static inline __attribute__((always_inline)) rd_avx2_vf rd_avx2_values(rd_avx2_v
 #undef RD_FN
 #pragma clang attribute pop
 
-// AVX-512: sixteen lanes, one of its thirty-two registers; `vpmovdb` narrows a vector alone.
+// AVX-512: sixteen lanes, one of its thirty-two registers; `vpmovusdb` narrows a vector alone.
 #pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))),     \
                              apply_to = function)
 #define RD_FN(name) rd_avx512_##name
@@ -141,11 +141,15 @@ static inline __attribute__((always_inline)) rd_avx2_vf rd_avx2_values(rd_avx2_v
 #define RD_HAS_NATIVE_VALUES 1
 RD_VECTOR_TYPES(rd_avx512_, 16)
 static inline __attribute__((always_inline)) rd_avx512_vb rd_avx512_levels(rd_avx512_vf values) {
-    // `vpmovdb` truncates: negative values and NaN (INT32_MIN) are first raised to 0 in the
-    // integers.
-    __m512i rounded = _mm512_cvtps_epi32(_mm512_mul_ps(
-        _mm512_min_ps(_mm512_set1_ps(1.0f), (__m512)values), _mm512_set1_ps(255.0f)));
-    return (rd_avx512_vb)_mm512_cvtepi32_epi8(_mm512_max_epi32(rounded, _mm512_setzero_si512()));
+    // A mask of the lanes whose bits, as unsigned integers, are at most those of +∞ (every lane
+    // from +0 to +∞: neither negative nor NaN), ×255 with the other lanes zeroed, `vcvtps2dq`
+    // (INT32_MIN beyond the Int32 range and for +∞) and `vpmovusdb`, which narrows with unsigned
+    // saturation: everything from 255.5 up, INT32_MIN included, becomes 255. Four operations;
+    // the mask comes from an integer compare, off the floating-point units the rule keeps busy.
+    __mmask16 kept = _mm512_cmple_epu32_mask(_mm512_castps_si512((__m512)values),
+                                             _mm512_set1_epi32(0x7F800000));
+    __m512 scaled = _mm512_maskz_mul_ps(kept, (__m512)values, _mm512_set1_ps(255.0f));
+    return (rd_avx512_vb)_mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(scaled));
 }
 static inline __attribute__((always_inline)) void rd_avx512_store_levels(
     unsigned char *out, const rd_avx512_vf values[1]) {
