@@ -96,6 +96,7 @@ static inline __attribute__((always_inline)) void rd_sse2_store_levels(
 #define RD_LANES 8
 #define RD_BLOCK 4
 #define RD_HAS_NATIVE_VALUES 1
+#define RD_HAS_FMA 1
 RD_VECTOR_TYPES(rd_avx2_, 8)
 static inline __attribute__((always_inline)) __m256i rd_avx2_rounded(rd_avx2_vf values) {
     return _mm256_cvtps_epi32(
@@ -126,6 +127,7 @@ static inline __attribute__((always_inline)) rd_avx2_vf rd_avx2_values(rd_avx2_v
                                        _mm256_mul_ps(k, _mm256_set1_ps(RD_FMA_LEVEL_VALUE_LOW)));
 }
 #include "KernelTemplate.h"
+#undef RD_HAS_FMA
 #undef RD_HAS_NATIVE_VALUES
 #undef RD_BLOCK
 #undef RD_LANES
@@ -139,6 +141,7 @@ static inline __attribute__((always_inline)) rd_avx2_vf rd_avx2_values(rd_avx2_v
 #define RD_LANES 16
 #define RD_BLOCK 1
 #define RD_HAS_NATIVE_VALUES 1
+#define RD_HAS_FMA 1
 RD_VECTOR_TYPES(rd_avx512_, 16)
 static inline __attribute__((always_inline)) rd_avx512_vb rd_avx512_levels(rd_avx512_vf values) {
     // A mask of the lanes whose bits, as unsigned integers, are at most those of +∞ (every lane
@@ -161,6 +164,7 @@ static inline __attribute__((always_inline)) rd_avx512_vf rd_avx512_values(rd_av
                                          _mm512_mul_ps(k, _mm512_set1_ps(RD_FMA_LEVEL_VALUE_LOW)));
 }
 #include "KernelTemplate.h"
+#undef RD_HAS_FMA
 #undef RD_HAS_NATIVE_VALUES
 #undef RD_BLOCK
 #undef RD_LANES
