@@ -21,7 +21,8 @@ struct RunCommandTests {
         let lines = result.standardOutput.split(separator: "\n").map(String.init)
         #expect(
             lines.first?.hasPrefix(
-                "\(model.name), 40 × 24, 30 steps, unorm8, zero boundary, 3 threads: "
+                "\(model.name), 40 × 24, 30 steps, unorm8, zero boundary, 3 threads, "
+                    + "\(SolverKernel.best) kernel: "
             ) == true
         )
         #expect(lines.count == 1 + model.chemicalCount + 1)

@@ -329,7 +329,8 @@ public struct RunCommand: Command {
         let rate = seconds > 0 ? Double(width * height * steps) / seconds / 1e6 : 0
         output.print(
             "\(model.name)\(presetText), \(width) × \(height), \(steps) steps, \(precision.rawValue), "
-                + "\(boundary.rawValue) boundary, \(threads) thread\(threads == 1 ? "" : "s"): "
+                + "\(boundary.rawValue) boundary, \(threads) thread\(threads == 1 ? "" : "s"), "
+                + "\(simulation.kernel) kernel: "
                 + String(format: "%.3f s (%.1f Mcell/s)", seconds, rate)
         )
         Self.printStatistics(of: field, model: model, output: output)
