@@ -61,12 +61,19 @@ static inline __attribute__((always_inline)) void RD_FN(store_levels)(
 
 #endif
 
-#if RD_VECTORS && !defined(RD_HAS_NATIVE_VALUES)
+#if RD_VECTORS
 
-/// `RD_FN(value)` lane by lane.
+/// `RD_FN(value)` lane by lane. With fused multiply-adds (`RD_HAS_FMA`), `fma(k, c₁, k·c₂)`
+/// with `c₁` the float nearest 1/255 and `c₂` the float nearest the rest is within 2⁻⁴⁰ of
+/// k/255, which is never that close to a rounding tie, so it is correctly rounded too: two
+/// operations instead of three. The tests check every level on every kernel.
 static inline __attribute__((always_inline)) RD_FN(vf) RD_FN(values)(RD_FN(vb) levels) {
     RD_FN(vf) k = __builtin_convertvector(levels, RD_FN(vf));
+#if RD_HAS_FMA
+    return __builtin_elementwise_fma(k, (RD_FN(vf))0x1.010102p-8f, k * -0x1.fdfdfep-33f);
+#else
     return k * 0x1.01p-8f + k * 0x1.010102p-24f;
+#endif
 }
 
 #endif
@@ -175,12 +182,7 @@ static inline __attribute__((always_inline)) void RD_FN(step_two_float32_of)(
         if (width > 1) RD_TWO_CELL(width - 1, RD_EDGE_WEST, RD_EDGE_EAST);
 #if RD_VECTORS
         if (width - 2 >= RD_LANES) {
-            int x = 1;
-            for (;;) {
-                if (x + RD_LANES > width - 1) {
-                    if (x == width - 1) break;
-                    x = width - 1 - RD_LANES;
-                }
+            RD_FOR_VECTORS(x, 1, width - 1, RD_LANES) {
                 RD_FN(vf) u = RD_LOAD(uc + x), v = RD_LOAD(vc + x);
                 RD_FN(vf) ul = RD_LAPLACIAN(RD_LOAD(un + x), RD_LOAD(us + x), RD_LOAD(uc + x - 1),
                                         RD_LOAD(uc + x + 1), u);
@@ -194,7 +196,6 @@ static inline __attribute__((always_inline)) void RD_FN(step_two_float32_of)(
                 }
                 RD_STORE(out_u + x, nu);
                 RD_STORE(out_v + x, nv);
-                x += RD_LANES;
             }
             continue;
         }
@@ -238,12 +239,7 @@ static void RD_FN(step_bz_float32)(const rd_grid *grid, const float *source, flo
         if (width > 1) RD_BZ_CELL(width - 1, RD_EDGE_WEST, RD_EDGE_EAST);
 #if RD_VECTORS
         if (width - 2 >= RD_LANES) {
-            int x = 1;
-            for (;;) {
-                if (x + RD_LANES > width - 1) {
-                    if (x == width - 1) break;
-                    x = width - 1 - RD_LANES;
-                }
+            RD_FOR_VECTORS(x, 1, width - 1, RD_LANES) {
                 RD_FN(vf) mean[3];
                 for (int c = 0; c < 3; c++) {
                     mean[c] = RD_MEAN(RD_LOAD(north[c] + x - 1), RD_LOAD(north[c] + x),
@@ -257,7 +253,6 @@ static void RD_FN(step_bz_float32)(const rd_grid *grid, const float *source, flo
                 RD_STORE(out[0] + x, na);
                 RD_STORE(out[1] + x, nb);
                 RD_STORE(out[2] + x, nc);
-                x += RD_LANES;
             }
             continue;
         }
@@ -308,11 +303,7 @@ static inline __attribute__((always_inline)) void RD_FN(expand_row)(
     const unsigned char *source = levels + (size_t)y * width;
 #if RD_VECTORS
     if (width >= RD_LANES) {
-        for (int x = 0;; x += RD_LANES) {
-            if (x + RD_LANES > width) {
-                if (x == width) break;
-                x = width - RD_LANES;
-            }
+        RD_FOR_VECTORS(x, 0, width, RD_LANES) {
             RD_STORE(row + x, RD_FN(values)(RD_LOAD_LEVELS(source + x)));
         }
     } else
@@ -418,11 +409,7 @@ static inline __attribute__((always_inline)) void RD_FN(step_unorm8_of)(
         // Kernels.c); the last block or vector overlaps the one before rather than leaving a
         // tail (harmless: a step reads only the source).
         if (width >= RD_LANES * RD_BLOCK) {
-            for (int x = 0;; x += RD_LANES * RD_BLOCK) {
-                if (x + RD_LANES * RD_BLOCK > width) {
-                    if (x == width) break;
-                    x = width - RD_LANES * RD_BLOCK;
-                }
+            RD_FOR_VECTORS(x, 0, width, RD_LANES * RD_BLOCK) {
                 RD_FN(vf) results[3][RD_BLOCK];
                 // Unrolled, so that the results stay in registers.
 #pragma clang loop unroll(full)
@@ -434,11 +421,7 @@ static inline __attribute__((always_inline)) void RD_FN(step_unorm8_of)(
             continue;
         }
         if (width >= RD_LANES) {
-            for (int x = 0;; x += RD_LANES) {
-                if (x + RD_LANES > width) {
-                    if (x == width) break;
-                    x = width - RD_LANES;
-                }
+            RD_FOR_VECTORS(x, 0, width, RD_LANES) {
                 RD_FN(vf) results[3][RD_BLOCK];
                 RD_FN(unorm8_vector)(model, p, fk, ag, n, m, s, x, results, 0);
                 for (int c = 0; c < chemicals; c++) {

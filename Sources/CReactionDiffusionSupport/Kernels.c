@@ -25,6 +25,18 @@
     typedef float prefix##vf_unaligned __attribute__((ext_vector_type(lanes), aligned(4)));      \
     typedef unsigned char prefix##vb_unaligned __attribute__((ext_vector_type(lanes), aligned(1)));
 
+/// Runs the statement that follows for the vectors of `lanes` lanes starting at `x` = `start`,
+/// `start + lanes`, … in a run of columns that ends at `end` (and holds at least one vector).
+/// The last vector starts at `end − lanes`, overlapping the one before rather than leaving a
+/// tail: a step reads only the source, so computing a column twice is harmless. Written as one
+/// `for` with the test in the body, which the compiler turns into the tightest loop (a helper
+/// returning the next column made the unorm8 step 15% slower).
+#define RD_FOR_VECTORS(x, start, end, lanes)                                                    \
+    for (int x = (start);; x += (lanes))                                                         \
+        if (x + (lanes) > (end) && (x == (end) || ((x = (end) - (lanes)), 0))) {                 \
+            break;                                                                               \
+        } else
+
 // MARK: - Instantiations
 
 #define RD_VECTORS 0
@@ -46,12 +58,6 @@
 // packs narrow whole blocks of vectors at once: a third of the shuffles of narrowing each vector
 // alone, which are what the unorm8 step waits on.
 #define RD_HAS_NATIVE_LEVELS 1
-// The AVX kernels expand levels with a fused multiply-add: `fma(k, c₁, k·c₂)` with `c₁` the
-// float nearest 1/255 and `c₂` the float nearest the rest is within 2⁻⁴⁰ of k/255, which is
-// never that close to a rounding tie, so it is correctly rounded (the tests check all 256
-// levels): two operations where the portable formula takes three.
-#define RD_FMA_LEVEL_VALUE_HIGH 0x1.010102p-8f
-#define RD_FMA_LEVEL_VALUE_LOW -0x1.fdfdfep-33f
 
 /// Sixteen level bytes as one SSE register.
 typedef unsigned char rd_sse2_vb16 __attribute__((ext_vector_type(16)));
@@ -95,7 +101,6 @@ static inline __attribute__((always_inline)) void rd_sse2_store_levels(
 #define RD_FN(name) rd_avx2_##name
 #define RD_LANES 8
 #define RD_BLOCK 4
-#define RD_HAS_NATIVE_VALUES 1
 #define RD_HAS_FMA 1
 RD_VECTOR_TYPES(rd_avx2_, 8)
 static inline __attribute__((always_inline)) __m256i rd_avx2_rounded(rd_avx2_vf values) {
@@ -121,14 +126,8 @@ static inline __attribute__((always_inline)) void rd_avx2_store_levels(
     bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256((__m256i *)out, bytes);
 }
-static inline __attribute__((always_inline)) rd_avx2_vf rd_avx2_values(rd_avx2_vb levels) {
-    __m256 k = (__m256)__builtin_convertvector(levels, rd_avx2_vf);
-    return (rd_avx2_vf)_mm256_fmadd_ps(k, _mm256_set1_ps(RD_FMA_LEVEL_VALUE_HIGH),
-                                       _mm256_mul_ps(k, _mm256_set1_ps(RD_FMA_LEVEL_VALUE_LOW)));
-}
 #include "KernelTemplate.h"
 #undef RD_HAS_FMA
-#undef RD_HAS_NATIVE_VALUES
 #undef RD_BLOCK
 #undef RD_LANES
 #undef RD_FN
@@ -140,7 +139,6 @@ static inline __attribute__((always_inline)) rd_avx2_vf rd_avx2_values(rd_avx2_v
 #define RD_FN(name) rd_avx512_##name
 #define RD_LANES 16
 #define RD_BLOCK 1
-#define RD_HAS_NATIVE_VALUES 1
 #define RD_HAS_FMA 1
 RD_VECTOR_TYPES(rd_avx512_, 16)
 static inline __attribute__((always_inline)) rd_avx512_vb rd_avx512_levels(rd_avx512_vf values) {
@@ -158,14 +156,8 @@ static inline __attribute__((always_inline)) void rd_avx512_store_levels(
     unsigned char *out, const rd_avx512_vf values[1]) {
     _mm_storeu_si128((__m128i *)out, (__m128i)rd_avx512_levels(values[0]));
 }
-static inline __attribute__((always_inline)) rd_avx512_vf rd_avx512_values(rd_avx512_vb levels) {
-    __m512 k = (__m512)__builtin_convertvector(levels, rd_avx512_vf);
-    return (rd_avx512_vf)_mm512_fmadd_ps(k, _mm512_set1_ps(RD_FMA_LEVEL_VALUE_HIGH),
-                                         _mm512_mul_ps(k, _mm512_set1_ps(RD_FMA_LEVEL_VALUE_LOW)));
-}
 #include "KernelTemplate.h"
 #undef RD_HAS_FMA
-#undef RD_HAS_NATIVE_VALUES
 #undef RD_BLOCK
 #undef RD_LANES
 #undef RD_FN

@@ -11,11 +11,28 @@ import Darwin
 /// What a thread of a step needs from the stepper of the state's storage: ``Float32Stepper`` for
 /// ``Precision/float32``, ``Unorm8Stepper`` for ``Precision/unorm8``.
 protocol BandStepper {
-    /// Whether row `y` of any chemical differs, bit for bit, between the target and the source.
-    func rowDiffers(_ y: Int, chemicalCount: Int) -> Bool
+    /// The type of one stored value.
+    associatedtype Element
+    /// The buffer the step reads.
+    var source: PlaneSet<Element> { get }
+    /// The buffer the step writes.
+    var target: PlaneSet<Element> { get }
 
     /// Computes `rows` of the target from the source.
     mutating func step(rows: Range<Int>)
+}
+
+extension BandStepper {
+    /// Whether row `y` of any chemical differs, bit for bit, between the target and the source.
+    func rowDiffers(_ y: Int, chemicalCount: Int) -> Bool {
+        let byteCount = source.width * MemoryLayout<Element>.stride
+        for chemical in 0..<chemicalCount {
+            if memcmp(target.row(chemical, y), source.row(chemical, y), byteCount) != 0 {
+                return true
+            }
+        }
+        return false
+    }
 }
 
 extension rd_grid {
@@ -69,15 +86,6 @@ struct Float32Stepper: BandStepper {
     let target: PlaneSet<Float>
     let grid: rd_grid
 
-    func rowDiffers(_ y: Int, chemicalCount: Int) -> Bool {
-        for chemical in 0..<chemicalCount {
-            if memcmp(target.row(chemical, y), source.row(chemical, y), source.width * 4) != 0 {
-                return true
-            }
-        }
-        return false
-    }
-
     mutating func step(rows: Range<Int>) {
         withUnsafePointer(to: grid) { grid in
             rd_step_float32(
@@ -101,15 +109,6 @@ struct Unorm8Stepper: BandStepper {
     let grid: rd_grid
     /// The calling thread's expanded rows (`rd_unorm8_scratch_count` floats, 64-byte aligned).
     let scratch: UnsafeMutablePointer<Float>
-
-    func rowDiffers(_ y: Int, chemicalCount: Int) -> Bool {
-        for chemical in 0..<chemicalCount {
-            if memcmp(target.row(chemical, y), source.row(chemical, y), source.width) != 0 {
-                return true
-            }
-        }
-        return false
-    }
 
     mutating func step(rows: Range<Int>) {
         withUnsafePointer(to: grid) { grid in
