@@ -33,9 +33,16 @@ public struct StoreInspection: Sendable {
     public struct Problem: Sendable, Equatable, CustomStringConvertible {
         /// What part of the store the problem is in.
         public enum Area: String, Sendable {
-            case header, log
+            /// The file header: magic, version, metadata dictionary.
+            case header
+            /// The records and transactions of the log.
+            case log
+            /// An incomplete last transaction: a save that never committed.
             case tornTail = "torn tail"
-            case index, blob
+            /// The index file beside the log.
+            case index
+            /// An external blob file.
+            case blob
         }
 
         /// What part of the store the problem is in.
