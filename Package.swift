@@ -87,14 +87,23 @@ let package = Package(
         .executableTarget(name: "objectlog-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/objectlog-fuzz"),
 
         // MARK: Tests
-        .testTarget(name: "ObjectLogStoreTests", dependencies: ["ObjectLogStore"], exclude: ["Fixtures"]),
-        .testTarget(name: "ObjectLogTests", dependencies: ["ObjectLog", "ObjectLogStore"]),
-        .testTarget(name: "ObjectLogToolTests", dependencies: ["ObjectLogTool"]),
+        // Fixtures the test targets share: temporary directories and a seeded generator.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(
+            name: "ObjectLogStoreTests",
+            dependencies: ["ObjectLogStore", "TestSupport"],
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(name: "ObjectLogTests", dependencies: ["ObjectLog", "ObjectLogStore", "TestSupport"]),
+        .testTarget(name: "ObjectLogToolTests", dependencies: ["ObjectLogTool", "TestSupport"]),
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),
-        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),
-        .testTarget(name: "RDLabTests", dependencies: ["RDLab", "ReactionDiffusion", "Thumbnails"]),
+        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "TestSupport"]),
+        .testTarget(
+            name: "RDLabTests",
+            dependencies: ["RDLab", "ReactionDiffusion", "Thumbnails", "TestSupport"]
+        ),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
-        .testTarget(name: "ReliabilityTests"),
+        .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import ObjectLogStore
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import ObjectLog

@@ -1,4 +1,5 @@
 import ObjectLogStore
+import TestSupport
 import Testing
 
 @testable import ObjectLog

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLog
+import TestSupport
 import Testing
 
 // README "Use it as a framework": this file is the example, compiled and run by the tests.

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLog
+import TestSupport
 import Testing
 
 @Suite("Sorted fetches with a small limit keep only the best matches")

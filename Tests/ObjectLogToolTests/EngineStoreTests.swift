@@ -1,6 +1,7 @@
 import Foundation
 import ObjectLog
 import ObjectLogStore
+import TestSupport
 import Testing
 
 // MARK: - A model written by the engine

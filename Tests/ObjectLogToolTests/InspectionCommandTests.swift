@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogStore
+import TestSupport
 import Testing
 
 @Suite("info, verify and history")

@@ -4,6 +4,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// Runs `objectlog` with its standard output on a pseudo-terminal, as in an interactive shell.

@@ -1,31 +1,6 @@
 import Foundation
 import ObjectLogStore
-
-/// A fresh temporary directory, removed when the value is released.
-final class TemporaryDirectory: @unchecked Sendable {
-    let path: String
-
-    init() {
-        path =
-            FileManager.default.temporaryDirectory.path + "/objectlog-tool-tests-"
-            + UUID().uuidString
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            fatalError("cannot create a temporary directory: \(error)")
-        }
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    /// The names in the directory (and in the blob directories beside stores), sorted.
-    func listing() -> [String] {
-        let names = (try? FileManager.default.subpathsOfDirectory(atPath: path)) ?? []
-        return names.sorted()
-    }
-}
+import TestSupport
 
 /// What one run of the `objectlog` executable did.
 struct ToolRun: Sendable {

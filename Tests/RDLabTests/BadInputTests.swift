@@ -1,5 +1,6 @@
 import Foundation
 import ReactionDiffusion
+import TestSupport
 import Testing
 
 @Suite("rdlab refuses bad input with one error line and a sysexits status")
@@ -101,66 +102,66 @@ struct BadInputTests {
 
     @Test("a missing --init file exits 66; a damaged or mismatched one exits 65")
     func initFiles() throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         let missing = try RDLabProcess.run([
-            "run", "--model", "gray-scott", "--init", directory.path("none.npy"),
+            "run", "--model", "gray-scott", "--init", directory.file("none.npy"),
         ])
         #expect(missing.exitCode == 66)
         #expect(
             missing.errorLines == [
-                "error: cannot read '\(directory.path("none.npy"))': no such file or not readable"
+                "error: cannot read '\(directory.file("none.npy"))': no such file or not readable"
             ]
         )
 
         try Data("not numpy at all".utf8).write(
-            to: URL(fileURLWithPath: directory.path("junk.npy"))
+            to: URL(fileURLWithPath: directory.file("junk.npy"))
         )
         let junk = try RDLabProcess.run([
-            "run", "--model", "gray-scott", "--init", directory.path("junk.npy"),
+            "run", "--model", "gray-scott", "--init", directory.file("junk.npy"),
         ])
         #expect(junk.exitCode == 65)
         #expect(junk.errorLines.count == 1)
         #expect(
             junk.errorLines.first?.hasPrefix(
-                "error: '\(directory.path("junk.npy"))': not a NumPy .npy file"
+                "error: '\(directory.file("junk.npy"))': not a NumPy .npy file"
             ) == true
         )
 
         try NumPyFormat.write(
             Field(chemicalCount: 3, width: 4, height: 4, repeating: 0.5),
-            to: directory.path("bz.npy")
+            to: directory.file("bz.npy")
         )
         let mismatch = try RDLabProcess.run([
-            "run", "--model", "gray-scott", "--init", directory.path("bz.npy"),
+            "run", "--model", "gray-scott", "--init", directory.file("bz.npy"),
         ])
         #expect(mismatch.exitCode == 65)
         #expect(
             mismatch.errorLines == [
-                "error: '\(directory.path("bz.npy"))' has 3 chemical(s); gray-scott needs 2 (u, v)"
+                "error: '\(directory.file("bz.npy"))' has 3 chemical(s); gray-scott needs 2 (u, v)"
             ]
         )
 
         let size = try RDLabProcess.run([
-            "run", "--model", "belousov-zhabotinsky", "--init", directory.path("bz.npy"), "--size",
+            "run", "--model", "belousov-zhabotinsky", "--init", directory.file("bz.npy"), "--size",
             "5",
         ])
         #expect(size.exitCode == 64)
         #expect(
             size.errorLines == [
-                "error: '\(directory.path("bz.npy"))' is 4 × 4, not the 5 × 5 of '--size'"
+                "error: '\(directory.file("bz.npy"))' is 4 × 4, not the 5 × 5 of '--size'"
             ]
         )
 
         var nan = Field(chemicalCount: 2, width: 3, height: 2, repeating: 0)
         nan[1, 1, 2] = .nan
-        try NumPyFormat.write(nan, to: directory.path("nan.npy"))
+        try NumPyFormat.write(nan, to: directory.file("nan.npy"))
         let notFinite = try RDLabProcess.run([
-            "run", "--model", "gray-scott", "--init", directory.path("nan.npy"),
+            "run", "--model", "gray-scott", "--init", directory.file("nan.npy"),
         ])
         #expect(notFinite.exitCode == 65)
         #expect(
             notFinite.errorLines == [
-                "error: '\(directory.path("nan.npy"))' holds a value that is not a finite number (chemical 1, row 1, column 2)"
+                "error: '\(directory.file("nan.npy"))' holds a value that is not a finite number (chemical 1, row 1, column 2)"
             ]
         )
     }

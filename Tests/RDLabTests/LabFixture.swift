@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A temporary directory with a store path in it, and `rdlab` runs against that store.
@@ -10,11 +11,11 @@ struct LabFixture: ~Copyable {
     let store: String
 
     init() throws {
-        directory = try TemporaryDirectory()
-        store = directory.path("lab.olog")
+        directory = TemporaryDirectory()
+        store = directory.file("lab.olog")
     }
 
-    func path(_ name: String) -> String { directory.path(name) }
+    func path(_ name: String) -> String { directory.file(name) }
 
     /// Runs `rdlab` with `--store` pointing at the fixture's store (`--store` is appended, so
     /// the command line is otherwise the test's own).

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the built `rdlab` executable and captures what it prints.
@@ -67,7 +68,7 @@ struct RDLabProcess {
         environment: [String: String],
         directory: String?
     ) throws -> Result {
-        let scratch = try TemporaryDirectory()
+        let scratch = TemporaryDirectory()
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -90,25 +91,5 @@ struct RDLabProcess {
             standardOutput: String(decoding: outputData, as: UTF8.self),
             standardError: String(decoding: errorData, as: UTF8.self)
         )
-    }
-}
-
-/// A temporary directory removed when the test ends.
-struct TemporaryDirectory: ~Copyable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "rdlab-tests-\(UUID().uuidString)"
-        )
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String {
-        url.appendingPathComponent(name).path
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ReactionDiffusion
+import TestSupport
 import Testing
 import Thumbnails
 
@@ -10,8 +11,8 @@ struct RunCommandTests {
         arguments: Model.allCases
     )
     func writesState(model: Model) throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("out.npy")
+        let directory = TemporaryDirectory()
+        let path = directory.file("out.npy")
         let result = try RDLabProcess.run([
             "run", "--model", model.name, "--width", "40", "--height", "24", "--steps", "30",
             "--threads", "3", "--no-save", "--npy", path,
@@ -46,8 +47,8 @@ struct RunCommandTests {
 
     @Test("--preset, --set, --precision and --boundary reach the solver")
     func options() throws {
-        let directory = try TemporaryDirectory()
-        let path = directory.path("out.npy")
+        let directory = TemporaryDirectory()
+        let path = directory.file("out.npy")
         let result = try RDLabProcess.run([
             "run", "--model", "fitzhugh-nagumo", "--preset", "spiralcoral", "--set", "k1=1.5",
             "--set", "DELTA=3", "--size", "20", "--steps", "12", "--precision", "float32",
@@ -80,17 +81,17 @@ struct RunCommandTests {
 
     @Test("--init replaces the seed; in unorm8 it is rounded to k/255 first")
     func initialState() throws {
-        let directory = try TemporaryDirectory()
-        var generator = SeededGenerator(seed: 99)
+        let directory = TemporaryDirectory()
+        var generator = ReactionDiffusion.SeededGenerator(seed: 99)
         var field = Field(chemicalCount: 3, width: 9, height: 6, repeating: 0)
         for i in field.values.indices {
             field.values[i] = generator.nextUnitFloat() * 1.4 - 0.2
         }
-        try NumPyFormat.write(field, to: directory.path("in.npy"))
+        try NumPyFormat.write(field, to: directory.file("in.npy"))
         for precision in Precision.allCases {
-            let out = directory.path("out-\(precision).npy")
+            let out = directory.file("out-\(precision).npy")
             let result = try RDLabProcess.run([
-                "run", "--model", "belousov-zhabotinsky", "--init", directory.path("in.npy"),
+                "run", "--model", "belousov-zhabotinsky", "--init", directory.file("in.npy"),
                 "--steps", "0", "--precision", precision.rawValue, "--npy", out, "--no-save",
             ])
             #expect(result.exitCode == 0, "\(result.standardError)")
@@ -105,15 +106,15 @@ struct RunCommandTests {
         arguments: Model.allCases
     )
     func picture(model: Model) throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         let result = try RDLabProcess.run([
             "run", "--model", model.name, "--width", "30", "--height", "20", "--steps", "25",
-            "--npy", directory.path("out.npy"), "--png", directory.path("out.png"), "--no-save",
+            "--npy", directory.file("out.npy"), "--png", directory.file("out.png"), "--no-save",
         ])
         #expect(result.exitCode == 0, "\(result.standardError)")
-        #expect(result.standardOutput.hasSuffix("wrote \(directory.path("out.png"))\n"))
-        let field = try NumPyFormat.read(contentsOf: directory.path("out.npy"))
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.path("out.png"))))
+        #expect(result.standardOutput.hasSuffix("wrote \(directory.file("out.png"))\n"))
+        let field = try NumPyFormat.read(contentsOf: directory.file("out.npy"))
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.file("out.png"))))
         let picture = try Image(pngBytes: bytes)
         #expect(picture.width == 30 && picture.height == 20)
         for (y, x) in [(0, 0), (10, 15), (19, 29), (7, 3)] {
@@ -126,8 +127,8 @@ struct RunCommandTests {
 
     @Test("without --no-save the run is saved as the automatic save, in RDLAB_STORE")
     func autosaved() throws {
-        let directory = try TemporaryDirectory()
-        let store = directory.path("env.olog")
+        let directory = TemporaryDirectory()
+        let store = directory.file("env.olog")
         let result = try RDLabProcess.run(
             ["run", "--model", "gray-scott", "--size", "8", "--steps", "3"],
             environment: ["RDLAB_STORE": store]

@@ -3,6 +3,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// The long forms (RELIABILITY.md's figures) run with `OBJECTLOG_LONG_TESTS=1`.
@@ -23,18 +24,6 @@ private let stressExecutable: URL = {
     }
     fatalError("the objectlog-stress executable was not built; run `swift build` first")
 }()
-
-private final class TemporaryDirectory {
-    let path =
-        FileManager.default.temporaryDirectory.path + "/objectlog-reliability-" + UUID().uuidString
-    init() {
-        _ = try? FileManager.default.createDirectory(
-            atPath: path,
-            withIntermediateDirectories: true
-        )
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// Starts `objectlog-stress ARGUMENTS`, its output going to a pipe.
 private func start(_ arguments: [String]) throws -> (Process, Pipe) {

@@ -1,23 +1,7 @@
 import Foundation
+import TestSupport
 
 @testable import Thumbnails
-
-/// A small seeded generator (SplitMix64), so random test images are repeatable.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A random image of the given size and format.
 func makeRandomImage(width: Int, height: Int, format: PixelFormat, seed: UInt64) throws -> Image {
