@@ -1,8 +1,8 @@
 import ObjectLogStore
 
 /// `objectlog history PATH [--json]`: the committed transactions, in order.
-struct HistoryCommand: ToolCommand {
-    static let configuration = CommandConfiguration(
+struct HistoryCommand: StoreReportCommand {
+    static let configuration = CommandConfiguration.storeReport(
         name: "history",
         abstract: "List the committed transactions in order: number, byte offset, time and "
             + "inserted, updated and deleted counts.",
@@ -11,18 +11,11 @@ struct HistoryCommand: ToolCommand {
             compaction's copy of the live state is listed as 'compaction'. The store is not \
             changed.
             """,
-        usage: "<path> [--json]",
-        arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
-        options: [.flag("--json", help: "Print one JSON object instead of a table.")]
+        jsonHelp: "Print one JSON object instead of a table."
     )
 
     var path: String
     var json: Bool
-
-    init(_ arguments: ParsedArguments, context: CommandContext) {
-        path = arguments.positionals[0]
-        json = arguments.flag("--json")
-    }
 
     func run(_ context: CommandContext) throws -> ExitCode {
         let inspection = try StoreAccess.inspect(path, checkBlobs: false)

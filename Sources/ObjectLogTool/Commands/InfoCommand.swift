@@ -2,8 +2,8 @@ import ObjectLog
 import ObjectLogStore
 
 /// `objectlog info PATH [--json]`: what a store is and holds, read without changing it.
-struct InfoCommand: ToolCommand {
-    static let configuration = CommandConfiguration(
+struct InfoCommand: StoreReportCommand {
+    static let configuration = CommandConfiguration.storeReport(
         name: "info",
         abstract: "Show a store's format, identity, metadata, entities, sizes and index state.",
         discussion: """
@@ -11,18 +11,11 @@ struct InfoCommand: ToolCommand {
             on a store another process is writing. Reclaimable bytes are what 'objectlog \
             compact' would free.
             """,
-        usage: "<path> [--json]",
-        arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
-        options: [.flag("--json", help: "Print one JSON object instead of text.")]
+        jsonHelp: "Print one JSON object instead of text."
     )
 
     var path: String
     var json: Bool
-
-    init(_ arguments: ParsedArguments, context: CommandContext) {
-        path = arguments.positionals[0]
-        json = arguments.flag("--json")
-    }
 
     func run(_ context: CommandContext) throws -> ExitCode {
         let inspection = try StoreAccess.inspect(path, checkBlobs: false)

@@ -2,8 +2,8 @@ import ObjectLog
 import ObjectLogStore
 
 /// `objectlog verify PATH [--json]`: checks everything that can be checked, read-only.
-struct VerifyCommand: ToolCommand {
-    static let configuration = CommandConfiguration(
+struct VerifyCommand: StoreReportCommand {
+    static let configuration = CommandConfiguration.storeReport(
         name: "verify",
         abstract: "Check a store's header, every checksum, the commit structure, the index, the "
             + "external blobs and the references between objects.",
@@ -15,9 +15,7 @@ struct VerifyCommand: ToolCommand {
             stores in the metadata, every object is decoded and every relationship target must \
             be a live object of the destination entity. The store is not changed.
             """,
-        usage: "<path> [--json]",
-        arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
-        options: [.flag("--json", help: "Print one JSON object instead of text.")]
+        jsonHelp: "Print one JSON object instead of text."
     )
 
     /// One thing wrong with the store.
@@ -51,11 +49,6 @@ struct VerifyCommand: ToolCommand {
 
     var path: String
     var json: Bool
-
-    init(_ arguments: ParsedArguments, context: CommandContext) {
-        path = arguments.positionals[0]
-        json = arguments.flag("--json")
-    }
 
     func run(_ context: CommandContext) throws -> ExitCode {
         let inspection = try StoreAccess.inspect(path, checkBlobs: true)

@@ -133,6 +133,26 @@ public struct ArgumentScanner: Sendable {
         throw .usage("unknown value '\(text)' for '\(option)'; use \(list)")
     }
 
+    /// Reads the rest of the command line of a command that takes positional arguments and
+    /// `--store PATH` only.
+    ///
+    /// - Returns: The positional arguments in order, and the store path if given.
+    /// - Throws: ``CommandError`` (usage) for any other option or a missing store path.
+    public mutating func positionalsAndStore() throws(CommandError) -> (
+        positionals: [String], storePath: String?
+    ) {
+        var positionals: [String] = []
+        var storePath: String?
+        while let argument = try next() {
+            switch argument {
+            case .positional(let word): positionals.append(word)
+            case .option("--store"): storePath = try value(for: "--store")
+            case .option(let option): throw unknownOption(option)
+            }
+        }
+        return (positionals, storePath)
+    }
+
     /// The error for an option the command does not know.
     public func unknownOption(_ option: String) -> CommandError {
         .usage("unknown option '\(option)'; see '\(command) --help'")

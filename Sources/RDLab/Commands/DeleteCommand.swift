@@ -18,14 +18,8 @@ public struct DeleteCommand: Command {
 
     /// Parses the name.
     public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
-        var names: [String] = []
-        while let argument = try arguments.next() {
-            switch argument {
-            case .positional(let name): names.append(name)
-            case .option("--store"): storePath = try arguments.value(for: "--store")
-            case .option(let option): throw arguments.unknownOption(option)
-            }
-        }
+        let names: [String]
+        (names, storePath) = try arguments.positionalsAndStore()
         configurationName = try ShowCommand.single(names, command: arguments.command)
     }
 

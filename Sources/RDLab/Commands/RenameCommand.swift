@@ -23,14 +23,8 @@ public struct RenameCommand: Command {
 
     /// Parses the two names.
     public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
-        var names: [String] = []
-        while let argument = try arguments.next() {
-            switch argument {
-            case .positional(let name): names.append(name)
-            case .option("--store"): storePath = try arguments.value(for: "--store")
-            case .option(let option): throw arguments.unknownOption(option)
-            }
-        }
+        let names: [String]
+        (names, storePath) = try arguments.positionalsAndStore()
         guard names.count >= 2 else {
             throw .usage("rename needs the old and the new name: rdlab rename <old> <new>")
         }

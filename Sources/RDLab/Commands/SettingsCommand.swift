@@ -30,14 +30,8 @@ public struct SettingsCommand: Command {
 
     /// Parses the action.
     public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
-        var words: [String] = []
-        while let argument = try arguments.next() {
-            switch argument {
-            case .positional(let word): words.append(word)
-            case .option("--store"): storePath = try arguments.value(for: "--store")
-            case .option(let option): throw arguments.unknownOption(option)
-            }
-        }
+        let words: [String]
+        (words, storePath) = try arguments.positionalsAndStore()
         func key(_ text: String) throws(CommandError) -> LabSettings.Key {
             guard let key = LabSettings.Key(rawValue: text.lowercased()) else {
                 throw .usage("unknown setting '\(text)'; use \(LabSettings.Key.list)")
