@@ -135,92 +135,65 @@ private func decodeUnsigned<T: FixedWidthInteger & UnsignedInteger>(
     return value
 }
 
+// The integers wider than a byte share two encodings: a zigzag varint for the signed ones and a
+// varint for the unsigned ones, each decoded with a check that the value fits the type.
+
+extension AttributeValue where Self: FixedWidthInteger & SignedInteger {
+    /// Writes a zigzag varint.
+    public func encode(to writer: inout PayloadWriter) { writer.write(zigzag: Int64(self)) }
+    /// Reads a zigzag varint, refusing one that does not fit the type.
+    public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> Self {
+        try decodeSigned(&reader)
+    }
+}
+
+extension AttributeValue where Self: FixedWidthInteger & UnsignedInteger {
+    /// Writes a varint.
+    public func encode(to writer: inout PayloadWriter) { writer.write(varint: UInt64(self)) }
+    /// Reads a varint, refusing one that does not fit the type.
+    public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> Self {
+        try decodeUnsigned(&reader)
+    }
+}
+
 extension Int16: AttributeValue {
     /// ``AttributeType/int16``.
     public static var attributeType: AttributeType { .int16 }
-    /// Writes a zigzag varint.
-    public func encode(to writer: inout PayloadWriter) { writer.write(zigzag: Int64(self)) }
-    /// Reads a zigzag varint.
-    public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> Int16 {
-        try decodeSigned(&reader)
-    }
 }
 
 extension Int32: AttributeValue {
     /// ``AttributeType/int32``.
     public static var attributeType: AttributeType { .int32 }
-    /// Writes a zigzag varint.
-    public func encode(to writer: inout PayloadWriter) { writer.write(zigzag: Int64(self)) }
-    /// Reads a zigzag varint.
-    public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> Int32 {
-        try decodeSigned(&reader)
-    }
 }
 
 extension Int64: AttributeValue {
     /// ``AttributeType/int64``.
     public static var attributeType: AttributeType { .int64 }
-    /// Writes a zigzag varint.
-    public func encode(to writer: inout PayloadWriter) { writer.write(zigzag: self) }
-    /// Reads a zigzag varint.
-    public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> Int64 {
-        try reader.readZigzag()
-    }
 }
 
 extension Int: AttributeValue {
     /// ``AttributeType/int64``.
     public static var attributeType: AttributeType { .int64 }
-    /// Writes a zigzag varint.
-    public func encode(to writer: inout PayloadWriter) { writer.write(zigzag: Int64(self)) }
-    /// Reads a zigzag varint.
-    public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> Int {
-        try decodeSigned(&reader)
-    }
 }
 
 extension UInt16: AttributeValue {
     /// ``AttributeType/uint16``.
     public static var attributeType: AttributeType { .uint16 }
-    /// Writes a varint.
-    public func encode(to writer: inout PayloadWriter) { writer.write(varint: UInt64(self)) }
-    /// Reads a varint.
-    public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> UInt16 {
-        try decodeUnsigned(&reader)
-    }
 }
 
 extension UInt32: AttributeValue {
     /// ``AttributeType/uint32``.
     public static var attributeType: AttributeType { .uint32 }
-    /// Writes a varint.
-    public func encode(to writer: inout PayloadWriter) { writer.write(varint: UInt64(self)) }
-    /// Reads a varint.
-    public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> UInt32 {
-        try decodeUnsigned(&reader)
-    }
 }
 
 extension UInt64: AttributeValue {
     /// ``AttributeType/uint64``.
     public static var attributeType: AttributeType { .uint64 }
-    /// Writes a varint.
-    public func encode(to writer: inout PayloadWriter) { writer.write(varint: self) }
-    /// Reads a varint.
-    public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> UInt64 {
-        try reader.readVarint()
-    }
 }
 
 extension UInt: AttributeValue {
     /// ``AttributeType/uint64``.
     public static var attributeType: AttributeType { .uint64 }
-    /// Writes a varint.
-    public func encode(to writer: inout PayloadWriter) { writer.write(varint: UInt64(self)) }
-    /// Reads a varint.
-    public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> UInt {
-        try decodeUnsigned(&reader)
-    }
 }
 
 extension Float: AttributeValue {
