@@ -165,7 +165,7 @@ struct FaultingTests {
         for cell in cells where cell.value != Double(cell.row * 10) { mismatches += 1 }
         #expect(mismatches == 0)
         #expect(Set(cells.map(\.row)).count == chosen.count)
-        #expect(context.bulkFaultLoads == 1)
+        #expect(context.statistics.bulkFaultLoads == 1)
         #expect(context.faultError == nil)
         // Objects not asked for stay unregistered.
         #expect(context.registeredObjects.count == chosen.count)

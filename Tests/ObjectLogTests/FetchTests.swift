@@ -243,7 +243,7 @@ struct BulkFaultTests {
         for cell in cells where cell.value != Double(cell.row) * 0.5 { mismatches += 1 }
         #expect(mismatches == 0)
         #expect(Set(cells.map(\.row)).count == count)
-        #expect(reader.bulkFaultLoads == 1)
+        #expect(reader.statistics.bulkFaultLoads == 1)
         cells[0].value = -1
         #expect(reader.updatedObjects == [cells[0]])
         try reader.save()
@@ -255,6 +255,6 @@ struct BulkFaultTests {
 
         let few = container.newContext()
         for cell in try few.fetch(FetchRequest<Cell>(fetchLimit: 100)) { _ = cell.row }
-        #expect(few.bulkFaultLoads == 0, "a few reads never scan the whole log")
+        #expect(few.statistics.bulkFaultLoads == 0, "a few reads never scan the whole log")
     }
 }

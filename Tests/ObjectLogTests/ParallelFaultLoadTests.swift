@@ -42,8 +42,8 @@ struct ParallelFaultLoadTests {
         partSize: Int = 16_384
     ) throws -> (ManagedObjectContext, [Sample]) {
         let context = container.newContext()
-        context.parallelDecodingThreshold = threshold
-        context.parallelPartSize = partSize
+        context.tuning.parallelDecodingThreshold = threshold
+        context.tuning.parallelPartSize = partSize
         var request = FetchRequest<Sample>()
         request.returnsObjectsAsFaults = false
         return (context, try context.fetch(request))
@@ -71,10 +71,13 @@ struct ParallelFaultLoadTests {
             threshold: 2,
             partSize: partSize
         )
-        #expect(parallelContext.parallelParts(serial.count) == (partSize == 100 ? 16 : 2))
-        #expect(serialContext.parallelDecodings == 0)
-        #expect(parallelContext.parallelDecodings == (ParallelSaveTests.hasTwoProcessors ? 1 : 0))
-        #expect(parallelContext.bulkFaultLoads == 1)
+        #expect(parallelContext.tuning.parts(for: serial.count) == (partSize == 100 ? 16 : 2))
+        #expect(serialContext.statistics.parallelDecodings == 0)
+        #expect(
+            parallelContext.statistics.parallelDecodings
+                == (ParallelSaveTests.hasTwoProcessors ? 1 : 0)
+        )
+        #expect(parallelContext.statistics.bulkFaultLoads == 1)
         #expect(serial.count > 2_500)
         #expect(parallel.count == serial.count)
         #expect(parallel.allSatisfy { !$0.isFault })
@@ -103,7 +106,7 @@ struct ParallelFaultLoadTests {
         let serial = try container.newContext().fetch(FetchRequest<Sample>())
 
         let context = container.newContext()
-        context.parallelDecodingThreshold = 2
+        context.tuning.parallelDecodingThreshold = 2
         // Objects registered before the fetch, one of them changed, and an unsaved insert.
         let registered = try context.fetch(
             FetchRequest<Sample>(predicate: #Predicate { $0.number > 40 })
@@ -114,7 +117,9 @@ struct ParallelFaultLoadTests {
         pending.number = 1_000
         let fetched = try context.fetch(FetchRequest<Sample>())
 
-        #expect(context.parallelFaultBatches == (ParallelSaveTests.hasTwoProcessors ? 1 : 0))
+        #expect(
+            context.statistics.parallelFaultBatches == (ParallelSaveTests.hasTwoProcessors ? 1 : 0)
+        )
         #expect(fetched.count == serial.count + 1)
         #expect(Array(fetched.prefix(serial.count).map(\.objectID)) == serial.map(\.objectID))
         #expect(fetched.last === pending)
@@ -155,13 +160,14 @@ struct ParallelFaultLoadTests {
         var kept: Sample?
         do {
             let context = container.newContext()
-            context.parallelDecodingThreshold = 2
+            context.tuning.parallelDecodingThreshold = 2
             // Sixteen parts, each with a link of its own.
-            context.parallelPartSize = 100
+            context.tuning.parallelPartSize = 100
             context.registry.parallelReleaseThreshold = 2
             let objects = try context.fetch(FetchRequest<Sample>())
             #expect(
-                context.parallelFaultBatches == (ParallelSaveTests.hasTwoProcessors ? 1 : 0)
+                context.statistics.parallelFaultBatches
+                    == (ParallelSaveTests.hasTwoProcessors ? 1 : 0)
             )
             #expect(objects.count == expected.count)
             for object in [objects[0], objects[objects.count - 1]] {
@@ -226,10 +232,12 @@ struct ParallelFaultLoadTests {
             options: options
         )
         let context = container.newContext()
-        context.parallelDecodingThreshold = 2
+        context.tuning.parallelDecodingThreshold = 2
         let objects = try context.fetch(FetchRequest<Sample>())
         context.loadAllFaults(of: try #require(context.model.entity(for: Sample.self)))
-        #expect(context.parallelDecodings == (ParallelSaveTests.hasTwoProcessors ? 1 : 0))
+        #expect(
+            context.statistics.parallelDecodings == (ParallelSaveTests.hasTwoProcessors ? 1 : 0)
+        )
         let error = try #require(context.faultError)
         #expect(
             error.message.contains("offset \(damaged[0].location.offset)"),
@@ -248,7 +256,9 @@ struct ParallelFaultLoadTests {
         )
         let secondHalf = samples[(count * 11 / 20)..<(count * 3 / 4)]
         #expect(
-            secondHalf.allSatisfy { byKey[$0.key]?.isFault == (context.parallelDecodings == 0) }
+            secondHalf.allSatisfy {
+                byKey[$0.key]?.isFault == (context.statistics.parallelDecodings == 0)
+            }
         )
         try container.close()
     }

@@ -50,7 +50,7 @@ struct ParallelSaveTests {
                 for: [Sample.self, Marker.self]
             )
             let context = container.newContext()
-            context.parallelEncodingThreshold = threshold
+            context.tuning.parallelEncodingThreshold = threshold
             Self.insert(3_001, into: context, seed: 5)
             try context.save()
             // A save of updates and inserts together, the updates in key order after them.
@@ -62,9 +62,9 @@ struct ParallelSaveTests {
             Self.insert(500, into: context, seed: 11)
             try context.save()
             if threshold == 2, Self.hasTwoProcessors {
-                #expect(context.parallelEncodings == 2)
+                #expect(context.statistics.parallelEncodings == 2)
             } else {
-                #expect(context.parallelEncodings == 0)
+                #expect(context.statistics.parallelEncodings == 0)
             }
             containers.append(container)
             stores.append(container.coordinator.store)
@@ -87,7 +87,7 @@ struct ParallelSaveTests {
         Self.insert(200, into: setup, seed: 3)
         try setup.save()
         let first = container.newContext()
-        first.parallelEncodingThreshold = 2
+        first.tuning.parallelEncodingThreshold = 2
         let second = container.newContext()
         let samples = try first.fetch(FetchRequest<Sample>())
         for sample in samples { sample.number += 1 }
@@ -100,7 +100,7 @@ struct ParallelSaveTests {
         } catch {
             #expect(error.code == .conflict)
         }
-        #expect(first.parallelEncodings == (Self.hasTwoProcessors ? 2 : 0))
+        #expect(first.statistics.parallelEncodings == (Self.hasTwoProcessors ? 2 : 0))
         // The refused saves wrote nothing: the other context's value stands.
         let check = container.newContext()
         let stored = try #require(
@@ -115,7 +115,7 @@ struct ParallelSaveTests {
             for: [Sample.self, Marker.self, ParallelUniqueItem.self]
         )
         let context = container.newContext()
-        context.parallelEncodingThreshold = 2
+        context.tuning.parallelEncodingThreshold = 2
         Self.insert(300, into: context, seed: 13)
         for index in 0..<50 {
             let item = ParallelUniqueItem(context: context)
@@ -123,7 +123,7 @@ struct ParallelSaveTests {
             item.amount = index
         }
         try context.save()
-        #expect(context.parallelEncodings == 0)
+        #expect(context.statistics.parallelEncodings == 0)
         let check = container.newContext()
         #expect(try check.count(FetchRequest<ParallelUniqueItem>()) == 50)
         let scalars = try check.count(FetchRequest<Sample>()) + check.count(FetchRequest<Marker>())

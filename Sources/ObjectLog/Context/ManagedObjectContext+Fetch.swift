@@ -103,23 +103,23 @@ extension ManagedObjectContext {
     /// The objects registered under `keys`, with faults made for the keys that have none, on
     /// two threads; nil when the fetch does not qualify, and nothing was done.
     ///
-    /// A fetch qualifies with at least ``parallelDecodingThreshold`` keys on a machine with two
-    /// processors or more. The keys are cut into parts (see ``parallelParts(_:)``), which the
-    /// threads take in turn. For each part, a thread makes and sets up the faults (running the
-    /// class's `init()`, which the strict concurrency checking of Swift 6 keeps free of
-    /// unprotected shared state), gives them the part's own context link (so that the threads
-    /// do not contend for one reference count), retains each for the registry, and only reads
-    /// the registry. The calling thread waits for all parts, then registers the new faults
-    /// without touching them: their memory was the largest cost of registering them there.
+    /// A fetch qualifies with at least `tuning.parallelDecodingThreshold` keys on a machine with
+    /// two processors or more. The keys are cut into parts (see `ContextTuning.parts(for:)`), which
+    /// the threads take in turn. For each part, a thread makes and sets up the faults (running the
+    /// class's `init()`, which the strict concurrency checking of Swift 6 keeps free of unprotected
+    /// shared state), gives them the part's own context link (so that the threads do not contend
+    /// for one reference count), retains each for the registry, and only reads the registry. The
+    /// calling thread waits for all parts, then registers the new faults without touching them:
+    /// reading their memory again would be most of the cost of registering them there.
     private func makeFaultsInParallel(
         keys: [ObjectKey],
         entity: EntityDescription
     ) -> [ManagedObject]? {
-        guard keys.count >= max(parallelDecodingThreshold, 2),
+        guard keys.count >= max(tuning.parallelDecodingThreshold, 2),
             ProcessInfo.processInfo.activeProcessorCount >= 2
         else { return nil }
         let type = entity.objectType
-        let parts = parallelParts(keys.count)
+        let parts = tuning.parts(for: keys.count)
         let links = (0..<parts).map { _ in workerLink() }
         // A fresh context has nothing registered to look up.
         let looksUp = registry.count > 0
@@ -167,7 +167,7 @@ extension ManagedObjectContext {
         }
         registeredFaults += made
         registry.holdsObjectsMadeInParallel = true
-        parallelFaultBatches += 1
+        statistics.parallelFaultBatches += 1
         return objects
     }
 

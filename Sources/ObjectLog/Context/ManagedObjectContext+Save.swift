@@ -25,10 +25,10 @@ extension ManagedObjectContext {
         guard hasChanges || coordinator.hasMetadataChanges else { return }
         // By link rather than `managedObjectContext`, which retains and releases the context
         // for each object of a bulk insert. Checking and `willSave()` share one pass: every
-        // pass over a million new objects reads ~190 MB that is no longer in the cache. When
-        // every listed object is still pending, as usual, the list itself is the save's: a
-        // filtered copy would retain and later release each object once more, touching it
-        // in memory twice more.
+        // pass over a large insert reads memory that is no longer in the cache. When every
+        // listed object is still pending, as usual, the list itself is the save's: a filtered
+        // copy would retain and later release each object once more, touching it in memory
+        // twice more.
         var inserted = insertedList
         var allPending = true
         inserted.forEachUnretained { object in
@@ -79,22 +79,22 @@ extension ManagedObjectContext {
     /// The puts of a large save, encoded and framed on two threads; nil when the save does not
     /// qualify, and is then encoded on the calling thread.
     ///
-    /// A save qualifies with at least ``parallelEncodingThreshold`` changed objects, all of
-    /// entities with a ``ScalarLayout`` (non-optional scalar attributes only: no external data,
-    /// so no blobs to write, and no encoding that can fail) and that have no uniqueness constraints, on a
-    /// machine with two processors or more. Each half of the list is encoded by one worker into
-    /// a transaction of its own, and the halves are joined in order: the records are byte for
-    /// byte those of a save on one thread. The calling thread waits for both workers, so
-    /// nothing changes the objects meanwhile; workers only read them, and borrow each object
-    /// and entity without retaining it (both workers retaining the one entity would make its
-    /// reference count bounce between the processors' caches).
+    /// A save qualifies with at least `tuning.parallelEncodingThreshold` changed objects, all of
+    /// entities with a ``ScalarLayout`` (non-optional scalar attributes only: no external data, so
+    /// no blobs to write, and no encoding that can fail) and that have no uniqueness constraints,
+    /// on a machine with two processors or more. Each half of the list is encoded by one worker
+    /// into a transaction of its own, and the halves are joined in order: the records are byte for
+    /// byte those of a save on one thread. The calling thread waits for both workers, so nothing
+    /// changes the objects meanwhile; workers only read them, and borrow each object and entity
+    /// without retaining it (both workers retaining the one entity would make its reference count
+    /// bounce between the processors' caches).
     private func encodePutsInParallel(
         inserted: [ManagedObject],
         updated: [ManagedObject]
     ) -> Transaction? {
         let total = inserted.count + updated.count
         let workers = 2
-        guard total >= max(parallelEncodingThreshold, workers),
+        guard total >= max(tuning.parallelEncodingThreshold, workers),
             ProcessInfo.processInfo.activeProcessorCount >= workers
         else { return nil }
         let chunk = (total + workers - 1) / workers
@@ -187,7 +187,7 @@ extension ManagedObjectContext {
         var failed = false
         let encodedInParallel = encodePutsInParallel(inserted: inserted, updated: updated)
         if let encodedInParallel {
-            parallelEncodings += 1
+            statistics.parallelEncodings += 1
             transaction = encodedInParallel
             updated.forEachUnretained { object in
                 lockChecks.append(Self.lockCheck(for: object))
@@ -197,7 +197,7 @@ extension ManagedObjectContext {
         where !failed && encodedInParallel == nil {
             objects.forEachUnretained { object in
                 // The entity is borrowed: the model keeps it, and retaining and releasing it
-                // for every object of a bulk save showed in profiles.
+                // for every object of a bulk save would be two atomic writes per object.
                 guard !failed, let unretained = object.unretainedEntity else { return }
                 unretained._withUnsafeGuaranteedRef { entity in
                     writer.removeAll()
@@ -269,8 +269,8 @@ extension ManagedObjectContext {
         // Records of this save lie before the log's end after it; later writes lie beyond.
         let commitOffset = endOffset
         var saved = ObjectChanges(transactionNumber: info?.number)
-        // The IDs are made only for listeners: a million of them cost ~100 instructions and
-        // 24 bytes each.
+        // The IDs are made only for listeners: a bulk save would otherwise build and store
+        // one per object for nobody.
         let listens = hasSaveListeners
         if listens {
             saved.inserted.reserveCapacity(inserted.count)

@@ -44,38 +44,10 @@ public final class ManagedObjectContext {
     /// Blob references of external data that has not been read yet.
     var externalReferences: [ExternalDataKey: (blob: BlobID, byteCount: Int)] = [:]
     @exclusivity(unchecked) private var lastInsertedEntity: EntityDescription?
-    /// The least number of changed objects a save encodes on two threads (see
-    /// `encodePutsInParallel`); tests lower it to exercise that path on small saves.
-    var parallelEncodingThreshold = 65_536
-    /// How many saves were encoded on two threads (for tests).
-    var parallelEncodings = 0
-    /// The least number of objects for which a fetch makes its faults, and a bulk fault load
-    /// decodes, on two threads (see `makeFaultsInParallel` and `loadAllFaultsInParallel`);
-    /// tests lower it.
-    var parallelDecodingThreshold = 65_536
-    /// How many bulk fault loads decoded on two threads (for tests).
-    var parallelDecodings = 0
-    /// About how many objects each part of parallel work gets; tests lower it.
-    var parallelPartSize = 16_384
-
-    /// Into how many parts parallel work on `count` objects is cut: 2 to 16.
-    ///
-    /// More parts than threads: `concurrentPerform` hands the next part to whichever thread
-    /// is free, so a thread slowed by another process (a shared machine's second processor
-    /// taken away for a while) does fewer parts instead of holding the other one up. With two
-    /// fixed halves, a busy second processor made a million-object fetch take 0.43-0.46 s
-    /// instead of about 0.32 s.
-    func parallelParts(_ count: Int) -> Int {
-        min(16, max(2, count / max(parallelPartSize, 1)))
-    }
-    /// How many fetches made their faults on two threads (for tests).
-    var parallelFaultBatches = 0
     /// Registered objects that are faults (an estimate: refaulting does not count).
     @exclusivity(unchecked) var registeredFaults = 0
     /// Faults loaded one at a time since the last bulk load.
     @exclusivity(unchecked) var faultsFiredOneByOne = 0
-    /// How many bulk fault loads ran (for tests).
-    var bulkFaultLoads = 0
     @exclusivity(unchecked) private var nextKey: ObjectKey = 1
     @exclusivity(unchecked) private var lastKey: ObjectKey = 0
     /// The snapshots of the changed objects, back to back; each object knows its span.
@@ -93,6 +65,11 @@ public final class ManagedObjectContext {
     public internal(set) var faultError: ObjectLogError?
     /// A number that tells this context's own saves apart in broadcasts.
     let identifier = UInt64.random(in: 1...UInt64.max)
+    /// When large saves, fetches and fault loads run on two threads; for tests and benchmarks
+    /// to lower, not API.
+    var tuning = ContextTuning()
+    /// How often the parallel and bulk paths ran; for tests and benchmarks, not API.
+    var statistics = ContextStatistics()
 
     /// Creates a context on a coordinator.
     public init(coordinator: PersistentStoreCoordinator) {
@@ -349,12 +326,11 @@ public final class ManagedObjectContext {
     /// loads with many faults left, one scan is much cheaper.
     func loadAllFaults(of entity: EntityDescription) {
         faultsFiredOneByOne = 0
-        bulkFaultLoads += 1
+        statistics.bulkFaultLoads += 1
         let (scanBound, generation) = store.endAndGeneration
         do {
             // When the faults are a minority of the entity's objects, read just their records
-            // (checking and decoding a million records to load a hundred thousand cost most of
-            // a 10% update); otherwise scan them all.
+            // rather than check and decode every record to load a few; otherwise scan them all.
             if registeredFaults * 2 < store.liveCount(entity: entity.tag) {
                 let keys = registry.allObjects.lazy.filter { $0.isFault && $0.hasEntity(entity) }
                     .map(\.key)
@@ -394,26 +370,26 @@ public final class ManagedObjectContext {
     /// Loads every registered fault of `entity` from a scan of all its records on two
     /// threads; false when the load does not qualify, and nothing was done.
     ///
-    /// A load qualifies with at least ``parallelDecodingThreshold`` live objects of an entity
-    /// with a ``ScalarLayout`` (non-optional scalar attributes only: decoding one touches
-    /// nothing but the object), on a machine with two processors or more. The records are cut
-    /// into parts between windows of the log (see ``parallelParts(_:)``), which the threads
-    /// take in turn: each reads and checks a part's records and decodes them into their faults,
-    /// which it borrows from the registry. The calling thread waits for all parts, so nothing
-    /// changes the registry or the objects meanwhile, and each object is decoded once.
-    /// A part stops at its first error, as a scan on one thread does, and the faults it did not
-    /// reach stay faults; the error of the first part that failed (the first the scan meets)
-    /// is recorded.
+    /// A load qualifies with at least `tuning.parallelDecodingThreshold` live objects of an
+    /// entity with a ``ScalarLayout`` (non-optional scalar attributes only: decoding one
+    /// touches nothing but the object), on a machine with two processors or more. The records
+    /// are cut into parts between windows of the log (see `ContextTuning.parts(for:)`), which
+    /// the threads take in turn: each reads and checks a part's records and decodes them into
+    /// their faults, which it borrows from the registry. The calling thread waits for all
+    /// parts, so nothing changes the registry or the objects meanwhile, and each object is
+    /// decoded once. A part stops at its first error, as a scan on one thread does, and the
+    /// faults it did not reach stay faults; the error of the first part that failed (the first
+    /// the scan meets) is recorded.
     private func loadAllFaultsInParallel(
         of entity: EntityDescription,
         bound: UInt64,
         generation: UInt64
     ) throws -> Bool {
         let count = store.liveCount(entity: entity.tag)
-        guard entity.scalarLayout != nil, count >= max(parallelDecodingThreshold, 2),
+        guard entity.scalarLayout != nil, count >= max(tuning.parallelDecodingThreshold, 2),
             ProcessInfo.processInfo.activeProcessorCount >= 2
         else { return false }
-        let plans = try store.liveObjectPlans(entity: entity.tag, parts: parallelParts(count))
+        let plans = try store.liveObjectPlans(entity: entity.tag, parts: tuning.parts(for: count))
         let results = ParallelDecodeResults(count: plans.count)
         // Safe to share: see above. The registry, the entity and the store are only read.
         let shared = UncheckedSendable((self, registry, entity, store))
@@ -440,7 +416,7 @@ public final class ManagedObjectContext {
             }
             results.count(part, loaded)
         }
-        parallelDecodings += 1
+        statistics.parallelDecodings += 1
         registeredFaults = max(0, registeredFaults - results.loaded)
         if let error = results.firstError { throw error }
         return true
@@ -454,8 +430,8 @@ public final class ManagedObjectContext {
         bound: UInt64,
         generation: UInt64
     ) throws {
-        // Borrowed from the registry, which keeps it alive while it is loaded: a retain and
-        // release of each of a million objects showed in profiles.
+        // Borrowed from the registry, which keeps it alive while it is loaded: retaining and
+        // releasing it would write to each object's header twice more during a bulk load.
         guard let registered = registry.unretainedObject(forKey: key) else { return }
         try registered._withUnsafeGuaranteedRef { object in
             if try fill(
@@ -486,7 +462,7 @@ public final class ManagedObjectContext {
         let key = object.key
         var reader = PayloadReader(buffer)
         // Scalar attributes need no source for external data; not making one saves retaining
-        // and releasing the store and the context for each of a million objects.
+        // and releasing the store and the context for every object decoded.
         try ObjectDecoder.decode(
             &reader,
             into: object,

@@ -98,6 +98,9 @@ final class ObjectTable {
     @exclusivity(unchecked) private(set) var mutations = 0
     /// The least number of objects a table going away releases on two threads (when the
     /// machine has two processors and ``holdsObjectsMadeInParallel``); tests lower it.
+    ///
+    /// Kept here rather than in `ContextTuning`: the table releases its objects in its own
+    /// `deinit`, after its context has gone.
     var parallelReleaseThreshold = 65_536
     /// Whether a fetch registered objects it made on two threads, each with its worker's
     /// context link.

@@ -1,0 +1,43 @@
+/// When a context spreads large saves, fetches and fault loads over two threads.
+///
+/// The defaults keep parallel work to operations large enough that it pays for handing work
+/// to other threads; tests and benchmarks lower them to exercise those paths on small data.
+/// Not API: a context's `tuning` is package-internal.
+///
+/// The registry's release on two threads has its threshold on the table itself
+/// (`ObjectTable.parallelReleaseThreshold`): the table releases its objects when it goes
+/// away, where no context is at hand.
+struct ContextTuning {
+    /// The least number of changed objects a save encodes on two threads (see
+    /// `encodePutsInParallel`).
+    var parallelEncodingThreshold = 65_536
+    /// The least number of objects for which a fetch makes its faults, and a bulk fault load
+    /// decodes, on two threads (see `makeFaultsInParallel` and `loadAllFaultsInParallel`).
+    var parallelDecodingThreshold = 65_536
+    /// About how many objects each part of parallel work gets.
+    var parallelPartSize = 16_384
+
+    /// Into how many parts parallel work on `count` objects is cut: 2 to 16.
+    ///
+    /// More parts than threads: `concurrentPerform` hands the next part to whichever thread
+    /// is free, so a thread slowed by another process (on a shared machine) does fewer parts
+    /// instead of holding the others up, as it would with two fixed halves.
+    func parts(for count: Int) -> Int {
+        min(16, max(2, count / max(parallelPartSize, 1)))
+    }
+}
+
+/// How often a context took its parallel and bulk paths.
+///
+/// Tests and benchmarks read it to check which path ran. Not API: a context's `statistics`
+/// is package-internal.
+struct ContextStatistics {
+    /// How many saves were encoded on two threads.
+    var parallelEncodings = 0
+    /// How many bulk fault loads decoded on two threads.
+    var parallelDecodings = 0
+    /// How many fetches made their faults on two threads.
+    var parallelFaultBatches = 0
+    /// How many bulk fault loads ran, on one thread or two.
+    var bulkFaultLoads = 0
+}
