@@ -15,21 +15,20 @@ extension LogStore {
     public func writeBlob(_ bytes: Data) throws -> BlobID {
         if isReadOnly { throw StoreError(.readOnly, "the store is open read-only", path: path) }
         let id = BlobID(contentsOf: bytes)
-        let fileSystem = internalFileSystem
         let directory = blobDirectory
         let target = directory + "/" + id.hex
         if fileSystem.kind(of: target) == .regular { return id }
         if fileSystem.kind(of: directory) == .missing {
             try fileSystem.makeDirectory(
                 directory,
-                permissions: 0o700 | (internalOptions.fileMode & 0o077)
+                permissions: 0o700 | (options.fileMode & 0o077)
             )
             try fileSystem.syncDirectory(directoryOf(path))
         }
         let temporary = target + ".tmp"
         let file = try fileSystem.open(
             temporary,
-            mode: .create(permissions: internalOptions.fileMode)
+            mode: .create(permissions: options.fileMode)
         )
         do {
             try file.truncate(to: 0)
@@ -52,7 +51,6 @@ extension LogStore {
     ///   to `id`; `.io`.
     public func readBlob(_ id: BlobID) throws -> Data {
         let target = blobDirectory + "/" + id.hex
-        let fileSystem = internalFileSystem
         guard fileSystem.kind(of: target) == .regular else {
             throw StoreError(.missingBlob, "external blob \(id.hex) is missing", path: target)
         }
@@ -75,7 +73,6 @@ extension LogStore {
 
     /// The blob files present beside the store, with their sizes.
     public func blobFiles() throws -> [(id: BlobID, bytes: UInt64)] {
-        let fileSystem = internalFileSystem
         var result: [(BlobID, UInt64)] = []
         for name in try fileSystem.contents(ofDirectory: blobDirectory) {
             guard let id = BlobID(hex: name) else { continue }

@@ -1,0 +1,61 @@
+import Foundation
+
+extension LogStore {
+    /// Writes the index checkpoint (when writable), releases the writer lock and closes the file.
+    ///
+    /// Later calls fail with `.closed`. Closing twice does nothing.
+    public func close() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isClosed else { return }
+        defer {
+            isClosed = true
+            file.close()
+            lockFile?.close()
+            lockFile = nil
+        }
+        if !isReadOnly && !isPoisoned {
+            try writeIndex()
+        }
+    }
+
+    /// Writes the index checkpoint for the state as of the last commit.
+    ///
+    /// The caller holds `lock`.
+    func writeIndex() throws {
+        let entries = live.sortedEntries()
+        let index = StoreIndex(
+            storeUUID: header.storeUUID,
+            generation: header.generation,
+            coveredLength: endOffset,
+            lastCommitChecksum: lastCommitChecksum ?? 0,
+            lastNumber: lastNumber,
+            nextKey: nextKey,
+            metadataOffset: metadataOffset,
+            liveBytes: liveRecordBytes,
+            entries: entries
+        )
+        let temporary = path + LogFormat.indexSuffix + LogFormat.creationSuffix
+        let indexFile = try fileSystem.open(temporary, mode: .create(permissions: options.fileMode))
+        do {
+            try indexFile.truncate(to: 0)
+            try indexFile.write(index.encoded(), at: 0)
+            try indexFile.sync()
+            indexFile.close()
+        } catch {
+            indexFile.close()
+            try? fileSystem.remove(temporary)
+            throw error
+        }
+        try fileSystem.rename(temporary, to: path + LogFormat.indexSuffix)
+        try fileSystem.syncDirectory(directoryOf(path))
+    }
+
+    /// Writes the index checkpoint now, so a later open need not replay the log.
+    public func checkpoint() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try checkWritable()
+        try writeIndex()
+    }
+}

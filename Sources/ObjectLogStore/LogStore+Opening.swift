@@ -1,0 +1,94 @@
+import Foundation
+
+extension LogStore {
+    static func create(path: String, options: StoreOptions) throws {
+        let fileSystem = options.fileSystem
+        var header = StoreHeader(
+            storeUUID: UUID(),
+            generation: 1,
+            nextKey: 1,
+            baseTransactionCount: 0,
+            metadata: [:]
+        )
+        let bytes = header.encoded()
+        let temporary = path + LogFormat.creationSuffix
+        let file = try fileSystem.open(temporary, mode: .create(permissions: options.fileMode))
+        do {
+            try file.truncate(to: 0)
+            try file.write(bytes, at: 0)
+            try file.sync()
+            file.close()
+        } catch {
+            file.close()
+            try? fileSystem.remove(temporary)
+            throw error
+        }
+        // A new store appears whole or not at all: written aside, synced, renamed into place,
+        // and the directory synced so the name survives a power loss.
+        try fileSystem.rename(temporary, to: path)
+        try fileSystem.syncDirectory(directoryOf(path))
+    }
+
+    /// Removes what an interrupted creation, compaction or blob write left behind.
+    static func removeLeftovers(path: String, fileSystem: any FileSystem) throws {
+        for suffix in [
+            LogFormat.creationSuffix, LogFormat.compactionSuffix,
+            LogFormat.indexSuffix + LogFormat.creationSuffix,
+        ] {
+            try fileSystem.remove(path + suffix)
+        }
+        let blobs = path + LogFormat.blobsSuffix
+        for name in try fileSystem.contents(ofDirectory: blobs) where name.hasSuffix(".tmp") {
+            try fileSystem.remove(blobs + "/" + name)
+        }
+    }
+
+    static func loadIndex(
+        path: String,
+        fileSystem: any FileSystem,
+        header: StoreHeader,
+        file: any StoreFile,
+        fileSize: UInt64
+    ) -> (StoreIndex, KeyDirectory, EntityCounter)? {
+        guard fileSystem.kind(of: path + LogFormat.indexSuffix) == .regular,
+            let indexFile = try? fileSystem.open(path + LogFormat.indexSuffix, mode: .read),
+            let size = try? indexFile.size(), size <= UInt64(Int.max),
+            size >= UInt64(StoreIndex.fixedLength + 4),
+            let bytes = try? indexFile.read(at: 0, count: Int(size))
+        else { return nil }
+        // Entries go straight into the keydir, sized from the count in the file (bounded by the
+        // bytes present). The decoder checks keys are strictly ascending, so each is new.
+        // Its keys lie below the next key it records, which sizes a dense directory (one that
+        // would be too sparse for that many entries starts as a hash table).
+        let declared = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 56) }
+        let keysBelow = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 72) }
+        let bounded = min(declared, UInt64(bytes.count / StoreIndex.minimumEntryLength))
+        var directory = KeyDirectory(minimumCapacity: Int(bounded), keysBelow: keysBelow)
+        var counts = EntityCounter()
+        guard
+            let index = StoreIndex.decode(
+                bytes,
+                visit: { key, location in
+                    directory.insertUnique(key, location)
+                    counts.add(location.entity, 1)
+                }
+            ),
+            index.storeUUID == header.storeUUID, index.generation == header.generation,
+            index.coveredLength >= UInt64(header.length), index.coveredLength <= fileSize
+        else { return nil }
+        if index.coveredLength > UInt64(header.length) {
+            // The index names the commit it ends at; the log must still have exactly that commit.
+            let layout = header.layout
+            let start = index.coveredLength - UInt64(layout.commitRecordLength)
+            guard start >= UInt64(header.length),
+                let checksumBytes = try? file.read(at: start, count: 4),
+                checksumBytes.count == 4,
+                checksumBytes.withUnsafeBytes({ UInt32(littleEndianBytesOf: $0, at: 0) })
+                    == index.lastCommitChecksum,
+                (try? LogScanner(file: file, path: path, fileSize: fileSize, layout: layout)
+                    .commitRecord(endingAt: index.coveredLength)) != nil
+            else { return nil }
+        }
+        return (index, directory, counts)
+    }
+}

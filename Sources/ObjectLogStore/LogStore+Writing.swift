@@ -1,0 +1,283 @@
+import Foundation
+
+extension LogStore {
+    /// Hands out `count` fresh keys, never used before in this store.
+    ///
+    /// Keys become permanent with the next commit; keys handed out but never committed may be
+    /// handed out again after the store is reopened.
+    public func allocateKeys(_ count: Int) -> ClosedRange<ObjectKey> {
+        precondition(count > 0, "allocateKeys needs a positive count")
+        // Safe: a store's next key is at most `LogFormat.maximumCounter` (2^62) when read, so
+        // only a count of about 2^62 keys could overflow it.
+        precondition(UInt64(count) <= LogFormat.maximumCounter, "allocateKeys count too large")
+        return locked {
+            let first = nextKey
+            nextKey += UInt64(count)
+            return first...(first + UInt64(count) - 1)
+        }
+    }
+
+    func checkWritable() throws {
+        if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+        if isReadOnly { throw StoreError(.readOnly, "the store is open read-only", path: path) }
+        if isPoisoned {
+            throw StoreError(
+                .poisoned,
+                "an earlier fsync failed; reopen the store before writing again",
+                path: path
+            )
+        }
+    }
+
+    /// Appends `transaction` and, with durable options, makes it durable before returning.
+    ///
+    /// The records and a commit record are written in one `write` at the end of the log, then
+    /// flushed with one `fdatasync`. If the write fails, the log is cut back to where it was; if
+    /// the flush fails, the handle is poisoned (rule 3).
+    ///
+    /// - Returns: The transaction's number, offset, time and counts.
+    /// - Throws: ``StoreError`` — `.readOnly`, `.poisoned`, `.closed`, `.tooLarge`,
+    ///   `.invalidArgument` (a key never allocated), `.io`.
+    @discardableResult
+    public func commit(_ transaction: Transaction) throws -> CommitInfo {
+        lock.lock()
+        defer { lock.unlock() }
+        try checkWritable()
+
+        let start = endOffset
+        let metadataBytes = transaction.metadata.map { MetadataCoding.encode($0) }
+        if let metadataBytes, metadataBytes.count > LogFormat.maximumMetadataLength {
+            throw StoreError(
+                .tooLarge,
+                "the metadata dictionary encodes to \(metadataBytes.count) bytes; the limit is 16 MiB",
+                path: path
+            )
+        }
+        let layout = header.layout
+        // The transaction frames its puts as compact records as they are added; in that layout,
+        // and when no put follows a delete (records keep the transaction's order), they are
+        // written as they are, ahead of the deletes, metadata and commit record framed here.
+        let writesFramedPuts = layout == .compact && !transaction.hasPutAfterDelete
+        let framedLength = writesFramedPuts ? transaction.records.count : 0
+        // The file offset of `writer`'s first byte.
+        let base = start + UInt64(framedLength)
+        var size =
+            layout.commitRecordLength + 2 * LogFormat.sectorSize
+            + (metadataBytes.map { layout.maximumFrameLength + $0.count } ?? 0)
+        // The entries are read in place.
+        let entries = transaction.entries
+        if !writesFramedPuts || transaction.hasDelete {
+            entries.withUnsafeBufferPointer { entries in
+                for index in entries.indices where entries[index].isDelete || !writesFramedPuts {
+                    size += layout.maximumFrameLength
+                    if !entries[index].isDelete {
+                        size += layout.putPayloadLength(
+                            blobCount: entries[index].hasBlobs
+                                ? transaction.blobs(ofEntry: index).count : 0,
+                            valueLength: Int(entries[index].valueCount)
+                        )
+                    }
+                }
+            }
+        }
+        var writer = ByteWriter(capacity: size)
+        // The keydir changes in order, except puts written as framed by the transaction, which
+        // all come first and are read back from its entries.
+        var written: [(key: ObjectKey, location: RecordLocation?)] = []
+        if !writesFramedPuts { written.reserveCapacity(transaction.entries.count) }
+        // Which keys this transaction has put or deleted so far; built only once a delete needs
+        // to know whether its key is live.
+        var touched: [ObjectKey: Bool]?
+        var inserted: UInt32 = 0
+        var updated: UInt32 = 0
+        var deleted: UInt32 = 0
+        var recordCount: UInt32 = 0
+
+        let records = transaction.records
+        for index in entries.indices {
+            // Read in place, field by field.
+            let key = entries[index].key
+            guard key != 0, key < nextKey else {
+                throw StoreError(
+                    .invalidArgument,
+                    "key \(key) was never allocated by this store",
+                    path: path
+                )
+            }
+            if entries[index].isDelete {
+                if touched == nil {
+                    // A delete that was skipped found its key not live, so `false` is right
+                    // for it too.
+                    var map: [ObjectKey: Bool] = [:]
+                    for entry in entries[..<index] { map[entry.key] = !entry.isDelete }
+                    touched = map
+                }
+                let isLive = touched![key] ?? (live[key] != nil)
+                guard isLive else { continue }
+                layout.appendDelete(key: key, entity: entries[index].entity, into: &writer)
+                touched![key] = false
+                written.append((key, nil))
+                deleted += 1
+            } else {
+                let blobCount =
+                    entries[index].hasBlobs ? transaction.blobs(ofEntry: index).count : 0
+                let length = layout.putPayloadLength(
+                    blobCount: blobCount,
+                    valueLength: Int(entries[index].valueCount)
+                )
+                guard length <= LogFormat.maximumPayloadLength, blobCount <= Int(UInt16.max)
+                else {
+                    throw StoreError(
+                        .tooLarge,
+                        "object \(key) encodes to \(length) bytes; the limit is \(LogFormat.maximumPayloadLength) (use external storage)",
+                        path: path
+                    )
+                }
+                if !writesFramedPuts {
+                    let change = entries[index]
+                    let offset = base + UInt64(writer.count)
+                    records.withUnsafeBytes { records in
+                        layout.appendPut(
+                            key: key,
+                            entity: change.entity,
+                            isInsert: change.isInsert,
+                            blobs: transaction.blobs(ofEntry: index),
+                            value: UnsafeRawBufferPointer(rebasing: records[change.valueRange]),
+                            into: &writer
+                        )
+                    }
+                    written.append(
+                        (
+                            key,
+                            RecordLocation(
+                                entity: change.entity,
+                                offset: offset,
+                                length: UInt32(base + UInt64(writer.count) - offset)
+                            )
+                        )
+                    )
+                }
+                if touched != nil { touched![key] = true }
+                if entries[index].isInsert { inserted += 1 } else { updated += 1 }
+            }
+            recordCount += 1
+        }
+        var newMetadataOffset = metadataOffset
+        if let metadataBytes {
+            newMetadataOffset = base + UInt64(writer.count)
+            metadataBytes.withUnsafeBytes { layout.appendMetadata($0, into: &writer) }
+            recordCount += 1
+        }
+        let beforePadding = writer.count
+        layout.appendPaddingBeforeCommit(base: base, into: &writer)
+        if writer.count != beforePadding { recordCount += 1 }
+        let commit = CommitPayload(
+            timestampMicroseconds: CommitPayload.now(),
+            firstRecordOffset: start,
+            recordCount: recordCount,
+            inserted: inserted,
+            updated: updated,
+            deleted: deleted,
+            metadataOffset: newMetadataOffset,
+            nextKey: nextKey
+        )
+        let commitChecksum = layout.appendCommit(
+            number: lastNumber + 1,
+            flags: 0,
+            commit,
+            into: &writer
+        )
+
+        let transactionLength = framedLength + writer.count
+        let bytes = writer.takeBytes()
+        do {
+            if framedLength > 64 << 10 {
+                try records.withUnsafeBytes { try file.write($0, at: start) }
+                try file.write(bytes, at: base)
+            } else if framedLength > 0 {
+                // A small transaction (the common durable save) goes out in one write call.
+                var whole = records.bytes
+                whole += bytes
+                try file.write(whole, at: start)
+            } else {
+                try file.write(bytes, at: base)
+            }
+        } catch {
+            // Leave no partial transaction for the next one to follow.
+            do { try file.truncate(to: start) } catch { isPoisoned = true }
+            throw error
+        }
+        counters.bytesWritten += UInt64(transactionLength)
+        if options.durable {
+            do {
+                counters.logSyncs += 1
+                try file.sync()
+            } catch {
+                isPoisoned = true
+                throw error
+            }
+        }
+        counters.commits += 1
+
+        // The transaction is committed: update the keydir (on locals, see `apply`).
+        var live = self.live
+        var counts = self.entityCounts
+        var recordBytes = self.liveRecordBytes
+        self.live = KeyDirectory()
+        // Grown once, not doubled (and rehashed) again and again while a bulk save's keys go in.
+        // Only inserts add keys: reserving for every put made a save that updates a tenth of a
+        // large store copy its whole keydir into a bigger one. (A put that adds a key without
+        // being an insert still fits: `updateValue` grows the directory when it must.)
+        live.reserveCapacity(live.count + Int(inserted))
+        if writesFramedPuts {
+            entries.withUnsafeBufferPointer { entries in
+                for index in entries.indices where !entries[index].isDelete {
+                    let location = RecordLocation(
+                        entity: entries[index].entity,
+                        offset: start + UInt64(entries[index].recordStart),
+                        length: entries[index].recordLength
+                    )
+                    let old = live.updateValue(location, forKey: entries[index].key)
+                    // An update within its entity leaves the counts as they are.
+                    if old?.entity != location.entity {
+                        if let old { counts.add(old.entity, -1) }
+                        counts.add(location.entity, 1)
+                    }
+                    recordBytes = recordBytes - UInt64(old?.length ?? 0) + UInt64(location.length)
+                }
+            }
+        }
+        for (key, location) in written {
+            let old: RecordLocation?
+            if let location {
+                old = live.updateValue(location, forKey: key)
+                counts.add(location.entity, 1)
+                recordBytes += UInt64(location.length)
+            } else {
+                old = live.removeValue(forKey: key)
+            }
+            if let old {
+                counts.add(old.entity, -1)
+                recordBytes -= UInt64(old.length)
+            }
+        }
+        self.live = live
+        self.entityCounts = counts
+        self.liveRecordBytes = recordBytes
+        if let metadata = transaction.metadata {
+            currentMetadata = metadata
+            metadataOffset = newMetadataOffset
+        }
+        lastNumber += 1
+        lastCommitChecksum = commitChecksum
+        endOffset = start + UInt64(transactionLength)
+        return CommitInfo(
+            number: lastNumber,
+            offset: start,
+            date: commit.date,
+            inserted: Int(inserted),
+            updated: Int(updated),
+            deleted: Int(deleted)
+        )
+    }
+}
