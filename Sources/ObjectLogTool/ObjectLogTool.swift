@@ -14,8 +14,12 @@ import Darwin
 public enum ObjectLogTool {
     /// Runs the tool with the process's arguments on standard output and error.
     ///
+    /// Output that cannot be written (a full disk, a closed pipe: SIGPIPE is ignored, so that
+    /// is EPIPE) is exit 74 with one line on standard error, once the command has finished.
+    ///
     /// - Returns: The status to exit with.
     public static func main() -> Int32 {
+        signal(SIGPIPE, SIG_IGN)
         let output = TextOutput.descriptor(STDOUT_FILENO)
         let errorOutput = TextOutput.descriptor(STDERR_FILENO)
         let status = run(
@@ -24,7 +28,15 @@ public enum ObjectLogTool {
             errorOutput: errorOutput
         )
         output.flush()
+        if let reason = output.failureDescription {
+            errorOutput.writeLine("error: cannot write standard output: " + reason)
+        }
         errorOutput.flush()
+        if output.failureDescription != nil || errorOutput.failureDescription != nil,
+            status == .success
+        {
+            return ExitCode.ioError.rawValue
+        }
         return status.rawValue
     }
 

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The `rdlab` tool: its commands, as a library so tests and later commands can reuse them.
 ///
 /// `Sources/rdlab/main.swift` only calls ``main(arguments:)``.
@@ -20,7 +28,21 @@ public enum RDLab {
     }
 
     /// Runs `rdlab` with `arguments` (program name excluded) and returns its exit status.
+    ///
+    /// A command whose standard output or error cannot be written finishes its work (a run
+    /// still saves) and then exits 74 with one line on standard error (if that can be written).
+    /// SIGPIPE is ignored, so a closed pipe is such a failure (EPIPE) rather than the end of the
+    /// process.
     public static func main(arguments: [String]) -> Int32 {
-        tool.main(arguments: arguments, output: .standard)
+        signal(SIGPIPE, SIG_IGN)
+        let status = tool.main(arguments: arguments, output: .standard)
+        if let reason = StandardStream.output.failureDescription {
+            StandardStream.error.write("error: cannot write standard output: \(reason)\n")
+            return status == 0 ? ExitCode.ioError.rawValue : status
+        }
+        if StandardStream.error.failureDescription != nil {
+            return status == 0 ? ExitCode.ioError.rawValue : status
+        }
+        return status
     }
 }

@@ -16,6 +16,8 @@ public final class TextOutput {
 
     private let destination: Destination
     private var buffer: [UInt8] = []
+    /// The `errno` of the first failed write, or 0; later output is dropped.
+    private var failure: Int32 = 0
     /// What was written, for a memory stream.
     public private(set) var captured: [UInt8] = []
 
@@ -63,6 +65,10 @@ public final class TextOutput {
     /// Writes out everything buffered.
     public func flush() {
         guard !buffer.isEmpty else { return }
+        guard failure == 0 else {
+            buffer.removeAll(keepingCapacity: true)
+            return
+        }
         switch destination {
         case .memory:
             captured.append(contentsOf: buffer)
@@ -76,9 +82,10 @@ public final class TextOutput {
                         bytes.count - done
                     )
                     if result < 0 {
-                        // See: man 2 write. EINTR is retried; anything else (a closed pipe)
-                        // leaves nothing more to do with the output.
+                        // See: man 2 write. EINTR is retried; anything else (a full disk, a
+                        // closed pipe) ends the output, and the tool reports it (exit 74).
                         if errno == EINTR { continue }
+                        failure = errno
                         return
                     }
                     done += result
@@ -86,6 +93,11 @@ public final class TextOutput {
             }
         }
         buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Why writing failed (`strerror`), or nil if every write so far succeeded.
+    public var failureDescription: String? {
+        failure == 0 ? nil : String(cString: strerror(failure))
     }
 
     deinit { flush() }
