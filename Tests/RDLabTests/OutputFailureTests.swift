@@ -85,4 +85,32 @@ struct OutputFailureTests {
             result.errorLines == ["error: cannot write standard output: No space left on device"]
         )
     }
+
+    @Test(
+        "rdlab run with a --png or --npy that cannot be written stops before stepping or saving",
+        arguments: ["--png", "--npy"]
+    )
+    func unwritableFileStopsFirst(option: String) throws {
+        let directory = TemporaryDirectory()
+        let store = directory.file("lab.olog")
+        let base = [
+            "run", "--model", "gray-scott", "--size", "16", "--steps", "5", "--save", "kept",
+            "--store", store,
+        ]
+        let missing = try RDLabProcess.run(base + [option, directory.file("missing/x.out")])
+        #expect(missing.exitCode == 73)
+        #expect(
+            missing.errorLines == [
+                "error: cannot write '\(directory.file("missing/x.out"))': there is no directory "
+                    + "'\(directory.file("missing"))'"
+            ]
+        )
+        #expect(missing.standardOutput == "", "nothing was stepped or printed")
+        #expect(!FileManager.default.fileExists(atPath: store), "no store was created")
+
+        let folder = try RDLabProcess.run(base + [option, directory.path])
+        #expect(folder.exitCode == 73)
+        #expect(folder.errorLines == ["error: cannot write '\(directory.path)': it is a directory"])
+        #expect(!FileManager.default.fileExists(atPath: store))
+    }
 }

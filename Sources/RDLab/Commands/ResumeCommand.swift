@@ -90,6 +90,7 @@ public struct ResumeCommand: Command {
 
     /// Loads the latest snapshot, steps on and saves.
     public func run(output: CommandOutput) throws(CommandError) {
+        try RunCommand.checkOutputPaths(numPyPath, pngPath)
         let store = try LabStore(path: LabStore.path(option: storePath), access: .write)
         let configuration = try store.requireConfiguration(named: configurationName)
         if let saveName, !replace, try store.configuration(named: saveName) != nil {
@@ -126,6 +127,26 @@ public struct ResumeCommand: Command {
         )
         let seconds = try SteppingLoop(label: configurationName).run(simulation, steps: steps)
         let total = startStep + steps
+        // Save before printing or writing files, so that output that fails loses no work.
+        let record = try RunRecord(
+            simulation: simulation,
+            preset: configuration.preset,
+            step: total
+        )
+        let savedName: String
+        if let saveName {
+            try store.saveRun(record, as: saveName, replace: replace)
+            savedName = saveName
+        } else {
+            store.addSnapshot(of: record, to: configuration)
+            if !configuration.autoSaved {
+                try store.replaceAutosave(with: record)
+                store.settings.lastOpened = configuration.name
+            }
+            try store.save()
+            savedName = configurationName
+        }
+        try store.close()
         output.print(
             "resumed '\(configurationName)' (\(model.name), \(field.width) × \(field.height)) "
                 + "from step \(startStep) to step \(total): "
@@ -140,23 +161,6 @@ public struct ResumeCommand: Command {
             output: output
         )
 
-        let record = try RunRecord(
-            simulation: simulation,
-            preset: configuration.preset,
-            step: total
-        )
-        if let saveName {
-            try store.saveRun(record, as: saveName, replace: replace)
-            output.print("saved '\(saveName)' at step \(total) in \(store.path)")
-        } else {
-            store.addSnapshot(of: record, to: configuration)
-            if !configuration.autoSaved {
-                try store.replaceAutosave(with: record)
-                store.settings.lastOpened = configuration.name
-            }
-            try store.save()
-            output.print("saved '\(configurationName)' at step \(total) in \(store.path)")
-        }
-        try store.close()
+        output.print("saved '\(savedName)' at step \(total) in \(store.path)")
     }
 }

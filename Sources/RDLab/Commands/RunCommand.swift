@@ -307,8 +307,10 @@ public struct RunCommand: Command {
 
     /// Runs the simulation, prints a summary, writes the requested files and saves the run.
     public func run(output: CommandOutput) throws(CommandError) {
-        // Open the store first: a store that cannot be used, or a name that is taken, should
-        // stop the command before the work, not after it.
+        // Check the files to write and open the store first: a path that cannot be written, a
+        // store that cannot be used or a name that is taken should stop the command before the
+        // work, not after it.
+        try Self.checkOutputPaths(numPyPath, pngPath)
         let store =
             noSave ? nil : try LabStore(path: LabStore.path(option: storePath), access: .create)
         if let store, let saveName, !replace, try store.configuration(named: saveName) != nil {
@@ -324,6 +326,12 @@ public struct RunCommand: Command {
         )
         let seconds = try SteppingLoop(label: model.name).run(simulation, steps: steps)
         let field = simulation.field
+        // Save before printing or writing files, so that output that fails loses no work.
+        if let store {
+            let record = try RunRecord(simulation: simulation, preset: preset?.name, step: steps)
+            try store.saveRun(record, as: saveName, replace: replace)
+            try store.close()
+        }
 
         let presetText = preset.map { " (\($0.name))" } ?? ""
         let rate = seconds > 0 ? Double(width * height * steps) / seconds / 1e6 : 0
@@ -342,12 +350,38 @@ public struct RunCommand: Command {
             output: output
         )
 
-        if let store {
-            let record = try RunRecord(simulation: simulation, preset: preset?.name, step: steps)
-            try store.saveRun(record, as: saveName, replace: replace)
-            try store.close()
-            if let saveName {
-                output.print("saved '\(saveName)' at step \(steps) in \(store.path)")
+        if let store, let saveName {
+            output.print("saved '\(saveName)' at step \(steps) in \(store.path)")
+        }
+    }
+
+    /// Checks, before any work, that each of `paths` (those given) can be written: its folder
+    /// exists and is writable, and the path is not a folder.
+    ///
+    /// - Throws: ``CommandError`` (exit 73) naming the path and the reason.
+    static func checkOutputPaths(_ paths: String?...) throws(CommandError) {
+        let files = FileManager.default
+        for case let path? in paths {
+            var isFolder: ObjCBool = false
+            if files.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+                throw CommandError(
+                    "cannot write '\(path)': it is a directory",
+                    exitCode: .cannotCreate
+                )
+            }
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            guard files.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue
+            else {
+                throw CommandError(
+                    "cannot write '\(path)': there is no directory '\(folder)'",
+                    exitCode: .cannotCreate
+                )
+            }
+            guard files.isWritableFile(atPath: folder) else {
+                throw CommandError(
+                    "cannot write '\(path)': the directory '\(folder)' is not writable",
+                    exitCode: .cannotCreate
+                )
             }
         }
     }
