@@ -60,6 +60,7 @@ public struct ShowCommand: Command {
 
     /// Prints the configuration and writes the files.
     public func run(output: CommandOutput) throws(CommandError) {
+        try RunCommand.checkOutputPaths(numPyPath, pngPath)
         let store = try LabStore(path: LabStore.path(option: storePath), access: .write)
         let configuration = try store.requireConfiguration(named: configurationName)
         if pngPath != nil || numPyPath != nil {
