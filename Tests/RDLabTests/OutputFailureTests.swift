@@ -113,4 +113,20 @@ struct OutputFailureTests {
         #expect(folder.errorLines == ["error: cannot write '\(directory.path)': it is a directory"])
         #expect(!FileManager.default.fileExists(atPath: store))
     }
+
+    @Test("rdlab show --png into a directory says so (exit 73)")
+    func showIntoDirectory() throws {
+        let directory = TemporaryDirectory()
+        let store = directory.file("lab.olog")
+        let saved = try RDLabProcess.run([
+            "run", "--model", "gray-scott", "--size", "8", "--steps", "1", "--save", "kept",
+            "--store", store,
+        ])
+        try #require(saved.exitCode == 0)
+        let shown = try RDLabProcess.run([
+            "show", "kept", "--store", store, "--png", directory.path,
+        ])
+        #expect(shown.exitCode == 73)
+        #expect(shown.errorLines == ["error: cannot write '\(directory.path)': it is a directory"])
+    }
 }
