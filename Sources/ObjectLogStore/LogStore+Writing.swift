@@ -31,9 +31,10 @@ extension LogStore {
 
     /// Appends `transaction` and, with durable options, makes it durable before returning.
     ///
-    /// The records and a commit record are written in one `write` at the end of the log, then
-    /// flushed with one `fdatasync`. If the write fails, the log is cut back to where it was; if
-    /// the flush fails, the handle is poisoned (rule 3).
+    /// The records and a commit record are written at the end of the log in one `write` (two for
+    /// more than 64 KiB of object records: those records, then the rest), then flushed with one
+    /// `fdatasync`. If a write fails, the log is cut back to where it was; if the flush fails,
+    /// the handle is poisoned (rule 3).
     ///
     /// - Returns: The transaction's number, offset, time and counts.
     /// - Throws: ``StoreError`` — `.readOnly`, `.poisoned`, `.closed`, `.tooLarge`,
