@@ -53,20 +53,29 @@ public struct EditCommand: Command {
         let store = try LabStore(path: LabStore.path(option: storePath), access: .write)
         let configuration = try store.requireConfiguration(named: configurationName)
         var parameters = configuration.parameters
-        for (name, value) in assignments {
-            do {
-                try parameters.setValue(value, forName: name)
-            } catch {
-                throw .usage(error.message)
-            }
-        }
-        if let model = configuration.modelValue, !force {
-            let problems = parameters.stabilityProblems(for: model)
-            if !problems.isEmpty {
-                throw .usage("\(problems.joined(separator: "; ")); pass --force to accept them")
-            }
-        }
         let before = configuration.parameters
+        if let model = configuration.modelValue {
+            try RunCommand.apply(assignments, to: &parameters, model: model)
+            // Only the values being changed are checked: a value stored earlier with --force is
+            // reported as such, not blamed on this edit.
+            let stored = Set(before.stabilityProblems(for: model))
+            let problems = parameters.stabilityProblems(for: model)
+            let introduced = problems.filter { !stored.contains($0) }
+            if !introduced.isEmpty && !force {
+                throw .usage("\(introduced.joined(separator: "; ")); pass --force to accept them")
+            }
+            for problem in problems where stored.contains(problem) {
+                output.printError("warning: stored value kept: \(problem)")
+            }
+        } else {
+            for (name, value) in assignments {
+                do {
+                    try parameters.setValue(value, forName: name)
+                } catch {
+                    throw .usage(error.message)
+                }
+            }
+        }
         configuration.parameters = parameters
         store.settings.lastOpened = configuration.name
         try store.save()

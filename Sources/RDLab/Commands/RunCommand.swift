@@ -194,13 +194,7 @@ public struct RunCommand: Command {
             self.preset = preset
         }
         var parameters = preset?.parameters ?? model.defaultParameters
-        for (name, value) in assignments {
-            do {
-                try parameters.setValue(value, forName: name)
-            } catch {
-                throw .usage(error.message)
-            }
-        }
+        try Self.apply(assignments, to: &parameters, model: model)
         let problems = parameters.stabilityProblems(for: model)
         if !problems.isEmpty && !force {
             throw .usage("\(problems.joined(separator: "; ")); pass --force to run anyway")
@@ -246,6 +240,31 @@ public struct RunCommand: Command {
                 height: self.height,
                 seed: InitialState.defaultSeed
             )
+        }
+    }
+
+    /// Sets each of `assignments` in `parameters`.
+    ///
+    /// - Throws: ``CommandError`` (usage) for a parameter `model` does not have, naming its
+    ///   parameters: the entity keeps all fifteen fields of the original record, but setting
+    ///   another model's would silently do nothing.
+    static func apply(
+        _ assignments: [(String, Float)],
+        to parameters: inout Parameters,
+        model: Model
+    ) throws(CommandError) {
+        for (name, value) in assignments {
+            guard model.parameterNames.contains(name.lowercased()) else {
+                throw .usage(
+                    "\(model.name) has no parameter '\(name)'; its parameters are "
+                        + model.parameterNames.joined(separator: ", ")
+                )
+            }
+            do {
+                try parameters.setValue(value, forName: name)
+            } catch {
+                throw .usage(error.message)
+            }
         }
     }
 
