@@ -100,7 +100,8 @@ let package = Package(
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "TestSupport"]),
         .testTarget(
             name: "RDLabTests",
-            dependencies: ["RDLab", "ReactionDiffusion", "Thumbnails", "TestSupport"]
+            dependencies: ["RDLab", "ReactionDiffusion", "Thumbnails", "TestSupport"],
+            exclude: ["Fixtures"]
         ),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"]),

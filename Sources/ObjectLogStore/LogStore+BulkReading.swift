@@ -14,7 +14,14 @@ extension LogStore {
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
         let plan = try liveObjectsPlan(entity: entity)
-        try visit(plan.items[...], file: plan.file, end: plan.end, layout: plan.layout, body)
+        try visit(
+            plan.items[...],
+            file: plan.file,
+            end: plan.end,
+            layout: plan.layout,
+            upgrade: plan.upgrade,
+            body
+        )
     }
 
     /// The live objects of `entity` (every entity when nil) as up to `parts` read plans of
@@ -51,7 +58,8 @@ extension LogStore {
                     range: range,
                     file: whole.file,
                     end: whole.end,
-                    layout: whole.layout
+                    layout: whole.layout,
+                    upgrade: whole.upgrade
                 )
         }
     }
@@ -90,7 +98,8 @@ extension LogStore {
                 range: items.indices,
                 file: self.file,
                 end: endOffset,
-                layout: header.layout
+                layout: header.layout,
+                upgrade: activeUpgrade
             )
         }
     }
@@ -130,7 +139,8 @@ extension LogStore {
                 range: found.indices,
                 file: file,
                 end: endOffset,
-                layout: header.layout
+                layout: header.layout,
+                upgrade: activeUpgrade
             )
         }
     }
@@ -144,19 +154,23 @@ extension LogStore {
         fileprivate let file: any StoreFile
         fileprivate let end: UInt64
         fileprivate let layout: RecordLayout
+        /// The translation of older records, taken with the file it applies to.
+        fileprivate let upgrade: ActiveUpgrade?
 
         fileprivate init(
             items: [Item],
             range: Range<Int>,
             file: any StoreFile,
             end: UInt64,
-            layout: RecordLayout
+            layout: RecordLayout,
+            upgrade: ActiveUpgrade?
         ) {
             self.allItems = items
             self.range = range
             self.file = file
             self.end = end
             self.layout = layout
+            self.upgrade = upgrade
         }
 
         fileprivate var items: ArraySlice<Item> { allItems[range] }
@@ -184,6 +198,7 @@ extension LogStore {
             file: plan.file,
             end: plan.end,
             layout: plan.layout,
+            upgrade: plan.upgrade,
             alone: span / UInt64(max(items.count, 1)) > 64 << 10,
             body
         )
@@ -197,6 +212,7 @@ extension LogStore {
         file: any StoreFile,
         end: UInt64,
         layout: RecordLayout,
+        upgrade: ActiveUpgrade?,
         alone: Bool = false,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
@@ -221,11 +237,14 @@ extension LogStore {
                 offset: item.offset,
                 layout: layout
             )
-            try body(
-                item.key,
-                item.entity,
-                UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
-            )
+            let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+            guard let upgrade, item.offset < upgrade.boundary else {
+                try body(item.key, item.entity, value)
+                return
+            }
+            try upgrade.deliver(value, entity: item.entity, offset: item.offset) {
+                try body(item.key, item.entity, $0)
+            }
         }
         func pastTheEnd(_ item: Item) -> StoreError {
             StoreError(

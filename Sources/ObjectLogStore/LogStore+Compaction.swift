@@ -42,6 +42,14 @@ extension LogStore {
         lock.lock()
         defer { lock.unlock() }
         try checkWritable()
+        if lacksUpgrade {
+            throw StoreError(
+                .invalidArgument,
+                "records in an older model's layout need the engine's translation to be "
+                    + "compacted (compact through ObjectLog, or with `objectlog compact`)",
+                path: path
+            )
+        }
 
         let bytesBefore = endOffset
         let temporary = path + LogFormat.compactionSuffix
@@ -163,6 +171,9 @@ extension LogStore {
             // format 1 file's records are re-framed (compaction upgrades it to format 2).
             let sourceLayout = header.layout
             let layout = newHeader.layout
+            // Records in an older layout of the engine's values are written in the current one:
+            // the new file is a later generation, where nothing marks a record as older.
+            let upgrade = activeUpgrade
             for item in items {
                 let offset = item.location.offset
                 let total = Int(item.location.length)
@@ -191,7 +202,19 @@ extension LogStore {
                         layout: sourceLayout
                     )
                     let blobs = contents.blobs(in: payload)
-                    if sourceLayout == layout {
+                    if let upgrade, offset < upgrade.boundary {
+                        let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+                        try upgrade.deliver(value, entity: frame.entity, offset: offset) {
+                            layout.appendPut(
+                                key: frame.key,
+                                entity: frame.entity,
+                                isInsert: frame.flags & PutFlags.insert != 0,
+                                blobs: blobs,
+                                value: $0,
+                                into: &buffer
+                            )
+                        }
+                    } else if sourceLayout == layout {
                         buffer.append(contentsOf: record)
                     } else {
                         layout.appendPut(
@@ -282,13 +305,23 @@ extension LogStore {
     ///   exists), `.io`.
     public static func recover(
         path: String,
-        to output: String
+        to output: String,
+        upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil
     ) throws -> (damage: StoreDamage?, objects: Int) {
         var options = StoreOptions()
         options.salvage = true
         options.usesIndex = false
         let source = try LogStore.open(path: path, options: options)
         defer { try? source.close() }
+        // The copy is a later generation, where older records would pass for current ones.
+        if let upgrade { source.installPayloadUpgrade(try upgrade(source)) }
+        if source.locked({ source.lacksUpgrade }) {
+            throw StoreError(
+                .invalidArgument,
+                "records in an older model's layout need the engine's translation to be copied",
+                path: path
+            )
+        }
         let fileSystem = source.fileSystem
         guard fileSystem.kind(of: output) == .missing else {
             throw StoreError(

@@ -136,11 +136,11 @@ extension LogStore {
     ///
     /// - Throws: ``StoreError`` `.corrupt` (naming the offset) if the record is damaged, `.io`.
     public func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])? {
-        let found: (RecordLocation, any StoreFile, RecordLayout)? = try locked {
+        let found: (RecordLocation, any StoreFile, RecordLayout, ActiveUpgrade?)? = try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
-            return live[key].map { ($0, file, header.layout) }
+            return live[key].map { ($0, file, header.layout, activeUpgrade) }
         }
-        guard let (location, file, layout) = found else { return nil }
+        guard let (location, file, layout, upgrade) = found else { return nil }
         let (frame, record) = try Self.readRecord(
             at: location.offset,
             file: file,
@@ -159,7 +159,12 @@ extension LogStore {
                     offset: location.offset
                 )
             }
-            return (Array(buffer[contents.valueStart...]), contents.blobs(in: buffer))
+            let value = UnsafeRawBufferPointer(rebasing: buffer[contents.valueStart...])
+            guard let upgrade else { return (Array(value), contents.blobs(in: buffer)) }
+            let current = try upgrade.deliver(value, entity: frame.entity, offset: location.offset) {
+                Array($0)
+            }
+            return (current, contents.blobs(in: buffer))
         }
     }
 
@@ -201,6 +206,7 @@ extension LogStore {
         }
         let layout = header.layout
         let generation = header.generation
+        let upgrade = activeUpgrade
         func deliver(_ bytes: UnsafeRawBufferPointer) throws {
             try deliverRecord(
                 bytes,
@@ -208,6 +214,7 @@ extension LogStore {
                 location: location,
                 generation: generation,
                 layout: layout,
+                upgrade: upgrade,
                 body
             )
         }
@@ -294,6 +301,7 @@ extension LogStore {
         location: RecordLocation,
         generation: UInt64,
         layout: RecordLayout,
+        upgrade: ActiveUpgrade?,
         _ body: (
             _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
             _ generation: UInt64
@@ -305,12 +313,15 @@ extension LogStore {
             offset: location.offset,
             layout: layout
         )
-        try body(
-            UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...]),
-            contents.blobCount == 0 ? [] : contents.blobs(in: payload),
-            location,
-            generation
-        )
+        let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+        let blobs = contents.blobCount == 0 ? [] : contents.blobs(in: payload)
+        guard let upgrade, location.offset < upgrade.boundary else {
+            try body(value, blobs, location, generation)
+            return
+        }
+        try upgrade.deliver(value, entity: location.entity, offset: location.offset) {
+            try body($0, blobs, location, generation)
+        }
     }
 
     /// The frame, payload and blob list of the put record of `key` that `bytes` hold, after

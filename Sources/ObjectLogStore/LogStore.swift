@@ -84,6 +84,8 @@ public final class LogStore: @unchecked Sendable {
     var readAhead = ReadAhead()
     /// Record positions before and after recent compactions (see ``translateOffset(_:from:exact:)``).
     var compactionMaps: [CompactionMap] = []
+    /// The engine's translation of records in an older layout (see ``PayloadUpgrade``).
+    var payloadUpgrade: PayloadUpgrade?
 
     /// The store file's path.
     public let path: String

@@ -1,0 +1,100 @@
+import Foundation
+
+/// Translates the values of put records written in an older layout into the current one as
+/// they are read, so that a store outlives the layout its records were written in.
+///
+/// The log layer does not know what a value means. The object engine writes, in the store's
+/// metadata under ``LogStore/upgradeBoundaryKey``, the generation and offset below which the
+/// records of that generation of the file are in an older layout, and installs a translation
+/// with ``LogStore/installPayloadUpgrade(_:)``. Every read of an older record
+/// (``LogStore/withObject(_:_:)``, ``LogStore/readObject(_:)``, the bulk reads) then hands its
+/// caller the translated value, and compaction writes the translated value, so the compacted
+/// file holds the current layout only. Records at or above the boundary, and every record of a
+/// later generation, are handed over untouched, at the cost of one comparison.
+public struct PayloadUpgrade: Sendable {
+    /// Turns the value of the record of entity `entity` at `offset` (in the current generation)
+    /// into its current layout.
+    public typealias Translation =
+        @Sendable (_ entity: EntityTag, _ offset: UInt64, _ value: UnsafeRawBufferPointer) throws ->
+        [UInt8]
+
+    /// The translation.
+    public var translate: Translation
+
+    /// Creates an upgrade.
+    public init(translate: @escaping Translation) {
+        self.translate = translate
+    }
+}
+
+/// Where the records in an older layout end: the records of file generation `generation` at
+/// offsets below `offset`.
+struct UpgradeBoundary: Equatable {
+    var generation: UInt64
+    var offset: UInt64
+
+    /// The boundary a metadata dictionary records, if it records one for `generation`.
+    init?(_ metadata: Metadata, generation: UInt64) {
+        guard case .array(let values)? = metadata[LogStore.upgradeBoundaryKey], values.count == 2,
+            case .integer(let recorded)? = values.first, case .integer(let offset)? = values.last,
+            recorded >= 0, offset >= 0, UInt64(recorded) == generation
+        else { return nil }
+        self.generation = generation
+        self.offset = UInt64(offset)
+    }
+}
+
+extension LogStore {
+    /// The metadata key of the upgrade boundary: an array of two integers, a file generation
+    /// and an offset. The records of that generation below that offset are in an older layout
+    /// of the engine's values (see ``PayloadUpgrade``). A boundary of an earlier generation than
+    /// the file's means nothing: compaction rewrote every record in the current layout.
+    public static let upgradeBoundaryKey = "ObjectLog.upgradeBoundary"
+
+    /// Installs the translation of records below the upgrade boundary (nil removes it).
+    ///
+    /// Install it before reading objects; compaction refuses a store whose metadata records a
+    /// boundary for the current generation while no translation is installed, because it would
+    /// copy older records into a file where nothing marks them as older.
+    public func installPayloadUpgrade(_ upgrade: PayloadUpgrade?) {
+        locked { payloadUpgrade = upgrade }
+    }
+
+    /// The installed translation and the boundary it applies below, when the current file has
+    /// records in an older layout. The caller holds `lock`.
+    var activeUpgrade: ActiveUpgrade? {
+        guard let upgrade = payloadUpgrade,
+            let boundary = UpgradeBoundary(currentMetadata, generation: header.generation),
+            boundary.offset > UInt64(header.length)
+        else { return nil }
+        return ActiveUpgrade(boundary: boundary.offset, translate: upgrade.translate)
+    }
+
+    /// Whether the current file has records in an older layout and nothing to translate them.
+    /// The caller holds `lock`.
+    var lacksUpgrade: Bool {
+        guard payloadUpgrade == nil,
+            let boundary = UpgradeBoundary(currentMetadata, generation: header.generation)
+        else { return false }
+        return boundary.offset > UInt64(header.length)
+    }
+}
+
+/// A translation and the offset below which it applies, captured with the file it applies to.
+struct ActiveUpgrade: Sendable {
+    var boundary: UInt64
+    var translate: PayloadUpgrade.Translation
+
+    /// Calls `body` with the value of the record at `offset`, translated if it is older.
+    @inline(__always)
+    func deliver<Result>(
+        _ value: UnsafeRawBufferPointer,
+        entity: EntityTag,
+        offset: UInt64,
+        _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) throws -> Result {
+        guard offset < boundary else { return try body(value) }
+        let translated = try translate(entity, offset, value)
+        return try translated.withUnsafeBytes { try body($0) }
+    }
+}
