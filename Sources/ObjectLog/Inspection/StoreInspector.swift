@@ -68,24 +68,27 @@ public final class StoreInspector: Sendable {
         try self.init(store: store)
     }
 
-    /// Reads the schema of an open store.
+    /// The store's model versions, oldest first.
+    public let history: ModelHistory
+
+    /// Reads the schema of an open store, and has records that earlier model versions wrote
+    /// read in the current version's layout (as the engine reads them).
     /// - Throws: ``ObjectLogError/Code/corrupt`` if the store has no readable schema.
     public init(store: LogStore) throws(ObjectLogError) {
         self.store = store
-        let metadata = store.metadata
-        guard case .string(let json)? = metadata[PersistentStoreCoordinator.modelKey] else {
+        guard let history = try ModelHistory.read(from: store), let current = history.current
+        else {
             throw ObjectLogError(
                 .corrupt,
                 "the store '\(store.path)' has no object model in its metadata "
-                    + "(key '\(PersistentStoreCoordinator.modelKey)')"
+                    + "(keys '\(ModelHistory.versionsKey)' and "
+                    + "'\(PersistentStoreCoordinator.modelKey)' are missing)"
             )
         }
-        self.schema = try ModelSchema.decode(json: Data(json.utf8))
-        if case .string(let hash)? = metadata[PersistentStoreCoordinator.modelHashKey] {
-            versionHash = hash
-        } else {
-            versionHash = nil
-        }
+        self.history = history
+        self.schema = current.schema
+        self.versionHash = current.hash
+        store.installPayloadUpgrade(history.upgrade(store: store))
     }
 
     /// Decodes a payload of an entity into named values.
@@ -158,6 +161,8 @@ public final class StoreInspector: Sendable {
             tag = entity.tag
         }
         try store.forEachLiveObject(entity: tag) { key, entityTag, buffer in
+            // The stored schemas are records too, but not objects.
+            if entityTag == ModelHistory.schemaEntityTag { return }
             guard let entity = schema.entity(tag: entityTag) else {
                 throw ObjectLogError(.corrupt, "object #\(key) has unknown entity tag \(entityTag)")
             }

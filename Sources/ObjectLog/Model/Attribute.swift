@@ -75,6 +75,40 @@ public struct Attribute<Value> {
         }
     }
 
+    /// Declares an attribute stored natively that an earlier model version called
+    /// `originalName`: stores written by that version are migrated on open, keeping its values.
+    ///
+    /// ```swift
+    /// @Attribute(originalName: "title") var name = ""
+    /// ```
+    /// - Parameters:
+    ///   - wrappedValue: The default value.
+    ///   - options: Uniqueness, external storage or transience.
+    ///   - originalName: The attribute's name in the earlier version.
+    @inlinable
+    public init(wrappedValue: Value, _ options: AttributeOptions = [], originalName: String)
+    where Value: AttributeValue {
+        self.value = wrappedValue
+        if _slowPath(AttributeDiscovery.isActive) {
+            AttributeDiscovery.record(options, originalName: originalName)
+        }
+    }
+
+    /// Declares an attribute of any `Codable` type, stored as JSON, that an earlier model
+    /// version called `originalName`.
+    /// - Parameters:
+    ///   - wrappedValue: The default value.
+    ///   - options: Uniqueness or transience.
+    ///   - originalName: The attribute's name in the earlier version.
+    @inlinable
+    public init(wrappedValue: Value, _ options: AttributeOptions = [], originalName: String)
+    where Value: Codable {
+        self.value = wrappedValue
+        if _slowPath(AttributeDiscovery.isActive) {
+            AttributeDiscovery.record(options, originalName: originalName)
+        }
+    }
+
     /// Unavailable: attributes are only for properties of ``ManagedObject`` subclasses.
     @available(
         *,

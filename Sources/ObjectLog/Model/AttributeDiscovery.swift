@@ -30,7 +30,7 @@ let attributeDiscoveryCount = Atomic<Int>(0)
 enum AttributeDiscovery {
     /// The options recorded so far, by recording thread; a stack per thread, for a prototype
     /// whose initialisation builds another model.
-    private static let recordings = LockedValue<[UInt: [[AttributeOptions]]]>([:])
+    private static let recordings = LockedValue<[UInt: [[DeclaredAttribute]]]>([:])
 
     /// Whether some thread is discovering a model (a relaxed load: only the discovering
     /// thread's own initializers must see its change, and they run after it on that thread).
@@ -46,11 +46,22 @@ enum AttributeDiscovery {
     @usableFromInline
     @inline(never)
     static func record(_ options: AttributeOptions) {
+        record(DeclaredAttribute(options: options, originalName: nil))
+    }
+
+    /// Appends `options` and the attribute's name in an earlier model version.
+    @usableFromInline
+    @inline(never)
+    static func record(_ options: AttributeOptions, originalName: String) {
+        record(DeclaredAttribute(options: options, originalName: originalName))
+    }
+
+    private static func record(_ declaration: DeclaredAttribute) {
         let thread = currentThread
         recordings.withLock { recordings in
             guard var stack = recordings[thread], !stack.isEmpty else { return }
             recordings[thread] = nil
-            stack[stack.count - 1].append(options)
+            stack[stack.count - 1].append(declaration)
             recordings[thread] = stack
         }
     }
@@ -59,13 +70,13 @@ enum AttributeDiscovery {
     /// initialisation made, in initialisation order.
     static func makePrototype(
         of type: ManagedObject.Type
-    ) -> (prototype: ManagedObject, options: [AttributeOptions]) {
+    ) -> (prototype: ManagedObject, options: [DeclaredAttribute]) {
         let thread = currentThread
         recordings.withLock { $0[thread, default: []].append([]) }
         attributeDiscoveryCount.add(1, ordering: .relaxed)
         let prototype = type.init()
         attributeDiscoveryCount.subtract(1, ordering: .relaxed)
-        let options = recordings.withLock { recordings -> [AttributeOptions] in
+        let options = recordings.withLock { recordings -> [DeclaredAttribute] in
             var stack = recordings[thread] ?? [[]]
             let top = stack.removeLast()
             recordings[thread] = stack.isEmpty ? nil : stack
@@ -85,8 +96,8 @@ enum AttributeDiscovery {
     ///   did not initialise exactly one attribute per attribute field.
     static func fieldOptions(
         of type: ManagedObject.Type,
-        recorded: [AttributeOptions]
-    ) -> [AttributeOptions]? {
+        recorded: [DeclaredAttribute]
+    ) -> [DeclaredAttribute]? {
         // The number of attribute fields of each class level, most derived first.
         var levels: [Int] = []
         var level: AnyClass? = type
@@ -97,7 +108,7 @@ enum AttributeDiscovery {
             level = _getSuperclass(current)
         }
         guard levels.reduce(0, +) == recorded.count else { return nil }
-        var chunks: [ArraySlice<AttributeOptions>] = []
+        var chunks: [ArraySlice<DeclaredAttribute>] = []
         var start = 0
         for count in levels {
             chunks.append(recorded[start..<(start + count)])
@@ -117,4 +128,11 @@ enum AttributeDiscovery {
         }
         return count
     }
+}
+
+/// What an ``Attribute``'s initializer declares besides its value.
+struct DeclaredAttribute: Sendable {
+    var options: AttributeOptions
+    /// The attribute's name in an earlier model version, if it was renamed.
+    var originalName: String?
 }

@@ -207,6 +207,27 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// be listed here.
     open class var uniquenessConstraints: [[String]] { [] }
 
+    /// The entity's name in an earlier model version, when it was renamed: stores written by
+    /// that version are migrated on open, keeping the entity's objects.
+    ///
+    /// ```swift
+    /// final class Preset: ManagedObject {
+    ///     override class var originalEntityName: String? { "Recipe" }
+    /// }
+    /// ```
+    open class var originalEntityName: String? { nil }
+
+    /// Earlier names of renamed properties, by their current name: stores written by the
+    /// version that used an earlier name are migrated on open, keeping the values.
+    ///
+    /// For attributes, `@Attribute(originalName:)` says the same beside the declaration; this
+    /// also covers relationships.
+    ///
+    /// ```swift
+    /// override class var originalPropertyNames: [String: String] { ["owner": "author"] }
+    /// ```
+    open class var originalPropertyNames: [String: String] { [:] }
+
     /// The object's identity, stable across contexts and launches once it is inserted.
     ///
     /// One exception: an inserted object that a save merges into an existing object under a

@@ -11,7 +11,8 @@ import ObjectLogStore
 /// runtime reflection over its stored properties), resolves inverses and checks the
 /// declarations. Destination classes of relationships are added even when not listed. Entity
 /// tags are assigned in entity-name order, so the same classes always give the same
-/// ``schema`` and ``versionHash``.
+/// ``schema`` and ``versionHash``; a store written by an earlier version of the model keeps
+/// the tags its records carry (the coordinator retags the model it opens such a store with).
 public final class ManagedObjectModel: Sendable {
     /// The entities, ordered by tag.
     public let entities: [EntityDescription]
@@ -25,7 +26,20 @@ public final class ManagedObjectModel: Sendable {
     /// Builds the model of the given entity classes.
     /// - Throws: ``ObjectLogError/Code/invalidModel`` naming the entity and property of a
     ///   declaration the engine cannot store.
-    public init(_ types: [ManagedObject.Type]) throws(ObjectLogError) {
+    public convenience init(_ types: [ManagedObject.Type]) throws(ObjectLogError) {
+        try self.init(types: types, tags: [:])
+    }
+
+    /// The same model with the given entity tags (by entity name), as a store that an earlier
+    /// version of the model wrote needs them: an entity keeps the tag its records carry.
+    func retagged(_ tags: [String: EntityTag]) throws(ObjectLogError) -> ManagedObjectModel {
+        guard entities.contains(where: { tags[$0.name] != $0.tag }) else { return self }
+        return try ManagedObjectModel(types: entities.map(\.objectType), tags: tags)
+    }
+
+    /// Builds the model of the given entity classes, tagging entities as `tags` says (the
+    /// others in name order after the given tags).
+    init(types: [ManagedObject.Type], tags: [String: EntityTag]) throws(ObjectLogError) {
         var all: [ObjectIdentifier: ManagedObject.Type] = [:]
         var pending = types
         var drafts: [ObjectIdentifier: [PropertyAccessor]] = [:]
@@ -41,22 +55,26 @@ public final class ManagedObjectModel: Sendable {
         let sorted = all.values.sorted { $0.entityName < $1.entityName }
         var entities: [EntityDescription] = []
         var byType: [ObjectIdentifier: EntityDescription] = [:]
-        for (index, type) in sorted.enumerated() {
+        var nextTag = (tags.values.max() ?? 0) + 1
+        for type in sorted {
             if let clash = entities.first(where: { $0.name == type.entityName }) {
                 throw ObjectLogError(
                     .invalidModel,
                     "entity name '\(clash.name)' is used by two classes"
                 )
             }
+            let tag = tags[type.entityName] ?? nextTag
+            if tags[type.entityName] == nil { nextTag += 1 }
             let entity = EntityDescription(
                 name: type.entityName,
-                tag: EntityTag(index + 1),
+                tag: tag,
                 objectType: type,
                 accessors: drafts[ObjectIdentifier(type)] ?? []
             )
             entities.append(entity)
             byType[ObjectIdentifier(type)] = entity
         }
+        entities.sort { $0.tag < $1.tag }
         try Self.resolve(entities, byType: byType)
         self.entities = entities
         self.byType = byType
@@ -109,11 +127,13 @@ public final class ManagedObjectModel: Sendable {
             }
             var propertyName = String(cString: name)
             if propertyName.hasPrefix("_") { propertyName.removeFirst() }
+            let declared = wrapper.isAttribute ? options.popFirst() : nil
             let accessor = wrapper.makeAccessor(
                 name: propertyName,
                 offset: offset,
-                options: wrapper.isAttribute ? options.popFirst() ?? [] : []
+                options: declared?.options ?? []
             )
+            accessor.originalName = declared?.originalName ?? type.originalPropertyNames[propertyName]
             if let attribute = accessor.attribute, attribute.options.contains(.transient) {
                 return true
             }
@@ -211,6 +231,9 @@ public final class ManagedObjectModel: Sendable {
     /// Fills in an entity's schema and uniqueness constraints.
     private static func describe(_ entity: EntityDescription) throws(ObjectLogError) {
         var properties: [ModelSchema.Property] = []
+        // Defaults are what a fresh object holds: the values objects written before an
+        // attribute existed take when a store is migrated.
+        let prototype = entity.objectType.init()
         var constraints: [[String]] = []
         for accessor in entity.accessors {
             if let attribute = accessor.attribute {
@@ -223,13 +246,18 @@ public final class ManagedObjectModel: Sendable {
                 }
                 let unique = attribute.options.contains(.unique)
                 if unique { constraints.append([accessor.name]) }
+                var writer = PayloadWriter()
+                var sink = BlobSink(store: nil)
+                try? accessor.encode(prototype, to: &writer, blobs: &sink)
                 properties.append(
                     .attribute(
                         accessor.name,
                         type: attribute.type,
                         isOptional: attribute.isOptional,
                         isUnique: unique,
-                        isExternal: attribute.options.contains(.externalStorage)
+                        isExternal: attribute.options.contains(.externalStorage),
+                        defaultValue: sink.blobs.isEmpty ? writer.bytes : nil,
+                        originalName: accessor.originalName
                     )
                 )
             } else if let relationship = accessor as? RelationshipAccessor {
@@ -248,7 +276,8 @@ public final class ManagedObjectModel: Sendable {
                         isOrdered: relationship.isOrdered,
                         deleteRule: rule.deleteRule,
                         minimumCount: rule.minimumCount,
-                        maximumCount: rule.maximumCount
+                        maximumCount: rule.maximumCount,
+                        originalName: accessor.originalName
                     )
                 )
             }
@@ -279,7 +308,8 @@ public final class ManagedObjectModel: Sendable {
             name: entity.name,
             tag: entity.tag,
             properties: properties,
-            uniquenessConstraints: constraints
+            uniquenessConstraints: constraints,
+            originalName: entity.objectType.originalEntityName
         )
     }
 }

@@ -27,18 +27,23 @@ public struct ModelSchema: Codable, Sendable, Hashable {
         public var properties: [Property]
         /// Groups of attribute names whose values must be unique together.
         public var uniquenessConstraints: [[String]]
+        /// The entity's name in an earlier model version, when it was renamed
+        /// (``ManagedObject/originalEntityName``).
+        public var originalName: String?
 
         /// Creates an entity description.
         public init(
             name: String,
             tag: UInt32,
             properties: [Property],
-            uniquenessConstraints: [[String]]
+            uniquenessConstraints: [[String]],
+            originalName: String? = nil
         ) {
             self.name = name
             self.tag = tag
             self.properties = properties
             self.uniquenessConstraints = uniquenessConstraints
+            self.originalName = originalName
         }
 
         /// The property with a name.
@@ -83,6 +88,11 @@ public struct ModelSchema: Codable, Sendable, Hashable {
         public var minimumCount: Int
         /// The greatest number of destinations a save accepts.
         public var maximumCount: Int
+        /// The property's name in an earlier model version, when it was renamed.
+        public var originalName: String?
+        /// Attributes: the encoding of the default value (lowercase hex), which objects written
+        /// before the attribute existed take.
+        public var defaultValue: String?
 
         /// Creates an attribute description.
         public static func attribute(
@@ -90,7 +100,9 @@ public struct ModelSchema: Codable, Sendable, Hashable {
             type: AttributeType,
             isOptional: Bool = false,
             isUnique: Bool = false,
-            isExternal: Bool = false
+            isExternal: Bool = false,
+            defaultValue: [UInt8]? = nil,
+            originalName: String? = nil
         ) -> Property {
             Property(
                 name: name,
@@ -105,8 +117,45 @@ public struct ModelSchema: Codable, Sendable, Hashable {
                 isOrdered: false,
                 deleteRule: nil,
                 minimumCount: 0,
-                maximumCount: 1
+                maximumCount: 1,
+                originalName: originalName,
+                defaultValue: defaultValue.map(Self.hex)
             )
+        }
+
+        /// Lowercase hexadecimal digits of `bytes`.
+        static func hex(_ bytes: [UInt8]) -> String {
+            let digits = Array("0123456789abcdef".utf8)
+            var text: [UInt8] = []
+            text.reserveCapacity(bytes.count * 2)
+            for byte in bytes {
+                text.append(digits[Int(byte >> 4)])
+                text.append(digits[Int(byte & 15)])
+            }
+            return String(decoding: text, as: UTF8.self)
+        }
+
+        /// The bytes of ``defaultValue``, or nil if there is none or it is not hexadecimal.
+        var defaultBytes: [UInt8]? {
+            guard let text = defaultValue?.utf8, text.count % 2 == 0 else { return nil }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(text.count / 2)
+            var high: UInt8?
+            for character in text {
+                let digit: UInt8
+                switch character {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = character - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = character - UInt8(ascii: "a") + 10
+                default: return nil
+                }
+                if let first = high {
+                    bytes.append(first << 4 | digit)
+                    high = nil
+                } else {
+                    high = digit
+                }
+            }
+            return bytes
         }
     }
 
@@ -120,12 +169,22 @@ public struct ModelSchema: Codable, Sendable, Hashable {
         entities.first { $0.tag == tag }
     }
 
-    /// A 16-hex-digit hash of the schema (FNV-1a, 64 bits, over its canonical JSON).
+    /// A 16-hex-digit hash of the schema (FNV-1a, 64 bits, over its canonical JSON without the
+    /// attributes' default values).
     ///
     /// Two schemas have the same hash exactly when they describe the same payloads and rules.
+    /// Defaults are left out because they need not be constant (a `Date()` default is the
+    /// time the model was built): the version that adds an attribute records the default that
+    /// objects written before it take.
     public var versionHash: String {
+        var hashed = self
+        for entity in hashed.entities.indices {
+            for property in hashed.entities[entity].properties.indices {
+                hashed.entities[entity].properties[property].defaultValue = nil
+            }
+        }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in canonicalJSON() {
+        for byte in hashed.canonicalJSON() {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
         }
         let hex = String(hash, radix: 16)

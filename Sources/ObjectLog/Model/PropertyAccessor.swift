@@ -30,6 +30,8 @@ class PropertyAccessor: @unchecked Sendable {
     var index = 0
     /// The schema type, optionality and options of an attribute; `nil` for relationships.
     var attribute: (type: AttributeType, isOptional: Bool, options: AttributeOptions)?
+    /// The property's name in an earlier model version, if it was renamed.
+    var originalName: String?
 
     init(name: String, offset: Int) {
         self.name = name

@@ -8,9 +8,12 @@ import ObjectLogStore
 /// state is protected by a lock, and a save's checks and commit happen under that lock, so two
 /// contexts saving at once are serialised.
 public final class PersistentStoreCoordinator: Sendable {
-    /// The metadata key of the stored model description (JSON of ``ModelSchema``).
+    /// The metadata key where stores written before model versions were kept hold the model
+    /// description (JSON of ``ModelSchema``); opening such a store for writing moves it into
+    /// the store's model history (``ModelHistory``).
     public static let modelKey = "ObjectLog.model"
-    /// The metadata key of the stored model's ``ManagedObjectModel/versionHash``.
+    /// The metadata key of the ``ManagedObjectModel/versionHash`` of the model version that
+    /// wrote the store last.
     public static let modelHashKey = "ObjectLog.modelHash"
     /// The prefix of metadata keys reserved for the engine and the store.
     public static let reservedKeyPrefix = "ObjectLog."
@@ -37,12 +40,18 @@ public final class PersistentStoreCoordinator: Sendable {
         var valuesByKey: [ObjectKey: [UInt8]] = [:]
     }
 
-    /// Opens the store at `path` for `model`.
+    /// Opens the store at `path` for `model`, migrating it when an earlier version of the
+    /// model wrote it.
     ///
-    /// A new store records the model's schema in its metadata. An existing store must have been
-    /// written with the same model.
-    /// - Throws: ``ObjectLogError/Code/modelMismatch`` listing every added, removed and changed
-    ///   entity and property; ``ObjectLogError/Code/store`` if the store cannot be opened.
+    /// A new store records the model as its first version. A store written by another version
+    /// of the model is migrated lightweight: the differences are inferred (see "Migrating your
+    /// model" in the documentation), the new version is recorded in one small transaction,
+    /// and records written by earlier versions are translated as they are read (compaction
+    /// rewrites them in the current layout). A read-only open translates without recording.
+    /// - Throws: ``ObjectLogError/Code/modelMismatch`` with one line per change that cannot be
+    ///   inferred, or for a store written by a newer version of the model (nothing is written
+    ///   then); ``ObjectLogError/Code/uniqueness`` when objects violate a uniqueness constraint
+    ///   the new version adds; ``ObjectLogError/Code/store`` if the store cannot be opened.
     public init(
         model: ManagedObjectModel,
         path: String,
@@ -50,55 +59,25 @@ public final class PersistentStoreCoordinator: Sendable {
     )
         throws(ObjectLogError)
     {
-        self.model = model
+        let store: LogStore
         do {
-            self.store = try LogStore.open(path: path, options: options)
+            store = try LogStore.open(path: path, options: options)
         } catch {
             throw ObjectLogError.store(error, "cannot open store '\(path)'")
         }
-        self.state = LockedValue(State())
-        let metadata = store.metadata
-        if case .string(let hash)? = metadata[Self.modelHashKey] {
-            guard hash != model.versionHash else { return }
-            var differences = ["the stored model hash \(hash) differs from \(model.versionHash)"]
-            if case .string(let json)? = metadata[Self.modelKey],
-                let stored = try? ModelSchema.decode(json: Data(json.utf8))
-            {
-                differences = stored.differences(to: model.schema)
-            }
-            try? store.close()
-            throw ObjectLogError(
-                .modelMismatch,
-                "the store '\(path)' was written with a different model: "
-                    + differences.joined(separator: "; "),
-                errors: differences.map { ObjectLogError(.modelMismatch, $0) }
-            )
-        }
-        // A store without a model that already holds objects was written by another program
-        // (or directly through ObjectLogStore): adopting it would record this model over
-        // objects it cannot decode. Refuse, and write nothing.
-        let foreignObjects = store.liveCount(entity: nil)
-        guard foreignObjects == 0 else {
-            try? store.close()
-            throw ObjectLogError(
-                .modelMismatch,
-                "the store '\(path)' holds \(foreignObjects) object(s) but no ObjectLog model: "
-                    + "it was not written by ObjectLog's engine"
-            )
-        }
-        guard !options.readOnly else { return }
-        var transaction = Transaction()
-        var initial = metadata
-        initial[Self.modelKey] = .string(
-            String(decoding: model.schema.canonicalJSON(), as: UTF8.self)
-        )
-        initial[Self.modelHashKey] = .string(model.versionHash)
-        transaction.metadata = initial
         do {
-            _ = try store.commit(transaction)
+            self.model = try Self.prepare(
+                store,
+                for: model,
+                path: path,
+                readOnly: options.readOnly || options.salvage
+            )
         } catch {
-            throw ObjectLogError.store(error, "cannot record the model in '\(path)'")
+            try? store.close()
+            throw error
         }
+        self.store = store
+        self.state = LockedValue(State())
     }
 
     /// Reads a store's metadata without opening it for objects (no replay of the log).

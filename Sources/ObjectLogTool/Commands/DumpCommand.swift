@@ -44,7 +44,7 @@ struct DumpCommand: ToolCommand {
     func run(_ context: CommandContext) throws -> ExitCode {
         let store = try StoreAccess.openReadOnly(path)
         defer { try? store.close() }
-        let names = EntityNames(metadata: store.metadata)
+        let names = EntityNames(store: store)
         var entity: EntityTag?
         if let entityName {
             guard let tag = names.tag(named: entityName) else {

@@ -19,7 +19,7 @@ struct InfoCommand: StoreReportCommand {
 
     func run(_ context: CommandContext) throws -> ExitCode {
         let inspection = try StoreAccess.inspect(path, checkBlobs: false)
-        let names = EntityNames(metadata: inspection.metadata)
+        let names = EntityNames(path: path, metadata: inspection.metadata)
         let reclaimable =
             inspection.fileBytes > inspection.liveBytes
             ? inspection.fileBytes - inspection.liveBytes : 0
@@ -27,7 +27,9 @@ struct InfoCommand: StoreReportCommand {
             inspection.fileBytes == 0 ? 0 : Double(reclaimable) / Double(inspection.fileBytes)
         let transactionsInFile = inspection.transactions.filter { !$0.isCompaction }.count
         let entities = names.countsByName(inspection.liveCounts)
-        let liveObjects = inspection.liveObjects.count
+        let liveObjects = inspection.liveObjects.values.filter {
+            $0.entity != ModelHistory.schemaEntityTag
+        }.count
         let modelHash = inspection.metadata[PersistentStoreCoordinator.modelHashKey]?.stringValue
 
         if json {

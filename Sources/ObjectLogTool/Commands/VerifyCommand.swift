@@ -53,7 +53,7 @@ struct VerifyCommand: StoreReportCommand {
     func run(_ context: CommandContext) throws -> ExitCode {
         let inspection = try StoreAccess.inspect(path, checkBlobs: true)
         var findings = inspection.problems.map(Self.finding)
-        let names = EntityNames(metadata: inspection.metadata)
+        let names = EntityNames(path: path, metadata: inspection.metadata)
         var checkedReferences = 0
         if let problem = names.schemaProblem {
             findings.append(Finding(kind: "schema", file: nil, offset: nil, message: problem))
@@ -109,6 +109,8 @@ struct VerifyCommand: StoreReportCommand {
         options.createIfMissing = false
         let store = try LogStore.open(path: path, options: options)
         defer { try? store.close() }
+        // Records of earlier model versions are checked in the current layout.
+        _ = EntityNames(store: store)
 
         var objectFindings: [Finding] = []
         var references = 0
@@ -117,6 +119,8 @@ struct VerifyCommand: StoreReportCommand {
             [ObjectKey: (entity: ModelSchema.Entity, values: [String: StoredValue])] =
                 [:]
         try store.forEachLiveObject(entity: nil) { key, tag, payload in
+            // The records that hold the stored model versions are not objects.
+            if tag == ModelHistory.schemaEntityTag { return }
             let offset = store.location(of: key)?.offset
             guard let entity = schema.entity(tag: tag) else {
                 objectFindings.append(

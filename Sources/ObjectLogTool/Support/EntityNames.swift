@@ -2,8 +2,8 @@ import Foundation
 import ObjectLog
 import ObjectLogStore
 
-/// The engine's schema as stored in a store's metadata, for naming entity tags and decoding
-/// payloads; a tag the schema does not name shows as `entity N`.
+/// The engine's schema as stored in a store (the model version that wrote it last), for naming
+/// entity tags and decoding payloads; a tag the schema does not name shows as `entity N`.
 struct EntityNames: Sendable {
     /// The stored schema, if the store has a readable one (stores written by the engine do).
     let schema: ModelSchema?
@@ -11,29 +11,62 @@ struct EntityNames: Sendable {
     let schemaProblem: String?
     private let namesByTag: [EntityTag: String]
 
-    /// Reads the schema the engine keeps under ``PersistentStoreCoordinator/modelKey``.
-    init(metadata: Metadata) {
-        var names: [EntityTag: String] = [:]
+    /// The schema of the model version that wrote an open store last (its history of versions
+    /// is read from the store), with the store set to read records of earlier versions in
+    /// that version's layout, as the engine reads them.
+    init(store: LogStore) {
+        do {
+            let history = try ModelHistory.read(from: store)
+            store.installPayloadUpgrade(history?.upgrade(store: store))
+            self.init(schema: history?.current?.schema, problem: nil)
+        } catch {
+            self.init(schema: nil, problem: "the stored model cannot be read: \(error.message)")
+        }
+    }
+
+    /// The schema of the store at `path`, whose committed metadata is `metadata`: a store
+    /// that keeps model versions is opened read-only to read the current version's schema.
+    init(path: String, metadata: Metadata) {
+        if metadata[ModelHistory.versionsKey] != nil {
+            var options = StoreOptions()
+            options.readOnly = true
+            options.salvage = true
+            options.createIfMissing = false
+            do {
+                let store = try LogStore.open(path: path, options: options)
+                defer { try? store.close() }
+                self.init(store: store)
+            } catch {
+                self.init(schema: nil, problem: "the stored model cannot be read: \(error)")
+            }
+            return
+        }
         switch metadata[PersistentStoreCoordinator.modelKey] {
         case nil:
-            schema = nil
-            schemaProblem = nil
+            self.init(schema: nil, problem: nil)
         case .string(let json)?:
             do {
-                let decoded = try ModelSchema.decode(json: Data(json.utf8))
-                for entity in decoded.entities { names[entity.tag] = entity.name }
-                schema = decoded
-                schemaProblem = nil
+                self.init(schema: try ModelSchema.decode(json: Data(json.utf8)), problem: nil)
             } catch {
-                schema = nil
-                schemaProblem = "the stored model cannot be read: \(error.message)"
+                self.init(schema: nil, problem: "the stored model cannot be read: \(error.message)")
             }
         case let value?:
-            schema = nil
-            schemaProblem =
-                "the stored model is a \(MetadataRendering.typeName(value)), not a JSON string"
+            self.init(
+                schema: nil,
+                problem: "the stored model is a \(MetadataRendering.typeName(value)), not a JSON string"
+            )
         }
-        namesByTag = names
+    }
+
+    private init(schema: ModelSchema?, problem: String?) {
+        var names: [EntityTag: String] = [:]
+        for entity in schema?.entities ?? [] { names[entity.tag] = entity.name }
+        // The records that hold stored schemas are named too, so they are not taken for objects
+        // of an unknown entity.
+        if schema != nil { names[ModelHistory.schemaEntityTag] = "(model versions)" }
+        self.schema = schema
+        self.schemaProblem = problem
+        self.namesByTag = names
     }
 
     /// The schema's description of the entity with `tag`, if it has one.
@@ -60,7 +93,7 @@ struct EntityNames: Sendable {
     /// 0 when it has no live objects.
     func countsByName(_ counts: [EntityTag: Int]) -> [(name: String, count: Int)] {
         var result: [(name: String, count: Int)] = []
-        for tag in Set(counts.keys).union(namesByTag.keys) {
+        for tag in Set(counts.keys).union(namesByTag.keys) where tag != ModelHistory.schemaEntityTag {
             result.append((name(of: tag), counts[tag] ?? 0))
         }
         return result.sorted { $0.name < $1.name }

@@ -1,0 +1,265 @@
+import Foundation
+import ObjectLogStore
+
+/// The model versions a store has been written with, oldest first (FORMAT.md section 10).
+///
+/// Each version's schema is stored once, in a record of its own (entity tag
+/// ``schemaEntityTag``), and the metadata names the versions by hash: a metadata change no
+/// longer rewrites the model. A version also records where its records begin (file generation
+/// and offset), so a record is read through the schema of the version that wrote it and
+/// translated into the current one (``upgrade(store:)``).
+public struct ModelHistory: Sendable {
+    /// The metadata key of the version list: an array of dictionaries with the keys `hash`,
+    /// `key` (the schema record's object key), `transaction`, `generation` and `offset`.
+    public static let versionsKey = "ObjectLog.modelVersions"
+    /// The entity tag of the records that hold stored schemas (JSON of ``ModelSchema``).
+    public static let schemaEntityTag: EntityTag = 0xFFFF_FFFF
+
+    /// One stored model version.
+    public struct Version: Sendable {
+        /// The schema's ``ModelSchema/versionHash``.
+        public var hash: String
+        /// The schema.
+        public var schema: ModelSchema
+        /// The object key of the record that holds the schema (0 for the model description of
+        /// a store written before versions were kept, which lives in the metadata).
+        public var key: ObjectKey
+        /// The number of the transaction that introduced the version.
+        public var transaction: UInt64
+        /// The file generation and offset where its records begin: records at or after this
+        /// position (and before the next version's) were written by this version.
+        public var generation: UInt64
+        /// See ``generation``.
+        public var offset: UInt64
+    }
+
+    /// The versions, oldest first.
+    public private(set) var versions: [Version]
+    /// Whether the store keeps its model the way stores did before versions were kept: the
+    /// whole description in the metadata (`ObjectLog.model`).
+    public private(set) var isLegacy: Bool
+
+    /// The version that wrote the store last.
+    public var current: Version? { versions.last }
+
+    /// Every entity tag some version used.
+    var usedTags: Set<EntityTag> {
+        Set(versions.flatMap { $0.schema.entities.map(\.tag) })
+    }
+
+    /// Reads the history of an open store; nil if the store records no model.
+    ///
+    /// - Throws: ``ObjectLogError/Code/corrupt`` if the recorded versions cannot be read.
+    public static func read(from store: LogStore) throws(ObjectLogError) -> ModelHistory? {
+        let metadata = store.metadata
+        if case .array(let entries)? = metadata[versionsKey] {
+            var versions: [Version] = []
+            for entry in entries {
+                guard case .dictionary(let fields) = entry,
+                    case .string(let hash)? = fields["hash"],
+                    case .integer(let key)? = fields["key"], key > 0,
+                    case .integer(let transaction)? = fields["transaction"], transaction >= 0,
+                    case .integer(let generation)? = fields["generation"], generation >= 0,
+                    case .integer(let offset)? = fields["offset"], offset >= 0
+                else {
+                    throw ObjectLogError(.corrupt, "the store's list of model versions is malformed")
+                }
+                let record: [UInt8]?
+                do {
+                    record = try store.readObject(ObjectKey(key))?.payload
+                } catch {
+                    throw ObjectLogError.store(error, "cannot read model version \(hash)")
+                }
+                guard let record, store.location(of: ObjectKey(key))?.entity == schemaEntityTag
+                else {
+                    throw ObjectLogError(
+                        .corrupt,
+                        "the store has lost the schema of model version \(hash) (object \(key))"
+                    )
+                }
+                let schema = try ModelSchema.decode(json: Data(record))
+                versions.append(
+                    Version(
+                        hash: hash,
+                        schema: schema,
+                        key: ObjectKey(key),
+                        transaction: UInt64(transaction),
+                        generation: UInt64(generation),
+                        offset: UInt64(offset)
+                    )
+                )
+            }
+            guard !versions.isEmpty else {
+                throw ObjectLogError(.corrupt, "the store's list of model versions is empty")
+            }
+            return ModelHistory(versions: versions, isLegacy: false)
+        }
+        guard case .string(let hash)? = metadata[PersistentStoreCoordinator.modelHashKey] else {
+            return nil
+        }
+        guard case .string(let json)? = metadata[PersistentStoreCoordinator.modelKey] else {
+            throw ObjectLogError(
+                .corrupt,
+                "the store names model \(hash) but holds no description of it"
+            )
+        }
+        let schema = try ModelSchema.decode(json: Data(json.utf8))
+        return ModelHistory(
+            versions: [
+                Version(hash: hash, schema: schema, key: 0, transaction: 1, generation: 0, offset: 0)
+            ],
+            isLegacy: true
+        )
+    }
+
+    /// A history without versions, for a store that records no model yet.
+    static var empty: ModelHistory { ModelHistory(versions: [], isLegacy: false) }
+
+    private init(versions: [Version], isLegacy: Bool) {
+        self.versions = versions
+        self.isLegacy = isLegacy
+    }
+
+    /// The transaction that adds `schema` as the newest version, with the changes to the
+    /// metadata, written at the store's current end.
+    ///
+    /// Every object record after that point is written by the new version; those before it keep
+    /// their versions. A legacy description is moved out of the metadata.
+    func recording(
+        _ schema: ModelSchema,
+        in store: LogStore,
+        metadata: Metadata,
+        into transaction: inout Transaction
+    ) -> ModelHistory {
+        let (end, generation) = store.endAndGeneration
+        var next = self
+        if next.isLegacy {
+            // The old description gets a record of its own, like every later version.
+            let legacyKey = store.allocateKeys(1).lowerBound
+            transaction.put(
+                key: legacyKey,
+                entity: Self.schemaEntityTag,
+                payload: Array(next.versions[0].schema.canonicalJSON()),
+                isInsert: true
+            )
+            next.versions[0].key = legacyKey
+            next.isLegacy = false
+        }
+        if next.versions.last?.hash != schema.versionHash {
+            let key = store.allocateKeys(1).lowerBound
+            transaction.put(
+                key: key,
+                entity: Self.schemaEntityTag,
+                payload: Array(schema.canonicalJSON()),
+                isInsert: true
+            )
+            next.versions.append(
+                Version(
+                    hash: schema.versionHash,
+                    schema: schema,
+                    key: key,
+                    transaction: store.transactionCount + 1,
+                    generation: generation,
+                    offset: end
+                )
+            )
+        }
+        var metadata = metadata
+        metadata[PersistentStoreCoordinator.modelKey] = nil
+        metadata[PersistentStoreCoordinator.modelHashKey] = .string(schema.versionHash)
+        metadata[Self.versionsKey] = .array(
+            next.versions.map { version in
+                .dictionary([
+                    "hash": .string(version.hash),
+                    "key": .integer(Int64(version.key)),
+                    "transaction": .integer(Int64(version.transaction)),
+                    "generation": .integer(Int64(version.generation)),
+                    "offset": .integer(Int64(version.offset)),
+                ])
+            }
+        )
+        if let current = next.versions.last {
+            metadata[LogStore.upgradeBoundaryKey] = .array([
+                .integer(Int64(current.generation)), .integer(Int64(current.offset)),
+            ])
+        }
+        transaction.metadata = metadata
+        return next
+    }
+
+    /// The history with `schema` appended as a version that has not been written (for a
+    /// read-only open, which translates without recording anything).
+    func appendingUnrecorded(_ schema: ModelSchema, generation: UInt64, end: UInt64) -> ModelHistory
+    {
+        var next = self
+        next.versions.append(
+            Version(
+                hash: schema.versionHash,
+                schema: schema,
+                key: 0,
+                transaction: 0,
+                generation: generation,
+                offset: end
+            )
+        )
+        return next
+    }
+
+    /// The translation of records written by earlier versions into the newest one's layout,
+    /// for the store's current file generation; nil when there is nothing to translate.
+    ///
+    /// A record is read through the schema of the version that wrote it, then through each
+    /// later version's inferred mapping in turn. Records of other entities (schemas, entities
+    /// that were removed) pass unchanged.
+    public func upgrade(store: LogStore) -> PayloadUpgrade? {
+        guard versions.count > 1 else { return nil }
+        let generation = store.generation
+        // Per step i (version i to i + 1), the transcoder of each entity tag of version i + 1.
+        let steps = zip(versions, versions.dropFirst()).map { old, new in
+            SchemaMapping(from: old.schema, to: new.schema)
+        }
+        let starts = versions.map { (generation: $0.generation, offset: $0.offset) }
+        // Weak: the store keeps the translation, which must not keep the store.
+        let reference = StoreReference(store)
+        return PayloadUpgrade { tag, offset, value in
+            // The version that wrote the record: the last to begin at or before it.
+            var version = 0
+            for (index, start) in starts.enumerated()
+            where (start.generation, start.offset) <= (generation, offset) {
+                version = index
+            }
+            guard version < steps.count, tag != Self.schemaEntityTag else { return Array(value) }
+            var bytes = Array(value)
+            for step in steps[version...] {
+                guard let transcoder = step.transcoder(forOldTag: tag) else {
+                    return Array(value)
+                }
+                bytes = try bytes.withUnsafeBytes { buffer in
+                    try transcoder.transcode(buffer) { id in
+                        guard let store = reference.store else {
+                            throw ObjectLogError(.store, "the store is closed")
+                        }
+                        return try store.readBlob(id)
+                    }
+                }
+            }
+            return bytes
+        }
+    }
+}
+
+extension SchemaMapping {
+    /// The transcoder of the entity whose old records carry `tag` (tags are kept across
+    /// versions, so it is the new entity of the same tag).
+    func transcoder(forOldTag tag: EntityTag) -> EntityTranscoder? {
+        transcoders[tag]
+    }
+}
+
+/// A weak reference to a store, for a translation the store itself keeps.
+private final class StoreReference: Sendable {
+    // Set once, in `init`; a weak reference is read atomically.
+    nonisolated(unsafe) weak var store: LogStore?
+
+    init(_ store: LogStore) { self.store = store }
+}
