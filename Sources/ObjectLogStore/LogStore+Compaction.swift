@@ -203,7 +203,9 @@ extension LogStore {
                     )
                     let blobs = contents.blobs(in: payload)
                     if let upgrade, offset < upgrade.boundary {
-                        let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+                        let value = UnsafeRawBufferPointer(
+                            rebasing: payload[contents.valueStart...]
+                        )
                         try upgrade.deliver(value, entity: frame.entity, offset: offset) {
                             layout.appendPut(
                                 key: frame.key,

@@ -161,7 +161,8 @@ extension LogStore {
             }
             let value = UnsafeRawBufferPointer(rebasing: buffer[contents.valueStart...])
             guard let upgrade else { return (Array(value), contents.blobs(in: buffer)) }
-            let current = try upgrade.deliver(value, entity: frame.entity, offset: location.offset) {
+            let current = try upgrade.deliver(value, entity: frame.entity, offset: location.offset)
+            {
                 Array($0)
             }
             return (current, contents.blobs(in: buffer))

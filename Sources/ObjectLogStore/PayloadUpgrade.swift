@@ -20,9 +20,17 @@ public struct PayloadUpgrade: Sendable {
 
     /// The translation.
     public var translate: Translation
+    /// Where the older records end when the metadata does not say it yet: a migration checks
+    /// the translated records before it commits, and a read-only open translates without ever
+    /// committing. The offset applies to the file generation given with it only.
+    public var pendingBoundary: (generation: UInt64, offset: UInt64)?
 
     /// Creates an upgrade.
-    public init(translate: @escaping Translation) {
+    public init(
+        pendingBoundary: (generation: UInt64, offset: UInt64)? = nil,
+        translate: @escaping Translation
+    ) {
+        self.pendingBoundary = pendingBoundary
         self.translate = translate
     }
 }
@@ -63,11 +71,18 @@ extension LogStore {
     /// The installed translation and the boundary it applies below, when the current file has
     /// records in an older layout. The caller holds `lock`.
     var activeUpgrade: ActiveUpgrade? {
-        guard let upgrade = payloadUpgrade,
-            let boundary = UpgradeBoundary(currentMetadata, generation: header.generation),
-            boundary.offset > UInt64(header.length)
-        else { return nil }
-        return ActiveUpgrade(boundary: boundary.offset, translate: upgrade.translate)
+        guard let upgrade = payloadUpgrade else { return nil }
+        let offset: UInt64
+        if let pending = upgrade.pendingBoundary {
+            guard pending.generation == header.generation else { return nil }
+            offset = pending.offset
+        } else {
+            guard let boundary = UpgradeBoundary(currentMetadata, generation: header.generation)
+            else { return nil }
+            offset = boundary.offset
+        }
+        guard offset > UInt64(header.length) else { return nil }
+        return ActiveUpgrade(boundary: offset, translate: upgrade.translate)
     }
 
     /// Whether the current file has records in an older layout and nothing to translate them.

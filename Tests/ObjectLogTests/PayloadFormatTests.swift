@@ -33,14 +33,15 @@ struct PayloadFormatTests {
         ])
         let context = container.newContext()
         let configuration = DocConfiguration(context: context)
-        #expect(configuration.objectID.key == 1)
+        // Key 1 holds the store's first model version (its schema record).
+        #expect(configuration.objectID.key == 2)
         let snapshot = DocSnapshot(context: context)
         snapshot.step = 12
         snapshot.state = Data([0xAA, 0xBB, 0xCC])
         snapshot.configuration = configuration
         try context.save()
         let record = try #require(try container.coordinator.store.readObject(snapshot.objectID.key))
-        #expect(record.payload == [0x03, 0x18, 0x00, 0x03, 0xAA, 0xBB, 0xCC, 0x01])
+        #expect(record.payload == [0x03, 0x18, 0x00, 0x03, 0xAA, 0xBB, 0xCC, 0x02])
     }
 
     @Test("varints, zigzag and fixed-width values use the documented bytes")
@@ -160,16 +161,38 @@ struct PayloadFormatTests {
         }
     }
 
-    @Test("the model hash is FNV-1a over the stored schema JSON")
+    @Test("the model hash is FNV-1a over the stored schema JSON without defaults")
     func hashDefinition() throws {
         let model = try ManagedObjectModel([DocConfiguration.self, DocSnapshot.self])
+        // The JSON with every "defaultValue" member taken out, as FORMAT.md defines the hash.
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: model.schema.canonicalJSON()) as? [String: Any]
+        )
+        var stripped = json
+        stripped["entities"] = (json["entities"] as? [[String: Any]])?.map { entity in
+            var entity = entity
+            entity["properties"] = (entity["properties"] as? [[String: Any]])?.map {
+                $0.filter { $0.key != "defaultValue" }
+            }
+            return entity
+        }
+        let canonical = try JSONSerialization.data(
+            withJSONObject: stripped,
+            options: [.sortedKeys, .withoutEscapingSlashes]
+        )
+        #expect(!canonical.isEmpty)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in model.schema.canonicalJSON() { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        for byte in canonical { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         #expect(model.versionHash == String(format: "%016llx", hash))
         let container = try PersistentContainer.inMemory(for: [
             DocConfiguration.self, DocSnapshot.self,
         ])
-        let stored = container.metadata[PersistentStoreCoordinator.modelKey]
-        #expect(stored == .string(String(decoding: model.schema.canonicalJSON(), as: UTF8.self)))
+        #expect(container.metadata[PersistentStoreCoordinator.modelKey] == nil)
+        #expect(
+            container.metadata[PersistentStoreCoordinator.modelHashKey]
+                == .string(model.versionHash)
+        )
+        let history = try #require(try ModelHistory.read(from: container.coordinator.store))
+        #expect(history.versions.map(\.schema) == [model.schema])
     }
 }

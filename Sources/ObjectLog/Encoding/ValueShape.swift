@@ -61,7 +61,8 @@ struct ValueShape: Sendable, Equatable {
     }
 
     /// Moves past a value of `type` without presence or mode byte.
-    static func skipBare(_ type: AttributeType, _ reader: inout PayloadReader) throws(PayloadError) {
+    static func skipBare(_ type: AttributeType, _ reader: inout PayloadReader) throws(PayloadError)
+    {
         switch type {
         case .bool, .int8, .uint8: _ = try reader.readByte()
         case .int16, .int32, .int64, .uint16, .uint32, .uint64: _ = try reader.readVarint()

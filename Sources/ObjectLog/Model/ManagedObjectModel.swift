@@ -133,7 +133,8 @@ public final class ManagedObjectModel: Sendable {
                 offset: offset,
                 options: declared?.options ?? []
             )
-            accessor.originalName = declared?.originalName ?? type.originalPropertyNames[propertyName]
+            accessor.originalName =
+                declared?.originalName ?? type.originalPropertyNames[propertyName]
             if let attribute = accessor.attribute, attribute.options.contains(.transient) {
                 return true
             }

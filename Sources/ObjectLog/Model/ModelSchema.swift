@@ -145,7 +145,8 @@ public struct ModelSchema: Codable, Sendable, Hashable {
                 let digit: UInt8
                 switch character {
                 case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = character - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = character - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "a")...UInt8(ascii: "f"):
+                    digit = character - UInt8(ascii: "a") + 10
                 default: return nil
                 }
                 if let first = high {

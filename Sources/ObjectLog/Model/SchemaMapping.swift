@@ -69,11 +69,14 @@ struct SchemaMapping: Sendable {
     }
 
     /// The entity tags a model should use to continue the stored version `old`: each entity
-    /// keeps the tag of the old entity it continues (by name or original name), and a new
-    /// entity takes a tag no version has used (above every tag in `used`).
+    /// keeps the tag of the old entity it continues (by name or original name); an entity that
+    /// an `earlier` version had (newest first) and `old` removed takes its tag back, so that a
+    /// model version the store already recorded is recognised by its hash; and a new entity
+    /// takes a tag no version has used (above every tag in `used`).
     static func tags(
         for entities: [(name: String, originalName: String?)],
         continuing old: ModelSchema,
+        earlier: [ModelSchema] = [],
         used: Set<EntityTag>
     ) -> [String: EntityTag] {
         var tags: [String: EntityTag] = [:]
@@ -90,6 +93,17 @@ struct SchemaMapping: Sendable {
             {
                 tags[entity.name] = renamed.tag
                 claimed.insert(renamed.name)
+            }
+        }
+        for entity in entities where tags[entity.name] == nil {
+            let taken = Set(tags.values)
+            for schema in earlier {
+                if let previous = schema.entity(named: entity.name), !taken.contains(previous.tag),
+                    old.entity(tag: previous.tag) == nil
+                {
+                    tags[entity.name] = previous.tag
+                    break
+                }
             }
         }
         var next = (used.max() ?? 0) + 1

@@ -62,7 +62,10 @@ public struct ModelHistory: Sendable {
                     case .integer(let generation)? = fields["generation"], generation >= 0,
                     case .integer(let offset)? = fields["offset"], offset >= 0
                 else {
-                    throw ObjectLogError(.corrupt, "the store's list of model versions is malformed")
+                    throw ObjectLogError(
+                        .corrupt,
+                        "the store's list of model versions is malformed"
+                    )
                 }
                 let record: [UInt8]?
                 do {
@@ -106,7 +109,14 @@ public struct ModelHistory: Sendable {
         let schema = try ModelSchema.decode(json: Data(json.utf8))
         return ModelHistory(
             versions: [
-                Version(hash: hash, schema: schema, key: 0, transaction: 1, generation: 0, offset: 0)
+                Version(
+                    hash: hash,
+                    schema: schema,
+                    key: 0,
+                    transaction: 1,
+                    generation: 0,
+                    offset: 0
+                )
             ],
             isLegacy: true
         )
@@ -212,6 +222,13 @@ public struct ModelHistory: Sendable {
     /// later version's inferred mapping in turn. Records of other entities (schemas, entities
     /// that were removed) pass unchanged.
     public func upgrade(store: LogStore) -> PayloadUpgrade? {
+        upgrade(store: store, pendingBoundary: nil)
+    }
+
+    /// The translation, applied below `pendingBoundary` (in the store's current generation)
+    /// rather than below the boundary the metadata records: for a newest version that has not
+    /// been recorded.
+    func upgrade(store: LogStore, pendingBoundary: UInt64?) -> PayloadUpgrade? {
         guard versions.count > 1 else { return nil }
         let generation = store.generation
         // Per step i (version i to i + 1), the transcoder of each entity tag of version i + 1.
@@ -221,7 +238,9 @@ public struct ModelHistory: Sendable {
         let starts = versions.map { (generation: $0.generation, offset: $0.offset) }
         // Weak: the store keeps the translation, which must not keep the store.
         let reference = StoreReference(store)
-        return PayloadUpgrade { tag, offset, value in
+        return PayloadUpgrade(
+            pendingBoundary: pendingBoundary.map { (generation: generation, offset: $0) }
+        ) { tag, offset, value in
             // The version that wrote the record: the last to begin at or before it.
             var version = 0
             for (index, start) in starts.enumerated()

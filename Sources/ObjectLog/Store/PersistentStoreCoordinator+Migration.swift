@@ -34,11 +34,13 @@ extension PersistentStoreCoordinator {
         let tags = SchemaMapping.tags(
             for: model.entities.map { ($0.name, $0.schema.originalName) },
             continuing: stored.schema,
+            earlier: history.versions.dropLast().reversed().map(\.schema),
             used: history.usedTags
         )
         let model = try model.retagged(tags)
         if stored.hash == model.versionHash {
-            let current = history.isLegacy && !readOnly
+            let current =
+                history.isLegacy && !readOnly
                 ? try record(model.schema, history: history, in: store, path: path)
                 : history
             store.installPayloadUpgrade(current.upgrade(store: store))
@@ -65,7 +67,7 @@ extension PersistentStoreCoordinator {
         let (end, generation) = store.endAndGeneration
         // Reads from here on see every record in the new layout, the checks below included.
         let trial = history.appendingUnrecorded(model.schema, generation: generation, end: end)
-        store.installPayloadUpgrade(trial.upgrade(store: store))
+        store.installPayloadUpgrade(trial.upgrade(store: store, pendingBoundary: end))
         try checkNewConstraints(mapping.newConstraints, model: model, store: store, path: path)
         guard !readOnly else { return model }
         do {
@@ -133,7 +135,11 @@ extension PersistentStoreCoordinator {
                     var reader = PayloadReader(buffer)
                     try ObjectDecoder.decode(&reader, into: scratch, entity: entity, source: nil)
                     for (index, group) in members.enumerated() {
-                        let value = ObjectEncoder.uniqueValue(of: scratch, group: group, entity: entity)
+                        let value = ObjectEncoder.uniqueValue(
+                            of: scratch,
+                            group: group,
+                            entity: entity
+                        )
                         if let other = seen[index][value] {
                             let names = group.map { "'\(entity.accessors[$0].name)'" }
                             violation = ObjectLogError(

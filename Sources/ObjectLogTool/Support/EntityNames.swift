@@ -53,7 +53,8 @@ struct EntityNames: Sendable {
         case let value?:
             self.init(
                 schema: nil,
-                problem: "the stored model is a \(MetadataRendering.typeName(value)), not a JSON string"
+                problem:
+                    "the stored model is a \(MetadataRendering.typeName(value)), not a JSON string"
             )
         }
     }
@@ -93,7 +94,8 @@ struct EntityNames: Sendable {
     /// 0 when it has no live objects.
     func countsByName(_ counts: [EntityTag: Int]) -> [(name: String, count: Int)] {
         var result: [(name: String, count: Int)] = []
-        for tag in Set(counts.keys).union(namesByTag.keys) where tag != ModelHistory.schemaEntityTag {
+        for tag in Set(counts.keys).union(namesByTag.keys) where tag != ModelHistory.schemaEntityTag
+        {
             result.append((name(of: tag), counts[tag] ?? 0))
         }
         return result.sorted { $0.name < $1.name }
