@@ -320,16 +320,18 @@ struct EngineStoreTests {
         try container.close()
     }
 
-    @Test("meta shows the engine's model key cut short, and refuses to change it")
+    @Test("meta shows the engine's model versions, and refuses to change them")
     func metaReservedModel() throws {
         let directory = TemporaryDirectory()
         let fixture = try makeEngineStore(at: directory.file("lab.olog"))
         let lines = try runTool("meta", fixture.path).lines
-        let model = try #require(lines.first { $0.hasPrefix("ObjectLog.model (string): ") })
-        #expect(model.hasSuffix("characters; use 'meta get')"))
-        let full = try runTool("meta", fixture.path, "get", "ObjectLog.model")
-        let schema = try ModelSchema.decode(json: Data(full.standardOutput.utf8))
-        #expect(schema.entities.map(\.name).sorted() == ["Sample", "SampleGroup"])
+        // The model is no longer in the metadata: the versions are named by hash.
+        #expect(!lines.contains { $0.hasPrefix("ObjectLog.model (string): ") })
+        let versions = try #require(lines.first { $0.hasPrefix("ObjectLog.modelVersions (array): ") })
+        #expect(versions.count < 200)
+        let schema = try runTool("schema", fixture.path, "--json")
+        #expect(schema.status == 0)
+        #expect(schema.standardOutput.contains("\"name\": \"SampleGroup\""))
         let refused = try runTool("meta", fixture.path, "set", "ObjectLog.modelHash", "0")
         #expect(refused.status == 64)
         #expect(

@@ -1,3 +1,4 @@
+import ObjectLog
 import Foundation
 import ObjectLogStore
 
@@ -51,6 +52,9 @@ struct CompactCommand: ToolCommand {
             discardingTornTail: discardingTornTail
         )
         let generationBefore = store.generation
+        // Records of earlier model versions are rewritten in the current version's layout.
+        _ = EntityNames(store: store)
+        let schemaRecords = store.liveCount(entity: ModelHistory.schemaEntityTag)
         let bar = ProgressBar(
             output: context.output,
             isTerminal: !json && context.output.isTerminal,
@@ -77,7 +81,7 @@ struct CompactCommand: ToolCommand {
                 ("bytesBefore", .unsigned(report.bytesBefore)),
                 ("bytesAfter", .unsigned(report.bytesAfter)),
                 ("reclaimedBytes", .unsigned(reclaimed)),
-                ("objects", .number(report.objects)),
+                ("objects", .number(report.objects - schemaRecords)),
                 ("blobsRemoved", .number(report.blobsRemoved)),
                 ("blobBytesRemoved", .unsigned(report.blobBytesRemoved)),
             ])
@@ -93,7 +97,7 @@ struct CompactCommand: ToolCommand {
             line("bytes before", Formatting.bytes(report.bytesBefore))
             line("bytes after", Formatting.bytes(report.bytesAfter))
             line("reclaimed", Formatting.bytes(reclaimed) + " (\(Formatting.percentage(share)))")
-            line("live objects", String(report.objects))
+            line("live objects", String(report.objects - schemaRecords))
             line(
                 "blobs removed",
                 "\(report.blobsRemoved) (\(Formatting.bytes(report.blobBytesRemoved)))"

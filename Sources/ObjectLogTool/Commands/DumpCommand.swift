@@ -1,3 +1,4 @@
+import ObjectLog
 import Foundation
 import ObjectLogStore
 
@@ -73,6 +74,8 @@ struct DumpCommand: ToolCommand {
         if isArray { output.write("[") }
         var first = true
         for key in store.liveKeys(entity: entity) {
+            // The records that hold the stored model versions are not objects.
+            if store.location(of: key)?.entity == ModelHistory.schemaEntityTag { continue }
             guard let object = try rendering.json(key: key) else { continue }
             if isArray {
                 output.write(first ? "\n  " : ",\n  ")

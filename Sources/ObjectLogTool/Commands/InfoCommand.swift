@@ -31,6 +31,12 @@ struct InfoCommand: StoreReportCommand {
             $0.entity != ModelHistory.schemaEntityTag
         }.count
         let modelHash = inspection.metadata[PersistentStoreCoordinator.modelHashKey]?.stringValue
+        // The version that wrote the store last, when the store keeps its versions.
+        let modelVersion = names.history.flatMap { history in
+            history.current.map {
+                (number: history.versions.count, transaction: $0.transaction)
+            }
+        }
 
         if json {
             var members: [(String, JSONValue)] = [
@@ -47,6 +53,8 @@ struct InfoCommand: StoreReportCommand {
                 ("liveObjects", .number(liveObjects)),
                 ("entities", .object(entities.map { ($0.name, .number($0.count)) })),
                 ("modelHash", modelHash.map { .string($0) } ?? .null),
+                ("modelVersion", modelVersion.map { .number($0.number) } ?? .null),
+                ("modelVersionTransaction", modelVersion.map { .unsigned($0.transaction) } ?? .null),
                 ("blobCount", .number(inspection.blobCount)),
                 ("blobBytes", .unsigned(inspection.blobBytes)),
                 ("indexStatus", .string(inspection.indexStatus.rawValue)),
@@ -81,6 +89,13 @@ struct InfoCommand: StoreReportCommand {
             line("index", inspection.indexStatus.rawValue)
             line("live objects", String(liveObjects))
             if let modelHash { line("model hash", modelHash) }
+            if let modelVersion {
+                line(
+                    "model version",
+                    "\(modelVersion.number), since transaction \(modelVersion.transaction) "
+                        + "('objectlog schema' lists every version)"
+                )
+            }
             if let problem = names.schemaProblem { line("model", problem) }
             if let damage = inspection.damage { line("damage", damage.description) }
             output.writeLine("entities:")

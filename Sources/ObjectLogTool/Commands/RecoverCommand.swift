@@ -1,3 +1,4 @@
+import ObjectLog
 import ObjectLogStore
 
 /// `objectlog recover PATH [--output NEW]`: salvages a damaged store into a new one.
@@ -44,7 +45,10 @@ struct RecoverCommand: ToolCommand {
         }
         let result: (damage: StoreDamage?, objects: Int)
         do {
-            result = try LogStore.recover(path: path, to: outputPath)
+            // Records of earlier model versions are copied in the current version's layout.
+            result = try LogStore.recover(path: path, to: outputPath) { source in
+                try ModelHistory.read(from: source)?.upgrade(store: source)
+            }
         } catch let error as StoreError where error.path?.hasPrefix(outputPath) == true {
             throw ToolError(.cannotCreate, ToolError.describe(error))
         }

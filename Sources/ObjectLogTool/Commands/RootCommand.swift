@@ -7,7 +7,7 @@ struct RootCommand: ToolCommand {
         name: "objectlog",
         abstract: "Inspect, verify, dump, compact and edit the metadata of ObjectLog store files.",
         discussion: """
-            Read-only subcommands (info, verify, dump, history, meta print and get) never change \
+            Read-only subcommands (info, verify, dump, history, schema, meta print and get) never change \
             the store, not even its modification time. Exit codes: 0 success, 1 absent metadata \
             key, 64 usage error, 65 damaged data or not a store, 66 missing file, 73 cannot \
             create the output, 74 I/O error or a store locked by another writer.
@@ -16,7 +16,7 @@ struct RootCommand: ToolCommand {
         options: [.flag("--version", help: "Show the version.")],
         subcommands: [
             InfoCommand.self, VerifyCommand.self, DumpCommand.self, HistoryCommand.self,
-            CompactCommand.self, MetaCommand.self, RecoverCommand.self,
+            CompactCommand.self, MetaCommand.self, RecoverCommand.self, SchemaCommand.self,
         ]
     )
 

@@ -9,6 +9,8 @@ struct EntityNames: Sendable {
     let schema: ModelSchema?
     /// Why a stored schema could not be read, if there is one that cannot.
     let schemaProblem: String?
+    /// The store's model versions, when it keeps them.
+    let history: ModelHistory?
     private let namesByTag: [EntityTag: String]
 
     /// The schema of the model version that wrote an open store last (its history of versions
@@ -18,7 +20,7 @@ struct EntityNames: Sendable {
         do {
             let history = try ModelHistory.read(from: store)
             store.installPayloadUpgrade(history?.upgrade(store: store))
-            self.init(schema: history?.current?.schema, problem: nil)
+            self.init(schema: history?.current?.schema, problem: nil, history: history)
         } catch {
             self.init(schema: nil, problem: "the stored model cannot be read: \(error.message)")
         }
@@ -59,7 +61,8 @@ struct EntityNames: Sendable {
         }
     }
 
-    private init(schema: ModelSchema?, problem: String?) {
+    private init(schema: ModelSchema?, problem: String?, history: ModelHistory? = nil) {
+        self.history = history
         var names: [EntityTag: String] = [:]
         for entity in schema?.entities ?? [] { names[entity.tag] = entity.name }
         // The records that hold stored schemas are named too, so they are not taken for objects
