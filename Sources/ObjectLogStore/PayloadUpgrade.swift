@@ -20,8 +20,9 @@ public struct PayloadUpgrade: Sendable {
 
     /// The translation.
     public var translate: Translation
-    /// Where the older records end when the metadata does not say it yet: a migration checks
-    /// the translated records before it commits, and a read-only open translates without ever
+    /// Where the older records end when the metadata does not say it yet.
+    ///
+    /// A migration checks the translated records before it commits, and a read-only open translates without ever
     /// committing. The offset applies to the file generation given with it only.
     public var pendingBoundary: (generation: UInt64, offset: UInt64)?
 
@@ -53,8 +54,9 @@ struct UpgradeBoundary: Equatable {
 }
 
 extension LogStore {
-    /// The metadata key of the upgrade boundary: an array of two integers, a file generation
-    /// and an offset. The records of that generation below that offset are in an older layout
+    /// The metadata key of the upgrade boundary: an array of two integers.
+    ///
+    /// They are a file generation and an offset. The records of that generation below that offset are in an older layout
     /// of the engine's values (see ``PayloadUpgrade``). A boundary of an earlier generation than
     /// the file's means nothing: compaction rewrote every record in the current layout.
     public static let upgradeBoundaryKey = "ObjectLog.upgradeBoundary"
@@ -68,8 +70,9 @@ extension LogStore {
         locked { payloadUpgrade = upgrade }
     }
 
-    /// The installed translation and the boundary it applies below, when the current file has
-    /// records in an older layout. The caller holds `lock`.
+    /// The installed translation and the boundary it applies below.
+    ///
+    /// Nil unless the current file has records in an older layout. The caller holds `lock`.
     var activeUpgrade: ActiveUpgrade? {
         guard let upgrade = payloadUpgrade else { return nil }
         let offset: UInt64
@@ -86,6 +89,7 @@ extension LogStore {
     }
 
     /// Whether the current file has records in an older layout and nothing to translate them.
+    ///
     /// The caller holds `lock`.
     var lacksUpgrade: Bool {
         guard payloadUpgrade == nil,

@@ -327,7 +327,9 @@ struct EngineStoreTests {
         let lines = try runTool("meta", fixture.path).lines
         // The model is no longer in the metadata: the versions are named by hash.
         #expect(!lines.contains { $0.hasPrefix("ObjectLog.model (string): ") })
-        let versions = try #require(lines.first { $0.hasPrefix("ObjectLog.modelVersions (array): ") })
+        let versions = try #require(
+            lines.first { $0.hasPrefix("ObjectLog.modelVersions (array): ") }
+        )
         #expect(versions.count < 200)
         let schema = try runTool("schema", fixture.path, "--json")
         #expect(schema.status == 0)

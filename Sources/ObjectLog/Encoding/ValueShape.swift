@@ -101,8 +101,13 @@ struct ValueShape: Sendable, Equatable {
     /// Writes the old value `bytes` (of shape `from`) in shape `to`.
     ///
     /// - Parameters:
+    ///   - bytes: The old value's encoding.
+    ///   - from: The old shape.
+    ///   - to: The new shape.
     ///   - defaultValue: The new property's encoded default, for a nil that may no longer be.
     ///   - blob: Reads an external blob, for data that moves inline.
+    ///   - writer: Receives the new encoding.
+    /// - Throws: ``PayloadError`` for a malformed value, or what `blob` throws.
     static func convert(
         _ bytes: UnsafeRawBufferPointer,
         from: ValueShape,

@@ -10,6 +10,7 @@ import ObjectLogStore
 /// one line per change.
 struct SchemaMapping: Sendable {
     /// Per entity of the new version (by tag): how its records of the old version translate.
+    ///
     /// An entity that is new in the new version has none.
     private(set) var transcoders: [EntityTag: EntityTranscoder] = [:]
     /// Old entity tags whose entity the new version removed.
@@ -250,7 +251,11 @@ struct EntityTranscoder: Sendable {
 
     /// Translates the value of one old record into the new layout.
     ///
-    /// - Parameter blob: Reads an external blob, for data that moves inline.
+    /// - Parameters:
+    ///   - value: The old record's value.
+    ///   - blob: Reads an external blob, for data that moves inline.
+    /// - Returns: The value in the new layout.
+    /// - Throws: ``PayloadError`` for a value its version cannot decode, or what `blob` throws.
     func transcode(
         _ value: UnsafeRawBufferPointer,
         blob: (BlobID) throws -> Data

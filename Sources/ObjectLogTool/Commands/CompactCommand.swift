@@ -1,5 +1,5 @@
-import ObjectLog
 import Foundation
+import ObjectLog
 import ObjectLogStore
 
 /// `objectlog compact PATH`: rewrites the store with only its live state, crash-safely.

@@ -1,5 +1,5 @@
-import ObjectLog
 import Foundation
+import ObjectLog
 import ObjectLogStore
 
 /// `objectlog dump PATH [--entity NAME] [--format ndjson|json] [--full-blobs]`: every live

@@ -54,7 +54,10 @@ struct InfoCommand: StoreReportCommand {
                 ("entities", .object(entities.map { ($0.name, .number($0.count)) })),
                 ("modelHash", modelHash.map { .string($0) } ?? .null),
                 ("modelVersion", modelVersion.map { .number($0.number) } ?? .null),
-                ("modelVersionTransaction", modelVersion.map { .unsigned($0.transaction) } ?? .null),
+                (
+                    "modelVersionTransaction",
+                    modelVersion.map { .unsigned($0.transaction) } ?? .null
+                ),
                 ("blobCount", .number(inspection.blobCount)),
                 ("blobBytes", .unsigned(inspection.blobBytes)),
                 ("indexStatus", .string(inspection.indexStatus.rawValue)),

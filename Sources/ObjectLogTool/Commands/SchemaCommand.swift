@@ -56,7 +56,8 @@ struct SchemaCommand: StoreReportCommand {
                 for entity in version.schema.entities {
                     let properties = entity.properties.map { "\($0.name): \($0.summary)" }
                     output.writeLine(
-                        "  \(entity.name) (tag \(entity.tag)): " + properties.joined(separator: ", ")
+                        "  \(entity.name) (tag \(entity.tag)): "
+                            + properties.joined(separator: ", ")
                     )
                 }
             }
@@ -88,9 +89,14 @@ struct SchemaCommand: StoreReportCommand {
                     }
                 )
             ),
-            ("uniquenessConstraints", .array(entity.uniquenessConstraints.map { group in
-                .array(group.map { .string($0) })
-            })),
+            (
+                "uniquenessConstraints",
+                .array(
+                    entity.uniquenessConstraints.map { group in
+                        .array(group.map { .string($0) })
+                    }
+                )
+            ),
         ])
     }
 }
