@@ -314,7 +314,7 @@ struct MigrationTests {
             let lines = error.errors.map(\.message)
             #expect(lines.count == 2)
             #expect(lines.contains { $0.contains("'Note.title': type string -> int64") })
-            #expect(lines.contains { $0.contains("'Folder.notes'") && $0.contains("stage") })
+            #expect(lines.contains { $0.contains("'Folder.notes': to-many -> to-one") })
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         // The old model still opens it.

@@ -221,12 +221,12 @@ struct EntityTranscoder: Sendable {
             guard let from = old.type, let to = new.type else { return nil }
             if old.isOptional, !new.isOptional, new.defaultBytes == nil {
                 return "\(place): optional \(from.rawValue) became required without a default; "
-                    + "give the attribute a default value or add a custom stage"
+                    + "give the attribute a default value"
             }
             if from == to || ValueShape.widens(from, to) { return nil }
             return "\(place): type \(from.rawValue) -> \(to.rawValue) cannot be inferred (only "
-                + "widening is); add a custom stage that converts the values, or give the "
-                + "changed attribute a new name"
+                + "widening is); keep '\(old.name)' and declare the new type under a new name, "
+                + "then copy the values in code"
         case (.relationship, .relationship):
             let oldDestination = old.destination.flatMap { name in
                 oldSchema.entity(named: name)
@@ -236,16 +236,16 @@ struct EntityTranscoder: Sendable {
             }
             if let oldDestination, let newDestination, oldDestination.tag != newDestination.tag {
                 return "\(place): destination \(oldDestination.name) -> \(newDestination.name) "
-                    + "cannot be inferred; add a custom stage"
+                    + "cannot be inferred; declare the new relationship under a new name"
             }
             if old.isToMany, !new.isToMany {
                 return "\(place): to-many -> to-one cannot be inferred (which destination would "
-                    + "stay?); add a custom stage"
+                    + "stay?); keep it to-many, or declare the to-one under a new name"
             }
             return nil
         default:
             return "\(place): \(old.kind.rawValue) -> \(new.kind.rawValue) cannot be inferred; "
-                + "give the new property a new name, or add a custom stage"
+                + "give the new property a new name"
         }
     }
 

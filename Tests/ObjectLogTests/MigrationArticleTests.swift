@@ -1,0 +1,74 @@
+import Foundation
+import ObjectLog
+import Testing
+import TestSupport
+
+// The classes of the "Migrating your model" article (ObjectLog.docc/MigratingYourModel.md),
+// exactly as the article shows them; keep the two the same.
+
+enum ArticleVersion1 {
+    final class Recipe: ManagedObject {
+        @Attribute var title = ""
+        @Attribute var servings: Int8 = 2
+        @Attribute var rating: Float = 0
+        @Attribute var notes: String? = nil
+        @Attribute var source = ""
+        @Attribute var photo = Data()
+        override class var entityName: String { "Recipe" }
+    }
+}
+
+enum ArticleVersion2 {
+    final class Dish: ManagedObject {
+        // A renamed property: declare its earlier name.
+        @Attribute(originalName: "title") var name = ""
+        // Numeric widening: Int8 to Int64, Float to Double.
+        @Attribute var servings: Int64 = 2
+        @Attribute var rating: Double = 0
+        // Optional to required: earlier nils take the default.
+        @Attribute var notes = ""
+        // Required to optional.
+        @Attribute var source: String? = nil
+        // External storage turned on.
+        @Attribute(.externalStorage) var photo = Data()
+        // A new attribute: earlier objects take its default.
+        @Attribute var isFavorite = false
+        // A new relationship: earlier objects have no destinations.
+        @Relationship var variants: Set<Dish>
+        // A renamed entity: declare its earlier name.
+        override class var entityName: String { "Dish" }
+        override class var originalEntityName: String? { "Recipe" }
+    }
+}
+
+@Suite("The migration article's example")
+struct MigrationArticleTests {
+    @Test("version 1's store opens with version 2 as the article says")
+    func articleExample() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        do {
+            let container = try PersistentContainer(path: path, for: [ArticleVersion1.Recipe.self])
+            let context = container.newContext()
+            let recipe = ArticleVersion1.Recipe(context: context)
+            recipe.title = "Soup"
+            recipe.servings = 4
+            recipe.rating = 4.5
+            recipe.source = "grandmother"
+            recipe.photo = Data([1, 2, 3])
+            try context.save()
+            try container.close()
+        }
+        let container = try PersistentContainer(path: path, for: [ArticleVersion2.Dish.self])
+        let dish = try #require(try container.newContext().fetch(ArticleVersion2.Dish.self).first)
+        #expect(dish.name == "Soup")
+        #expect(dish.servings == 4)
+        #expect(dish.rating == 4.5)
+        #expect(dish.notes == "")
+        #expect(dish.source == "grandmother")
+        #expect(dish.photo == Data([1, 2, 3]))
+        #expect(dish.isFavorite == false)
+        #expect(dish.variants.isEmpty)
+        try container.close()
+    }
+}
