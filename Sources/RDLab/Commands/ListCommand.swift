@@ -49,7 +49,13 @@ public struct ListCommand: Command {
             tags.allSatisfy(configuration.hasTag)
         }
         if !tags.isEmpty && configurations.isEmpty && !json {
-            let known = Set(try store.configurations().flatMap(\.tags)).sorted()
+            // Each tag once (ignoring case, spelt as first seen), in alphabetical order.
+            var seen: [String: String] = [:]
+            for tag in try store.configurations().flatMap(\.tags)
+            where seen[tag.lowercased()] == nil {
+                seen[tag.lowercased()] = tag
+            }
+            let known = seen.keys.sorted().map { seen[$0]! }
             let tagList = tags.map { "'\($0)'" }.joined(separator: " and ")
             output.print(
                 "no configurations in \(store.path) are tagged \(tagList)"
