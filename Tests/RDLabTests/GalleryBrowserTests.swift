@@ -73,7 +73,7 @@ struct GalleryBrowserTests {
         #expect(Self.rootAttribute("data-selftest", in: dom) == "ok", "\(dom.prefix(300))")
         #expect(Self.rootAttribute("data-errors", in: dom) == "0")
         // The script laid the page out: the count and the filters' options.
-        #expect(dom.contains("4 of 4 shown"))
+        #expect(dom.contains("3 of 3 shown"))
         #expect(dom.contains("<option value=\"spirals\">spirals</option>"))
         #expect(
             dom.contains("<option value=\"belousov-zhabotinsky\">Belousov-Zhabotinsky</option>")

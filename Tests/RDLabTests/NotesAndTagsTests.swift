@@ -48,8 +48,11 @@ struct NotesAndTagsTests {
         #expect(shown["tags"] as? [String] == ["paper"])
         #expect(shown["notes"] as? String == "")
         // Notes and tags are stored attributes of the configuration.
-        let stored = try lab.objects("Configuration").first { $0["name"] as? String == "spots" }
-        #expect(stored != nil)
+        let stored = try lab.objects("Configuration").compactMap {
+            $0["attributes"] as? [String: Any]
+        }.first { $0["name"] as? String == "spots" }
+        #expect(stored?["tags"] as? [String] == ["paper"])
+        #expect(stored?["notes"] as? String == "")
     }
 
     @Test("list shows the tags and --tag keeps only configurations with every tag given")
