@@ -10,6 +10,10 @@ import Darwin
 ///
 /// `Sources/rdlab/main.swift` only calls ``main(arguments:)``.
 public enum RDLab {
+    /// The tool's version, printed by `rdlab --version` as `rdlab <version>`; the package's
+    /// version (`objectlog --version` prints the same number).
+    public static let version = "0.1.0"
+
     /// The tool and its subcommands.
     public static var tool: CommandGroup {
         CommandGroup(
@@ -17,8 +21,10 @@ public enum RDLab {
             help: CommandHelp(
                 overview:
                     "A reaction-diffusion lab: Gray-Scott, FitzHugh-Nagumo and Belousov-Zhabotinsky.",
-                usage: "rdlab <subcommand>"
+                usage: "rdlab <subcommand>",
+                options: [.init("--version", "Print 'rdlab \(version)' and exit.")]
             ),
+            version: version,
             subcommands: [
                 RunCommand.self, ResumeCommand.self, ListCommand.self, ShowCommand.self,
                 EditCommand.self, RenameCommand.self, DeleteCommand.self, PresetsCommand.self,

@@ -1,7 +1,9 @@
-/// A small built-in bitmap font: 5 by 7 pixel glyphs for printable ASCII, for captions.
+/// A small built-in bitmap font: 5-pixel-wide glyphs for printable ASCII, for captions.
 ///
-/// Glyphs advance 6 pixels (one blank column between letters). Characters outside printable
-/// ASCII draw as `?`.
+/// Each glyph is 9 rows: 7 above the baseline (capitals and digits fill them, lower case is 5
+/// high) and 2 below it, where the descenders of `g`, `j`, `p`, `q`, `y`, the tails of `,` and `;`
+/// and the underscore go. Glyphs advance 6 pixels (one blank column between letters).
+/// Characters outside printable ASCII draw as `?`.
 ///
 /// ```swift
 /// var image = try Image(width: 64, height: 9, format: .rgb, filledWith: [0, 0, 0])
@@ -11,8 +13,14 @@ public enum BitmapFont {
     /// The width of a glyph in pixels.
     public static let glyphWidth = 5
 
-    /// The height of a glyph in pixels.
-    public static let glyphHeight = 7
+    /// The height of a glyph in pixels, descenders included: ``ascent`` plus ``descent``.
+    public static let glyphHeight = 9
+
+    /// The rows above the baseline: the height of capitals and digits.
+    public static let ascent = 7
+
+    /// The rows below the baseline, for descenders.
+    public static let descent = 2
 
     /// The horizontal distance from one glyph to the next in pixels.
     public static let advance = 6
@@ -23,16 +31,32 @@ public enum BitmapFont {
         return count == 0 ? 0 : count * advance - (advance - glyphWidth)
     }
 
-    /// The rows of the glyph of `character`, top to bottom; bit 4 is the leftmost column.
+    /// The ``glyphHeight`` rows of the glyph of `character`, top to bottom; bit 4 is the
+    /// leftmost column, and the last ``descent`` rows are below the baseline.
     ///
     /// Characters outside printable ASCII (U+0020 to U+007E) get the glyph of `?`.
     public static func rows(of character: Unicode.Scalar) -> [UInt8] {
-        let value = Int(character.value)
-        guard value >= 0x20 && value <= 0x7E else {
-            return glyphs[Int(("?" as Unicode.Scalar).value) - 0x20]
+        var value = Int(character.value)
+        if value < 0x20 || value > 0x7E {
+            value = Int(("?" as Unicode.Scalar).value)
         }
-        return glyphs[value - 0x20]
+        if let glyph = descenderGlyphs[Unicode.Scalar(UInt8(value))] {
+            return glyph
+        }
+        return glyphs[value - 0x20] + [0, 0]
     }
+
+    /// The glyphs that reach below the baseline, all nine rows.
+    private static let descenderGlyphs: [Unicode.Scalar: [UInt8]] = [
+        ",": [0b00000, 0b00000, 0b00000, 0b00000, 0b00000, 0b01100, 0b01100, 0b00100, 0b01000],
+        ";": [0b00000, 0b00000, 0b01100, 0b01100, 0b00000, 0b01100, 0b01100, 0b00100, 0b01000],
+        "_": [0b00000, 0b00000, 0b00000, 0b00000, 0b00000, 0b00000, 0b00000, 0b00000, 0b11111],
+        "g": [0b00000, 0b00000, 0b01111, 0b10001, 0b10001, 0b10011, 0b01101, 0b00001, 0b01110],
+        "j": [0b00010, 0b00000, 0b00110, 0b00010, 0b00010, 0b00010, 0b00010, 0b10010, 0b01100],
+        "p": [0b00000, 0b00000, 0b10110, 0b11001, 0b10001, 0b11001, 0b10110, 0b10000, 0b10000],
+        "q": [0b00000, 0b00000, 0b01101, 0b10011, 0b10001, 0b10011, 0b01101, 0b00001, 0b00001],
+        "y": [0b00000, 0b00000, 0b10001, 0b10001, 0b10001, 0b10011, 0b01101, 0b00001, 0b01110],
+    ]
 
     /// Draws `text` on one line with its top-left corner at (`x`, `y`), clipped to the image.
     ///
@@ -68,7 +92,8 @@ public enum BitmapFont {
         }
     }
 
-    /// The glyphs of U+0020 to U+007E in order, seven rows each.
+    /// The glyphs of U+0020 to U+007E in order, the seven rows above the baseline each (those
+    /// in ``descenderGlyphs`` are drawn from there instead).
     private static let glyphs: [[UInt8]] = [
         [0b00000, 0b00000, 0b00000, 0b00000, 0b00000, 0b00000, 0b00000],  // space
         [0b00100, 0b00100, 0b00100, 0b00100, 0b00100, 0b00000, 0b00100],  // !

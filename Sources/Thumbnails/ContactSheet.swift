@@ -43,7 +43,7 @@ public struct ContactSheet: Sendable {
     public var captionColor: [UInt8]
 
     /// The height of the caption strip under each tile when any tile has a caption: the glyph
-    /// height plus two pixels above and below.
+    /// height (descenders included) plus two pixels above and below.
     public static let captionStripHeight = BitmapFont.glyphHeight + 4
 
     /// Makes a sheet layout.

@@ -57,7 +57,7 @@ struct BadInputTests {
             ),
             (
                 ["--model", "gray-scott", "--precision", "float64"],
-                "error: unknown value 'float64' for '--precision'; use unorm8 or float32"
+                "error: unknown value 'float64' for '--precision' (did you mean 'float32'?); use unorm8 or float32"
             ),
             (
                 ["--model", "gray-scott", "--boundary", "mirror"],

@@ -77,3 +77,8 @@ struct LabFixture: ~Copyable {
         return result.exitCode == 0
     }
 }
+
+extension LabFixture {
+    /// A fresh empty directory, for commands run in it.
+    static func makeDirectory() -> TemporaryDirectory { TemporaryDirectory() }
+}

@@ -93,3 +93,83 @@ struct RDLabProcess {
         )
     }
 }
+
+extension RDLabProcess {
+    /// Runs `executable` with `arguments` in `directory` (a fresh one when `nil`), with the
+    /// environment's `RDLAB_STORE` removed and `environment` added.
+    static func runCommand(
+        _ executable: URL,
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        directory: String? = nil
+    ) throws -> Result {
+        try run(executable, arguments, environment: environment, directory: directory)
+    }
+
+    /// Runs `rdlab` as the user `nobody` when the tests run as root (who may write any file), so
+    /// that file permissions apply; as the tests' user otherwise.
+    static func runUnprivileged(_ arguments: [String], directory: String) throws -> Result {
+        guard let executable else {
+            Issue.record("rdlab was not built next to the tests; run `swift build` first")
+            return Result(exitCode: -1, standardOutput: "", standardError: "")
+        }
+        guard geteuid() == 0 else {
+            return try run(executable, arguments, environment: [:], directory: directory)
+        }
+        return try run(
+            URL(fileURLWithPath: "/usr/bin/setpriv"),
+            ["--reuid=65534", "--regid=65534", "--clear-groups", executable.path] + arguments,
+            environment: [:],
+            directory: directory
+        )
+    }
+
+    /// Starts `rdlab` in the background; the caller waits for it or kills it.
+    static func start(_ arguments: [String], directory: String) throws -> BackgroundRun {
+        guard let executable else {
+            Issue.record("rdlab was not built next to the tests; run `swift build` first")
+            throw CocoaError(.fileNoSuchFile)
+        }
+        return try BackgroundRun(executable, arguments, directory: directory)
+    }
+}
+
+/// A child process running in the background, its output collected when it ends.
+final class BackgroundRun {
+    let process = Process()
+    private let output = Pipe()
+    private let error = Pipe()
+
+    init(_ executable: URL, _ arguments: [String], directory: String) throws {
+        process.executableURL = executable
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["RDLAB_STORE"] = nil
+        process.environment = environment
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+    }
+
+    var isRunning: Bool { process.isRunning }
+
+    /// Waits for the process to end and returns what it printed.
+    func wait() -> RDLabProcess.Result {
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return RDLabProcess.Result(
+            exitCode: process.terminationStatus,
+            standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData, as: UTF8.self)
+        )
+    }
+
+    /// Kills the process if it still runs.
+    func kill() {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+    }
+
+    deinit { kill() }
+}

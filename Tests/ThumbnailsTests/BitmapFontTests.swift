@@ -6,7 +6,9 @@ import Testing
 struct BitmapFontTests {
     static let printable = (0x20...0x7E).compactMap(Unicode.Scalar.init)
 
-    @Test("every printable ASCII glyph is 7 rows of 5 columns, and all but space have ink")
+    @Test(
+        "every printable ASCII glyph is 9 rows (7 above the baseline) of 5 columns, and all but space have ink"
+    )
     func shapes() {
         for scalar in Self.printable {
             let rows = BitmapFont.rows(of: scalar)
@@ -23,6 +25,33 @@ struct BitmapFontTests {
             let rows = BitmapFont.rows(of: scalar)
             #expect(seen[rows] == nil, "\(scalar) looks like \(seen[rows].map(String.init) ?? "")")
             seen[rows] = scalar
+        }
+    }
+
+    @Test(
+        "g, j, p, q, y, comma, semicolon and underscore reach below the baseline, and nothing else does"
+    )
+    func descenders() {
+        let descending: Set<Unicode.Scalar> = ["g", "j", "p", "q", "y", ",", ";", "_"]
+        for scalar in Self.printable {
+            let below = BitmapFont.rows(of: scalar).dropFirst(BitmapFont.ascent)
+            #expect(below.count == BitmapFont.descent)
+            #expect(below.contains { $0 != 0 } == descending.contains(scalar), "glyph \(scalar)")
+        }
+    }
+
+    @Test("g does not look like 9: lower case, with its tail below the baseline")
+    func gIsNotNine() {
+        let g = BitmapFont.rows(of: "g")
+        let nine = BitmapFont.rows(of: "9")
+        // 9 starts at the cap height and ends on the baseline; g starts at the x-height.
+        #expect(nine[0] != 0 && g[0] == 0 && g[1] == 0)
+        #expect(nine[BitmapFont.ascent...].allSatisfy { $0 == 0 })
+        #expect(g[BitmapFont.ascent...].contains { $0 != 0 })
+        // Its bowl and tail differ from every digit's shape shifted down by two rows.
+        for digit in "0123456789".unicodeScalars {
+            let shifted = [0, 0] + BitmapFont.rows(of: digit).prefix(BitmapFont.ascent)
+            #expect(Array(shifted) != g, "g looks like \(digit)")
         }
     }
 

@@ -130,7 +130,10 @@ public struct ArgumentScanner: Sendable {
         }
         let names = choices.map(\.0)
         let list = names.dropLast().joined(separator: ", ") + " or " + names.last!
-        throw .usage("unknown value '\(text)' for '\(option)'; use \(list)")
+        throw .usage(
+            "unknown value '\(text)' for '\(option)'\(Suggestion.didYouMean(text, among: names)); "
+                + "use \(list)"
+        )
     }
 
     /// Reads the rest of the command line of a command that takes positional arguments and

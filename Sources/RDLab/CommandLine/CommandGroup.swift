@@ -12,11 +12,19 @@ public struct CommandGroup {
     public var help: CommandHelp
     /// The subcommands, in the order help lists them.
     public var subcommands: [any Command.Type]
+    /// The version `--version` prints after the tool's name, if the tool has one.
+    public var version: String?
 
     /// Creates a tool.
-    public init(name: String, help: CommandHelp, subcommands: [any Command.Type]) {
+    public init(
+        name: String,
+        help: CommandHelp,
+        version: String? = nil,
+        subcommands: [any Command.Type]
+    ) {
         self.name = name
         self.help = help
+        self.version = version
         self.subcommands = subcommands
     }
 
@@ -45,6 +53,13 @@ public struct CommandGroup {
         }
         if first == "--help" || first == "-h" {
             output.printPage(helpText)
+            return
+        }
+        if first == "--version", let version {
+            guard arguments.count == 1 else {
+                throw .usage("'--version' takes nothing else; see '\(name) --help'")
+            }
+            output.print("\(name) \(version)")
             return
         }
         if first == "help" {
@@ -76,9 +91,11 @@ public struct CommandGroup {
     }
 
     private func unknownCommand(_ commandName: String) -> CommandError {
-        let known = subcommands.map { $0.name }.joined(separator: ", ")
+        let names = subcommands.map { $0.name }
+        let known = names.joined(separator: ", ")
         return .usage(
-            "unknown command '\(commandName)'; use one of \(known), or see '\(name) --help'"
+            "unknown command '\(commandName)'\(Suggestion.didYouMean(commandName, among: names)); "
+                + "use one of \(known), or see '\(name) --help'"
         )
     }
 }

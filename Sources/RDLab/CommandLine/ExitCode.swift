@@ -12,6 +12,9 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable {
 
     /// 0: the command did what was asked.
     public static let success = ExitCode(rawValue: 0)
+    /// 1: the answer is "no such value", as for `rdlab settings get` of an unset setting (the
+    /// status `objectlog meta get` gives a missing key).
+    public static let failure = ExitCode(rawValue: 1)
     /// 64 (`EX_USAGE`): the command line was wrong.
     public static let usage = ExitCode(rawValue: 64)
     /// 65 (`EX_DATAERR`): input data was damaged or unsuitable.

@@ -6,7 +6,8 @@ import ReactionDiffusion
 /// thumbnails, writes `gallery.html` and `sheet.png`, and prints the list.
 ///
 /// The demo store is `./rdlab-demo.olog` (or `--store`); it is replaced on every run, but only
-/// when it is a store an earlier demo made (its metadata says so), never another store.
+/// when it is a store an earlier demo made (its metadata says so), never another store. An
+/// existing gallery or sheet file is refused before anything runs, unless `--overwrite` is given.
 public struct DemoCommand: Command {
     /// `demo`.
     public static let name = "demo"
@@ -24,7 +25,7 @@ public struct DemoCommand: Command {
             """,
         usage: """
             rdlab demo [--store <path>] [--size <n>] [--steps <n>] [--threads <t>] \
-            [--html <path>] [--sheet <path>]
+            [--html <path>] [--sheet <path>] [--overwrite]
             """,
         options: [
             .init(
@@ -39,6 +40,10 @@ public struct DemoCommand: Command {
             .init("--threads <t>", "Threads to step with (default: all cores)."),
             .init("--html <path>", "The gallery (default: gallery.html)."),
             .init("--sheet <path>", "The contact sheet (default: sheet.png)."),
+            .init(
+                "--overwrite",
+                "Replace existing gallery and sheet files (refused otherwise)."
+            ),
         ]
     )
 
@@ -59,6 +64,8 @@ public struct DemoCommand: Command {
     public var htmlPath = "gallery.html"
     /// Where to write the contact sheet.
     public var sheetPath = "sheet.png"
+    /// Whether existing gallery and sheet files may be replaced.
+    public var overwrite = false
 
     /// Parses the options.
     public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
@@ -70,6 +77,7 @@ public struct DemoCommand: Command {
             case "--threads": threads = try arguments.integer(for: option, in: 1...256)
             case "--html": htmlPath = try arguments.value(for: option)
             case "--sheet": sheetPath = try arguments.value(for: option)
+            case "--overwrite": overwrite = true
             default: throw arguments.unknownOption(option)
             }
         }
@@ -90,6 +98,18 @@ public struct DemoCommand: Command {
     public func run(output: CommandOutput) throws(CommandError) {
         let clock = ContinuousClock()
         let start = clock.now
+        try RunCommand.checkOutputPaths(htmlPath, sheetPath)
+        if !overwrite {
+            for (path, option) in [(htmlPath, "--html"), (sheetPath, "--sheet")]
+            where FileManager.default.fileExists(atPath: path) {
+                throw CommandError(
+                    "'\(path)' exists; pass --overwrite to replace it, or choose another path "
+                        + "with \(option)",
+                    exitCode: .cannotCreate
+                )
+            }
+        }
+        try LabStore.checkPath(storePath)
         try removeEarlierDemo()
         let store = try LabStore(path: storePath, access: .create)
         try store.container.setMetadataOrFail(.bool(true), forKey: Self.markerKey, path: storePath)

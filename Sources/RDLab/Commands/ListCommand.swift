@@ -1,4 +1,7 @@
-/// `rdlab list [--json]`: the saved configurations, one line each.
+/// `rdlab list [--tag TAG …] [--json]`: the saved configurations, one line each.
+///
+/// It only reads (the store is opened read-only), so it works on a read-only store and while
+/// another process writes.
 public struct ListCommand: Command {
     /// `list`.
     public static let name = "list"
@@ -6,15 +9,24 @@ public struct ListCommand: Command {
     /// The command's help page.
     public static let help = CommandHelp(
         overview: "List the saved configurations (the last run's automatic save first).",
-        usage: "rdlab list [--json] [--store <path>]",
+        usage: "rdlab list [--tag <tag> ...] [--json] [--store <path>]",
         options: [
-            .init("--json", "Print a JSON array with every setting and parameter."),
+            .init(
+                "--tag <tag>",
+                "Only configurations with this tag (ignoring case); may be\nrepeated: all must match."
+            ),
+            .init(
+                "--json",
+                "Print a JSON array with each one's settings, its model's\nparameters, notes and tags."
+            ),
             .init("--store <path>", LabStore.storeOptionHelp),
         ]
     )
 
     /// Whether to print JSON.
     public var json = false
+    /// The tags every listed configuration has.
+    public var tags: [String] = []
     /// The store path from `--store`, if given.
     public var storePath: String?
 
@@ -23,6 +35,7 @@ public struct ListCommand: Command {
         while let option = try arguments.nextOption() {
             switch option {
             case "--json": json = true
+            case "--tag": tags.append(try arguments.value(for: option))
             case "--store": storePath = try arguments.value(for: option)
             default: throw arguments.unknownOption(option)
             }
@@ -32,7 +45,26 @@ public struct ListCommand: Command {
     /// Prints the list.
     public func run(output: CommandOutput) throws(CommandError) {
         let store = try LabStore(path: LabStore.path(option: storePath), access: .read)
-        let configurations = try store.configurations()
+        let configurations = try store.configurations().filter { configuration in
+            tags.allSatisfy(configuration.hasTag)
+        }
+        if !tags.isEmpty && configurations.isEmpty && !json {
+            // Each tag once (ignoring case, spelt as first seen), in alphabetical order.
+            var seen: [String: String] = [:]
+            for tag in try store.configurations().flatMap(\.tags)
+            where seen[tag.lowercased()] == nil {
+                seen[tag.lowercased()] = tag
+            }
+            let known = seen.keys.sorted().map { seen[$0]! }
+            let tagList = tags.map { "'\($0)'" }.joined(separator: " and ")
+            output.print(
+                "no configurations in \(store.path) are tagged \(tagList)"
+                    + (known.isEmpty
+                        ? "; tag one with 'rdlab edit NAME --tag TAG'"
+                        : "; its tags are \(known.joined(separator: ", "))")
+            )
+            return
+        }
         Self.print(configurations, json: json, store: store.path, output: output)
     }
 

@@ -89,11 +89,17 @@ public struct ResumeCommand: Command {
     }
 
     /// Loads the latest snapshot, steps on and saves.
+    ///
+    /// The store is read (no lock) to load the snapshot and held for writing only to save, so
+    /// other runs, edits and reads go on while this one steps. At save time the configuration is
+    /// looked up again: if it was deleted or renamed meanwhile, or `--save NEW` was taken, the
+    /// new state is kept as the automatic save and the clash is reported.
     public func run(output: CommandOutput) throws(CommandError) {
         try RunCommand.checkOutputPaths(numPyPath, pngPath)
-        let store = try LabStore(path: LabStore.path(option: storePath), access: .write)
-        let configuration = try store.requireConfiguration(named: configurationName)
-        if let saveName, !replace, try store.configuration(named: saveName) != nil {
+        let path = LabStore.path(option: storePath)
+        let reader = try LabStore(path: path, access: .read)
+        let configuration = try reader.requireConfiguration(named: configurationName)
+        if let saveName, !replace, try reader.configuration(named: saveName) != nil {
             throw LabStore.nameTaken(saveName)
         }
         guard let model = configuration.modelValue else {
@@ -117,42 +123,95 @@ public struct ResumeCommand: Command {
             )
         }
         let startStep = snapshot.step
+        let configurationID = configuration.objectID
+        let parameters = configuration.parameters
+        let preset = configuration.preset
         let simulation = Simulation(
             model: model,
-            parameters: configuration.parameters,
+            parameters: parameters,
             precision: configuration.precisionValue,
             boundary: configuration.boundaryValue,
             field: field,
             threadCount: threads
         )
+        try reader.close()
+
         let seconds = try SteppingLoop(label: configurationName).run(simulation, steps: steps)
         let total = startStep + steps
         // Save before printing or writing files, so that output that fails loses no work.
-        let record = try RunRecord(
-            simulation: simulation,
-            preset: configuration.preset,
-            step: total
-        )
+        let record = try RunRecord(simulation: simulation, preset: preset, step: total)
+        let store = try LabStore(path: path, access: .write)
         let savedName: String
         if let saveName {
-            try store.saveRun(record, as: saveName, replace: replace)
+            try store.saveRunKeepingWork(record, as: saveName, replace: replace)
             savedName = saveName
         } else {
-            store.addSnapshot(of: record, to: configuration)
-            if !configuration.autoSaved {
+            let current = try store.configuration(named: configurationName)
+            guard let current, current.objectID == configurationID else {
                 try store.replaceAutosave(with: record)
-                store.settings.lastOpened = configuration.name
+                try store.save()
+                try store.close()
+                if configurationName == LabStore.autosaveName {
+                    // Another run replaced the automatic save meanwhile; the last run to finish
+                    // is the automatic save, as always.
+                    savedName = LabStore.autosaveName
+                    printSummary(model, field, startStep, total, seconds, simulation, output)
+                    try writeFiles(simulation, model, output)
+                    output.print(
+                        "saved '\(savedName)' at step \(total) in \(store.path) (another run "
+                            + "saved the automatic save while this one stepped; this run replaced it)"
+                    )
+                    return
+                }
+                throw CommandError(
+                    "'\(configurationName)' was deleted or renamed while this run stepped; the new "
+                        + "state is kept as '\(LabStore.autosaveName)' (keep it with 'rdlab rename "
+                        + "\(LabStore.autosaveName) NEW')",
+                    exitCode: .dataError
+                )
+            }
+            if current.parameters != parameters {
+                output.printError(
+                    "warning: '\(configurationName)' was edited while this run stepped; the new "
+                        + "snapshot was computed with the parameters it had when the run started"
+                )
+            }
+            store.addSnapshot(of: record, to: current)
+            if !current.autoSaved {
+                try store.replaceAutosave(with: record)
+                store.settings.lastOpened = current.name
             }
             try store.save()
             savedName = configurationName
         }
         try store.close()
+        printSummary(model, field, startStep, total, seconds, simulation, output)
+        try writeFiles(simulation, model, output)
+        output.print("saved '\(savedName)' at step \(total) in \(store.path)")
+    }
+
+    private func printSummary(
+        _ model: Model,
+        _ field: Field,
+        _ startStep: Int,
+        _ total: Int,
+        _ seconds: Double,
+        _ simulation: Simulation,
+        _ output: CommandOutput
+    ) {
         output.print(
             "resumed '\(configurationName)' (\(model.name), \(field.width) × \(field.height)) "
                 + "from step \(startStep) to step \(total): "
                 + String(format: "%.3f s", seconds)
         )
         RunCommand.printStatistics(of: simulation.field, model: model, output: output)
+    }
+
+    private func writeFiles(
+        _ simulation: Simulation,
+        _ model: Model,
+        _ output: CommandOutput
+    ) throws(CommandError) {
         try RunCommand.writeFiles(
             simulation.field,
             model: model,
@@ -160,7 +219,5 @@ public struct ResumeCommand: Command {
             pngPath: pngPath,
             output: output
         )
-
-        output.print("saved '\(savedName)' at step \(total) in \(store.path)")
     }
 }

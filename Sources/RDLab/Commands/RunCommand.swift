@@ -105,6 +105,8 @@ public struct RunCommand: Command {
     public var replace: Bool
     /// The store path from `--store`, if given.
     public var storePath: String?
+    /// Warnings about malformed settings this run would have used (printed when it runs).
+    var settingWarnings: [String] = []
 
     /// Parses and checks the options, and reads `--init`.
     public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
@@ -177,6 +179,14 @@ public struct RunCommand: Command {
         self.storePath = storePath
         // Without --model or a grid size, the store's settings may supply them.
         let settings = LabStore.settingsIfReadable(at: LabStore.path(option: storePath))
+        if model == nil, let warning = settings.warning(.defaultModel) {
+            settingWarnings.append(warning)
+        }
+        if size == nil && width == nil && initPath == nil,
+            let warning = settings.warning(.defaultSize)
+        {
+            settingWarnings.append(warning)
+        }
         guard let model = model ?? settings.defaultModel else {
             throw .usage(
                 "missing '--model'; use \(Self.modelList) (or set a default with "
@@ -188,7 +198,9 @@ public struct RunCommand: Command {
             guard let preset = Preset.named(presetName, for: model) else {
                 let names = model.presets.map(\.name).joined(separator: ", ")
                 throw .usage(
-                    "\(model.name) has no preset '\(presetName)'; its presets are \(names)"
+                    "\(model.name) has no preset '\(presetName)'"
+                        + Suggestion.didYouMean(presetName, among: model.presets.map(\.name))
+                        + "; its presets are \(names)"
                 )
             }
             self.preset = preset
@@ -256,7 +268,9 @@ public struct RunCommand: Command {
         for (name, value) in assignments {
             guard model.parameterNames.contains(name.lowercased()) else {
                 throw .usage(
-                    "\(model.name) has no parameter '\(name)'; its parameters are "
+                    "\(model.name) has no parameter '\(name)'"
+                        + Suggestion.didYouMean(name, among: model.parameterNames)
+                        + "; its parameters are "
                         + model.parameterNames.joined(separator: ", ")
                 )
             }
@@ -277,7 +291,8 @@ public struct RunCommand: Command {
         let valueText = String(text[text.index(after: equals)...])
         guard Parameters.names.contains(name.lowercased()) else {
             throw .usage(
-                "unknown parameter '\(name)'; known parameters: \(Parameters.names.joined(separator: ", "))"
+                "unknown parameter '\(name)'\(Suggestion.didYouMean(name, among: Parameters.names)); "
+                    + "known parameters: \(Parameters.names.joined(separator: ", "))"
             )
         }
         guard let value = Float(valueText), value.isFinite else {
@@ -326,14 +341,17 @@ public struct RunCommand: Command {
 
     /// Runs the simulation, prints a summary, writes the requested files and saves the run.
     public func run(output: CommandOutput) throws(CommandError) {
-        // Check the files to write and open the store first: a path that cannot be written, a
-        // store that cannot be used or a name that is taken should stop the command before the
-        // work, not after it.
+        // Check the files to write and the store first: a path that cannot be written, a store
+        // that cannot be used or a name that is taken should stop the command before the work,
+        // not after it. The store is only read here and held for writing only to save, so other
+        // runs, edits and reads of it go on while this one steps.
         try Self.checkOutputPaths(numPyPath, pngPath)
-        let store =
-            noSave ? nil : try LabStore(path: LabStore.path(option: storePath), access: .create)
-        if let store, let saveName, !replace, try store.configuration(named: saveName) != nil {
-            throw LabStore.nameTaken(saveName)
+        let path = LabStore.path(option: storePath)
+        if !noSave {
+            try LabStore.checkBeforeRun(path: path, saveName: replace ? nil : saveName)
+        }
+        for warning in settingWarnings {
+            output.printError(warning)
         }
         let simulation = Simulation(
             model: model,
@@ -346,10 +364,13 @@ public struct RunCommand: Command {
         let seconds = try SteppingLoop(label: model.name).run(simulation, steps: steps)
         let field = simulation.field
         // Save before printing or writing files, so that output that fails loses no work.
-        if let store {
+        var savedPath: String?
+        if !noSave {
             let record = try RunRecord(simulation: simulation, preset: preset?.name, step: steps)
-            try store.saveRun(record, as: saveName, replace: replace)
+            let store = try LabStore(path: path, access: .create)
+            try store.saveRunKeepingWork(record, as: saveName, replace: replace)
             try store.close()
+            savedPath = store.path
         }
 
         let presetText = preset.map { " (\($0.name))" } ?? ""
@@ -369,8 +390,8 @@ public struct RunCommand: Command {
             output: output
         )
 
-        if let store, let saveName {
-            output.print("saved '\(saveName)' at step \(steps) in \(store.path)")
+        if let savedPath, let saveName {
+            output.print("saved '\(saveName)' at step \(steps) in \(savedPath)")
         }
     }
 

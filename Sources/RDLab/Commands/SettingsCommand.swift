@@ -1,11 +1,19 @@
 /// `rdlab settings [get KEY | set KEY VALUE]`: the store's settings, kept in its metadata.
+///
+/// `get` of an unset setting prints nothing and exits 1, as `objectlog meta get` does for a
+/// missing key. A stored value that is not a value of its setting (one written with
+/// `objectlog meta set`, say) is reported as malformed: a warning naming the key and the value,
+/// and for `get`, exit 65.
 public struct SettingsCommand: Command {
     /// `settings`.
     public static let name = "settings"
 
     /// The command's help page.
     public static let help = CommandHelp(
-        overview: "Print, get or set the store's settings (kept in its metadata).",
+        overview: """
+            Print, get or set the store's settings (kept in its metadata). 'get' of an unset \
+            setting exits 1, as 'objectlog meta get' of a missing key; of a malformed one, 65.
+            """,
         usage: "rdlab settings [get <key> | set <key> <value>] [--store <path>]",
         arguments: [
             .init(
@@ -34,7 +42,11 @@ public struct SettingsCommand: Command {
         (words, storePath) = try arguments.positionalsAndStore()
         func key(_ text: String) throws(CommandError) -> LabSettings.Key {
             guard let key = LabSettings.Key(rawValue: text.lowercased()) else {
-                throw .usage("unknown setting '\(text)'; use \(LabSettings.Key.list)")
+                let names = LabSettings.Key.allCases.map(\.rawValue)
+                throw .usage(
+                    "unknown setting '\(text)'\(Suggestion.didYouMean(text, among: names)); "
+                        + "use \(LabSettings.Key.list)"
+                )
             }
             return key
         }
@@ -61,16 +73,28 @@ public struct SettingsCommand: Command {
         switch action {
         case .print:
             let store = try LabStore(path: path, access: .read)
+            for warning in store.settings.warnings {
+                output.printError(warning)
+            }
             for key in LabSettings.Key.allCases {
-                output.print("\(key.rawValue) = \(store.settings.text(key) ?? "(not set)")")
+                let shown =
+                    store.settings.text(key)
+                    ?? (store.settings.malformed[key] != nil ? "(malformed)" : "(not set)")
+                output.print("\(key.rawValue) = \(shown)")
             }
         case .get(let key):
             let store = try LabStore(path: path, access: .read)
+            if let warning = store.settings.warning(key) {
+                throw CommandError(
+                    String(warning.dropFirst("warning: ".count)),
+                    exitCode: .dataError
+                )
+            }
             guard let value = store.settings.text(key) else {
                 throw CommandError(
                     "'\(key.rawValue)' is not set; set it with 'rdlab settings set "
                         + "\(key.rawValue) <value>'",
-                    exitCode: .noInput
+                    exitCode: .failure
                 )
             }
             output.print(value)

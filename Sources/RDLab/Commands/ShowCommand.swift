@@ -3,13 +3,17 @@ import ReactionDiffusion
 
 /// `rdlab show NAME [--json] [--png OUT.png] [--npy OUT.npy]`: one configuration in full, and
 /// its latest state as files.
+///
+/// It only reads: the store is opened read-only (no lock, nothing written, not even the
+/// last-opened setting), so it works on a read-only store and while another process writes.
 public struct ShowCommand: Command {
     /// `show`.
     public static let name = "show"
 
     /// The command's help page.
     public static let help = CommandHelp(
-        overview: "Show a configuration: its settings, parameters and snapshots.",
+        overview:
+            "Show a configuration: its settings, its model's parameters, tags, notes and snapshots.",
         usage: "rdlab show <name> [--json] [--png <out.png>] [--npy <out.npy>] [--store <path>]",
         arguments: [.init("<name>", "The configuration ('autosave' is the last run).")],
         options: [
@@ -61,7 +65,7 @@ public struct ShowCommand: Command {
     /// Prints the configuration and writes the files.
     public func run(output: CommandOutput) throws(CommandError) {
         try RunCommand.checkOutputPaths(numPyPath, pngPath)
-        let store = try LabStore(path: LabStore.path(option: storePath), access: .write)
+        let store = try LabStore(path: LabStore.path(option: storePath), access: .read)
         let configuration = try store.requireConfiguration(named: configurationName)
         if pngPath != nil || numPyPath != nil {
             guard let snapshot = configuration.latestSnapshot, let model = configuration.modelValue
@@ -85,10 +89,6 @@ public struct ShowCommand: Command {
         } else {
             printText(configuration, output: output)
         }
-        if !configuration.autoSaved {
-            store.settings.lastOpened = configuration.name
-            try store.save()
-        }
         try store.close()
     }
 
@@ -104,7 +104,18 @@ public struct ShowCommand: Command {
                 + "\(configuration.precision), \(configuration.boundary) boundary"
         )
         output.print("parameters:  \(LabFormat.parameters(configuration.parameters, model: model))")
-        output.print("all:         \(LabFormat.parameters(configuration.parameters, model: nil))")
+        output.print(
+            "tags:        \(configuration.tags.isEmpty ? "(none)" : configuration.tags.joined(separator: ", "))"
+        )
+        let notes = configuration.notes.split(separator: "\n", omittingEmptySubsequences: false)
+        if configuration.notes.isEmpty {
+            output.print("notes:       (none)")
+        } else {
+            output.print("notes:       \(notes[0])")
+            for line in notes.dropFirst() {
+                output.print("             \(line)")
+            }
+        }
         output.print("created:     \(LabFormat.date(configuration.created))")
         output.print("modified:    \(LabFormat.date(configuration.modified))")
         output.print("thumbnail:   \(configuration.thumbnail?.count ?? 0) bytes of PNG")

@@ -59,6 +59,11 @@ final class Configuration: ManagedObject {
     @Attribute var autoSaved = false
     /// A PNG of the latest state within a 160-pixel square.
     @Attribute var thumbnail: Data? = nil
+    /// Free-text notes, as in a lab notebook; empty when there are none.
+    @Attribute var notes = ""
+    /// Tags for finding the configuration again (`rdlab list --tag`, the gallery's filter), in
+    /// the order they were added, without duplicates (compared ignoring case).
+    @Attribute var tags: [String] = []
     /// The states reached, deleted with the configuration.
     @Relationship(inverse: \Snapshot.configuration, deleteRule: .cascade)
     var snapshots: Set<Snapshot>
@@ -114,6 +119,11 @@ final class Configuration: ManagedObject {
             gamma = newValue.gamma
             timestep = newValue.timestep
         }
+    }
+
+    /// Whether the configuration has `tag`, ignoring case.
+    func hasTag(_ tag: String) -> Bool {
+        tags.contains { $0.lowercased() == tag.lowercased() }
     }
 
     /// The snapshot with the most steps, if any.

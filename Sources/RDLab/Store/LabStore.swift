@@ -63,10 +63,19 @@ final class LabStore {
         return LabSettings(metadata: metadata)
     }
 
+    /// How long a writer waits for another process's save to finish before giving up: saves
+    /// hold the store for well under a second, runs never hold it while they step.
+    static let lockWait = Duration.seconds(15)
+
     /// Opens the store at `path`.
+    ///
+    /// A reader takes no lock and writes nothing, so it works on a read-only file and while
+    /// another process writes. A writer that finds the store locked by another process's save
+    /// waits up to ``lockWait`` for it.
     ///
     /// - Throws: ``CommandError`` saying what is wrong with the store and what to do.
     init(path: String, access: Access) throws(CommandError) {
+        try Self.checkPath(path)
         self.path = path
         var options = StoreOptions()
         options.readOnly = access == .read
@@ -81,22 +90,48 @@ final class LabStore {
         if FileManager.default.fileExists(atPath: path) {
             try Self.checkHasModel(path)
         }
-        do {
-            container = try PersistentContainer(path: path, for: Self.entities, options: options)
-        } catch {
-            throw Self.commandError(error, path: path, creating: access == .create)
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: Self.lockWait)
+        while true {
+            do {
+                container = try PersistentContainer(
+                    path: path,
+                    for: Self.entities,
+                    options: options
+                )
+                break
+            } catch {
+                if error.storeError?.code == .locked && clock.now < deadline {
+                    Thread.sleep(forTimeInterval: 0.05)
+                    continue
+                }
+                throw Self.commandError(error, path: path, creating: access == .create)
+            }
         }
         context = container.newContext()
         settings = LabSettings(metadata: container.metadata)
         context.onWillSave { [weak self] context in
             guard let self else { return }
             let stored = self.container.metadata
-            for key in LabSettings.Key.allCases {
+            // A malformed entry is left as it is: it is another program's value, not rdlab's to
+            // drop, until the setting is set again.
+            for key in LabSettings.Key.allCases where self.settings.malformed[key] == nil {
                 let value = self.settings.metadataValue(key)
                 if stored[key.metadataKey] != value {
                     try context.coordinator.setMetadata(value, forKey: key.metadataKey)
                 }
             }
+        }
+    }
+
+    /// Refuses an empty store path before anything is created: the engine would otherwise make
+    /// its lock and temporary files (`-lock`, `-new`) in the working directory.
+    static func checkPath(_ path: String) throws(CommandError) {
+        guard !path.isEmpty else {
+            throw .usage(
+                "the store path is empty; give a file name with --store, or leave --store out "
+                    + "for ./\(defaultPath)"
+            )
         }
     }
 
@@ -234,6 +269,65 @@ final class LabStore {
             try replaceAutosave(with: run)
         }
         try save()
+    }
+
+    /// Checks, before a run steps, that its result can be saved at `path`: an existing store is
+    /// opened read-only (no lock: other processes may be writing) and must not already hold
+    /// `saveName`; a missing one must have a writable directory to be created in.
+    ///
+    /// - Throws: ``CommandError`` saying what stops the save.
+    static func checkBeforeRun(path: String, saveName: String?) throws(CommandError) {
+        try checkPath(path)
+        let files = FileManager.default
+        guard files.fileExists(atPath: path) else {
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            var isFolder: ObjCBool = false
+            guard files.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue
+            else {
+                throw CommandError(
+                    "cannot create the store '\(path)': its directory does not exist; create it "
+                        + "or choose another path with --store",
+                    exitCode: .cannotCreate
+                )
+            }
+            guard files.isWritableFile(atPath: folder) else {
+                throw CommandError(
+                    "cannot create the store '\(path)': the directory '\(folder)' is not "
+                        + "writable; choose another path with --store",
+                    exitCode: .cannotCreate
+                )
+            }
+            return
+        }
+        let store = try LabStore(path: path, access: .read)
+        if let saveName, try store.configuration(named: saveName) != nil {
+            throw nameTaken(saveName)
+        }
+        try store.close()
+    }
+
+    /// Saves `run` as ``saveRun(_:as:replace:autosave:)`` does, but when another process saved
+    /// a configuration called `name` while the run stepped (and `replace` is `false`), keeps the
+    /// run as the automatic save rather than losing it, then reports the clash.
+    ///
+    /// - Throws: ``CommandError`` (data error) for such a clash, after the automatic save.
+    func saveRunKeepingWork(
+        _ run: RunRecord,
+        as name: String?,
+        replace: Bool
+    ) throws(CommandError) {
+        if let name, !replace, try configuration(named: name) != nil {
+            try replaceAutosave(with: run)
+            try save()
+            try close()
+            throw CommandError(
+                "another process saved a configuration named '\(name)' while this run stepped; "
+                    + "this run is kept as '\(Self.autosaveName)' (keep it with 'rdlab rename "
+                    + "\(Self.autosaveName) NEW')",
+                exitCode: .dataError
+            )
+        }
+        try saveRun(run, as: name, replace: replace)
     }
 
     /// Replaces the automatic save (not yet saved) with `run`.

@@ -16,7 +16,14 @@ enum LabFormat {
         return names.map { "\($0)=\(parameters.value(forName: $0)!)" }.joined(separator: " ")
     }
 
-    /// A configuration as JSON: its settings, every parameter, its snapshots' steps.
+    /// The names of the parameters `configuration`'s model reads (all fifteen when the model
+    /// is unknown to this version, so nothing stored is hidden).
+    static func parameterNames(of configuration: Configuration) -> [String] {
+        configuration.modelValue?.parameterNames ?? Parameters.names
+    }
+
+    /// A configuration as JSON: its settings, its model's parameters, notes and tags, and its
+    /// snapshots' steps.
     static func json(_ configuration: Configuration, snapshots: Bool) -> JSONValue {
         let parameters = configuration.parameters
         var members: [(String, JSONValue)] = [
@@ -34,8 +41,14 @@ enum LabFormat {
             ("modified", .date(configuration.modified)),
             (
                 "parameters",
-                .object(Parameters.names.map { ($0, .float(parameters.value(forName: $0)!)) })
+                .object(
+                    parameterNames(of: configuration).map {
+                        ($0, .float(parameters.value(forName: $0)!))
+                    }
+                )
             ),
+            ("notes", .string(configuration.notes)),
+            ("tags", .array(configuration.tags.map { .string($0) })),
         ]
         if snapshots {
             let sorted = configuration.snapshots.sorted { $0.step < $1.step }
@@ -61,7 +74,8 @@ enum LabFormat {
     /// The lines of `rdlab list`: a header and one row per configuration.
     static func table(_ configurations: [Configuration]) -> [String] {
         let header = [
-            "NAME", "MODEL", "PRESET", "GRID", "PRECISION", "STEPS", "SNAPSHOTS", "MODIFIED",
+            "NAME", "MODEL", "PRESET", "GRID", "PRECISION", "STEPS", "SNAPSHOTS", "TAGS",
+            "MODIFIED",
         ]
         let rows = configurations.map { configuration -> [String] in
             [
@@ -72,6 +86,7 @@ enum LabFormat {
                 configuration.precision,
                 String(configuration.latestSnapshot?.step ?? 0),
                 String(configuration.snapshots.count),
+                configuration.tags.isEmpty ? "-" : configuration.tags.joined(separator: ","),
                 date(configuration.modified),
             ]
         }
