@@ -1,7 +1,7 @@
 import Foundation
 import ObjectLog
-import Testing
 import TestSupport
+import Testing
 
 // The classes of the "Migrating your model" article (ObjectLog.docc/MigratingYourModel.md),
 // exactly as the article shows them; keep the two the same.

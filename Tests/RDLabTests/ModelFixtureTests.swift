@@ -28,6 +28,8 @@ struct ModelFixtureTests {
         #expect(spots.contains("64 × 64, unorm8, zero boundary"))
         #expect(spots.contains("snapshots:   2"))
         #expect(spots.contains("thumbnail:   6250 bytes of PNG"))
+        // Snapshot.timestamp is Snapshot.savedAt now: the first model's times are kept.
+        #expect(spots.contains("step 300  2026-12-02T01:09:13Z"))
         let settings = try lab.succeed(["settings"]).standardOutput
         #expect(settings.contains("author = Ada Lovelace"))
         #expect(settings.contains("default-size = 128"))
@@ -56,5 +58,17 @@ struct ModelFixtureTests {
         let schema = try RDLabProcess.runObjectLog(["schema", lab.store, "--json"])
         #expect(schema.exitCode == 0)
         #expect(schema.standardOutput.contains("\"hash\": \"3a90e8f228b81de8\""))
+    }
+
+    @Test("model 2 (notes, tags, savedAt): configurations with their notes and tags")
+    func modelTwo() throws {
+        let lab = try LabFixture()
+        try copy("rdlab-model-2.olog", to: lab)
+        #expect(try lab.names().sorted() == ["autosave", "spots"])
+        let spots = try lab.succeed(["show", "spots"]).standardOutput
+        #expect(spots.contains("Turing spots, first try"))
+        #expect(spots.contains("pattern"))
+        #expect(try lab.succeed(["list", "--tag", "pattern"]).standardOutput.contains("spots"))
+        #expect(try lab.verify())
     }
 }

@@ -123,7 +123,7 @@ public struct ShowCommand: Command {
         output.print("snapshots:   \(snapshots.count)")
         for snapshot in snapshots {
             output.print(
-                "  step \(snapshot.step)  \(LabFormat.date(snapshot.timestamp))  "
+                "  step \(snapshot.step)  \(LabFormat.date(snapshot.savedAt))  "
                     + "\(snapshot.state.count) bytes of state"
             )
         }

@@ -128,6 +128,6 @@ final class Configuration: ManagedObject {
 
     /// The snapshot with the most steps, if any.
     var latestSnapshot: Snapshot? {
-        snapshots.max { ($0.step, $0.timestamp) < ($1.step, $1.timestamp) }
+        snapshots.max { ($0.step, $0.savedAt) < ($1.step, $1.savedAt) }
     }
 }

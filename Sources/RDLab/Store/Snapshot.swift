@@ -23,8 +23,9 @@ final class Snapshot: ManagedObject {
     @Attribute(.externalStorage) var state = Data()
     /// A PNG of the state within a 160-pixel square.
     @Attribute var thumbnail: Data? = nil
-    /// When the state was saved.
-    @Attribute var timestamp = Date()
+    /// When the state was saved (called `timestamp` by the lab's first model: stores it wrote
+    /// are migrated on open; `--json` output keeps the key `timestamp`).
+    @Attribute(originalName: "timestamp") var savedAt = Date()
     /// The configuration the state belongs to.
     @Relationship var configuration: Configuration?
 

@@ -108,7 +108,7 @@ enum Gallery {
     static func detail(_ configuration: Configuration) throws(CommandError) -> JSONValue {
         let model = configuration.modelValue
         let snapshots = configuration.snapshots.sorted {
-            ($0.step, $0.timestamp) < ($1.step, $1.timestamp)
+            ($0.step, $0.savedAt) < ($1.step, $1.savedAt)
         }
         let chemicalNames =
             model?.chemicalNames
@@ -119,7 +119,7 @@ enum Gallery {
             frames.append(
                 .object([
                     ("step", .integer(snapshot.step)),
-                    ("timestamp", .date(snapshot.timestamp)),
+                    ("timestamp", .date(snapshot.savedAt)),
                     ("thumb", snapshot.thumbnail.map { .string(dataURL($0)) } ?? .null),
                     (
                         "stats",

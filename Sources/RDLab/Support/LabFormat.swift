@@ -59,7 +59,7 @@ enum LabFormat {
                         sorted.map {
                             .object([
                                 ("step", .integer($0.step)),
-                                ("timestamp", .date($0.timestamp)),
+                                ("timestamp", .date($0.savedAt)),
                                 ("stateBytes", .integer($0.state.count)),
                                 ("thumbnailBytes", .integer($0.thumbnail?.count ?? 0)),
                             ])
