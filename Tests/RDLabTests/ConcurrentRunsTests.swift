@@ -3,8 +3,37 @@ import Testing
 
 @Suite("rdlab runs hold the store only to save: runs side by side, and edits during a run")
 struct ConcurrentRunsTests {
-    /// Steps that keep a 64 × 64 run going for a few seconds in a debug build.
-    static let longSteps = "150000"
+    /// The runs' steps: any number will do, since the runs are held before they save.
+    static let longSteps = "200"
+
+    /// Starts `rdlab` in the background, held after stepping and before saving until
+    /// `release(_:)` is called with the same name (`RDLAB_TEST_HOLD_BEFORE_SAVE`), and waits
+    /// until it is held: past its checks, its stepping done, not yet saving, whatever the
+    /// machine's speed.
+    func startHeld(
+        _ arguments: [String],
+        lab: borrowing LabFixture,
+        name: String
+    ) throws -> BackgroundRun {
+        let hold = lab.path("hold-\(name)")
+        let run = try RDLabProcess.start(
+            arguments + ["--store", lab.store],
+            directory: lab.directory.path,
+            environment: ["RDLAB_TEST_HOLD_BEFORE_SAVE": hold]
+        )
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: hold + ".waiting"), run.isRunning,
+            Date() < deadline
+        {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(FileManager.default.fileExists(atPath: hold + ".waiting"), "\(name) never got held")
+        return run
+    }
+
+    func release(_ name: String, lab: borrowing LabFixture) {
+        _ = FileManager.default.createFile(atPath: lab.path("hold-\(name)"), contents: nil)
+    }
 
     @Test(
         "two runs into one store step side by side and both save; settings, show and edit work meanwhile"
@@ -14,27 +43,30 @@ struct ConcurrentRunsTests {
         try lab.succeed([
             "run", "--model", "gray-scott", "--size", "8", "--steps", "1", "--save", "first",
         ])
-        let one = try RDLabProcess.start(
+        let one = try startHeld(
             [
                 "run", "--model", "gray-scott", "--size", "64", "--steps", Self.longSteps,
-                "--save", "one", "--store", lab.store,
+                "--save", "one",
             ],
-            directory: lab.directory.path
+            lab: lab,
+            name: "one"
         )
-        let two = try RDLabProcess.start(
+        let two = try startHeld(
             [
                 "run", "--model", "fitzhugh-nagumo", "--size", "64", "--steps", Self.longSteps,
-                "--save", "two", "--store", lab.store,
+                "--save", "two",
             ],
-            directory: lab.directory.path
+            lab: lab,
+            name: "two"
         )
-        Thread.sleep(forTimeInterval: 0.5)
         #expect(one.isRunning && two.isRunning)
         try lab.succeed(["settings", "set", "author", "Grace"])
         try lab.succeed(["show", "first"])
         try lab.succeed(["edit", "first", "--tag", "during", "--set", "f=0.05"])
         try lab.succeed(["list"])
         #expect(one.isRunning && two.isRunning, "the runs ended before the commands did")
+        release("one", lab: lab)
+        release("two", lab: lab)
 
         let first = one.wait()
         let second = two.wait()
@@ -54,18 +86,19 @@ struct ConcurrentRunsTests {
     )
     func nameTakenDuringRun() throws {
         let lab = try LabFixture()
-        let long = try RDLabProcess.start(
+        let long = try startHeld(
             [
                 "run", "--model", "gray-scott", "--size", "64", "--steps", Self.longSteps,
-                "--save", "x", "--store", lab.store,
+                "--save", "x",
             ],
-            directory: lab.directory.path
+            lab: lab,
+            name: "long"
         )
-        Thread.sleep(forTimeInterval: 0.5)
         #expect(long.isRunning)
         try lab.succeed([
             "run", "--model", "belousov-zhabotinsky", "--size", "8", "--steps", "3", "--save", "x",
         ])
+        release("long", lab: lab)
         let result = long.wait()
         #expect(result.exitCode == 65)
         #expect(
@@ -87,13 +120,14 @@ struct ConcurrentRunsTests {
         try lab.succeed([
             "run", "--model", "gray-scott", "--size", "64", "--steps", "1", "--save", "r",
         ])
-        let resume = try RDLabProcess.start(
-            ["resume", "r", "--steps", Self.longSteps, "--store", lab.store],
-            directory: lab.directory.path
+        let resume = try startHeld(
+            ["resume", "r", "--steps", Self.longSteps],
+            lab: lab,
+            name: "resume"
         )
-        Thread.sleep(forTimeInterval: 0.5)
         #expect(resume.isRunning)
         try lab.succeed(["delete", "r"])
+        release("resume", lab: lab)
         let result = resume.wait()
         #expect(result.exitCode == 65)
         #expect(

@@ -125,12 +125,21 @@ extension RDLabProcess {
     }
 
     /// Starts `rdlab` in the background; the caller waits for it or kills it.
-    static func start(_ arguments: [String], directory: String) throws -> BackgroundRun {
+    static func start(
+        _ arguments: [String],
+        directory: String,
+        environment: [String: String] = [:]
+    ) throws -> BackgroundRun {
         guard let executable else {
             Issue.record("rdlab was not built next to the tests; run `swift build` first")
             throw CocoaError(.fileNoSuchFile)
         }
-        return try BackgroundRun(executable, arguments, directory: directory)
+        return try BackgroundRun(
+            executable,
+            arguments,
+            directory: directory,
+            environment: environment
+        )
     }
 }
 
@@ -140,11 +149,17 @@ final class BackgroundRun {
     private let output = Pipe()
     private let error = Pipe()
 
-    init(_ executable: URL, _ arguments: [String], directory: String) throws {
+    init(
+        _ executable: URL,
+        _ arguments: [String],
+        directory: String,
+        environment extra: [String: String] = [:]
+    ) throws {
         process.executableURL = executable
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["RDLAB_STORE"] = nil
+        environment.merge(extra) { $1 }
         process.environment = environment
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = output

@@ -140,6 +140,7 @@ public struct ResumeCommand: Command {
         let total = startStep + steps
         // Save before printing or writing files, so that output that fails loses no work.
         let record = try RunRecord(simulation: simulation, preset: preset, step: total)
+        LabStore.holdBeforeSaveForTests()
         let store = try LabStore(path: path, access: .write)
         let savedName: String
         if let saveName {

@@ -367,6 +367,7 @@ public struct RunCommand: Command {
         var savedPath: String?
         if !noSave {
             let record = try RunRecord(simulation: simulation, preset: preset?.name, step: steps)
+            LabStore.holdBeforeSaveForTests()
             let store = try LabStore(path: path, access: .create)
             try store.saveRunKeepingWork(record, as: saveName, replace: replace)
             try store.close()

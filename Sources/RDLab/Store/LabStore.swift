@@ -271,6 +271,22 @@ final class LabStore {
         try save()
     }
 
+    /// For tests of concurrent use only: when the environment variable
+    /// `RDLAB_TEST_HOLD_BEFORE_SAVE` names a file, a run or resume that has finished stepping
+    /// creates `<file>.waiting` and waits (up to a minute) for the file to exist before it opens
+    /// the store to save. A test can then act while the run is provably past its checks and not
+    /// yet saving, on any machine, however fast it steps.
+    static func holdBeforeSaveForTests() {
+        guard let release = ProcessInfo.processInfo.environment["RDLAB_TEST_HOLD_BEFORE_SAVE"],
+            !release.isEmpty
+        else { return }
+        _ = FileManager.default.createFile(atPath: release + ".waiting", contents: nil)
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: release), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
     /// Checks, before a run steps, that its result can be saved at `path`: an existing store is
     /// opened read-only (no lock: other processes may be writing) and must not already hold
     /// `saveName`; a missing one must have a writable directory to be created in.
