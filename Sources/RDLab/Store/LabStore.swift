@@ -271,10 +271,11 @@ final class LabStore {
         try save()
     }
 
-    /// For tests of concurrent use only: when the environment variable
-    /// `RDLAB_TEST_HOLD_BEFORE_SAVE` names a file, a run or resume that has finished stepping
-    /// creates `<file>.waiting` and waits (up to a minute) for the file to exist before it opens
-    /// the store to save. A test can then act while the run is provably past its checks and not
+    /// For tests of concurrent use only: holds a run between stepping and saving.
+    ///
+    /// When the environment variable `RDLAB_TEST_HOLD_BEFORE_SAVE` names a file, a run or
+    /// resume that has finished stepping creates `<file>.waiting` and waits (up to a minute) for
+    /// the file to exist before it opens the store to save. A test can then act while the run is provably past its checks and not
     /// yet saving, on any machine, however fast it steps.
     static func holdBeforeSaveForTests() {
         guard let release = ProcessInfo.processInfo.environment["RDLAB_TEST_HOLD_BEFORE_SAVE"],
