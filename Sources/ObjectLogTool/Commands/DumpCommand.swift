@@ -43,7 +43,7 @@ struct DumpCommand: ToolCommand {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let store = try StoreAccess.openReadOnly(path)
+        let store = try StoreAccess.openSalvaging(path)
         defer { try? store.close() }
         let names = EntityNames(store: store)
         var entity: EntityTag?
