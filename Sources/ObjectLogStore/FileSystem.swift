@@ -83,11 +83,15 @@ package protocol FileSystem: Sendable {
     func contents(ofDirectory path: String) throws -> [String]
     /// The path with symbolic links resolved, if it names an existing file; else `path`.
     func resolvingSymbolicLinks(_ path: String) -> String
+    /// Whether a writer holds the lock on the lock file at `lockPath`, found without taking
+    /// any lock (false when it cannot be told).
+    func hasActiveWriter(lockPath: String) -> Bool
 }
 
 extension FileSystem {
     /// File systems without links return `path` unchanged.
     package func resolvingSymbolicLinks(_ path: String) -> String { path }
+    package func hasActiveWriter(lockPath: String) -> Bool { false }
 }
 
 extension StoreFile {
@@ -126,6 +130,11 @@ package func directoryOf(_ path: String) -> String {
 
 // MARK: - POSIX
 
+/// `F_OFD_GETLK` and `F_OFD_SETLK` (Linux 3.15; the same on every architecture), which Glibc
+/// defines only with `_GNU_SOURCE`. See: man 2 fcntl, "Open file description locks".
+private let openFileDescriptionGetLock: Int32 = 36
+private let openFileDescriptionSetLock: Int32 = 37
+
 /// The real file system, through POSIX calls.
 ///
 /// `EINTR` is retried; short reads and writes are continued; `close` errors never mask the error
@@ -159,6 +168,20 @@ package struct PosixFileSystem: FileSystem {
         case S_IFDIR: return .directory
         default: return .other
         }
+    }
+
+    package func hasActiveWriter(lockPath: String) -> Bool {
+        let descriptor = retryingInterrupts { Glibc.open(lockPath, O_RDONLY | O_CLOEXEC) }
+        guard descriptor >= 0 else { return false }
+        defer { _ = Glibc.close(descriptor) }
+        // A writer holds an open-file-description lock on its lock file besides the flock
+        // (see PosixFile.lockExclusive); F_OFD_GETLK sees it without taking any lock, so
+        // looking never makes a writer's open fail.
+        var query = flock()
+        query.l_type = Int16(F_RDLCK)
+        query.l_whence = Int16(SEEK_SET)
+        guard fcntl(descriptor, openFileDescriptionGetLock, &query) == 0 else { return false }
+        return query.l_type != Int16(F_UNLCK)
     }
 
     package func resolvingSymbolicLinks(_ path: String) -> String {
@@ -350,6 +373,14 @@ final class PosixFile: StoreFile {
             }
             usleep(5_000)
         }
+        // Also an open-file-description write lock over the whole file, which readers can test
+        // for with F_OFD_GETLK without taking a lock (a flock can only be tested by taking it).
+        // Where the kernel or file system lacks them, readers just cannot tell a writer is
+        // there.
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        _ = fcntl(descriptor, openFileDescriptionSetLock, &lock)
     }
 
     func close() {

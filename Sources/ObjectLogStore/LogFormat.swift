@@ -202,7 +202,7 @@ package struct StoreHeader: Sendable, Equatable {
         fileSize: UInt64
     ) throws -> StoreHeader {
         guard fileSize > 0 else {
-            throw StoreError(.notAStore, "the file is empty, not an ObjectLog store", path: path)
+            throw StoreError(.notAStore, "is empty, not an ObjectLog store", path: path)
         }
         let fixed = try file.read(at: 0, count: LogFormat.headerFixedLength)
         guard fixed.count >= LogFormat.magic.count, Array(fixed[0..<8]) == LogFormat.magic else {

@@ -180,6 +180,14 @@ package struct LogReplay: LogScanVisitor {
         committedMetadataOffset = metadataOffset
     }
 
+    /// Undoes the damaged transaction's records and goes on at `offset`, where a salvage
+    /// resumes: the next transaction's records are new there.
+    package mutating func skip(to offset: UInt64, nextKey lostNextKey: ObjectKey) {
+        rollBack()
+        transactionStart = offset
+        nextKey = max(nextKey, lostNextKey)
+    }
+
     /// Undoes the records applied since the last commit, leaving the state as of that commit.
     package mutating func rollBack() {
         // Records not applied yet need no undoing.

@@ -65,6 +65,11 @@ package protocol LogScanVisitor {
     mutating func visit(_ record: ScannedRecord, payload: UnsafeRawBufferPointer) throws
     /// The records visited since the previous commit form a committed transaction.
     mutating func commit(_ commit: ScannedCommit) throws
+    /// The records visited since the previous commit belong to a damaged transaction: forget
+    /// them, for a salvage goes on at `offset`, the start of an intact transaction (see
+    /// ``LogScanner/salvage(from:lastNumber:visitor:)``). `nextKey` is the lost transaction's
+    /// own next key when its commit survived, else 0.
+    mutating func skip(to offset: UInt64, nextKey: ObjectKey)
 }
 
 /// A valid commit record found by a ``LogScanner``: the end of a committed transaction.
@@ -84,10 +89,14 @@ package struct ScannedCommit: Sendable {
 /// Damage found where a record should be.
 package struct LogDamage: Sendable, Equatable {
     package enum Kind: Sendable, Equatable {
-        /// The file ends inside, or is damaged only within, its last transaction: what a crash
+        /// The file ends inside, or is damaged only within, its last transaction, nobody is
+        /// writing the store and no index checkpoint covers that transaction: what a crash
         /// during an unacknowledged save leaves. Opening for writing cuts it off.
         case tornTail
-        /// Damage with a valid commit after it: committed data is unreadable.
+        /// As a torn tail, but another process holds the writer lock: its save is in progress.
+        case inFlight
+        /// Damage with a valid commit after it, or in a transaction an index checkpoint covers
+        /// (so it was acknowledged): committed data is unreadable.
         case corrupt
     }
 
@@ -100,6 +109,22 @@ package struct LogDamage: Sendable, Equatable {
     package var validEnd: UInt64
     /// Valid commits found after the damage (0 for a torn tail).
     package var laterCommits: Int
+    /// The first few of those commits, in file order: where a salvage can go on.
+    package var resumeCandidates: [FoundCommit] = []
+}
+
+/// A valid commit record found by its trailer, without a forward scan.
+package struct FoundCommit: Sendable, Equatable {
+    /// The offset of the first record of its transaction, as the commit records it.
+    package var firstRecordOffset: UInt64
+    /// Offset just past the commit record.
+    package var end: UInt64
+    /// The transaction's number, or 0 for a compaction's commit.
+    package var number: UInt64
+    package var isCompaction: Bool
+    package var nextKey: ObjectKey
+    /// Records in its transaction before the commit.
+    package var recordCount: UInt32
 }
 
 /// Reads a store's records in order, checking every frame, checksum and commit, and reports the
@@ -132,6 +157,12 @@ package struct LogScanner {
     /// Bytes of the file in the window.
     private var windowCount = 0
     private let windowSize: Int
+    /// Offset just past the last commit an index checkpoint of this file covers: transactions
+    /// before it were acknowledged, so damage there is corruption even in the last one.
+    package var acknowledgedLength: UInt64 = 0
+    /// Whether another process holds the writer lock: an incomplete last transaction is then a
+    /// save in flight, not a torn tail.
+    package var hasActiveWriter = false
 
     package init(
         file: any StoreFile,
@@ -217,6 +248,21 @@ package struct LogScanner {
         }
     }
 
+    /// Salvages from `start` like ``salvage(from:lastNumber:visitor:)``, collecting each kept
+    /// transaction's records until its commit, as ``scan(from:lastNumber:onRecord:onTransaction:)``
+    /// does.
+    package mutating func salvage(
+        from start: UInt64,
+        lastNumber: UInt64,
+        onRecord: ((ScannedRecord, UnsafeRawBufferPointer) throws -> Void)? = nil,
+        onTransaction: (ScannedTransaction) throws -> Void
+    ) throws -> SalvageOutcome {
+        try withoutActuallyEscaping(onTransaction) { onTransaction in
+            var collector = TransactionCollector(onRecord: onRecord, onTransaction: onTransaction)
+            return try salvage(from: start, lastNumber: lastNumber, visitor: &collector)
+        }
+    }
+
     /// Collects each transaction's records for ``scan(from:lastNumber:onRecord:onTransaction:)``.
     private struct TransactionCollector: LogScanVisitor {
         let onRecord: ((ScannedRecord, UnsafeRawBufferPointer) throws -> Void)?
@@ -230,6 +276,10 @@ package struct LogScanner {
 
         mutating func commit(_ commit: ScannedCommit) throws {
             try onTransaction(ScannedTransaction(commit, records: pending))
+            pending.removeAll(keepingCapacity: true)
+        }
+
+        mutating func skip(to offset: UInt64, nextKey: ObjectKey) {
             pending.removeAll(keepingCapacity: true)
         }
     }
@@ -375,7 +425,7 @@ package struct LogScanner {
     }
 
     /// A structural problem with a record whose checksum is valid, or nil.
-    private static func structuralProblem(
+    static func structuralProblem(
         frame: RecordFrame,
         payload: UnsafeRawBufferPointer,
         layout: RecordLayout
@@ -409,25 +459,36 @@ package struct LogScanner {
         let commits = try validCommits(after: offset)
         // Damage confined to the last transaction (no commit after it, or only that
         // transaction's own commit at the very end of the file) is what an interrupted,
-        // unacknowledged save leaves: its sectors may reach the disk in any order.
-        let isTorn =
+        // unacknowledged save leaves: its sectors may reach the disk in any order. Unless an
+        // index checkpoint covers that transaction: the index is written only after its
+        // commit was synced, so the transaction was acknowledged and its damage is corruption.
+        let isConfined =
             commits.isEmpty
             || (commits.count == 1 && commits[0].firstRecordOffset == transactionStart
                 && commits[0].end == fileSize)
+        let kind: LogDamage.Kind
+        var reason = reason
+        if !isConfined {
+            kind = .corrupt
+        } else if transactionStart < acknowledgedLength {
+            kind = .corrupt
+            reason += " (in a transaction the index checkpoint shows was committed)"
+        } else {
+            kind = hasActiveWriter ? .inFlight : .tornTail
+        }
         return LogDamage(
-            kind: isTorn ? .tornTail : .corrupt,
+            kind: kind,
             offset: offset,
             reason: reason,
             validEnd: transactionStart,
-            laterCommits: isTorn ? 0 : commits.count
+            laterCommits: kind == .corrupt ? commits.count : 0,
+            resumeCandidates: kind == .corrupt ? Array(commits.prefix(16)) : []
         )
     }
 
     /// Valid commit records wholly after `offset`, found by their trailer.
-    package mutating func validCommits(
-        after offset: UInt64
-    ) throws -> [(firstRecordOffset: UInt64, end: UInt64)] {
-        var found: [(UInt64, UInt64)] = []
+    package mutating func validCommits(after offset: UInt64) throws -> [FoundCommit] {
+        var found: [FoundCommit] = []
         let trailer = LogFormat.commitTrailer
         var chunkStart = offset
         let chunk = 1 << 20
@@ -442,9 +503,18 @@ package struct LogScanner {
                     let end = chunkStart + UInt64(index + trailer.count)
                     if end >= UInt64(layout.commitRecordLength),
                         end - UInt64(layout.commitRecordLength) > offset,
-                        let commit = try commitRecord(endingAt: end)
+                        let commit = try commitFrame(endingAt: end)
                     {
-                        found.append((commit.firstRecordOffset, end))
+                        found.append(
+                            FoundCommit(
+                                firstRecordOffset: commit.payload.firstRecordOffset,
+                                end: end,
+                                number: commit.frame.key,
+                                isCompaction: commit.frame.flags & CommitFlags.compaction != 0,
+                                nextKey: commit.payload.nextKey,
+                                recordCount: commit.payload.recordCount
+                            )
+                        )
                     }
                 }
                 index += 1
@@ -456,16 +526,32 @@ package struct LogScanner {
 
     /// The commit record ending at `end`, if one with a valid checksum is there.
     package func commitRecord(endingAt end: UInt64) throws -> CommitPayload? {
+        try commitFrame(endingAt: end)?.payload
+    }
+
+    /// The frame and payload of the commit record ending at `end`, if one with a valid
+    /// checksum and counters in range is there.
+    package func commitFrame(
+        endingAt end: UInt64
+    ) throws -> (frame: RecordFrame, payload: CommitPayload)? {
         let length = layout.commitRecordLength
         guard end >= UInt64(length), end <= fileSize else { return nil }
         let bytes = try file.read(at: end - UInt64(length), count: length)
         guard bytes.count == length else { return nil }
-        return bytes.withUnsafeBytes { buffer -> CommitPayload? in
+        return bytes.withUnsafeBytes { buffer -> (RecordFrame, CommitPayload)? in
             guard case .frame(let frame) = RecordFrame.decode(buffer, layout: layout),
                 frame.type == .commit, frame.totalLength == length,
-                checksumsMatch(frame.checksum, RecordFrame.checksum(of: buffer))
+                checksumsMatch(frame.checksum, RecordFrame.checksum(of: buffer)),
+                let payload = CommitPayload(
+                    UnsafeRawBufferPointer(rebasing: buffer[frame.frameLength...])
+                ),
+                Self.structuralProblem(
+                    frame: frame,
+                    payload: UnsafeRawBufferPointer(rebasing: buffer[frame.frameLength...]),
+                    layout: layout
+                ) == nil
             else { return nil }
-            return CommitPayload(UnsafeRawBufferPointer(rebasing: buffer[frame.frameLength...]))
+            return (frame, payload)
         }
     }
 }

@@ -107,7 +107,7 @@ extension LogStore {
     }
 
     /// A copy of the live state written to a new file.
-    private struct Copy {
+    struct Copy {
         var header: StoreHeader
         var live: KeyDirectory
         var recordBytes: UInt64
@@ -122,7 +122,7 @@ extension LogStore {
     /// Writes the live objects and the latest metadata to a new synced file at `target`.
     ///
     /// They form one compaction commit. The caller holds `lock`.
-    private func writeCopy(
+    func writeCopy(
         to target: String,
         generation: UInt64,
         progress: ((Double) -> Void)?

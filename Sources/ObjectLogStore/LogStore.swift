@@ -92,6 +92,9 @@ public final class LogStore: @unchecked Sendable {
     /// Damage found after the last valid commit when the store was opened (a torn tail that a
     /// writable open has cut off, or, with `salvage`, the corruption it stopped at).
     public private(set) var damageAtOpen: StoreDamage?
+    /// With `salvage`: what the open dropped (nil without `salvage`). Empty when the store is
+    /// not damaged.
+    public private(set) var salvageReport: SalvageReport?
 
     // MARK: - Opening
 
@@ -159,15 +162,14 @@ public final class LogStore: @unchecked Sendable {
 
         var start = UInt64(header.length)
         var state = IndexState.rebuilt
-        if options.usesIndex,
-            let (index, directory, counts) = Self.loadIndex(
-                path: path,
-                fileSystem: fileSystem,
-                header: header,
-                file: file,
-                fileSize: fileSize
-            )
-        {
+        let index = Self.loadIndex(
+            path: path,
+            fileSystem: fileSystem,
+            header: header,
+            file: file,
+            fileSize: fileSize
+        )
+        if options.usesIndex && !options.salvage, let (index, directory, counts) = index {
             live = directory
             entityCounts = counts
             liveRecordBytes = index.liveBytes
@@ -187,6 +189,12 @@ public final class LogStore: @unchecked Sendable {
             fileSize: fileSize,
             layout: header.layout
         )
+        // Damage is classified the same way by every reader (see LogScanner's classify): a
+        // transaction the index covers was acknowledged, and an incomplete last transaction is
+        // in flight while another process holds the writer lock.
+        scanner.acknowledgedLength = index?.0.coveredLength ?? 0
+        scanner.hasActiveWriter =
+            options.readOnly && fileSystem.hasActiveWriter(lockPath: path + LogFormat.lockSuffix)
         var replay = LogReplay(
             live: live,
             entityCounts: entityCounts,
@@ -209,35 +217,56 @@ public final class LogStore: @unchecked Sendable {
         ) {
             replay.reserveCapacity(keys)
         }
-        let outcome = try scanner.scan(from: start, lastNumber: lastNumber, visitor: &replay)
-        if outcome.damage != nil { replay.rollBack() }
+        var damage: StoreDamage?
+        let validEnd: UInt64
+        var salvagedLastNumber: UInt64 = 0
+        if options.salvage {
+            // Every intact transaction is kept; each damaged one is dropped whole.
+            let outcome = try scanner.salvage(from: start, lastNumber: lastNumber, visitor: &replay)
+            validEnd = outcome.validEnd
+            // A dropped transaction whose commit survived still counts: numbers go on after it.
+            salvagedLastNumber = outcome.lastNumber
+            damage = outcome.damages.first.map { StoreDamage($0.damage) }
+            let directory = replay.live
+            salvageReport = try SalvageReport(
+                damages: outcome.damages.filter { $0.damage.kind != .inFlight },
+                file: file,
+                layout: header.layout,
+                fileSize: fileSize,
+                metadataOffset: replay.metadataOffset,
+                location: { directory[$0] }
+            )
+        } else {
+            let outcome = try scanner.scan(from: start, lastNumber: lastNumber, visitor: &replay)
+            if outcome.damage != nil { replay.rollBack() }
+            validEnd = outcome.validEnd
+            if let found = outcome.damage {
+                damage = StoreDamage(found)
+                if found.kind == .corrupt {
+                    throw StoreError(
+                        .corrupt,
+                        "\(found.reason); \(found.laterCommits) committed transaction(s) follow "
+                            + "the damage (open read-only with salvage, or run `objectlog repair`)",
+                        path: path,
+                        offset: found.offset
+                    )
+                }
+                if !options.readOnly {
+                    // Cut the torn tail off before anything new is appended after it.
+                    try file.truncate(to: outcome.validEnd)
+                    try file.sync()
+                }
+            }
+        }
         live = replay.live
         entityCounts = replay.entityCounts
         liveRecordBytes = replay.liveRecordBytes
         metadataOffset = replay.metadataOffset
         nextKey = replay.nextKey
-        lastNumber = replay.lastNumber
+        lastNumber = max(replay.lastNumber, salvagedLastNumber)
         lastCommitChecksum = replay.lastCommitChecksum
-        var damage: StoreDamage?
-        if let found = outcome.damage {
-            damage = StoreDamage(found)
-            if found.kind == .corrupt && !options.salvage {
-                throw StoreError(
-                    .corrupt,
-                    "\(found.reason); \(found.laterCommits) committed transaction(s) follow the damage "
-                        + "(open read-only with salvage, or run `objectlog recover`)",
-                    path: path,
-                    offset: found.offset
-                )
-            }
-            if !options.readOnly {
-                // Cut the torn tail off before anything new is appended after it.
-                try file.truncate(to: outcome.validEnd)
-                try file.sync()
-            }
-        }
+        endOffset = validEnd
         damageAtOpen = damage
-        endOffset = outcome.validEnd
         if metadataOffset != 0 {
             currentMetadata = try readMetadataRecord(at: metadataOffset)
         }

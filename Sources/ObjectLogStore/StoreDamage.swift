@@ -2,33 +2,56 @@
 public struct StoreDamage: Sendable, Equatable, CustomStringConvertible {
     /// Whether the damage is a torn tail or corruption.
     public enum Kind: String, Sendable {
-        /// An incomplete or damaged last transaction, as an interrupted save leaves; dropped.
+        /// An incomplete or damaged last transaction, as an interrupted save leaves, in a store
+        /// nobody is writing; dropped.
         case tornTail
-        /// Damage with valid commits after it: committed data cannot be read.
+        /// An incomplete last transaction while another process holds the writer lock: a save
+        /// in progress, not damage. Readers see the store without it.
+        case inFlight
+        /// Damage with valid commits after it, or in a transaction the index checkpoint shows
+        /// was committed: committed data cannot be read.
         case corrupt
     }
 
-    /// Whether the damage is a torn tail or corruption.
+    /// Whether the damage is a torn tail, a save in flight or corruption.
     public var kind: Kind
     /// The offset of the first damaged record.
     public var offset: UInt64
     /// What is wrong there.
     public var reason: String
-    /// Where the valid log ends (just past the last good commit before the damage).
+    /// Where the damaged transaction begins (just past the last good commit before the
+    /// damage).
     public var validEnd: UInt64
-    /// How many valid commits follow the damage (and are lost to a salvage).
+    /// How many valid commits follow the damage (a salvage keeps their intact transactions).
     public var laterCommits: Int
 
     init(_ damage: LogDamage) {
-        kind = damage.kind == .tornTail ? .tornTail : .corrupt
+        switch damage.kind {
+        case .tornTail: kind = .tornTail
+        case .inFlight: kind = .inFlight
+        case .corrupt: kind = .corrupt
+        }
         offset = damage.offset
         reason = damage.reason
         validEnd = damage.validEnd
         laterCommits = damage.laterCommits
     }
 
+    /// Whether this is damage to committed or unacknowledged data, rather than a save another
+    /// process has in progress.
+    public var isDamage: Bool { kind != .inFlight }
+
+    /// The kind in words: `torn tail`, `transaction in flight` or `corruption`.
+    public var kindName: String {
+        switch kind {
+        case .tornTail: "torn tail"
+        case .inFlight: "transaction in flight"
+        case .corrupt: "corruption"
+        }
+    }
+
     /// A one-line account: kind, offset and reason.
     public var description: String {
-        "\(kind == .tornTail ? "torn tail" : "corruption") at offset \(offset): \(reason)"
+        "\(kindName) at offset \(offset): \(reason)"
     }
 }

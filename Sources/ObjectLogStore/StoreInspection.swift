@@ -105,8 +105,11 @@ public struct StoreInspection: Sendable {
     public var referencedBlobs: Set<BlobID>
     /// External blob files present, and their total size.
     public var blobCount: Int, blobBytes: UInt64
-    /// Damage in the log, if any.
+    /// The first damage in the log, if any (or the save another process has in flight).
     public var damage: StoreDamage?
+    /// Every damaged transaction the inspection stepped over, and what it held: the live state
+    /// above is the store without them (see ``SalvageReport``).
+    public var salvageReport: SalvageReport
     /// The index checkpoint's state.
     public var indexStatus: IndexStatus
     /// Every problem found, in file order; empty for a clean store.
@@ -149,7 +152,17 @@ public struct StoreInspection: Sendable {
         var lastNumber = header.baseTransactionCount
         let layout = header.layout
         var scanner = LogScanner(file: file, path: path, fileSize: size, layout: layout)
-        let outcome = try scanner.scan(
+        // Classified as every reader does (see LogScanner's classify).
+        scanner.acknowledgedLength =
+            LogStore.loadIndex(
+                path: path,
+                fileSystem: fileSystem,
+                header: header,
+                file: file,
+                fileSize: size
+            )?.0.coveredLength ?? 0
+        scanner.hasActiveWriter = fileSystem.hasActiveWriter(lockPath: path + LogFormat.lockSuffix)
+        let outcome = try scanner.salvage(
             from: UInt64(header.length),
             lastNumber: lastNumber,
             onRecord: { record, payload in
@@ -213,16 +226,40 @@ public struct StoreInspection: Sendable {
         }
         liveCounts = counts
         liveBytes = UInt64(header.length) + recordBytes + UInt64(layout.commitRecordLength)
-        if let found = outcome.damage {
-            let damage = StoreDamage(found)
-            self.damage = damage
-            let note =
-                damage.kind == .tornTail
-                ? "\(found.reason); the incomplete last transaction (from offset \(found.validEnd)) is dropped on open"
-                : "\(found.reason); \(found.laterCommits) committed transaction(s) after it cannot be read"
+        damage = outcome.damages.first.map { StoreDamage($0.damage) }
+        let damages = outcome.damages.filter { $0.damage.kind != .inFlight }
+        salvageReport = try SalvageReport(
+            damages: damages,
+            file: file,
+            layout: layout,
+            fileSize: size,
+            metadataOffset: metadataOffset,
+            location: { live[$0] }
+        )
+        for damaged in damages {
+            let found = damaged.damage
+            let note: String
+            switch found.kind {
+            case .tornTail, .inFlight:
+                note =
+                    "\(found.reason); the incomplete last transaction (from offset "
+                    + "\(found.validEnd)) is dropped on open"
+            case .corrupt:
+                let lost = damaged.lostNumbers.map { numbers in
+                    numbers.count == 1
+                        ? "transaction \(numbers.lowerBound)"
+                        : "transactions \(numbers.lowerBound)–\(numbers.upperBound)"
+                }
+                note =
+                    "\(found.reason); \(lost ?? "the damaged transaction") cannot be read"
+                    + (damaged.resumeOffset.map {
+                        " (the log goes on intact at offset \($0); 'objectlog repair' keeps "
+                            + "everything else)"
+                    } ?? "; nothing after it can be read")
+            }
             problems.append(
                 Problem(
-                    area: damage.kind == .tornTail ? .tornTail : .log,
+                    area: found.kind == .corrupt ? .log : .tornTail,
                     offset: found.offset,
                     path: path,
                     message: note
@@ -269,6 +306,9 @@ public struct StoreInspection: Sendable {
                     || index.coveredLength > outcome.validEnd
                 {
                     indexStatus = .stale
+                } else if !damages.isEmpty {
+                    // The index describes the undamaged log; it cannot agree with a salvage.
+                    indexStatus = index.coveredLength == outcome.validEnd ? .current : .partial
                 } else if index.coveredLength == outcome.validEnd {
                     var expected: [ObjectKey: RecordLocation] = [:]
                     for (key, location) in index.entries { expected[key] = location }

@@ -68,7 +68,7 @@ struct BadInputTests {
         #expect(run.status == 65)
         Self.expectOneErrorLine(
             run,
-            containing: "empty.olog: the file is empty, not an ObjectLog store"
+            containing: "empty.olog: is empty, not an ObjectLog store"
         )
         #expect(try FileState(path) == before)
         #expect(directory.listing() == ["empty.olog"])

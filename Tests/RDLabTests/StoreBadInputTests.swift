@@ -127,7 +127,9 @@ struct StoreBadInputTests {
             #expect(result.exitCode == 65, "\(arguments)")
             #expect(result.errorLines.count == 1)
             #expect(
-                result.errorLines.first?.hasPrefix("error: '\(lab.store)' is not a store") == true,
+                result.errorLines.first?.hasPrefix(
+                    "error: '\(lab.store)' is not an ObjectLog store (no OBJLOG magic at offset 0);"
+                ) == true,
                 "\(result.standardError)"
             )
         }

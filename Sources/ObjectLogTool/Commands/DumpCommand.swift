@@ -42,7 +42,7 @@ struct DumpCommand: ToolCommand {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        let store = try StoreAccess.openReadOnly(path)
+        let store = try StoreAccess.openSalvaging(path)
         defer { try? store.close() }
         let names = EntityNames(metadata: store.metadata)
         var entity: EntityTag?

@@ -162,7 +162,7 @@ struct MetaCommand: ToolCommand {
     func run(_ context: CommandContext) throws -> ExitCode {
         switch action {
         case .print:
-            let metadata = try readMetadata(context)
+            let (metadata, damage) = try readMetadata()
             if json {
                 context.output.writeLine(MetadataRendering.json(metadata).rendered(pretty: true))
             } else {
@@ -174,10 +174,11 @@ struct MetaCommand: ToolCommand {
                     )
                 }
             }
-            return .success
+            return try DamageRendering.finish(damage, path: path, context: context)
         case .get(let key):
-            let metadata = try readMetadata(context)
+            let (metadata, damage) = try readMetadata()
             guard let value = metadata[key] else {
+                _ = try DamageRendering.finish(damage, path: path, context: context)
                 throw ToolError(
                     .failure,
                     "\(path): no metadata key '\(Formatting.singleLine(key))'"
@@ -186,7 +187,7 @@ struct MetaCommand: ToolCommand {
             context.output.writeLine(
                 json ? MetadataRendering.json(value).rendered() : MetadataRendering.fullText(value)
             )
-            return .success
+            return try DamageRendering.finish(damage, path: path, context: context)
         case .set(let key, let value):
             try change(context) { metadata in
                 metadata[key] = value
@@ -212,12 +213,12 @@ struct MetaCommand: ToolCommand {
         }
     }
 
-    /// The metadata, read-only (a torn tail is warned about, corruption refused).
-    private func readMetadata(_ context: CommandContext) throws -> Metadata {
-        let store = try StoreAccess.openReadOnly(path)
+    /// The metadata, read-only with salvage as every read command sees it, and the damage
+    /// found (which the caller reports after printing).
+    private func readMetadata() throws -> (Metadata, StoreDamage?) {
+        let store = try StoreAccess.openSalvaging(path)
         defer { try? store.close() }
-        _ = try DamageRendering.finish(store.damageAtOpen, path: path, context: context)
-        return store.metadata
+        return (store.metadata, store.damageAtOpen)
     }
 
     /// Applies `edit` to the metadata and commits the result if `edit` returns true.

@@ -4,11 +4,15 @@ import ObjectLogStore
 struct RecoverCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "recover",
-        abstract: "Salvage what precedes damage into a new, valid store and say what was lost.",
+        abstract: "Salvage every intact transaction of a damaged store into a new store and say "
+            + "what was lost.",
         discussion: """
-            The damaged store is only read. The new store holds the live objects and metadata as \
-            of the last valid commit before the damage, with copies of the external blobs they \
-            refer to. The output must not exist yet.
+            The damaged store is only read. The new store holds the live objects and metadata \
+            of every intact committed transaction: each damaged transaction is dropped whole, \
+            so an object it changed has its version from the transaction before (or a later \
+            one), and one it inserted is absent. Each dropped transaction is listed with the \
+            objects and metadata it changed. External blobs the objects refer to are copied. \
+            The output must not exist yet. To repair a store in place, use 'objectlog repair'.
             """,
         usage: "<path> [--output <new-path>]",
         arguments: [ArgumentDefinition(name: "path", help: "The damaged store file.")],
@@ -34,52 +38,42 @@ struct RecoverCommand: ToolCommand {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        // Examined first: it says what will be lost, and fails cleanly on a file that is no store.
-        let inspection = try StoreAccess.inspect(path, checkBlobs: true)
+        // Opened first: it fails cleanly on a file that is no store.
+        try StoreAccess.openSalvaging(path).close()
         if FileStatus.exists(outputPath) {
             throw ToolError(
                 .cannotCreate,
                 "\(outputPath): already exists; choose a new path with --output"
             )
         }
-        let result: (damage: StoreDamage?, objects: Int)
+        let result: SalvageResult
         do {
-            result = try LogStore.recover(path: path, to: outputPath)
-        } catch let error as StoreError where error.path?.hasPrefix(outputPath) == true {
+            result = try LogStore.salvage(path: path, to: outputPath)
+        } catch let error as StoreError where error.path == outputPath {
             throw ToolError(.cannotCreate, ToolError.describe(error))
         }
-
         let output = context.output
         output.writeLine(
             "recovered \(result.objects) live object(s) from \(path) into \(outputPath)"
         )
-        var lost: [String] = []
-        if let damage = result.damage {
-            lost.append(damage.description)
-            let droppedBytes =
-                inspection.fileBytes > damage.validEnd
-                ? inspection.fileBytes - damage.validEnd : 0
-            switch damage.kind {
-            case .tornTail:
-                lost.append(
-                    "the incomplete last transaction (\(droppedBytes) bytes from offset "
-                        + "\(damage.validEnd))"
-                )
-            case .corrupt:
-                lost.append(
-                    "\(damage.laterCommits) committed transaction(s) from the damage on "
-                        + "(\(droppedBytes) bytes from offset \(damage.validEnd) to the end)"
-                )
-            }
+        let names = EntityNames(metadata: try StoreAccess.openReadOnly(outputPath).metadata)
+        Self.printLosses(result, names: names, output: output)
+        return .success
+    }
+
+    /// Prints what a salvage dropped, one `lost:` line per transaction and an indented line per
+    /// record, or that nothing was.
+    static func printLosses(_ result: SalvageResult, names: EntityNames, output: TextOutput) {
+        var lines = DamageRendering.lossLines(result.report, names: names).map {
+            $0.hasPrefix(" ") ? $0 : "lost: " + $0
         }
-        for problem in inspection.problems where problem.area == .blob {
-            lost.append("external blob \(problem.path): \(problem.message)")
+        for id in result.missingBlobs {
+            lines.append("lost: external blob \(id.hex): missing or damaged")
         }
-        if lost.isEmpty {
+        if lines.isEmpty {
             output.writeLine("nothing was lost: the store is not damaged")
         } else {
-            for item in lost { output.writeLine("lost: " + Formatting.singleLine(item)) }
+            for line in lines { output.writeLine(line) }
         }
-        return .success
     }
 }

@@ -16,7 +16,7 @@ struct RootCommand: ToolCommand {
         options: [.flag("--version", help: "Show the version.")],
         subcommands: [
             InfoCommand.self, VerifyCommand.self, DumpCommand.self, HistoryCommand.self,
-            CompactCommand.self, MetaCommand.self, RecoverCommand.self,
+            CompactCommand.self, MetaCommand.self, RecoverCommand.self, RepairCommand.self,
         ]
     )
 

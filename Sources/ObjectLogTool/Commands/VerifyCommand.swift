@@ -10,8 +10,10 @@ struct VerifyCommand: StoreReportCommand {
         discussion: """
             Exits 0 when the store is clean and 65 when anything is wrong, printing each problem \
             on its own line with the byte offset concerned. A torn tail (an incomplete last \
-            transaction, as an interrupted save leaves) is reported as 'torn tail', apart from \
-            corruption (damage followed by committed transactions). With the model the engine \
+            transaction, as an interrupted save leaves, in a store nobody is writing) is \
+            reported as 'torn tail', apart from corruption (damage followed by committed \
+            transactions, or in a transaction the index checkpoint covers); a save another \
+            process has in flight is not a problem. With the model the engine \
             stores in the metadata, every object is decoded and every relationship target must \
             be a live object of the destination entity. The store is not changed.
             """,
@@ -58,7 +60,21 @@ struct VerifyCommand: StoreReportCommand {
         if let problem = names.schemaProblem {
             findings.append(Finding(kind: "schema", file: nil, offset: nil, message: problem))
         } else if names.schema != nil {
-            checkedReferences = try checkObjects(names: names, findings: &findings)
+            // Whatever goes wrong reading the objects is a finding: the report is always
+            // printed.
+            do {
+                checkedReferences = try checkObjects(names: names, findings: &findings)
+            } catch {
+                let failure = ToolError.from(error)
+                findings.append(
+                    Finding(
+                        kind: "payload",
+                        file: nil,
+                        offset: (error as? StoreError)?.offset,
+                        message: "the objects cannot be read: " + failure.message
+                    )
+                )
+            }
         }
         let transactions = inspection.transactions.filter { !$0.isCompaction }.count
 
@@ -97,17 +113,14 @@ struct VerifyCommand: StoreReportCommand {
     /// Decodes every live object by the stored schema and checks that every relationship
     /// target is a live object of the destination entity.
     ///
-    /// The store is opened read-only up to its last valid commit, so a damaged store's objects
-    /// before the damage are checked too.
+    /// The store is opened read-only with salvage and without the index checkpoint, so a
+    /// damaged store's intact transactions are checked too, and only records the scan checked
+    /// are read.
     ///
     /// - Returns: The number of references checked.
     private func checkObjects(names: EntityNames, findings: inout [Finding]) throws -> Int {
         guard let schema = names.schema else { return 0 }
-        var options = StoreOptions()
-        options.readOnly = true
-        options.salvage = true
-        options.createIfMissing = false
-        let store = try LogStore.open(path: path, options: options)
+        let store = try StoreAccess.openSalvaging(path)
         defer { try? store.close() }
 
         var objectFindings: [Finding] = []

@@ -20,6 +20,21 @@ enum StoreAccess {
         return try LogStore.open(path: path, options: options)
     }
 
+    /// Opens the store read-only with salvage, checking every record (no index checkpoint):
+    /// the store without its damaged transactions, and its damage classified as ``inspect(_:checkBlobs:)``
+    /// classifies it, so every command shows the same state and reports the same damage.
+    ///
+    /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt` (a
+    ///   damaged header), `.io`.
+    static func openSalvaging(_ path: String) throws -> LogStore {
+        var options = StoreOptions()
+        options.readOnly = true
+        options.salvage = true
+        options.usesIndex = false
+        options.createIfMissing = false
+        return try LogStore.open(path: path, options: options)
+    }
+
     /// Opens the store for writing, after a read-only check that it is a whole, undamaged store.
     ///
     /// The check comes first so that nothing (not even the lock file beside it) is created next
@@ -39,7 +54,7 @@ enum StoreAccess {
         let check = try openReadOnly(path)
         let damage = check.damageAtOpen
         try check.close()
-        if let damage, !discardingTornTail {
+        if let damage, damage.isDamage, !discardingTornTail {
             throw ToolError(
                 .dataError,
                 "\(path): \(damage); writing would cut off the incomplete last transaction — "

@@ -303,7 +303,10 @@ final class LabStore {
                 )
             case .notAStore:
                 return CommandError(
-                    "'\(path)' is not a store (\(detail)); choose another path with --store",
+                    // The store's message says what the file is ("is a directory, not an
+                    // ObjectLog store", "not an ObjectLog store (no OBJLOG magic …)").
+                    "'\(path)' \(detail.hasPrefix("is ") ? "" : "is ")\(detail); choose another "
+                        + "path with --store",
                     exitCode: .dataError
                 )
             case .corrupt, .missingBlob, .unsupportedVersion:
