@@ -130,8 +130,8 @@ package func directoryOf(_ path: String) -> String {
 
 // MARK: - POSIX
 
-/// `F_OFD_GETLK` and `F_OFD_SETLK` (Linux 3.15; the same on every architecture), which Glibc
-/// defines only with `_GNU_SOURCE`. See: man 2 fcntl, "Open file description locks".
+// `F_OFD_GETLK` and `F_OFD_SETLK` (Linux 3.15; the same on every architecture), which Glibc
+// defines only with `_GNU_SOURCE`. See: man 2 fcntl, "Open file description locks".
 private let openFileDescriptionGetLock: Int32 = 36
 private let openFileDescriptionSetLock: Int32 = 37
 

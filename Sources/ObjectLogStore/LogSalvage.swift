@@ -2,8 +2,10 @@
 package struct SalvagedDamage: Sendable, Equatable {
     /// The damage, as ``LogScanner`` classified it.
     package var damage: LogDamage
-    /// Where the log goes on after it: the start of the next intact transaction. Nil when
-    /// nothing after the damage could be read (a torn tail, or no valid commit after it).
+    /// Where the log goes on after it, at the start of the next intact transaction.
+    ///
+    /// Nil when nothing after the damage could be read (a torn tail, or no valid commit after
+    /// it).
     package var resumeOffset: UInt64?
     /// The numbers of the user transactions lost, when known.
     package var lostNumbers: ClosedRange<UInt64>?

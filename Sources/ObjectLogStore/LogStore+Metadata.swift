@@ -4,9 +4,12 @@ extension LogStore {
     /// Reads the latest committed metadata of the store at `path` without opening the store or
     /// replaying its objects (compare Core Data's `metadataForPersistentStore(ofType:at:)`).
     ///
-    /// It reads the header, finds the last valid commit record by scanning back from the end of
-    /// the file, and reads the metadata record that commit names: the time taken does not grow
-    /// with the number of objects.
+    /// It reads the header, finds the last committed transaction by scanning back from the end
+    /// of the file for a valid commit record whose transaction's records are all intact (a torn
+    /// write can damage an earlier record of a transaction whose commit survived), and reads the
+    /// metadata record that commit names, checking that the transaction holding it is intact
+    /// too (FORMAT.md, section 5): the time taken grows with the size of those transactions,
+    /// not with the number of objects.
     ///
     /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`, `.io`.
     public static func readMetadata(path: String) throws -> Metadata {
@@ -25,6 +28,8 @@ extension LogStore {
         let lowest = UInt64(header.length + layout.commitRecordLength)
         var chunkEnd = size
         let chunk: UInt64 = 1 << 16
+        // Metadata records found damaged or outside an intact transaction.
+        var rejected: Set<UInt64> = []
         while chunkEnd >= lowest {
             let chunkStart = max(chunkEnd >= chunk ? chunkEnd - chunk : 0, UInt64(header.length))
             let bytes = try file.read(at: chunkStart, count: Int(chunkEnd - chunkStart))
@@ -34,17 +39,27 @@ extension LogStore {
                     bytes[index..<(index + trailer.count)].elementsEqual(trailer)
                 {
                     let end = chunkStart + UInt64(index + trailer.count)
-                    if end >= lowest, let commit = try scanner.commitRecord(endingAt: end) {
-                        if commit.metadataOffset == 0 { return header.metadata }
-                        if let metadata = try? readMetadataPayload(
+                    if end >= lowest, let commit = try scanner.commitRecord(endingAt: end),
+                        try transactionIsIntact(
                             file: file,
-                            path: path,
                             layout: layout,
-                            offset: commit.metadataOffset,
-                            limit: end
-                        ) {
+                            commit: commit,
+                            commitOffset: end - UInt64(layout.commitRecordLength)
+                        )
+                    {
+                        if commit.metadataOffset == 0 { return header.metadata }
+                        if !rejected.contains(commit.metadataOffset),
+                            let metadata = try readCommittedMetadata(
+                                file: file,
+                                layout: layout,
+                                scanner: scanner,
+                                offset: commit.metadataOffset,
+                                limit: end
+                            )
+                        {
                             return metadata
                         }
+                        rejected.insert(commit.metadataOffset)
                     }
                 }
                 index -= 1
@@ -54,6 +69,78 @@ extension LogStore {
             chunkEnd = chunkStart + UInt64(trailer.count) - 1
         }
         return header.metadata
+    }
+
+    /// Whether every record of the transaction `commit` (at `commitOffset`) ends is intact:
+    /// frames, bounds and checksums, as many as the commit counts, ending at the commit.
+    private static func transactionIsIntact(
+        file: any StoreFile,
+        layout: RecordLayout,
+        commit: CommitPayload,
+        commitOffset: UInt64
+    ) throws -> Bool {
+        var offset = commit.firstRecordOffset
+        var count: UInt32 = 0
+        while offset < commitOffset {
+            guard
+                case .success(let (frame, _)) = try readRecord(
+                    at: offset,
+                    file: file,
+                    path: "",
+                    layout: layout,
+                    limit: commitOffset
+                ),
+                frame.type != .commit
+            else { return false }
+            offset += UInt64(frame.totalLength)
+            count += 1
+        }
+        return offset == commitOffset && count == commit.recordCount
+    }
+
+    /// The dictionary of the metadata record at `offset`, if the record and the rest of its
+    /// transaction are intact and that transaction is committed; nil otherwise.
+    private static func readCommittedMetadata(
+        file: any StoreFile,
+        layout: RecordLayout,
+        scanner: LogScanner,
+        offset: UInt64,
+        limit: UInt64
+    ) throws -> Metadata? {
+        // Forward from the metadata record to its transaction's commit.
+        var position = offset
+        while position < limit {
+            guard
+                case .success(let (frame, _)) = try readRecord(
+                    at: position,
+                    file: file,
+                    path: "",
+                    layout: layout,
+                    limit: limit
+                )
+            else { return nil }
+            let end = position + UInt64(frame.totalLength)
+            if frame.type == .commit {
+                guard let commit = try scanner.commitRecord(endingAt: end),
+                    commit.firstRecordOffset <= offset,
+                    try transactionIsIntact(
+                        file: file,
+                        layout: layout,
+                        commit: commit,
+                        commitOffset: position
+                    )
+                else { return nil }
+                return try? readMetadataPayload(
+                    file: file,
+                    path: "",
+                    layout: layout,
+                    offset: offset,
+                    limit: limit
+                )
+            }
+            position = end
+        }
+        return nil
     }
 
     private static func readMetadataPayload(

@@ -92,8 +92,9 @@ public final class LogStore: @unchecked Sendable {
     /// Damage found after the last valid commit when the store was opened (a torn tail that a
     /// writable open has cut off, or, with `salvage`, the corruption it stopped at).
     public private(set) var damageAtOpen: StoreDamage?
-    /// With `salvage`: what the open dropped (nil without `salvage`). Empty when the store is
-    /// not damaged.
+    /// What an open with `salvage` dropped; nil without `salvage`.
+    ///
+    /// Empty when the store is not damaged.
     public private(set) var salvageReport: SalvageReport?
 
     // MARK: - Opening

@@ -146,6 +146,12 @@ struct SalvageTests {
                 }
                 try salvaged.close()
 
+                // Reading the metadata without replay finds the same dictionary: the last
+                // transaction whose records are all intact, never one damaged anywhere.
+                #expect(
+                    try LogStore.readMetadata(path: path, fileSystem: copy) == expected.metadata,
+                    "offset \(offset)"
+                )
                 // The inspection sees the same state and the same loss.
                 let inspection = try StoreInspection(path: path, fileSystem: copy)
                 #expect(inspection.salvageReport == report, "offset \(offset)")
