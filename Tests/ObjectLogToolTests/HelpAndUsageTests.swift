@@ -3,7 +3,9 @@ import Testing
 
 @Suite("Help and usage errors")
 struct HelpAndUsageTests {
-    static let subcommands = ["info", "verify", "dump", "history", "compact", "meta", "recover"]
+    static let subcommands = [
+        "info", "verify", "dump", "history", "compact", "meta", "recover", "repair",
+    ]
 
     @Test(
         "The tool's --help lists every subcommand in the OVERVIEW/USAGE/OPTIONS/SUBCOMMANDS layout"

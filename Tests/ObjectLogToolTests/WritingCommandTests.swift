@@ -201,22 +201,26 @@ struct WritingCommandTests {
         #expect(try FileState(fixture.path) == before)
     }
 
-    @Test("recover salvages what precedes corruption into a new valid store and says what was lost")
+    @Test(
+        "recover keeps every intact transaction of a corrupted store, drops only the damaged one and names what it held"
+    )
     func recoverCorrupt() throws {
         let directory = TemporaryDirectory()
         let fixture = try makeFixtureStore(at: directory.file("a.olog"), withBlob: true)
-        // Damage the last transaction's record while a later commit stays valid.
+        // Damage a transaction while a later commit stays valid.
         let writer = try openWriter(fixture.path)
         var extra = Transaction()
         let extraKey = writer.allocateKeys(1).lowerBound
         extra.put(key: extraKey, entity: 1, payload: Array("late".utf8), isInsert: true)
-        let damagedAt = try writer.commit(extra).offset
+        let damaged = try writer.commit(extra)
         var later = Transaction()
-        later.metadata = ["after": .bool(true)]
-        try writer.commit(later)
+        var laterMetadata = writer.metadata
+        laterMetadata["after"] = .bool(true)
+        later.metadata = laterMetadata
+        let kept = try writer.commit(later)
         try writer.close()
         var bytes = FileManager.default.contents(atPath: fixture.path)!
-        bytes[Int(damagedAt) + 1] ^= 0x55  // the first record's stored checksum
+        bytes[Int(damaged.offset) + 1] ^= 0x55  // the first record's stored checksum
         try bytes.write(to: URL(fileURLWithPath: fixture.path))
         let before = try FileState(fixture.path)
 
@@ -227,15 +231,26 @@ struct WritingCommandTests {
             run.lines[0]
                 == "recovered \(fixture.objects.count) live object(s) from \(fixture.path) into \(output)"
         )
-        #expect(run.lines[1].hasPrefix("lost: corruption at offset \(damagedAt): "))
-        // Lost: the damaged transaction (its commit record is intact) and the one after it.
-        #expect(run.lines[2].hasPrefix("lost: 2 committed transaction(s) from the damage on"))
+        // Lost: only the damaged transaction; the one after it is kept.
+        #expect(
+            run.lines[1].hasPrefix(
+                "lost: transaction \(damaged.number) (bytes \(damaged.offset)–\(kept.offset)): "
+                    + "corruption at offset \(damaged.offset): record checksum mismatch"
+            ),
+            "\(run.lines)"
+        )
+        #expect(
+            run.lines[2]
+                == "  damaged record at offset \(damaged.offset), apparently object #\(extraKey) "
+                + "(entity 1): what it changed is unknown"
+        )
+        #expect(run.lines.count == 3)
         #expect(try FileState(fixture.path) == before)
 
         #expect(try runTool("verify", output).status == 0)
         let recovered = try runTool("dump", output).standardOutput
         #expect(recovered.split(separator: "\n").count == fixture.objects.count)
-        #expect(try LogStore.readMetadata(path: output) == fixture.metadata)
+        #expect(try LogStore.readMetadata(path: output) == laterMetadata)
         #expect(FileManager.default.fileExists(atPath: output + "-blobs/" + fixture.blob!.id.hex))
 
         let exists = try runTool("recover", fixture.path, "--output", output)
@@ -252,7 +267,83 @@ struct WritingCommandTests {
             directory.file("no/such/dir.olog")
         )
         #expect(noDirectory.status == 73)
-        #expect(noDirectory.standardError.hasPrefix("error: \(directory.file("no/such/dir.olog"))"))
+        // One line naming the output, never the temporary file beside it.
+        #expect(
+            noDirectory.standardError
+                == "error: \(directory.file("no/such/dir.olog")): cannot create: the directory "
+                + "\(directory.file("no/such")) does not exist\n"
+        )
+        #expect(!noDirectory.standardError.contains("-new"))
+    }
+
+    @Test(
+        "repair replaces a corrupted store by its intact transactions in place, keeps the original as .damaged, and the store then verifies clean and takes saves"
+    )
+    func repairInPlace() throws {
+        let directory = TemporaryDirectory()
+        let fixture = try makeFixtureStore(at: directory.file("a.olog"))
+        let path = fixture.path
+        let first = try StoreInspection(path: path).transactions[0]
+        var bytes = FileManager.default.contents(atPath: path)!
+        bytes[Int(first.offset) + 1] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: path))
+        #expect(try runTool("verify", path).status == 65)
+
+        let run = try runTool("repair", path)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(
+            run.lines[0]
+                == "repaired \(path): 1 live object(s) kept; the damaged original is \(path).damaged"
+        )
+        #expect(run.lines[1].hasPrefix("lost: transaction 1 (bytes \(first.offset)–"))
+        #expect(
+            run.lines[2]
+                == "  damaged record at offset \(first.offset), apparently object #1 (entity 2): "
+                + "what it changed is unknown"
+        )
+        // The rest of transaction 1's records, each with what the store holds now.
+        #expect(
+            run.lines.contains(
+                "  object #3 (entity 1): insert lost: the object is not in the store"
+            )
+        )
+        #expect(run.lines.last == "  metadata change lost: the metadata is the store header's")
+        #expect(FileManager.default.contents(atPath: path + ".damaged") == bytes)
+        #expect(try runTool("verify", path).status == 0)
+        #expect(try runTool("meta", path, "set", "author", "Bob").status == 0)
+        #expect(try runTool("meta", path, "get", "author").standardOutput == "Bob\n")
+        #expect(try runTool("dump", path).lines.count == 1)
+
+        let again = try runTool("repair", path)
+        #expect(again.status == 0)
+        #expect(again.lines == ["\(path): not damaged; nothing to repair"])
+    }
+
+    @Test("repair refuses while another process writes the store, and when a .damaged copy exists")
+    func repairRefusals() throws {
+        let directory = TemporaryDirectory()
+        let fixture = try makeFixtureStore(at: directory.file("a.olog"))
+        let path = fixture.path
+        _ = try corruptFirstRecord(of: path)
+        let before = try FileState(path)
+        try Data().write(to: URL(fileURLWithPath: path + ".damaged"))
+        let exists = try runTool("repair", path)
+        #expect(exists.status == 73)
+        #expect(
+            exists.standardError
+                == "error: \(path).damaged: already exists (an earlier or interrupted repair's copy "
+                + "of the damaged store); move it away and repair again\n"
+        )
+        try FileManager.default.removeItem(atPath: path + ".damaged")
+        // Another process's writer lock (held here, through the store's own lock file).
+        let lock = try PosixFileSystem().open(path + "-lock", mode: .create(permissions: 0o600))
+        try lock.lockExclusive()
+        let locked = try runTool("repair", path)
+        lock.close()
+        #expect(locked.status == 74)
+        #expect(locked.standardError.contains("being written by another process"))
+        #expect(!FileManager.default.fileExists(atPath: path + ".damaged"))
+        #expect(try FileState(path) == before)
     }
 
     @Test("recover of a clean store copies it and says nothing was lost; default output name")
@@ -285,7 +376,7 @@ struct WritingCommandTests {
         #expect(
             run.lines == [
                 "recovered \(fixture.objects.count) live object(s) from \(fixture.path) into \(output)",
-                "lost: external blob \(blobPath): external blob referenced by a live object is missing",
+                "lost: external blob \(blobPath): referenced by a live object, but missing or damaged",
             ]
         )
     }

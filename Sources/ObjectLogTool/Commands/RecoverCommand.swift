@@ -57,18 +57,26 @@ struct RecoverCommand: ToolCommand {
             "recovered \(result.objects) live object(s) from \(path) into \(outputPath)"
         )
         let names = EntityNames(metadata: try StoreAccess.openReadOnly(outputPath).metadata)
-        Self.printLosses(result, names: names, output: output)
+        Self.printLosses(result, path: path, names: names, output: output)
         return .success
     }
 
     /// Prints what a salvage dropped, one `lost:` line per transaction and an indented line per
     /// record, or that nothing was.
-    static func printLosses(_ result: SalvageResult, names: EntityNames, output: TextOutput) {
+    static func printLosses(
+        _ result: SalvageResult,
+        path: String,
+        names: EntityNames,
+        output: TextOutput
+    ) {
         var lines = DamageRendering.lossLines(result.report, names: names).map {
             $0.hasPrefix(" ") ? $0 : "lost: " + $0
         }
         for id in result.missingBlobs {
-            lines.append("lost: external blob \(id.hex): missing or damaged")
+            lines.append(
+                "lost: external blob \(path)\(LogFormat.blobsSuffix)/\(id.hex): referenced by a "
+                    + "live object, but missing or damaged"
+            )
         }
         if lines.isEmpty {
             output.writeLine("nothing was lost: the store is not damaged")

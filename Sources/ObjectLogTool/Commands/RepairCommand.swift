@@ -40,7 +40,7 @@ struct RepairCommand: ToolCommand {
                 + "\(copy)"
         )
         let names = EntityNames(metadata: try StoreAccess.openReadOnly(path).metadata)
-        RecoverCommand.printLosses(result, names: names, output: output)
+        RecoverCommand.printLosses(result, path: path, names: names, output: output)
         return .success
     }
 }
