@@ -31,7 +31,11 @@ public struct ListCommand: Command {
 
     /// Prints the list.
     public func run(output: CommandOutput) throws(CommandError) {
-        let store = try LabStore(path: LabStore.path(option: storePath), access: .read)
+        let store = try LabStore(
+            path: LabStore.path(option: storePath),
+            access: .read,
+            warn: output.printError
+        )
         let configurations = try store.configurations()
         Self.print(configurations, json: json, store: store.path, output: output)
     }

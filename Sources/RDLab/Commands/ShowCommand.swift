@@ -61,7 +61,11 @@ public struct ShowCommand: Command {
     /// Prints the configuration and writes the files.
     public func run(output: CommandOutput) throws(CommandError) {
         try RunCommand.checkOutputPaths(numPyPath, pngPath)
-        let store = try LabStore(path: LabStore.path(option: storePath), access: .write)
+        let store = try LabStore(
+            path: LabStore.path(option: storePath),
+            access: .write,
+            warn: output.printError
+        )
         let configuration = try store.requireConfiguration(named: configurationName)
         if pngPath != nil || numPyPath != nil {
             guard let snapshot = configuration.latestSnapshot, let model = configuration.modelValue

@@ -31,11 +31,18 @@ final class LabStore {
     /// The store file.
     let path: String
     /// The open container.
-    let container: PersistentContainer
+    private(set) var container: PersistentContainer
     /// The context all commands work in (kept alive with the store, as its objects need).
-    let context: ManagedObjectContext
+    private(set) var context: ManagedObjectContext
     /// The settings, written to the metadata by every save.
     var settings: LabSettings
+    /// Whether the store is damaged and was opened read-only with salvage: it shows its intact
+    /// transactions, and saves are refused until `objectlog repair` has repaired it.
+    private(set) var isSalvaged = false
+    /// Whether a damaged store may be opened with salvage (not when creating).
+    private let canSalvage: Bool
+    /// Where the salvage warning goes.
+    private let warn: ((String) -> Void)?
 
     /// The store path chosen by `--store`, else `RDLAB_STORE`, else ``defaultPath``.
     static func path(option: String?) -> String {
@@ -65,8 +72,16 @@ final class LabStore {
 
     /// Opens the store at `path`.
     ///
+    /// A damaged store (corruption, not a torn tail) is opened read-only with salvage for
+    /// ``Access/read`` and ``Access/write``: commands see its intact transactions, `warn` gets one
+    /// line naming `objectlog repair`, and ``save()`` refuses changes.
+    ///
     /// - Throws: ``CommandError`` saying what is wrong with the store and what to do.
-    init(path: String, access: Access) throws(CommandError) {
+    init(
+        path: String,
+        access: Access,
+        warn: ((String) -> Void)? = nil
+    ) throws(CommandError) {
         self.path = path
         var options = StoreOptions()
         options.readOnly = access == .read
@@ -81,13 +96,24 @@ final class LabStore {
         if FileManager.default.fileExists(atPath: path) {
             try Self.checkHasModel(path)
         }
+        canSalvage = access != .create
+        self.warn = warn
         do {
             container = try PersistentContainer(path: path, for: Self.entities, options: options)
+        } catch  where access != .create && Self.isDamage(error) {
+            container = try Self.openSalvaging(path)
+            isSalvaged = true
+            warn?(Self.salvageWarning(path))
         } catch {
             throw Self.commandError(error, path: path, creating: access == .create)
         }
         context = container.newContext()
         settings = LabSettings(metadata: container.metadata)
+        observeSaves()
+    }
+
+    /// Writes the settings with every save.
+    private func observeSaves() {
         context.onWillSave { [weak self] context in
             guard let self else { return }
             let stored = self.container.metadata
@@ -97,6 +123,57 @@ final class LabStore {
                     try context.coordinator.setMetadata(value, forKey: key.metadataKey)
                 }
             }
+        }
+    }
+
+    // MARK: - Damaged stores
+
+    /// Whether `error` is damage to committed data (an open through the index checkpoint meets
+    /// it only when it reads the damaged record).
+    private static func isDamage(_ error: ObjectLogError) -> Bool {
+        error.storeError?.code == .corrupt || error.code == .corrupt
+    }
+
+    /// The store at `path` opened read-only with salvage: its intact transactions.
+    private static func openSalvaging(_ path: String) throws(CommandError) -> PersistentContainer {
+        var options = StoreOptions()
+        options.readOnly = true
+        options.createIfMissing = false
+        options.salvage = true
+        do {
+            return try PersistentContainer(path: path, for: entities, options: options)
+        } catch {
+            throw commandError(error, path: path, creating: false)
+        }
+    }
+
+    private static func salvageWarning(_ path: String) -> String {
+        "warning: the store '\(path)' is damaged; showing what its intact transactions hold, "
+            + "read-only: repair it with 'objectlog repair \(path)' to write again"
+    }
+
+    /// Runs `fetch`; if it meets damage, reopens the store read-only with salvage (warning once)
+    /// and runs it again.
+    private func fetchFallingBack<T>(
+        _ fetch: () throws(ObjectLogError) -> T
+    ) throws(CommandError) -> T {
+        do {
+            return try fetch()
+        } catch  where canSalvage && !isSalvaged && Self.isDamage(error) {
+            try? container.close()
+            container = try Self.openSalvaging(path)
+            context = container.newContext()
+            settings = LabSettings(metadata: container.metadata)
+            observeSaves()
+            isSalvaged = true
+            warn?(Self.salvageWarning(path))
+        } catch {
+            throw Self.commandError(error, path: path, creating: false)
+        }
+        do {
+            return try fetch()
+        } catch {
+            throw Self.commandError(error, path: path, creating: false)
         }
     }
 
@@ -131,6 +208,16 @@ final class LabStore {
     ///
     /// - Throws: ``CommandError``; the store is then unchanged and the context rolled back.
     func save() throws(CommandError) {
+        if isSalvaged {
+            // Only the settings' bookkeeping (the last configuration opened) is not written.
+            guard context.hasChanges else { return }
+            context.rollback()
+            throw CommandError(
+                "the store '\(path)' is damaged, so it is read-only; repair it with 'objectlog "
+                    + "repair \(path)', then try again",
+                exitCode: .dataError
+            )
+        }
         do {
             try context.save()
         } catch {
@@ -143,23 +230,18 @@ final class LabStore {
 
     /// Every configuration, the automatic save first, then by name.
     func configurations() throws(CommandError) -> [Configuration] {
-        let all: [Configuration]
-        do {
-            all = try context.fetch(FetchRequest<Configuration>(sortBy: [SortDescriptor(\.name)]))
-        } catch {
-            throw Self.commandError(error, path: path, creating: false)
+        let all = try fetchFallingBack { () throws(ObjectLogError) in
+            try context.fetch(FetchRequest<Configuration>(sortBy: [SortDescriptor(\.name)]))
         }
         return all.filter(\.autoSaved) + all.filter { !$0.autoSaved }
     }
 
     /// The configuration called `name`, if there is one.
     func configuration(named name: String) throws(CommandError) -> Configuration? {
-        do {
-            return try context.fetch(
+        try fetchFallingBack { () throws(ObjectLogError) in
+            try context.fetch(
                 FetchRequest<Configuration>(predicate: #Predicate { $0.name == name })
             ).first
-        } catch {
-            throw Self.commandError(error, path: path, creating: false)
         }
     }
 
@@ -238,7 +320,8 @@ final class LabStore {
 
     /// Replaces the automatic save (not yet saved) with `run`.
     func replaceAutosave(with run: RunRecord) throws(CommandError) {
-        if let old = try configuration(named: Self.autosaveName) {
+        // Every one: a salvaged store can hold two (a dropped transaction's delete is lost).
+        for old in try configurations() where old.name == Self.autosaveName {
             context.delete(old)
         }
         let configuration = insertConfiguration(name: Self.autosaveName, for: run, autoSaved: true)
