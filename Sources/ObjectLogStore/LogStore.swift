@@ -38,6 +38,8 @@ public final class LogStore: @unchecked Sendable {
     // - LogStore+Compaction: compaction, salvage, and offsets translated across compactions.
     // - LogStore+Metadata: reading a store's metadata without opening it.
     // - LogStore+Blobs: external blob files.
+    // - LogStore+Salvage: salvaging a damaged store into a new file or in place (LogSalvage
+    //   and SalvageReport hold the scan and its account).
     // ReadAhead (what single-object loads read ahead) and StoreDamage have files of their own.
 
     /// How the in-memory keydir was obtained at open.
@@ -105,9 +107,10 @@ public final class LogStore: @unchecked Sendable {
     ///
     /// Every record is validated (or, with a valid index checkpoint, every record after it). A
     /// torn tail — an incomplete last transaction, as a crash leaves — is dropped, and a writable
-    /// open cuts it off the file before anything new is appended. Damage before a valid commit is
-    /// corruption: the open fails with an error naming the byte offset, unless
-    /// `options.salvage` asks for a read-only open of what precedes it.
+    /// open cuts it off the file before anything new is appended. Damage before a valid commit
+    /// (or in a transaction the index checkpoint covers) is corruption: the open fails with an
+    /// error naming the byte offset, unless `options.salvage` asks for a read-only open of every
+    /// intact committed transaction.
     ///
     /// - Throws: ``StoreError`` — `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`,
     ///   `.locked` or `.io`.

@@ -102,17 +102,17 @@ package struct RecordFrame: Sendable {
         guard Int(length) <= LogFormat.maximumPayloadLength else {
             return .invalid("record length \(length) exceeds the format's limit")
         }
-        return .frame(
-            RecordFrame(
-                checksum: UInt32(littleEndianBytesOf: bytes, at: 0),
-                type: type,
-                flags: bytes[9],
-                entity: UInt32(littleEndianBytesOf: bytes, at: 12),
-                key: UInt64(littleEndianBytesOf: bytes, at: 16),
-                payloadLength: length,
-                frameLength: 24
-            )
+        let frame = RecordFrame(
+            checksum: UInt32(littleEndianBytesOf: bytes, at: 0),
+            type: type,
+            flags: bytes[9],
+            entity: UInt32(littleEndianBytesOf: bytes, at: 12),
+            key: UInt64(littleEndianBytesOf: bytes, at: 16),
+            payloadLength: length,
+            frameLength: 24
         )
+        if let problem = unusedFieldProblem(frame, layout: .fixed) { return .invalid(problem) }
+        return .frame(frame)
     }
 
     private static func decodeCompact(_ bytes: UnsafeRawBufferPointer) -> Decoding {
@@ -180,7 +180,37 @@ package struct RecordFrame: Sendable {
             frame.frameLength = 10
         }
         frame.payloadLength = UInt32(length)
+        if let problem = unusedFieldProblem(frame, layout: .compact) { return .invalid(problem) }
         return .frame(frame)
+    }
+
+    /// The flag bits each record type may set (FORMAT.md, section 4): any other is damage.
+    @inline(__always)
+    package static func allowedFlags(_ type: RecordType, layout: RecordLayout) -> UInt8 {
+        switch type {
+        case .put: layout == .compact ? PutFlags.insert | PutFlags.hasBlobs : PutFlags.insert
+        case .commit: CommitFlags.compaction
+        case .delete, .metadata, .padding: 0
+        }
+    }
+
+    /// What is wrong with a frame's flags or unused fields, or nil: unknown flag bits, and in
+    /// version 1 frames an entity or key where the type has none, are damage.
+    private static func unusedFieldProblem(_ frame: RecordFrame, layout: RecordLayout) -> String? {
+        let unknown = frame.flags & ~allowedFlags(frame.type, layout: layout)
+        if unknown != 0 {
+            return "unknown flag bits \(String(unknown, radix: 16)) in a \(frame.type) record"
+        }
+        guard layout == .fixed else { return nil }
+        switch frame.type {
+        case .metadata, .padding:
+            return frame.entity == 0 && frame.key == 0
+                ? nil : "nonzero entity or key in a \(frame.type) record"
+        case .commit:
+            return frame.entity == 0 ? nil : "nonzero entity in a commit record"
+        case .put, .delete:
+            return nil
+        }
     }
 
     /// The put frame at the start of `bytes`; nil if they do not start with a complete,
@@ -240,7 +270,9 @@ package struct RecordFrame: Sendable {
             return nil
         }
         let fields = (entity, key, length)
-        guard fields.0 <= UInt64(UInt32.max), fields.2 <= UInt64(LogFormat.maximumPayloadLength)
+        // Unknown flag bits make it damage: the general decoder then says so.
+        guard fields.0 <= UInt64(UInt32.max), fields.2 <= UInt64(LogFormat.maximumPayloadLength),
+            bytes[5] & ~(PutFlags.insert | PutFlags.hasBlobs) == 0
         else { return nil }
         return RecordFrame(
             checksum: UInt32(littleEndianBytesOf: bytes, at: 0),

@@ -130,8 +130,12 @@ package struct StoreIndex {
     ) -> StoreIndex? {
         guard bytes.count >= fixedLength + 4 else { return nil }
         return bytes.withUnsafeBytes { buffer -> StoreIndex? in
+            // Reserved fields must be zero (FORMAT.md, section 7): an index with them set is
+            // not one this reader understands, so it is ignored.
             guard buffer[0..<8].elementsEqual(magic),
-                UInt16(littleEndianBytesOf: buffer, at: 8) == version
+                UInt16(littleEndianBytesOf: buffer, at: 8) == version,
+                UInt32(littleEndianBytesOf: buffer, at: 12) == 0,
+                UInt32(littleEndianBytesOf: buffer, at: 52) == 0
             else { return nil }
             let count = UInt64(littleEndianBytesOf: buffer, at: 56)
             // The count must agree with the bytes present before anything is allocated for it.

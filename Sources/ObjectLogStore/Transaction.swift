@@ -343,8 +343,11 @@ public struct StoreOptions: Sendable {
     public var createIfMissing = true
     /// Permission bits of files the store creates.
     public var fileMode: UInt32 = 0o600
-    /// With `readOnly`: open a damaged store up to its last valid commit before the damage,
-    /// instead of failing.
+    /// Open a damaged store read-only (whatever `readOnly` says) with every intact committed
+    /// transaction, dropping each damaged one whole, instead of failing.
+    ///
+    /// The whole log is replayed (the index checkpoint is not used, as it could skip damage).
+    /// What was dropped is in ``LogStore/salvageReport``; see ``SalvageReport``.
     public var salvage = false
     /// Use the index checkpoint when it is valid; `false` forces a replay of the whole log.
     public var usesIndex = true

@@ -66,7 +66,7 @@ struct InspectionTests {
         #expect(readBytes(path) == flipped)
     }
 
-    @Test("recover salvages what precedes the damage into a new valid store")
+    @Test("recover salvages every intact transaction into a new valid store")
     func recover() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("r.olog")
@@ -84,11 +84,14 @@ struct InspectionTests {
         let result = try LogStore.recover(path: path, to: output)
         #expect(result.damage?.kind == .corrupt)
         #expect(result.damage?.laterCommits == 3)
-        #expect(result.objects == 3)
+        // Only transaction 4 (object 4) is lost: the two intact ones after it are kept.
+        #expect(result.objects == 5)
         let saved = try LogStore.open(path: output)
-        #expect(saved.liveCount(entity: nil) == 3)
+        #expect(saved.liveKeys(entity: nil) == [1, 2, 3, 5, 6])
         #expect(saved.metadata == ["owner": .string("lab")])
-        #expect(try saved.readObject(3)?.payload == [2])
+        #expect(try saved.readObject(4) == nil)
+        #expect(try saved.readObject(6)?.payload == [5])
+        #expect(saved.transactionCount == 6)
         #expect(readBytes(path) == bytes)
     }
 }

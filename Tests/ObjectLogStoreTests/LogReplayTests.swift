@@ -114,7 +114,7 @@ struct LogReplayTests {
     }
 
     @Test(
-        "a salvage open stopping at corruption inside a transaction undoes that transaction's records"
+        "a salvage open meeting corruption inside a transaction undoes that transaction's records and keeps the next"
     )
     func salvageUndoesDamagedTransaction() throws {
         let (bytes, secondEnd, thirdEnd) = try makeLog()
@@ -132,7 +132,18 @@ struct LogReplayTests {
         }
         let store = try replayed(fileSystem, salvage: true)
         #expect(store.damageAtOpen?.kind == .corrupt)
-        #expect(ReplayedState(store) == expected)
+        // The third transaction is undone and the fourth, intact, is kept: the second
+        // transaction's state with object 7 updated to [4] (and moved to entity 1).
+        let second = try replayed(try memoryStore(bytes, count: secondEnd))
+        var objects = try snapshot(second)
+        objects[7] = [4]
+        #expect(try snapshot(store) == objects)
+        var counts = expected.counts
+        counts[second.location(of: 7)!.entity]! -= 1
+        counts[1, default: 0] += 1
+        #expect(ReplayedState(store).counts == counts)
+        #expect(store.metadata == expected.metadata)
+        #expect(store.salvageReport?.lostTransactionNumbers == [3])
     }
 
     @Test(

@@ -112,10 +112,14 @@ public struct PayloadReader {
         return try readRaw(count: Int(length))
     }
 
-    /// Reads a length-prefixed UTF-8 string.
+    /// Reads a length-prefixed UTF-8 string; invalid UTF-8 is malformed (FORMAT.md, section 1).
     public mutating func readString() throws(PayloadError) -> String {
+        let start = offset
         let raw = try readLengthPrefixed()
-        return String(decoding: raw, as: UTF8.self)
+        guard let string = String(validating: raw, as: UTF8.self) else {
+            throw PayloadError.malformed(offset: start, "string is not valid UTF-8")
+        }
+        return string
     }
 
     /// Reads length-prefixed bytes as `Data`.

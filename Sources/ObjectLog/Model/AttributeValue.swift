@@ -223,7 +223,7 @@ extension String: AttributeValue {
     public static var attributeType: AttributeType { .string }
     /// Writes a varint length and the UTF-8 bytes.
     public func encode(to writer: inout PayloadWriter) { writer.write(string: self) }
-    /// Reads a varint length and UTF-8 bytes (invalid UTF-8 is repaired, never trapped on).
+    /// Reads a varint length and UTF-8 bytes (invalid UTF-8 is malformed, never trapped on).
     public static func decode(from reader: inout PayloadReader) throws(PayloadError) -> String {
         try reader.readString()
     }

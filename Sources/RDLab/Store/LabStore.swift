@@ -506,7 +506,8 @@ final class LabStore {
             case .corrupt, .missingBlob, .unsupportedVersion:
                 return CommandError(
                     "the store '\(path)' is damaged or unreadable (\(oneLine(storeError.description))); "
-                        + "check it with 'objectlog verify \(path)'",
+                        + "check it with 'objectlog verify \(path)', then repair it with "
+                        + "'objectlog repair \(path)'",
                     exitCode: .dataError
                 )
             case .notFound where creating:

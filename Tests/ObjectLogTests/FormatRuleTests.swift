@@ -1,0 +1,46 @@
+import Foundation
+import ObjectLogStore
+import Testing
+
+@testable import ObjectLog
+
+/// FORMAT.md, section 10: what the engine's payloads hold where the schema could suggest more.
+@Suite("Payload rules: relationships without presence bytes, UTF-8 strings")
+struct PayloadRuleTests {
+    @Test("an optional to-one relationship without a destination is key 0, with no presence byte")
+    func relationshipHasNoPresenceByte() throws {
+        let container = try PersistentContainer.inMemory(for: [
+            DocConfiguration.self, DocSnapshot.self,
+        ])
+        let stored = try #require(
+            container.model.schema.entities.first { $0.name == "DocSnapshot" }?.properties.first {
+                $0.name == "configuration"
+            }
+        )
+        #expect(stored.kind == .relationship)
+        let context = container.newContext()
+        let snapshot = DocSnapshot(context: context)
+        snapshot.step = 1
+        snapshot.state = Data([0xAA])
+        try context.save()
+        let record = try #require(try container.coordinator.store.readObject(snapshot.objectID.key))
+        // count 3, step zigzag(1), state inline (mode 0, length 1, AA), configuration key 0.
+        #expect(record.payload == [0x03, 0x02, 0x00, 0x01, 0xAA, 0x00])
+    }
+
+    @Test("a string that is not valid UTF-8 is malformed, not repaired")
+    func invalidUTF8() throws {
+        let bytes: [UInt8] = [0x02, 0xC3, 0x28]
+        bytes.withUnsafeBytes { buffer in
+            var reader = PayloadReader(buffer)
+            #expect(throws: PayloadError.malformed(offset: 0, "string is not valid UTF-8")) {
+                try reader.readString()
+            }
+        }
+        let valid: [UInt8] = [0x02, 0xC3, 0xA9]
+        valid.withUnsafeBytes { buffer in
+            var reader = PayloadReader(buffer)
+            #expect((try? reader.readString()) == "é")
+        }
+    }
+}
