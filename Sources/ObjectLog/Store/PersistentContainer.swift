@@ -44,6 +44,12 @@ public final class PersistentContainer: Sendable {
         self.automaticallyMergesChangesIntoMainContext = automaticallyMergesChangesIntoMainContext
     }
 
+    /// Opens the store with a coordinator made by `make` (the migration stages' own opens).
+    init(coordinator: PersistentStoreCoordinator) {
+        self.coordinator = coordinator
+        self.automaticallyMergesChangesIntoMainContext = false
+    }
+
     /// Opens (or creates) the store at `path` for the model of the given classes.
     /// - Throws: ``ObjectLogError`` with code `invalidModel`, `modelMismatch` or `store`.
     public convenience init(

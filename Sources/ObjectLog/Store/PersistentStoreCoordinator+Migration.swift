@@ -12,7 +12,8 @@ extension PersistentStoreCoordinator {
         _ store: LogStore,
         for model: ManagedObjectModel,
         path: String,
-        readOnly: Bool
+        readOnly: Bool,
+        acceptingUninferred: Bool = false
     ) throws(ObjectLogError) -> ManagedObjectModel {
         guard let history = try ModelHistory.read(from: store) else {
             // A store without a model that already holds objects was written by another program
@@ -56,7 +57,7 @@ extension PersistentStoreCoordinator {
             )
         }
         let mapping = SchemaMapping(from: stored.schema, to: model.schema)
-        guard mapping.problems.isEmpty else {
+        guard mapping.problems.isEmpty || acceptingUninferred else {
             throw ObjectLogError(
                 .modelMismatch,
                 "cannot migrate the store '\(path)' from model \(stored.hash) to "
@@ -68,7 +69,10 @@ extension PersistentStoreCoordinator {
         // Reads from here on see every record in the new layout, the checks below included.
         let trial = history.appendingUnrecorded(model.schema, generation: generation, end: end)
         store.installPayloadUpgrade(trial.upgrade(store: store, pendingBoundary: end))
-        try checkNewConstraints(mapping.newConstraints, model: model, store: store, path: path)
+        // A custom stage may make the objects meet a new constraint: it is checked after it.
+        if !acceptingUninferred {
+            try checkNewConstraints(mapping.newConstraints, model: model, store: store, path: path)
+        }
         guard !readOnly else { return model }
         do {
             let recorded = try record(
@@ -115,7 +119,7 @@ extension PersistentStoreCoordinator {
     }
 
     /// Checks that the saved objects meet the uniqueness constraints a new model version adds.
-    private static func checkNewConstraints(
+    static func checkNewConstraints(
         _ constraints: [EntityTag: [[String]]],
         model: ManagedObjectModel,
         store: LogStore,
@@ -125,7 +129,7 @@ extension PersistentStoreCoordinator {
             guard let entity = model.entity(tag: tag) else { continue }
             let members = groups.map { group in
                 group.compactMap { name in entity.accessors.firstIndex { $0.name == name } }
-            }
+            }.filter { !$0.isEmpty }
             var seen = Array(repeating: [[UInt8]: ObjectKey](), count: members.count)
             var violation: ObjectLogError?
             let scratch = entity.objectType.init()

@@ -52,10 +52,23 @@ public final class PersistentStoreCoordinator: Sendable {
     ///   inferred, or for a store written by a newer version of the model (nothing is written
     ///   then); ``ObjectLogError/Code/uniqueness`` when objects violate a uniqueness constraint
     ///   the new version adds; ``ObjectLogError/Code/store`` if the store cannot be opened.
-    public init(
+    public convenience init(
         model: ManagedObjectModel,
         path: String,
         options: StoreOptions = StoreOptions()
+    )
+        throws(ObjectLogError)
+    {
+        try self.init(model: model, path: path, options: options, acceptingUninferred: false)
+    }
+
+    /// Opens the store; with `acceptingUninferred`, a change that cannot be inferred migrates
+    /// too, the property starting at its default (a custom migration stage then sets it).
+    init(
+        model: ManagedObjectModel,
+        path: String,
+        options: StoreOptions,
+        acceptingUninferred: Bool
     )
         throws(ObjectLogError)
     {
@@ -70,7 +83,8 @@ public final class PersistentStoreCoordinator: Sendable {
                 store,
                 for: model,
                 path: path,
-                readOnly: options.readOnly || options.salvage
+                readOnly: options.readOnly || options.salvage,
+                acceptingUninferred: acceptingUninferred
             )
         } catch {
             try? store.close()

@@ -1,0 +1,135 @@
+import Foundation
+import ObjectLogStore
+
+/// The versions of a model, oldest first, and the stages that take a store from each to the
+/// next: what a store needs when a change cannot be inferred (see <doc:MigratingYourModel>).
+///
+/// ```swift
+/// let plan = MigrationPlan(
+///     versions: [
+///         ModelVersion("1", [RecipeV1.self]),
+///         ModelVersion("2", [RecipeV2.self]),
+///     ],
+///     stages: [
+///         .custom(from: "1", to: "2") { migration in
+///             // Version 1 kept servings as text; version 2 keeps a number.
+///             for old in try migration.oldObjects("Recipe") {
+///                 guard case .string(let text)? = old["servings"] else { continue }
+///                 try migration.newObject(for: old, as: RecipeV2.self)?.servings = Int(text) ?? 1
+///             }
+///         },
+///     ]
+/// )
+/// let container = try PersistentContainer(path: path, plan: plan)
+/// ```
+///
+/// A store at any version of the plan opens with the last one: the stages from its version on
+/// run in order, on a copy of the store that replaces it in one rename when every stage has
+/// succeeded. An error (or a crash) at any point leaves the store at its old version, readable
+/// by the app that wrote it.
+public struct MigrationPlan: Sendable {
+    /// The versions, oldest first; the last is the model the container opens with.
+    public var versions: [ModelVersion]
+    /// The stages; each takes a store from one version to the next one in ``versions``.
+    public var stages: [MigrationStage]
+
+    /// Creates a plan.
+    public init(versions: [ModelVersion], stages: [MigrationStage]) {
+        self.versions = versions
+        self.stages = stages
+    }
+}
+
+/// One identified version of a model: the entity classes that describe it.
+public struct ModelVersion: Sendable {
+    /// A name for the version, used by ``MigrationStage`` and in errors.
+    public var identifier: String
+    /// The entity classes.
+    public var entities: [ManagedObject.Type]
+
+    /// Creates a version.
+    public init(_ identifier: String, _ entities: [ManagedObject.Type]) {
+        self.identifier = identifier
+        self.entities = entities
+    }
+}
+
+/// How a store goes from one model version to the next.
+public enum MigrationStage: Sendable {
+    /// The inferred migration (the one a plain open does).
+    case lightweight(from: String, to: String)
+    /// The inferred migration where it can be inferred, then `migrate`, which sees every object
+    /// as the old version stored it and a context on the new version, and makes the new
+    /// version's objects what they should be; the context is saved after it returns.
+    ///
+    /// Properties whose change cannot be inferred start at their default in the new context.
+    case custom(
+        from: String,
+        to: String,
+        migrate: @Sendable (MigrationStageContext) throws -> Void
+    )
+
+    /// The version the stage starts from.
+    public var source: String {
+        switch self {
+        case .lightweight(let from, _), .custom(let from, _, _): from
+        }
+    }
+
+    /// The version the stage ends at.
+    public var destination: String {
+        switch self {
+        case .lightweight(_, let to), .custom(_, let to, _): to
+        }
+    }
+}
+
+/// What a custom ``MigrationStage`` works with: the old objects and the new context together.
+public final class MigrationStageContext {
+    /// The context on the new version; objects that continue old ones have the same keys.
+    public let context: ManagedObjectContext
+    private let old: [String: [GenericObject]]
+    private let tags: [String: EntityTag]
+
+    init(
+        context: ManagedObjectContext,
+        old: [String: [GenericObject]],
+        tags: [String: EntityTag]
+    ) {
+        self.context = context
+        self.old = old
+        self.tags = tags
+    }
+
+    /// The names of the old version's entities.
+    public var oldEntityNames: [String] { old.keys.sorted() }
+
+    /// Every object of the old version's entity `name`, with its values as that version stored
+    /// them (by property name), in key order.
+    /// - Throws: ``ObjectLogError/Code/invalidArgument`` if the old version has no such entity.
+    public func oldObjects(_ name: String) throws(ObjectLogError) -> [GenericObject] {
+        guard let objects = old[name] else {
+            throw ObjectLogError(
+                .invalidArgument,
+                "the old model version has no entity '\(name)' (its entities: "
+                    + oldEntityNames.joined(separator: ", ") + ")"
+            )
+        }
+        return objects
+    }
+
+    /// The object of the new version that continues `old` (same key), or nil if its entity was
+    /// removed, or it is not of type `type`.
+    public func newObject<T: ManagedObject>(
+        for old: GenericObject,
+        as type: T.Type
+    ) throws(ObjectLogError) -> T? {
+        guard let tag = tags[old.entity],
+            let entity = context.model.entities.first(where: { $0.tag == tag })
+        else { return nil }
+        let object = try context.existingObject(
+            with: ObjectID(entityName: entity.name, key: old.key)
+        )
+        return object as? T
+    }
+}

@@ -1,0 +1,276 @@
+import Foundation
+import ObjectLogStore
+
+extension PersistentContainer {
+    /// Opens (or creates) the store at `path` with the last version of `plan`, first running
+    /// the plan's stages from the version the store is at.
+    ///
+    /// The stages run on a copy of the store (`PATH-migrating`, its blobs hard-linked), each
+    /// with ordinary commits; when all have succeeded, the copy is renamed over the store, the
+    /// one step that switches versions. An error thrown by a stage, a failed check or a crash
+    /// anywhere before that rename leaves the store untouched, at its old version; the copy is
+    /// removed (a crash's leftover copy by the next open with a plan).
+    ///
+    /// A store the plan's last version can open directly (no stage to run, or lightweight
+    /// stages only that the plain open infers) is opened without a copy.
+    /// - Throws: ``ObjectLogError/Code/invalidArgument`` for a plan whose versions or stages do
+    ///   not chain; ``ObjectLogError/Code/modelMismatch`` for a store at no version of the plan
+    ///   that cannot be inferred, or when a stage fails (an ``ObjectLogError`` it threw is kept
+    ///   in ``ObjectLogError/errors``);
+    ///   ``ObjectLogError/Code/store`` for a store that cannot be opened.
+    public convenience init(
+        path: String,
+        plan: MigrationPlan,
+        options: StoreOptions = StoreOptions()
+    ) throws(ObjectLogError) {
+        guard let last = plan.versions.last else {
+            throw ObjectLogError(.invalidArgument, "the migration plan has no model versions")
+        }
+        try StagedMigration(plan: plan, path: path, options: options).run()
+        try self.init(path: path, model: try ManagedObjectModel(last.entities), options: options)
+    }
+}
+
+/// One run of a ``MigrationPlan`` over one store (see
+/// ``PersistentContainer/init(path:plan:options:)``).
+struct StagedMigration {
+    let plan: MigrationPlan
+    let path: String
+    let options: StoreOptions
+    var fileSystem: any FileSystem { options.fileSystem }
+    var copyPath: String { path + "-migrating" }
+
+    func run() throws(ObjectLogError) {
+        try checkPlan()
+        removeCopy()
+        guard fileSystem.kind(of: path) == .regular else { return }
+        let stages: [MigrationStage]
+        do {
+            // The store's writer lock, held until the copy has replaced the store: no save can
+            // land in the original meanwhile and be lost.
+            let lock = try fileSystem.open(
+                path + LogFormat.lockSuffix,
+                mode: .create(permissions: options.fileMode)
+            )
+            defer { lock.close() }
+            try lock.lockExclusive()
+            stages = try pendingStages()
+            guard stages.contains(where: \.isCustom) || stages.count > 1 else { return }
+            guard !options.readOnly else {
+                throw ObjectLogError(
+                    .invalidArgument,
+                    "the store '\(path)' needs migration stages, which a read-only open cannot run"
+                )
+            }
+            try makeCopy()
+            do {
+                for stage in stages { try apply(stage) }
+                try install()
+            } catch {
+                removeCopy()
+                throw error
+            }
+        } catch let error as ObjectLogError {
+            throw error
+        } catch {
+            throw ObjectLogError.store(error, "cannot migrate the store '\(path)'")
+        }
+    }
+
+    /// Versions named once each, and stages between named versions.
+    private func checkPlan() throws(ObjectLogError) {
+        let names = plan.versions.map(\.identifier)
+        guard Set(names).count == names.count else {
+            throw ObjectLogError(.invalidArgument, "the migration plan names a version twice")
+        }
+        for stage in plan.stages {
+            guard let from = names.firstIndex(of: stage.source),
+                let to = names.firstIndex(of: stage.destination), to > from
+            else {
+                throw ObjectLogError(
+                    .invalidArgument,
+                    "the migration stage \(stage.source) -> \(stage.destination) does not go from "
+                        + "a version of the plan to a later one"
+                )
+            }
+        }
+    }
+
+    /// The stages from the version the store is at to the plan's last.
+    private func pendingStages() throws -> [MigrationStage] {
+        var options = StoreOptions()
+        options.readOnly = true
+        options.createIfMissing = false
+        options.fileSystem = fileSystem
+        let store = try LogStore.open(path: path, options: options)
+        defer { try? store.close() }
+        guard let history = try ModelHistory.read(from: store), let stored = history.current
+        else { return [] }
+        var current: String?
+        for version in plan.versions.reversed() {
+            let model = try ManagedObjectModel(version.entities)
+            let tags = SchemaMapping.tags(
+                for: model.entities.map { ($0.name, $0.schema.originalName) },
+                continuing: stored.schema,
+                earlier: history.versions.dropLast().reversed().map(\.schema),
+                used: history.usedTags
+            )
+            if try model.retagged(tags).versionHash == stored.hash {
+                current = version.identifier
+                break
+            }
+        }
+        // A store at no version of the plan: the plain open infers what it can, or says why not.
+        guard var current else { return [] }
+        var stages: [MigrationStage] = []
+        while current != plan.versions.last?.identifier {
+            guard let stage = plan.stages.first(where: { $0.source == current }) else {
+                throw ObjectLogError(
+                    .invalidArgument,
+                    "the migration plan has no stage from version \(current), the version of "
+                        + "the store '\(path)'"
+                )
+            }
+            stages.append(stage)
+            current = stage.destination
+        }
+        return stages
+    }
+
+    /// Copies the store file (synced) and hard-links its blobs beside the copy.
+    private func makeCopy() throws {
+        let source = try fileSystem.open(path, mode: .read)
+        defer { source.close() }
+        let target = try fileSystem.open(copyPath, mode: .create(permissions: options.fileMode))
+        defer { target.close() }
+        try target.truncate(to: 0)
+        let size = try source.size()
+        var offset: UInt64 = 0
+        while offset < size {
+            let chunk = try source.read(at: offset, count: Int(min(8 << 20, size - offset)))
+            guard !chunk.isEmpty else { break }
+            try target.write(chunk, at: offset)
+            offset += UInt64(chunk.count)
+        }
+        try target.sync()
+        let blobs = path + LogFormat.blobsSuffix
+        guard fileSystem.kind(of: blobs) == .directory else { return }
+        let copyBlobs = copyPath + LogFormat.blobsSuffix
+        try fileSystem.makeDirectory(copyBlobs, permissions: 0o700)
+        let manager = FileManager.default
+        for name in try fileSystem.contents(ofDirectory: blobs) {
+            // Blobs never change once written: a link is as good as a copy.
+            do {
+                try manager.linkItem(atPath: blobs + "/" + name, toPath: copyBlobs + "/" + name)
+            } catch {
+                try manager.copyItem(atPath: blobs + "/" + name, toPath: copyBlobs + "/" + name)
+            }
+        }
+    }
+
+    /// Runs one stage on the copy.
+    private func apply(_ stage: MigrationStage) throws {
+        guard let version = plan.versions.first(where: { $0.identifier == stage.destination })
+        else { return }
+        let model = try ManagedObjectModel(version.entities)
+        var options = self.options
+        options.createIfMissing = false
+        switch stage {
+        case .lightweight:
+            try PersistentContainer(path: copyPath, model: model, options: options).close()
+        case .custom(let from, let to, let migrate):
+            // The old objects, as the old version stored them.
+            let inspector = try StoreInspector(path: copyPath)
+            var old: [String: [GenericObject]] = [:]
+            var tags: [String: EntityTag] = [:]
+            for entity in inspector.schema.entities {
+                old[entity.name] = try inspector.objects(entity: entity.name).sorted {
+                    $0.key < $1.key
+                }
+                tags[entity.name] = entity.tag
+            }
+            try inspector.close()
+            let coordinator = try PersistentStoreCoordinator(
+                model: model,
+                path: copyPath,
+                options: options,
+                acceptingUninferred: true
+            )
+            let container = PersistentContainer(coordinator: coordinator)
+            do {
+                let context = container.newContext()
+                do {
+                    try migrate(MigrationStageContext(context: context, old: old, tags: tags))
+                } catch {
+                    throw ObjectLogError(
+                        .modelMismatch,
+                        "the migration stage \(from) -> \(to) failed: \(error); the store '\(path)' "
+                            + "is unchanged",
+                        errors: (error as? ObjectLogError).map { [$0] } ?? []
+                    )
+                }
+                try context.save()
+                // Every constraint of the new version, now that the stage has run.
+                let constraints = Dictionary(
+                    uniqueKeysWithValues: container.coordinator.model.entities.map { entity in
+                        (entity.tag, entity.schema.uniquenessConstraints)
+                    }
+                )
+                try PersistentStoreCoordinator.checkNewConstraints(
+                    constraints.filter { !$0.value.isEmpty },
+                    model: container.coordinator.model,
+                    store: coordinator.store,
+                    path: path
+                )
+                try container.close()
+            } catch {
+                try? container.close()
+                throw error
+            }
+        }
+    }
+
+    /// Moves the copy's new blobs beside the store, then renames the copy over it.
+    private func install() throws {
+        let copyBlobs = copyPath + LogFormat.blobsSuffix
+        let blobs = path + LogFormat.blobsSuffix
+        if fileSystem.kind(of: copyBlobs) == .directory {
+            if fileSystem.kind(of: blobs) != .directory {
+                try fileSystem.makeDirectory(blobs, permissions: 0o700)
+            }
+            let existing = Set(try fileSystem.contents(ofDirectory: blobs))
+            for name in try fileSystem.contents(ofDirectory: copyBlobs)
+            where !existing.contains(name) {
+                try fileSystem.rename(copyBlobs + "/" + name, to: blobs + "/" + name)
+            }
+            try fileSystem.syncDirectory(blobs)
+        }
+        // The step that switches versions.
+        try fileSystem.rename(copyPath, to: path)
+        // The copy's index describes the new file; the old one would still be a valid index of
+        // the prefix the copy started from, so a crash between the renames costs a longer open.
+        if fileSystem.kind(of: copyPath + LogFormat.indexSuffix) == .regular {
+            try fileSystem.rename(
+                copyPath + LogFormat.indexSuffix,
+                to: path + LogFormat.indexSuffix
+            )
+        }
+        try fileSystem.syncDirectory(directoryOf(path))
+        removeCopy()
+    }
+
+    /// Removes the copy and everything beside it (a crash's leftovers too).
+    private func removeCopy() {
+        for suffix in ["", LogFormat.lockSuffix, LogFormat.indexSuffix, LogFormat.creationSuffix] {
+            try? fileSystem.remove(copyPath + suffix)
+        }
+        try? FileManager.default.removeItem(atPath: copyPath + LogFormat.blobsSuffix)
+    }
+}
+
+extension MigrationStage {
+    var isCustom: Bool {
+        if case .custom = self { return true }
+        return false
+    }
+}
