@@ -72,3 +72,48 @@ struct MigrationArticleTests {
         try container.close()
     }
 }
+
+// The migration plan example of the same article.
+
+final class RecipeV1: ManagedObject {
+    @Attribute var servings = ""
+    override class var entityName: String { "Recipe" }
+}
+
+final class RecipeV2: ManagedObject {
+    @Attribute var servings = 0
+    override class var entityName: String { "Recipe" }
+}
+
+@Suite("The migration article's plan example")
+struct MigrationArticlePlanTests {
+    @Test("servings kept as text become a number through the article's custom stage")
+    func planExample() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        do {
+            let container = try PersistentContainer(path: path, for: [RecipeV1.self])
+            let context = container.newContext()
+            RecipeV1(context: context).servings = "4 people"
+            try context.save()
+            try container.close()
+        }
+        // As in the article:
+        let plan = MigrationPlan(
+            versions: [ModelVersion("1", [RecipeV1.self]), ModelVersion("2", [RecipeV2.self])],
+            stages: [
+                .custom(from: "1", to: "2") { migration in
+                    // Version 1 kept servings as text ("4 people"); version 2 keeps a number.
+                    for old in try migration.oldObjects("Recipe") {
+                        guard case .string(let text)? = old["servings"] else { continue }
+                        let number = Int(text.prefix { $0.isNumber }) ?? 1
+                        try migration.newObject(for: old, as: RecipeV2.self)?.servings = number
+                    }
+                }
+            ]
+        )
+        let container = try PersistentContainer(path: path, plan: plan)
+        #expect(try container.newContext().fetch(RecipeV2.self).map(\.servings) == [4])
+        try container.close()
+    }
+}
