@@ -88,7 +88,7 @@ let package = Package(
 
         // MARK: Tests
         // Fixtures the test targets share: temporary directories and a seeded generator.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["ObjectLogStore"], path: "Tests/TestSupport"),
         .testTarget(
             name: "ObjectLogStoreTests",
             dependencies: ["ObjectLogStore", "TestSupport"],

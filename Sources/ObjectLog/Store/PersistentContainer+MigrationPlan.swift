@@ -139,33 +139,46 @@ struct StagedMigration {
 
     /// Copies the store file (synced) and hard-links its blobs beside the copy.
     private func makeCopy() throws {
-        let source = try fileSystem.open(path, mode: .read)
-        defer { source.close() }
-        let target = try fileSystem.open(copyPath, mode: .create(permissions: options.fileMode))
-        defer { target.close() }
-        try target.truncate(to: 0)
-        let size = try source.size()
-        var offset: UInt64 = 0
-        while offset < size {
-            let chunk = try source.read(at: offset, count: Int(min(8 << 20, size - offset)))
-            guard !chunk.isEmpty else { break }
-            try target.write(chunk, at: offset)
-            offset += UInt64(chunk.count)
-        }
-        try target.sync()
+        try copyFile(path, to: copyPath)
         let blobs = path + LogFormat.blobsSuffix
-        guard fileSystem.kind(of: blobs) == .directory else { return }
+        guard fileSystem.kind(of: blobs) == .directory else {
+            try fileSystem.syncDirectory(directoryOf(copyPath))
+            return
+        }
         let copyBlobs = copyPath + LogFormat.blobsSuffix
         try fileSystem.makeDirectory(copyBlobs, permissions: 0o700)
-        let manager = FileManager.default
         for name in try fileSystem.contents(ofDirectory: blobs) {
-            // Blobs never change once written: a link is as good as a copy.
-            do {
-                try manager.linkItem(atPath: blobs + "/" + name, toPath: copyBlobs + "/" + name)
-            } catch {
-                try manager.copyItem(atPath: blobs + "/" + name, toPath: copyBlobs + "/" + name)
+            // Blobs never change once written: on disk, a link is as good as a copy.
+            if fileSystem is PosixFileSystem,
+                (try? FileManager.default.linkItem(
+                    atPath: blobs + "/" + name,
+                    toPath: copyBlobs + "/" + name
+                )) != nil
+            {
+                continue
             }
+            try copyFile(blobs + "/" + name, to: copyBlobs + "/" + name)
         }
+        try fileSystem.syncDirectory(copyBlobs)
+        try fileSystem.syncDirectory(directoryOf(copyPath))
+    }
+
+    /// Copies one file through the store's file system, synced.
+    private func copyFile(_ source: String, to target: String) throws {
+        let input = try fileSystem.open(source, mode: .read)
+        defer { input.close() }
+        let output = try fileSystem.open(target, mode: .create(permissions: options.fileMode))
+        defer { output.close() }
+        try output.truncate(to: 0)
+        let size = try input.size()
+        var offset: UInt64 = 0
+        while offset < size {
+            let chunk = try input.read(at: offset, count: Int(min(8 << 20, size - offset)))
+            guard !chunk.isEmpty else { break }
+            try output.write(chunk, at: offset)
+            offset += UInt64(chunk.count)
+        }
+        try output.sync()
     }
 
     /// Runs one stage on the copy.
@@ -180,7 +193,11 @@ struct StagedMigration {
             try PersistentContainer(path: copyPath, model: model, options: options).close()
         case .custom(let from, let to, let migrate):
             // The old objects, as the old version stored them.
-            let inspector = try StoreInspector(path: copyPath)
+            var readOnly = options
+            readOnly.readOnly = true
+            let inspector = try StoreInspector(
+                store: try LogStore.open(path: copyPath, options: readOnly)
+            )
             var old: [String: [GenericObject]] = [:]
             var tags: [String: EntityTag] = [:]
             for entity in inspector.schema.entities {
@@ -264,7 +281,11 @@ struct StagedMigration {
         for suffix in ["", LogFormat.lockSuffix, LogFormat.indexSuffix, LogFormat.creationSuffix] {
             try? fileSystem.remove(copyPath + suffix)
         }
-        try? FileManager.default.removeItem(atPath: copyPath + LogFormat.blobsSuffix)
+        let copyBlobs = copyPath + LogFormat.blobsSuffix
+        for name in (try? fileSystem.contents(ofDirectory: copyBlobs)) ?? [] {
+            try? fileSystem.remove(copyBlobs + "/" + name)
+        }
+        if fileSystem is PosixFileSystem { try? FileManager.default.removeItem(atPath: copyBlobs) }
     }
 }
 
