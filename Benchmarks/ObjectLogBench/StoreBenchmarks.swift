@@ -25,6 +25,46 @@ final class BenchItem: ManagedObject {
     }
 }
 
+/// The benchmark's entity in a second model version: one attribute added (a lightweight
+/// migration).
+final class BenchItemWithLabel: ManagedObject {
+    @Attribute var number = 0
+    @Attribute var name = ""
+    @Attribute var value = 0.0
+    @Attribute var count = 0
+    @Attribute var created = Date()
+    @Attribute var label = ""
+    override class var entityName: String { "BenchItem" }
+}
+
+/// The benchmark's entity in a version that keeps the count as text: a type change, which a
+/// custom migration stage converts object by object.
+final class BenchItemWithTextCount: ManagedObject {
+    @Attribute var number = 0
+    @Attribute var name = ""
+    @Attribute var value = 0.0
+    @Attribute var count = ""
+    @Attribute var created = Date()
+    override class var entityName: String { "BenchItem" }
+}
+
+/// The plan that rewrites every object: count as a number -> count as text.
+let textCountPlan = MigrationPlan(
+    versions: [
+        ModelVersion("1", [BenchItem.self]), ModelVersion("2", [BenchItemWithTextCount.self]),
+    ],
+    stages: [
+        .custom(from: "1", to: "2") { migration in
+            for old in try migration.oldObjects("BenchItem") {
+                guard case .int(let count)? = old["count"],
+                    let item = try migration.newObject(for: old, as: BenchItemWithTextCount.self)
+                else { continue }
+                item.count = String(count)
+            }
+        }
+    ]
+)
+
 /// ObjectLog against SQLite on the same rows, in the same run, plus the machine's raw limits.
 ///
 /// `--scale N` sets the number of objects (default 1,000,000); `--json PATH` and `--svg PATH`
@@ -365,8 +405,63 @@ private struct StoreBenchmark {
                 met: nil
             )
         )
+        // 9. Migration: an open that migrates (one attribute added) against a plain writable
+        // open, both with the index and on fresh copies of the store; and a staged migration
+        // that rewrites every object, against compaction's throughput.
+        var plainOpens: [Double] = []
+        var migratingOpens: [Double] = []
+        for round in 0..<5 {
+            let plain = directory + "/plain\(round).olog"
+            let migrating = directory + "/migrating\(round).olog"
+            try copyStore(to: plain)
+            try copyStore(to: migrating)
+            plainOpens.append(try child(["open-count-write", plain]).seconds)
+            migratingOpens.append(try child(["migrate-open-count", migrating]).seconds)
+            try removeFiles(startingWith: "plain\(round).")
+            try removeFiles(startingWith: "migrating\(round).")
+        }
+        let plainOpen = percentile(plainOpens, 0.5)
+        let migratingOpen = percentile(migratingOpens, 0.5)
+        report.add(
+            BenchmarkRow(
+                workload: "9 open migrating (attribute added) + count (ms)",
+                objectlog: migratingOpen * 1000,
+                peer: plainOpen * 1000,
+                ratio: migratingOpen / plainOpen,
+                unit: "ms",
+                goal: "<= 2x plain open",
+                met: migratingOpen <= 2 * plainOpen
+            )
+        )
+        let rewritten = directory + "/rewrite.olog"
+        try copyStore(to: rewritten)
+        let rewriteBytes = fileSize(rewritten)
+        let rewrite = try child(["staged-migrate", rewritten])
+        try removeFiles(startingWith: "rewrite.")
+        let rewriteRate = Double(rewriteBytes) / rewrite.seconds
+        report.add(
+            BenchmarkRow(
+                workload: "9 staged migration rewriting all (MB/s)",
+                objectlog: rewriteRate / 1e6,
+                peer: compactionRate / 1e6,
+                ratio: rewriteRate / compactionRate,
+                unit: "MB/s",
+                goal: ">= 0.5x compaction",
+                met: rewriteRate >= 0.5 * compactionRate
+            )
+        )
+
         if let path = option("--json", in: arguments) { try report.writeJSON(to: path) }
         if let path = option("--svg", in: arguments) { try report.writeSVG(to: path) }
+    }
+
+    /// Copies the benchmark's store (log, index and blobs) to `target`.
+    private func copyStore(to target: String) throws {
+        let manager = FileManager.default
+        for suffix in ["", "-index", "-blobs"] where manager.fileExists(atPath: storePath + suffix)
+        {
+            try manager.copyItem(atPath: storePath + suffix, toPath: target + suffix)
+        }
     }
 
     /// Adds a throughput row: ratio = ObjectLog's rate / SQLite's rate.
@@ -542,6 +637,26 @@ private func runChild(_ arguments: [String]) {
                     options: options
                 )
                 checksum = Double(try container.newContext().count(FetchRequest<BenchItem>()))
+            }
+        case ("open-count-write", 2):
+            seconds = try measure {
+                let container = try PersistentContainer(path: arguments[1], for: [BenchItem.self])
+                checksum = Double(try container.newContext().count(FetchRequest<BenchItem>()))
+            }
+        case ("migrate-open-count", 2):
+            seconds = try measure {
+                let container = try PersistentContainer(
+                    path: arguments[1],
+                    for: [BenchItemWithLabel.self]
+                )
+                checksum = Double(
+                    try container.newContext().count(FetchRequest<BenchItemWithLabel>())
+                )
+            }
+        case ("staged-migrate", 2):
+            seconds = try measure {
+                let container = try PersistentContainer(path: arguments[1], plan: textCountPlan)
+                try container.close()
             }
         case ("query", 2):
             // Workload 3 alone, for profiling by hand (not part of the report).
