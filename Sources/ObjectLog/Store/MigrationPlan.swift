@@ -90,6 +90,8 @@ public final class MigrationStageContext {
     public let context: ManagedObjectContext
     private let old: [String: [GenericObject]]
     private let tags: [String: EntityTag]
+    /// The classes whose objects have been fetched into ``context`` in bulk.
+    private var fetched: Set<ObjectIdentifier> = []
 
     init(
         context: ManagedObjectContext,
@@ -127,6 +129,11 @@ public final class MigrationStageContext {
         guard let tag = tags[old.entity],
             let entity = context.model.entities.first(where: { $0.tag == tag })
         else { return nil }
+        // One bulk fetch of the class's objects instead of one load per object: stages
+        // usually visit every object.
+        if fetched.insert(ObjectIdentifier(type)).inserted, context.model.entity(for: type) != nil {
+            _ = try context.fetch(type)
+        }
         let object = try context.existingObject(
             with: ObjectID(entityName: entity.name, key: old.key)
         )
