@@ -455,12 +455,15 @@ private struct StoreBenchmark {
         if let path = option("--svg", in: arguments) { try report.writeSVG(to: path) }
     }
 
-    /// Copies the benchmark's store (log, index and blobs) to `target`.
+    /// Copies the benchmark's store (log and index) to `target`, synced: a save on the copy
+    /// must not pay for writing back the whole copy.
     private func copyStore(to target: String) throws {
         let manager = FileManager.default
-        for suffix in ["", "-index", "-blobs"] where manager.fileExists(atPath: storePath + suffix)
-        {
+        for suffix in ["", "-index"] where manager.fileExists(atPath: storePath + suffix) {
             try manager.copyItem(atPath: storePath + suffix, toPath: target + suffix)
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: target + suffix))
+            try handle.synchronize()
+            try handle.close()
         }
     }
 
