@@ -41,6 +41,28 @@ extension LogStore {
     ///   `.invalidArgument` (a key never allocated), `.io`.
     @discardableResult
     public func commit(_ transaction: Transaction) throws -> CommitInfo {
+        let info = try commitTransaction(transaction)
+        compactIfWorthwhile()
+        return info
+    }
+
+    /// Compacts when ``StoreOptions/autoCompactionThreshold`` says so; a failure leaves the
+    /// store as it was, and the commit before stands.
+    private func compactIfWorthwhile() {
+        guard let threshold = options.autoCompactionThreshold else { return }
+        let worthwhile = locked { () -> Bool in
+            let live =
+                UInt64(header.length) + liveRecordBytes + UInt64(header.layout.commitRecordLength)
+            guard endOffset >= options.autoCompactionMinimumBytes, endOffset > live, !lacksUpgrade
+            else { return false }
+            return Double(endOffset - live) >= threshold * Double(endOffset)
+        }
+        guard worthwhile else { return }
+        locked { counters.autoCompactions += 1 }
+        _ = try? compact()
+    }
+
+    private func commitTransaction(_ transaction: Transaction) throws -> CommitInfo {
         lock.lock()
         defer { lock.unlock() }
         try checkWritable()

@@ -60,6 +60,8 @@ public final class LogStore: @unchecked Sendable {
         public var logSyncs: UInt64 = 0
         /// Bytes appended to the log by commits.
         public var bytesWritten: UInt64 = 0
+        /// Compactions started by ``StoreOptions/autoCompactionThreshold`` after a commit.
+        public var autoCompactions: UInt64 = 0
     }
 
     // Internal rather than private so that the extensions in the other files can use them.

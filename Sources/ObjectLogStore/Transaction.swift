@@ -351,6 +351,18 @@ public struct StoreOptions: Sendable {
     public var salvage = false
     /// Use the index checkpoint when it is valid; `false` forces a replay of the whole log.
     public var usesIndex = true
+    /// Compact automatically after a commit once at least this share of the file (0 to 1) is
+    /// reclaimable and the file has at least ``autoCompactionMinimumBytes``; nil (the
+    /// default) never does.
+    ///
+    /// Updates append whole new versions of objects and old versions stay in the file until a
+    /// compaction, so a store whose objects change often keeps growing without one. The
+    /// compaction runs in the committing call, after the commit is durable; if it fails, the
+    /// commit stands and the store stays as it was (compaction is crash-safe).
+    public var autoCompactionThreshold: Double?
+    /// The smallest file that ``autoCompactionThreshold`` compacts (1 MiB by default): small
+    /// stores are cheap to keep as they are.
+    public var autoCompactionMinimumBytes: UInt64 = 1 << 20
     /// The file system under the store: the real one, an in-memory one, or a test double.
     package var fileSystem: any FileSystem = PosixFileSystem()
     /// The log of the size of the windows bulk loads read the file through (1 MiB: a window

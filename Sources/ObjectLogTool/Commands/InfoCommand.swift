@@ -84,6 +84,8 @@ struct InfoCommand: StoreReportCommand {
             line(
                 "reclaimable",
                 Formatting.bytes(reclaimable) + ", \(Formatting.percentage(share)) of the file"
+                    + (share >= 0.5 && reclaimable >= 64 << 10
+                        ? " ('objectlog compact \(path)' would reclaim it)" : "")
             )
             line(
                 "external blobs",

@@ -74,6 +74,11 @@ final class LabStore {
     /// hold the store for well under a second, runs never hold it while they step.
     static let lockWait = Duration.seconds(15)
 
+    /// The reclaimable share of the file past which a save compacts the store.
+    static let autoCompactionThreshold = 0.5
+    /// The smallest store file a save compacts.
+    static let autoCompactionMinimumBytes: UInt64 = 256 << 10
+
     /// Opens the store at `path`.
     ///
     /// A reader takes no lock and writes nothing, so it works on a read-only file and while
@@ -94,6 +99,10 @@ final class LabStore {
         var options = StoreOptions()
         options.readOnly = access == .read
         options.createIfMissing = access == .create
+        // Every edit, rename and resume writes whole configurations again (thumbnails
+        // included): compact once half the file is old versions, so a lab store stays small.
+        options.autoCompactionThreshold = Self.autoCompactionThreshold
+        options.autoCompactionMinimumBytes = Self.autoCompactionMinimumBytes
         if access != .create && !FileManager.default.fileExists(atPath: path) {
             throw CommandError(
                 "no store at '\(path)'; save a run into it first ('rdlab run … --save NAME'), or "
