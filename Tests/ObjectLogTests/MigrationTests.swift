@@ -132,6 +132,28 @@ enum Incompatible {
     }
 }
 
+/// A version whose changes cannot be inferred in two more ways: an attribute that becomes a
+/// relationship, and a relationship whose destination is another entity.
+enum IncompatibleKinds {
+    final class Note: ManagedObject {
+        @Relationship var title: Folder?
+        @Attribute var stars: Int8 = 0
+        @Attribute var count: UInt8 = 0
+        @Attribute var weight: Float = 0
+        @Attribute var summary: String? = nil
+        @Attribute var body = ""
+        @Attribute var obsolete = 0
+        @Attribute var attachment = Data()
+        @Relationship var folder: Note?
+        override class var entityName: String { "Note" }
+    }
+
+    final class Folder: ManagedObject {
+        @Attribute var name = ""
+        override class var entityName: String { "Folder" }
+    }
+}
+
 /// V1 with a uniqueness constraint on the title.
 enum V1Unique {
     final class Note: ManagedObject {
@@ -315,6 +337,18 @@ struct MigrationTests {
             #expect(lines.count == 2)
             #expect(lines.contains { $0.contains("'Note.title': type string -> int64") })
             #expect(lines.contains { $0.contains("'Folder.notes': to-many -> to-one") })
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        do {
+            _ = try PersistentContainer(
+                path: path,
+                for: [IncompatibleKinds.Note.self, IncompatibleKinds.Folder.self]
+            )
+            Issue.record("a kind change and a new destination must not be inferred")
+        } catch {
+            let lines = error.errors.map(\.message)
+            #expect(lines.contains { $0.contains("'Note.title': attribute -> relationship") })
+            #expect(lines.contains { $0.contains("'Note.folder': destination Folder -> Note") })
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         // The old model still opens it.
