@@ -120,7 +120,13 @@ struct MigrationPlanTests {
         )
         try PersistentContainer(path: fromTwo, plan: toTwo).close()
         for path in [fromOne, fromTwo] {
-            let container = try PersistentContainer(path: path, plan: Self.plan)
+            var reports: [MigrationProgress] = []
+            let container = try PersistentContainer(path: path, plan: Self.plan) {
+                reports.append($0)
+            }
+            let stages = path == fromOne ? ["1 -> 2", "2 -> 3"] : ["2 -> 3"]
+            #expect(reports.map(\.nextStage) == stages + [nil])
+            #expect(reports.last?.fraction == 1)
             try checkVersion3(container)
             try container.close()
             #expect(!FileManager.default.fileExists(atPath: path + "-migrating"))

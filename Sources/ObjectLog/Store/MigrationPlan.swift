@@ -140,3 +140,18 @@ public final class MigrationStageContext {
         return object as? T
     }
 }
+
+/// How far a staged migration has come, reported before each stage and at the end.
+public struct MigrationProgress: Sendable, Equatable {
+    /// The stages done.
+    public var completedStages: Int
+    /// The stages to run in all (from the store's version to the plan's last).
+    public var stageCount: Int
+    /// The stage about to run, as `from -> to`; nil at the end.
+    public var nextStage: String?
+
+    /// The share done, from 0 to 1.
+    public var fraction: Double {
+        stageCount == 0 ? 1 : Double(completedStages) / Double(stageCount)
+    }
+}

@@ -18,25 +18,34 @@ extension PersistentContainer {
     ///   that cannot be inferred, or when a stage fails (an ``ObjectLogError`` it threw is kept
     ///   in ``ObjectLogError/errors``);
     ///   ``ObjectLogError/Code/store`` for a store that cannot be opened.
+    ///
+    /// - Parameters:
+    ///   - path: The store file.
+    ///   - plan: The model's versions and the stages between them.
+    ///   - options: Store options.
+    ///   - progress: Called before each stage and once at the end, on the calling thread, when
+    ///     there are stages to run.
     public convenience init(
         path: String,
         plan: MigrationPlan,
-        options: StoreOptions = StoreOptions()
+        options: StoreOptions = StoreOptions(),
+        progress: ((MigrationProgress) -> Void)? = nil
     ) throws(ObjectLogError) {
         guard let last = plan.versions.last else {
             throw ObjectLogError(.invalidArgument, "the migration plan has no model versions")
         }
-        try StagedMigration(plan: plan, path: path, options: options).run()
+        try StagedMigration(plan: plan, path: path, options: options, progress: progress).run()
         try self.init(path: path, model: try ManagedObjectModel(last.entities), options: options)
     }
 }
 
 /// One run of a ``MigrationPlan`` over one store (see
-/// ``PersistentContainer/init(path:plan:options:)``).
+/// ``PersistentContainer/init(path:plan:options:progress:)``).
 struct StagedMigration {
     let plan: MigrationPlan
     let path: String
     let options: StoreOptions
+    let progress: ((MigrationProgress) -> Void)?
     var fileSystem: any FileSystem { options.fileSystem }
     var copyPath: String { path + "-migrating" }
 
@@ -64,8 +73,24 @@ struct StagedMigration {
             }
             try makeCopy()
             do {
-                for stage in stages { try apply(stage) }
+                for (index, stage) in stages.enumerated() {
+                    progress?(
+                        MigrationProgress(
+                            completedStages: index,
+                            stageCount: stages.count,
+                            nextStage: "\(stage.source) -> \(stage.destination)"
+                        )
+                    )
+                    try apply(stage)
+                }
                 try install()
+                progress?(
+                    MigrationProgress(
+                        completedStages: stages.count,
+                        stageCount: stages.count,
+                        nextStage: nil
+                    )
+                )
             } catch {
                 removeCopy()
                 throw error
