@@ -7,6 +7,10 @@
 //   objectlog-stress read-loop PATH SECONDS    open read-only again and again; exit 1 if a state is
 //                                              not a committed prefix (sequences 1...n, no gaps)
 //   objectlog-stress check PATH N              exit 0 if sequences 1...N (and at most N+1) are present
+//   objectlog-stress soak-writer PATH          take turns with other writers, forever: wait for the
+//                                              writer lock, then a few saves (each the next sequence,
+//                                              printed once acknowledged), a metadata change or a
+//                                              compaction, then close and let the others in
 
 import Foundation
 import ObjectLog
@@ -35,6 +39,16 @@ func sequences(in path: String) throws -> [Int] {
     return try context.fetch(FetchRequest<StressItem>()).map(\.sequence).sorted()
 }
 
+/// The store opened for writing, or nil while another process holds its writer lock.
+func openUnlessLocked(_ path: String) throws -> PersistentContainer? {
+    do {
+        return try PersistentContainer(path: path, for: [StressItem.self])
+    } catch {
+        if error.storeError?.code == .locked { return nil }
+        throw error
+    }
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
     switch (arguments.first, arguments.count) {
@@ -56,6 +70,45 @@ do {
             // Acknowledged: the save returned.
             print(sequence)
             fflush(nil)
+        }
+    case ("soak-writer", 2):
+        var generator = SystemRandomNumberGenerator()
+        while true {
+            // Another writer's turn while the store is locked.
+            guard let container = try openUnlessLocked(arguments[1]) else {
+                usleep(UInt32.random(in: 1_000...20_000, using: &generator))
+                continue
+            }
+            let context = container.newContext()
+            // The highest sequence present: a killed writer's last save may be there, unacknowledged.
+            var sequence =
+                try context.fetch(FetchRequest<StressItem>()).map(\.sequence).max() ?? 0
+            for _ in 0..<Int.random(in: 1...6, using: &generator) {
+                switch Int.random(in: 0..<10, using: &generator) {
+                case 0:
+                    try container.coordinator.store.compact()
+                    print("compacted")
+                    fflush(nil)
+                case 1:
+                    try container.setMetadata(.integer(Int64(sequence)), forKey: "soak.sequence")
+                    try context.save()
+                    print("metadata")
+                    fflush(nil)
+                default:
+                    sequence += 1
+                    let item = StressItem(context: context)
+                    item.sequence = sequence
+                    item.payload = Data(
+                        repeating: UInt8(truncatingIfNeeded: sequence),
+                        count: Int.random(in: 0..<2000, using: &generator)
+                    )
+                    try context.save()
+                    print(sequence)
+                    fflush(nil)
+                }
+            }
+            try container.close()
+            usleep(UInt32.random(in: 0...5_000, using: &generator))
         }
     case ("open-writer", 3):
         let container: PersistentContainer
@@ -111,7 +164,8 @@ do {
         print(found.count)
     default:
         fail(
-            "usage: objectlog-stress save-loop PATH | open-writer PATH MILLIS | read-loop PATH SECONDS | check PATH N",
+            "usage: objectlog-stress save-loop PATH | soak-writer PATH | open-writer PATH MILLIS | "
+                + "read-loop PATH SECONDS | check PATH N",
             code: 64
         )
     }

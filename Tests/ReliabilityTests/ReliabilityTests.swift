@@ -117,6 +117,71 @@ struct ReliabilityTests {
         print("writer races: \(races), each exactly one winner")
     }
 
+    @Test(
+        "soak: writers take turns (saves, metadata, compactions) under random SIGKILLs while readers read"
+    )
+    func soak() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/soak.olog"
+        let minutes = Double(ProcessInfo.processInfo.environment["OBJECTLOG_SOAK_MINUTES"] ?? "")
+        let seconds = minutes.map { $0 * 60 } ?? (longTests ? 120 : 8)
+        var generator = SystemRandomNumberGenerator()
+        var processes: [Process] = []
+        var outputs: [Pipe] = []
+        for _ in 0..<3 {
+            let (process, output) = try start(["soak-writer", path])
+            processes.append(process)
+            outputs.append(output)
+        }
+        let readers = try (0..<2).map { _ in
+            try start(["read-loop", path, String(Int(seconds.rounded(.up)))])
+        }
+        let tally = SoakTally()
+        var kills = 0
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            usleep(UInt32.random(in: 20_000...300_000, using: &generator))
+            let victim = Int.random(in: 0..<processes.count, using: &generator)
+            kill(processes[victim].processIdentifier, SIGKILL)
+            processes[victim].waitUntilExit()
+            tally.collect(outputs[victim])
+            kills += 1
+            let (process, output) = try start(["soak-writer", path])
+            processes[victim] = process
+            outputs[victim] = output
+        }
+        for (process, output) in zip(processes, outputs) {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            tally.collect(output)
+        }
+        var reads = 0
+        for (reader, output) in readers {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            reader.waitUntilExit()
+            #expect(
+                reader.terminationStatus == 0,
+                "a reader saw a state that is no committed prefix"
+            )
+            reads +=
+                Int(
+                    String(decoding: data, as: UTF8.self).trimmingCharacters(
+                        in: .whitespacesAndNewlines
+                    )
+                ) ?? 0
+        }
+        // Every acknowledged save is there, with no gap, and at most one unacknowledged after it.
+        let check = try run(["check", path, String(tally.acknowledged)])
+        #expect(check.status == 0, "\(check.output)")
+        #expect(tally.saves > 0 && kills > 0)
+        print(
+            "soak: \(Int(seconds)) s, 3 writers taking turns, \(kills) SIGKILLs, \(tally.saves) saves "
+                + "acknowledged (up to sequence \(tally.acknowledged)), \(tally.metadataChanges) metadata changes, "
+                + "\(tally.compactions) compactions, 2 readers with \(reads) reads, 0 lost, every read a "
+                + "committed prefix"
+        )
+    }
+
     @Test("readers in other processes always see a committed prefix while a writer appends")
     func readersDuringWrites() throws {
         let directory = TemporaryDirectory()
@@ -140,6 +205,32 @@ struct ReliabilityTests {
                     )
                 ) ?? 0) > 0
             )
+        }
+    }
+}
+
+/// What the soak's writers reported: acknowledged sequences, metadata changes, compactions.
+private final class SoakTally {
+    var acknowledged = 0
+    var saves = 0
+    var compactions = 0
+    var metadataChanges = 0
+
+    /// Reads an ended writer's output.
+    func collect(_ output: Pipe) {
+        let text = String(
+            decoding: output.fileHandleForReading.readDataToEndOfFile(),
+            as: UTF8.self
+        )
+        for line in text.split(separator: "\n") {
+            if let sequence = Int(line) {
+                acknowledged = max(acknowledged, sequence)
+                saves += 1
+            } else if line == "compacted" {
+                compactions += 1
+            } else if line == "metadata" {
+                metadataChanges += 1
+            }
         }
     }
 }
