@@ -73,7 +73,7 @@ extension LogStore {
 
     /// Whether every record of the transaction `commit` (at `commitOffset`) ends is intact:
     /// frames, bounds and checksums, as many as the commit counts, ending at the commit.
-    private static func transactionIsIntact(
+    static func transactionIsIntact(
         file: any StoreFile,
         layout: RecordLayout,
         commit: CommitPayload,
@@ -161,5 +161,51 @@ extension LogStore {
             frame.type == .metadata, Int(frame.payloadLength) <= LogFormat.maximumMetadataLength
         else { return nil }
         return try? MetadataCoding.decodeDictionary(Array(record[frame.frameLength...]))
+    }
+}
+
+extension LogStore {
+    /// The largest last transaction an open through the index checkpoint reads again.
+    static let indexedTransactionCheckLimit: UInt64 = 4 << 20
+
+    /// Checks, when a store opens through its index checkpoint, every record of the last
+    /// transaction the index covers (up to ``indexedTransactionCheckLimit`` bytes of it).
+    ///
+    /// The commands replay the whole log and call damage in a transaction the index covers
+    /// corruption; the engine, trusting the index, would not read that transaction's padding
+    /// or superseded records and would show the newer state. Reading the last one again keeps
+    /// the engine and the commands agreeing where a torn or damaged save is most likely, at
+    /// the cost of one small read; a larger last transaction (a bulk load, a compaction) is
+    /// checked record by record as its objects are read, and whole by `objectlog verify`.
+    static func checkLastIndexedTransaction(
+        file: any StoreFile,
+        path: String,
+        fileSize: UInt64,
+        layout: RecordLayout,
+        end: UInt64
+    ) throws {
+        let scanner = LogScanner(file: file, path: path, fileSize: fileSize, layout: layout)
+        guard end >= UInt64(layout.commitRecordLength),
+            let commit = try scanner.commitRecord(endingAt: end)
+        else { return }
+        let commitOffset = end - UInt64(layout.commitRecordLength)
+        guard commit.firstRecordOffset < commitOffset,
+            commitOffset - commit.firstRecordOffset <= indexedTransactionCheckLimit
+        else { return }
+        guard
+            try !transactionIsIntact(
+                file: file,
+                layout: layout,
+                commit: commit,
+                commitOffset: commitOffset
+            )
+        else { return }
+        throw StoreError(
+            .corrupt,
+            "a record of the last transaction the index checkpoint covers is damaged "
+                + "(open read-only with salvage, or run `objectlog repair`)",
+            path: path,
+            offset: commit.firstRecordOffset
+        )
     }
 }

@@ -188,6 +188,15 @@ public final class LogStore: @unchecked Sendable {
             start = index.coveredLength
             endOffset = start
             state = .loaded
+            if options.checksLastIndexedTransaction {
+                try Self.checkLastIndexedTransaction(
+                    file: file,
+                    path: path,
+                    fileSize: fileSize,
+                    layout: header.layout,
+                    end: start
+                )
+            }
         }
         indexState = state
 

@@ -365,6 +365,10 @@ public struct StoreOptions: Sendable {
     public var autoCompactionMinimumBytes: UInt64 = 1 << 20
     /// The file system under the store: the real one, an in-memory one, or a test double.
     package var fileSystem: any FileSystem = PosixFileSystem()
+    /// Whether an open through the index checkpoint reads the last indexed transaction again
+    /// (see `checkLastIndexedTransaction`); tests of the checks made as objects are read turn
+    /// it off to meet their damage there.
+    package var checksLastIndexedTransaction = true
     /// The log of the size of the windows bulk loads read the file through (1 MiB: a window
     /// that stays in the processor's cache while its records are checked and decoded made a
     /// load of a million objects about 20 ms faster than 8 MiB ones); tests make it small to

@@ -96,6 +96,18 @@ struct DamageAgreementTests {
         #expect(get.standardOutput == "640\n")
         #expect(try LogStore.readMetadata(path: path)["gridSize"] == .integer(640))
         #expect(views.info.standardError.contains("the index checkpoint shows was committed"))
+        // An open through the index agrees: it reads the last indexed transaction again.
+        for readOnly in [false, true] {
+            var options = StoreOptions()
+            options.readOnly = readOnly
+            options.createIfMissing = false
+            #expect(throws: StoreError.self) { try LogStore.open(path: path, options: options) }
+        }
+        var salvage = StoreOptions()
+        salvage.salvage = true
+        let salvaged = try LogStore.open(path: path, options: salvage)
+        #expect(salvaged.metadata["gridSize"] == .integer(640))
+        try salvaged.close()
     }
 
     @Test("verify --json prints its report when the index names a live record whose checksum fails")
