@@ -39,6 +39,28 @@ func sequences(in path: String) throws -> [Int] {
     return try context.fetch(FetchRequest<StressItem>()).map(\.sequence).sorted()
 }
 
+/// The stress item in a second model version, which keeps its sequence as text: a change that
+/// needs a custom migration stage.
+final class StressItemText: ManagedObject {
+    @Attribute var sequence = ""
+    @Attribute var payload = Data()
+    override class var entityName: String { "StressItem" }
+}
+
+/// Version 1 (`StressItem`) to version 2 (`StressItemText`), converting every object.
+let textPlan = MigrationPlan(
+    versions: [ModelVersion("1", [StressItem.self]), ModelVersion("2", [StressItemText.self])],
+    stages: [
+        .custom(from: "1", to: "2") { migration in
+            for old in try migration.oldObjects("StressItem") {
+                guard case .int(let sequence)? = old["sequence"] else { continue }
+                try migration.newObject(for: old, as: StressItemText.self)?.sequence =
+                    "#\(sequence)"
+            }
+        }
+    ]
+)
+
 /// The store opened for writing, or nil while another process holds its writer lock.
 func openUnlessLocked(_ path: String) throws -> PersistentContainer? {
     do {
@@ -110,6 +132,53 @@ do {
             try container.close()
             usleep(UInt32.random(in: 0...5_000, using: &generator))
         }
+    case ("migrate-prepare", 3):
+        // A version 1 store of N objects, sequences 1...N.
+        let container = try PersistentContainer(path: arguments[1], for: [StressItem.self])
+        let context = container.newContext()
+        for sequence in 1...max(1, Int(arguments[2]) ?? 1) {
+            let item = StressItem(context: context)
+            item.sequence = sequence
+            item.payload = Data(repeating: UInt8(truncatingIfNeeded: sequence), count: 64)
+        }
+        try context.save()
+        try container.close()
+    case ("migrate", 2):
+        try PersistentContainer(path: arguments[1], plan: textPlan).close()
+        print("migrated")
+    case ("migrate-check", 3):
+        // Prints the version the store is at (1 or 2) after checking that all N objects are there
+        // in that version's form.
+        let count = Int(arguments[2]) ?? 0
+        var options = StoreOptions()
+        options.readOnly = true
+        options.createIfMissing = false
+        var versions = 0
+        if case .array(let list)? = try PersistentContainer.metadataForStore(at: arguments[1])[
+            ModelHistory.versionsKey
+        ] {
+            versions = list.count
+        }
+        if versions == 1 {
+            let found = try sequences(in: arguments[1])
+            guard found == Array(1...count) else {
+                fail("version 1 holds \(found.count) of the \(count) objects", code: 1)
+            }
+        } else if versions == 2 {
+            let container = try PersistentContainer(
+                path: arguments[1],
+                for: [StressItemText.self],
+                options: options
+            )
+            let context = container.newContext()
+            let found = try context.fetch(FetchRequest<StressItemText>()).map(\.sequence)
+            guard Set(found) == Set((1...count).map { "#\($0)" }) else {
+                fail("version 2 holds \(found.count) objects, not the \(count) converted", code: 1)
+            }
+        } else {
+            fail("the store records \(versions) model versions", code: 1)
+        }
+        print(versions)
     case ("open-writer", 3):
         let container: PersistentContainer
         do {

@@ -182,6 +182,33 @@ struct ReliabilityTests {
         )
     }
 
+    @Test("SIGKILL at random moments of a staged migration leaves version 1 or version 2, whole")
+    func migrationKills() throws {
+        let directory = TemporaryDirectory()
+        var generator = SystemRandomNumberGenerator()
+        let kills = longTests ? 200 : 12
+        var outcomes: [String: Int] = [:]
+        for round in 0..<kills {
+            let path = directory.path + "/migrate\(round).olog"
+            #expect(try run(["migrate-prepare", path, "3000"]).status == 0)
+            let (process, _) = try start(["migrate", path])
+            usleep(UInt32.random(in: 0...400_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let check = try run(["migrate-check", path, "3000"])
+            #expect(check.status == 0, "after kill \(round): \(check.output)")
+            let version = check.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            outcomes[version, default: 0] += 1
+            // The next open with the plan completes the migration, whatever was left.
+            #expect(try run(["migrate", path]).status == 0)
+            #expect(try run(["migrate-check", path, "3000"]).output.hasPrefix("2"))
+        }
+        print(
+            "migration kills: \(kills) SIGKILLs, \(outcomes["1"] ?? 0) left version 1, "
+                + "\(outcomes["2"] ?? 0) version 2, none between"
+        )
+    }
+
     @Test("readers in other processes always see a committed prefix while a writer appends")
     func readersDuringWrites() throws {
         let directory = TemporaryDirectory()
