@@ -25,14 +25,15 @@ private let stressExecutable: URL = {
     fatalError("the objectlog-stress executable was not built; run `swift build` first")
 }()
 
-/// Starts `objectlog-stress ARGUMENTS`, its output going to a pipe.
-private func start(_ arguments: [String]) throws -> (Process, Pipe) {
+/// Starts `objectlog-stress ARGUMENTS`, its output going to a pipe (and its error output to
+/// `errors`, if given).
+private func start(_ arguments: [String], errors: Pipe? = nil) throws -> (Process, Pipe) {
     let process = Process()
     process.executableURL = stressExecutable
     process.arguments = arguments
     let output = Pipe()
     process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
+    process.standardError = errors ?? FileHandle.nullDevice
     try process.run()
     return (process, output)
 }
@@ -126,6 +127,8 @@ struct ReliabilityTests {
         let minutes = Double(ProcessInfo.processInfo.environment["OBJECTLOG_SOAK_MINUTES"] ?? "")
         let seconds = minutes.map { $0 * 60 } ?? (longTests ? 120 : 8)
         var generator = SystemRandomNumberGenerator()
+        // The store exists before the readers start: a reader of a missing store fails.
+        #expect(try run(["open-writer", path, "0"]).status == 0)
         var processes: [Process] = []
         var outputs: [Pipe] = []
         for _ in 0..<3 {
@@ -133,8 +136,9 @@ struct ReliabilityTests {
             processes.append(process)
             outputs.append(output)
         }
-        let readers = try (0..<2).map { _ in
-            try start(["read-loop", path, String(Int(seconds.rounded(.up)))])
+        let readerErrors = [Pipe(), Pipe()]
+        let readers = try readerErrors.map { errors in
+            try start(["read-loop", path, String(Int(seconds.rounded(.up)))], errors: errors)
         }
         let tally = SoakTally()
         var kills = 0
@@ -156,13 +160,16 @@ struct ReliabilityTests {
             tally.collect(output)
         }
         var reads = 0
-        for (reader, output) in readers {
+        var readersFailed = false
+        for ((reader, output), errors) in zip(readers, readerErrors) {
             let data = output.fileHandleForReading.readDataToEndOfFile()
             reader.waitUntilExit()
-            #expect(
-                reader.terminationStatus == 0,
-                "a reader saw a state that is no committed prefix"
+            let message = String(
+                decoding: errors.fileHandleForReading.readDataToEndOfFile(),
+                as: UTF8.self
             )
+            #expect(reader.terminationStatus == 0, "a reader failed: \(message)")
+            if reader.terminationStatus != 0 { readersFailed = true }
             reads +=
                 Int(
                     String(decoding: data, as: UTF8.self).trimmingCharacters(
@@ -177,8 +184,9 @@ struct ReliabilityTests {
         print(
             "soak: \(Int(seconds)) s, 3 writers taking turns, \(kills) SIGKILLs, \(tally.saves) saves "
                 + "acknowledged (up to sequence \(tally.acknowledged)), \(tally.metadataChanges) metadata changes, "
-                + "\(tally.compactions) compactions, 2 readers with \(reads) reads, 0 lost, every read a "
-                + "committed prefix"
+                + "\(tally.compactions) compactions, 2 readers with \(reads) reads, "
+                + (check.status == 0 ? "0 lost" : "SAVES LOST") + ", "
+                + (readersFailed ? "A READER FAILED" : "every read a committed prefix")
         )
     }
 
@@ -213,6 +221,8 @@ struct ReliabilityTests {
     func readersDuringWrites() throws {
         let directory = TemporaryDirectory()
         let path = directory.path + "/readers.olog"
+        // The store exists before the readers start: a reader of a missing store fails.
+        #expect(try run(["open-writer", path, "0"]).status == 0)
         let (writer, _) = try start(["save-loop", path])
         defer {
             kill(writer.processIdentifier, SIGKILL)
