@@ -214,7 +214,7 @@ extension LogStore {
     }
 
     /// Copies the whole of `source` to `target`, synced, through a temporary file.
-    private static func copyFile(
+    package static func copyFile(
         _ source: any StoreFile,
         to target: String,
         options: StoreOptions

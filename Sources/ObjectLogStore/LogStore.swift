@@ -88,8 +88,11 @@ public final class LogStore: @unchecked Sendable {
     var readAhead = ReadAhead()
     /// Record positions before and after recent compactions (see ``translateOffset(_:from:exact:)``).
     var compactionMaps: [CompactionMap] = []
-    /// The engine's translation of records in an older layout (see ``PayloadUpgrade``).
-    var payloadUpgrade: PayloadUpgrade?
+    /// Whether the engine installed a translation of records in an older layout (see
+    /// ``PayloadUpgrade``), and, if the file has such records, the translation with where they
+    /// end, resolved once at installation.
+    var hasPayloadUpgrade = false
+    var installedUpgrade: (generation: UInt64, active: ActiveUpgrade)?
 
     /// The store file's path.
     public let path: String

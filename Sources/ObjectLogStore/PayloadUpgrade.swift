@@ -42,6 +42,11 @@ struct UpgradeBoundary: Equatable {
     var generation: UInt64
     var offset: UInt64
 
+    init(generation: UInt64, offset: UInt64) {
+        self.generation = generation
+        self.offset = offset
+    }
+
     /// The boundary a metadata dictionary records, if it records one for `generation`.
     init?(_ metadata: Metadata, generation: UInt64) {
         guard case .array(let values)? = metadata[LogStore.upgradeBoundaryKey], values.count == 2,
@@ -67,32 +72,40 @@ extension LogStore {
     /// boundary for the current generation while no translation is installed, because it would
     /// copy older records into a file where nothing marks them as older.
     public func installPayloadUpgrade(_ upgrade: PayloadUpgrade?) {
-        locked { payloadUpgrade = upgrade }
+        locked {
+            hasPayloadUpgrade = upgrade != nil
+            installedUpgrade = nil
+            // The boundary is read once here, not on every read: the engine installs the
+            // translation again after each commit that moves it (a migration), and compaction
+            // leaves it behind in an older generation.
+            guard let upgrade,
+                let boundary = upgrade.pendingBoundary.map({
+                    UpgradeBoundary(generation: $0.generation, offset: $0.offset)
+                }) ?? UpgradeBoundary(currentMetadata, generation: header.generation),
+                boundary.offset > UInt64(header.length)
+            else { return }
+            installedUpgrade = (
+                boundary.generation,
+                ActiveUpgrade(boundary: boundary.offset, translate: upgrade.translate)
+            )
+        }
     }
 
     /// The installed translation and the boundary it applies below.
     ///
     /// Nil unless the current file has records in an older layout. The caller holds `lock`.
     var activeUpgrade: ActiveUpgrade? {
-        guard let upgrade = payloadUpgrade else { return nil }
-        let offset: UInt64
-        if let pending = upgrade.pendingBoundary {
-            guard pending.generation == header.generation else { return nil }
-            offset = pending.offset
-        } else {
-            guard let boundary = UpgradeBoundary(currentMetadata, generation: header.generation)
-            else { return nil }
-            offset = boundary.offset
+        guard let installedUpgrade, installedUpgrade.generation == header.generation else {
+            return nil
         }
-        guard offset > UInt64(header.length) else { return nil }
-        return ActiveUpgrade(boundary: offset, translate: upgrade.translate)
+        return installedUpgrade.active
     }
 
     /// Whether the current file has records in an older layout and nothing to translate them.
     ///
     /// The caller holds `lock`.
     var lacksUpgrade: Bool {
-        guard payloadUpgrade == nil,
+        guard !hasPayloadUpgrade,
             let boundary = UpgradeBoundary(currentMetadata, generation: header.generation)
         else { return false }
         return boundary.offset > UInt64(header.length)

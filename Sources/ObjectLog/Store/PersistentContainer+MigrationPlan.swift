@@ -162,14 +162,12 @@ struct StagedMigration {
         return stages
     }
 
-    /// Copies the store file (synced) and hard-links its blobs beside the copy.
+    /// Copies the store file (synced, with its directory) and hard-links its blobs beside the
+    /// copy.
     private func makeCopy() throws {
         try copyFile(path, to: copyPath)
         let blobs = path + LogFormat.blobsSuffix
-        guard fileSystem.kind(of: blobs) == .directory else {
-            try fileSystem.syncDirectory(directoryOf(copyPath))
-            return
-        }
+        guard fileSystem.kind(of: blobs) == .directory else { return }
         let copyBlobs = copyPath + LogFormat.blobsSuffix
         try fileSystem.makeDirectory(copyBlobs, permissions: 0o700)
         for name in try fileSystem.contents(ofDirectory: blobs) {
@@ -185,25 +183,13 @@ struct StagedMigration {
             try copyFile(blobs + "/" + name, to: copyBlobs + "/" + name)
         }
         try fileSystem.syncDirectory(copyBlobs)
-        try fileSystem.syncDirectory(directoryOf(copyPath))
     }
 
     /// Copies one file through the store's file system, synced.
     private func copyFile(_ source: String, to target: String) throws {
         let input = try fileSystem.open(source, mode: .read)
         defer { input.close() }
-        let output = try fileSystem.open(target, mode: .create(permissions: options.fileMode))
-        defer { output.close() }
-        try output.truncate(to: 0)
-        let size = try input.size()
-        var offset: UInt64 = 0
-        while offset < size {
-            let chunk = try input.read(at: offset, count: Int(min(8 << 20, size - offset)))
-            guard !chunk.isEmpty else { break }
-            try output.write(chunk, at: offset)
-            offset += UInt64(chunk.count)
-        }
-        try output.sync()
+        try LogStore.copyFile(input, to: target, options: options)
     }
 
     /// Runs one stage on the copy.
