@@ -39,6 +39,32 @@ extension LogStore {
     /// - Throws: ``StoreError`` `.readOnly`, `.poisoned`, `.io`.
     @discardableResult
     public func compact(progress: ((Double) -> Void)? = nil) throws -> CompactionReport {
+        try compact(progress: progress, rewriting: nil as [RecordRewrite]?)
+    }
+
+    /// Rewrites one live record's value as compaction copies it: the engine's rewriting
+    /// migration stages.
+    ///
+    /// Called with the record's key, entity tag, offset and value as stored (before any
+    /// translation); returns the value to write instead, in the current layout, or nil to copy
+    /// the record as compaction does (translated if it is older). An error ends the compaction
+    /// with the store unchanged.
+    package typealias RecordRewrite =
+        @Sendable (
+            _ key: ObjectKey, _ entity: EntityTag, _ offset: UInt64, _ value: UnsafeRawBufferPointer
+        ) throws -> [UInt8]?
+
+    /// ``compact(progress:)``, with every live record's value offered to a rewrite first.
+    ///
+    /// - Parameter rewrites: One rewrite per worker thread; each is called from one thread at
+    ///   a time, for the records of a contiguous run, so it may keep scratch state. The records
+    ///   of each read window are rewritten by all the workers at once (rewriting is the costly
+    ///   part; the copy itself stays in order on the calling thread).
+    @discardableResult
+    package func compact(
+        progress: ((Double) -> Void)?,
+        rewriting rewrites: [RecordRewrite]?
+    ) throws -> CompactionReport {
         lock.lock()
         defer { lock.unlock() }
         try checkWritable()
@@ -56,7 +82,8 @@ extension LogStore {
         let copy = try writeCopy(
             to: temporary,
             generation: header.generation + 1,
-            progress: progress
+            progress: progress,
+            rewrites: rewrites
         )
         try fileSystem.rename(temporary, to: path)
         try fileSystem.syncDirectory(directoryOf(path))
@@ -133,7 +160,8 @@ extension LogStore {
     func writeCopy(
         to target: String,
         generation: UInt64,
-        progress: ((Double) -> Void)?
+        progress: ((Double) -> Void)?,
+        rewrites: [RecordRewrite]? = nil
     ) throws -> Copy {
         var newHeader = StoreHeader(
             storeUUID: header.storeUUID,
@@ -174,7 +202,10 @@ extension LogStore {
             // Records in an older layout of the engine's values are written in the current one:
             // the new file is a later generation, where nothing marks a record as older.
             let upgrade = activeUpgrade
-            for item in items {
+            // The rewritten values of the records in the window, from `rewrittenStart` on.
+            var rewritten: [[UInt8]?] = []
+            var rewrittenStart = 0
+            for (index, item) in items.enumerated() {
                 let offset = item.location.offset
                 let total = Int(item.location.length)
                 if !(offset >= windowStart
@@ -190,19 +221,43 @@ extension LogStore {
                             offset: offset
                         )
                     }
+                    if let rewrites {
+                        rewritten = try rewriteRun(
+                            items,
+                            from: index,
+                            window: window,
+                            windowStart: windowStart,
+                            layout: sourceLayout,
+                            rewrites: rewrites
+                        )
+                        rewrittenStart = index
+                    }
                 }
                 let at = Int(offset - windowStart)
                 let newStart = buffer.count
                 let blobs: [BlobID] = try window.withUnsafeBytes { bytes in
                     let record = UnsafeRawBufferPointer(rebasing: bytes[at..<(at + total)])
+                    // A rewritten record's checksum was checked as it was rewritten.
                     let (frame, payload, contents) = try checkedPut(
                         record,
                         key: item.key,
                         offset: offset,
-                        layout: sourceLayout
+                        layout: sourceLayout,
+                        verifyingChecksum: rewrites == nil
                     )
                     let blobs = contents.blobs(in: payload)
-                    if let upgrade, offset < upgrade.boundary {
+                    if rewrites != nil, let value = rewritten[index - rewrittenStart] {
+                        value.withUnsafeBytes { value in
+                            layout.appendPut(
+                                key: frame.key,
+                                entity: frame.entity,
+                                isInsert: frame.flags & PutFlags.insert != 0,
+                                blobs: blobs,
+                                value: value,
+                                into: &buffer
+                            )
+                        }
+                    } else if let upgrade, offset < upgrade.boundary {
                         let value = UnsafeRawBufferPointer(
                             rebasing: payload[contents.valueStart...]
                         )
@@ -293,6 +348,72 @@ extension LogStore {
             try? fileSystem.remove(target)
             throw error
         }
+    }
+
+    /// The rewritten values of the records `items[start...]` that lie wholly in `window`
+    /// (nil for those the rewrite leaves), computed by the rewrites at once, each over a
+    /// contiguous share of the run.
+    ///
+    /// Each record's frame and checksum are checked first. An error of the earliest share that
+    /// failed is thrown.
+    private func rewriteRun(
+        _ items: [(key: ObjectKey, location: RecordLocation)],
+        from start: Int,
+        window: [UInt8],
+        windowStart: UInt64,
+        layout: RecordLayout,
+        rewrites: [RecordRewrite]
+    ) throws -> [[UInt8]?] {
+        let windowEnd = windowStart + UInt64(window.count)
+        var end = start
+        while end < items.count, items[end].location.offset >= windowStart,
+            items[end].location.offset + UInt64(items[end].location.length) <= windowEnd
+        {
+            end += 1
+        }
+        let count = end - start
+        // Small runs are not worth a thread.
+        let workers = max(1, min(rewrites.count, count / 256))
+        var results = [[UInt8]?](repeating: nil, count: count)
+        var failures = [(any Error)?](repeating: nil, count: workers)
+        results.withUnsafeMutableBufferPointer { results in
+            failures.withUnsafeMutableBufferPointer { failures in
+                window.withUnsafeBytes { bytes in
+                    // Each worker writes only its own elements of the two buffers.
+                    nonisolated(unsafe) let results = results
+                    nonisolated(unsafe) let failures = failures
+                    nonisolated(unsafe) let bytes = bytes
+                    DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                        let share = (count * worker / workers)..<(count * (worker + 1) / workers)
+                        do {
+                            for slot in share {
+                                let item = items[start + slot]
+                                let at = Int(item.location.offset - windowStart)
+                                let record = UnsafeRawBufferPointer(
+                                    rebasing: bytes[at..<(at + Int(item.location.length))]
+                                )
+                                let (frame, payload, contents) = try checkedPut(
+                                    record,
+                                    key: item.key,
+                                    offset: item.location.offset,
+                                    layout: layout
+                                )
+                                results[slot] = try rewrites[worker](
+                                    frame.key,
+                                    frame.entity,
+                                    item.location.offset,
+                                    UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+                                )
+                            }
+                        } catch {
+                            failures[worker] = error
+                        }
+                    }
+                }
+            }
+        }
+        if let failure = failures.lazy.compactMap({ $0 }).first { throw failure }
+        return results
     }
 
     /// Salvages a damaged store: writes what precedes the damage (the live objects and metadata

@@ -100,6 +100,17 @@ struct MigrationCrashTests {
 
     @Test("staged: a crash at any sync point leaves version 1 or version 3, whole")
     func staged() throws {
+        try crashes(migrating: MigrationPlanTests.plan)
+    }
+
+    @Test("staged with a rewriting stage: a crash at any sync point leaves version 1 or 3")
+    func rewriting() throws {
+        try crashes(migrating: RewriteStageTests.plan)
+    }
+
+    /// Crashes at every sync point of `plan`'s migration from version 1 to 3 (its first
+    /// stage makes the servings numbers, its second the labels).
+    func crashes(migrating plan: MigrationPlan) throws {
         var outcomes: Set<String> = []
         for crashAt in 1...200 {
             let disk = PowerLossFileSystem(crashAtSync: nil)
@@ -122,7 +133,7 @@ struct MigrationCrashTests {
             start.crash(afterSyncs: crashAt)
             let opened = try? PersistentContainer(
                 path: Self.path,
-                plan: MigrationPlanTests.plan,
+                plan: plan,
                 options: options(start)
             )
             try? opened?.close()
@@ -139,7 +150,7 @@ struct MigrationCrashTests {
             // Whatever the crash left, opening with the plan gives version 3, complete.
             let reopened = try PersistentContainer(
                 path: Self.path,
-                plan: MigrationPlanTests.plan,
+                plan: plan,
                 options: options(after)
             )
             let reading = reopened.newContext()

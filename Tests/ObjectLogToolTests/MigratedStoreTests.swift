@@ -70,6 +70,49 @@ struct MigratedStoreTests {
         #expect(try runTool("dump", path).standardOutput == dump.standardOutput)
     }
 
+    @Test("a store rewritten by a migration stage passes verify; dump shows the new values")
+    func rewritten() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("notes.olog")
+        let container = try PersistentContainer(path: path, for: [ToolNoteV1.self])
+        let context = container.newContext()
+        for index in 1...3 {
+            let note = ToolNoteV1(context: context)
+            note.title = "note \(index)"
+            note.stars = Int8(index)
+        }
+        try context.save()
+        try container.close()
+        // The priority is computed from the stars, object by object.
+        let plan = MigrationPlan(
+            versions: [ModelVersion("1", [ToolNoteV1.self]), ModelVersion("2", [ToolNoteV2.self])],
+            stages: [
+                .rewrite(
+                    from: "1",
+                    to: "2",
+                    entities: [
+                        "Note": { old, new in
+                            guard case .int(let stars)? = old["stars"] else { return }
+                            new["priority"] = .int(10 * stars)
+                        }
+                    ]
+                )
+            ]
+        )
+        try PersistentContainer(path: path, plan: plan).close()
+        #expect(try runTool("verify", path).status == 0)
+        let dump = try runTool("dump", path)
+        let attributes = try dump.standardOutput.split(separator: "\n").compactMap {
+            (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?[
+                "attributes"
+            ] as? [String: Any]
+        }
+        #expect(Set(attributes.compactMap { $0["priority"] as? Int }) == [10, 20, 30])
+        #expect(Set(attributes.compactMap { $0["heading"] as? String }).count == 3)
+        let schema = try runTool("schema", path)
+        #expect(schema.standardOutput.contains("version 2: "))
+    }
+
     @Test("schema of a store without a model exits 1 with one line")
     func noModel() throws {
         let directory = TemporaryDirectory()

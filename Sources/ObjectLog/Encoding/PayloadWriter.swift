@@ -150,6 +150,11 @@ public struct PayloadWriter: Sendable {
         written += bytes.count
     }
 
+    /// Removes the bytes after the first `count`.
+    mutating func truncate(to count: Int) {
+        written = min(written, max(count, 0))
+    }
+
     /// Removes every byte, keeping the capacity.
     @inlinable
     public mutating func removeAll() {

@@ -60,7 +60,16 @@ public enum StoredValue: Sendable, Hashable, CustomStringConvertible {
         _ property: ModelSchema.Property,
         from reader: inout PayloadReader
     ) throws(PayloadError) -> StoredValue {
-        if property.kind == .relationship {
+        try decode(ValueShape(property), from: &reader)
+    }
+
+    /// Decodes one value of `shape` (which holds all that decoding needs, without the
+    /// property's names to copy).
+    static func decode(
+        _ property: ValueShape,
+        from reader: inout PayloadReader
+    ) throws(PayloadError) -> StoredValue {
+        if property.isRelationship {
             if !property.isToMany {
                 let key = try reader.readVarint()
                 return .toOne(key == 0 ? nil : key)
@@ -71,7 +80,7 @@ public enum StoredValue: Sendable, Hashable, CustomStringConvertible {
             return .toMany(keys)
         }
         guard let type = property.type else {
-            throw .malformed(offset: reader.offset, "attribute '\(property.name)' has no type")
+            throw .malformed(offset: reader.offset, "an attribute has no type")
         }
         if type == .codable {
             let json = String(decoding: try reader.readLengthPrefixed(), as: UTF8.self)

@@ -260,45 +260,60 @@ struct EntityTranscoder: Sendable {
         _ value: UnsafeRawBufferPointer,
         blob: (BlobID) throws -> Data
     ) throws -> [UInt8] {
-        var reader = PayloadReader(value)
-        let ranges: [Range<Int>]
-        do {
-            let count = try reader.readVarint()
-            guard count == UInt64(oldShapes.count) else {
-                throw PayloadError.malformed(
-                    offset: 0,
-                    "a payload of \(old.name) with \(count) properties; its version has "
-                        + "\(oldShapes.count)"
-                )
-            }
-            var found: [Range<Int>] = []
-            found.reserveCapacity(oldShapes.count)
-            for shape in oldShapes {
-                let start = reader.offset
-                try shape.skip(&reader)
-                found.append(start..<reader.offset)
-            }
-            ranges = found
-        }
+        var ranges: [Range<Int>] = []
+        try findRanges(in: value, into: &ranges)
         var writer = PayloadWriter()
         writer.write(varint: UInt64(steps.count))
-        for step in steps {
-            switch step {
-            case .copy(let index):
-                writer.write(raw: UnsafeRawBufferPointer(rebasing: value[ranges[index]]))
-            case .constant(let bytes):
-                writer.write(raw: bytes)
-            case .convert(let index, let from, let to, let defaultValue):
-                try ValueShape.convert(
-                    UnsafeRawBufferPointer(rebasing: value[ranges[index]]),
-                    from: from,
-                    to: to,
-                    defaultValue: defaultValue,
-                    blob: blob,
-                    into: &writer
-                )
-            }
+        for index in steps.indices {
+            try write(step: index, of: value, ranges: ranges, blob: blob, into: &writer)
         }
         return writer.bytes
+    }
+
+    /// The byte range of each old property's value in the old record's `value`, into `ranges`
+    /// (emptied first).
+    /// - Throws: ``PayloadError`` for a value its version cannot decode.
+    func findRanges(in value: UnsafeRawBufferPointer, into ranges: inout [Range<Int>]) throws {
+        ranges.removeAll(keepingCapacity: true)
+        var reader = PayloadReader(value)
+        let count = try reader.readVarint()
+        guard count == UInt64(oldShapes.count) else {
+            throw PayloadError.malformed(
+                offset: 0,
+                "a payload of \(old.name) with \(count) properties; its version has "
+                    + "\(oldShapes.count)"
+            )
+        }
+        for shape in oldShapes {
+            let start = reader.offset
+            try shape.skip(&reader)
+            ranges.append(start..<reader.offset)
+        }
+    }
+
+    /// Writes the new property at `index` of the old record's `value`, whose old properties lie
+    /// at `ranges` (``findRanges(in:into:)``).
+    func write(
+        step index: Int,
+        of value: UnsafeRawBufferPointer,
+        ranges: [Range<Int>],
+        blob: (BlobID) throws -> Data,
+        into writer: inout PayloadWriter
+    ) throws {
+        switch steps[index] {
+        case .copy(let source):
+            writer.write(bytes: UnsafeRawBufferPointer(rebasing: value[ranges[source]]))
+        case .constant(let bytes):
+            writer.write(raw: bytes)
+        case .convert(let source, let from, let to, let defaultValue):
+            try ValueShape.convert(
+                UnsafeRawBufferPointer(rebasing: value[ranges[source]]),
+                from: from,
+                to: to,
+                defaultValue: defaultValue,
+                blob: blob,
+                into: &writer
+            )
+        }
     }
 }

@@ -69,17 +69,42 @@ public enum MigrationStage: Sendable {
         migrate: @Sendable (MigrationStageContext) throws -> Void
     )
 
+    /// The inferred migration where it can be inferred, then, for each old entity named in
+    /// `entities`, its closure once per object, as the store is rewritten in one pass (a
+    /// compaction): for changes made object by object (a type change, a computed value), at
+    /// close to compaction's speed, without loading the objects into a context.
+    ///
+    /// The closure sees the old object as the old version stored it and the new one as the
+    /// inferred migration makes it, and sets the new one's values. It cannot change
+    /// relationships (their inverses would not follow) or create and delete objects: a
+    /// ``custom(from:to:migrate:)`` stage can.
+    ///
+    /// ```swift
+    /// .rewrite(from: "1", to: "2", entities: [
+    ///     "Recipe": { old, new in
+    ///         guard case .string(let text)? = old["servings"] else { return }
+    ///         new["servings"] = .int(Int64(text) ?? 1)
+    ///     },
+    /// ])
+    /// ```
+    case rewrite(from: String, to: String, entities: [String: ObjectRewrite])
+
+    /// Sets the values of one object of the new version (`new`) from the old version's
+    /// (`old`), in a ``rewrite(from:to:entities:)`` stage.
+    public typealias ObjectRewrite =
+        @Sendable (_ old: StoredObject, _ new: inout MigratedObject) throws -> Void
+
     /// The version the stage starts from.
     public var source: String {
         switch self {
-        case .lightweight(let from, _), .custom(let from, _, _): from
+        case .lightweight(let from, _), .custom(let from, _, _), .rewrite(let from, _, _): from
         }
     }
 
     /// The version the stage ends at.
     public var destination: String {
         switch self {
-        case .lightweight(_, let to), .custom(_, let to, _): to
+        case .lightweight(_, let to), .custom(_, let to, _), .rewrite(_, let to, _): to
         }
     }
 }
@@ -141,17 +166,35 @@ public final class MigrationStageContext {
     }
 }
 
-/// How far a staged migration has come, reported before each stage and at the end.
+/// How far a staged migration has come, reported before each stage, now and then during a
+/// rewriting stage, and at the end.
 public struct MigrationProgress: Sendable, Equatable {
     /// The stages done.
     public var completedStages: Int
     /// The stages to run in all (from the store's version to the plan's last).
     public var stageCount: Int
-    /// The stage about to run, as `from -> to`; nil at the end.
+    /// The stage running or about to run, as `from -> to`; nil at the end.
     public var nextStage: String?
+    /// The share of that stage done, from 0 to 1 (0 before it starts; a custom stage reports
+    /// none in between).
+    public var stageFraction: Double
 
-    /// The share done, from 0 to 1.
+    /// Creates a report.
+    public init(
+        completedStages: Int,
+        stageCount: Int,
+        nextStage: String?,
+        stageFraction: Double = 0
+    ) {
+        self.completedStages = completedStages
+        self.stageCount = stageCount
+        self.nextStage = nextStage
+        self.stageFraction = stageFraction
+    }
+
+    /// The share of the whole migration done, from 0 to 1.
     public var fraction: Double {
-        stageCount == 0 ? 1 : Double(completedStages) / Double(stageCount)
+        stageCount == 0
+            ? 1 : (Double(completedStages) + min(max(stageFraction, 0), 1)) / Double(stageCount)
     }
 }

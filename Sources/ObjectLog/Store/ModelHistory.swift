@@ -235,18 +235,13 @@ public struct ModelHistory: Sendable {
         let steps = zip(versions, versions.dropFirst()).map { old, new in
             SchemaMapping(from: old.schema, to: new.schema)
         }
-        let starts = versions.map { (generation: $0.generation, offset: $0.offset) }
+        let starts = self.starts
         // Weak: the store keeps the translation, which must not keep the store.
         let reference = StoreReference(store)
         return PayloadUpgrade(
             pendingBoundary: pendingBoundary.map { (generation: generation, offset: $0) }
         ) { tag, offset, value in
-            // The version that wrote the record: the last to begin at or before it.
-            var version = 0
-            for (index, start) in starts.enumerated()
-            where (start.generation, start.offset) <= (generation, offset) {
-                version = index
-            }
+            let version = Self.version(writing: offset, generation: generation, starts: starts)
             guard version < steps.count, tag != Self.schemaEntityTag else { return Array(value) }
             var bytes = Array(value)
             for step in steps[version...] {
@@ -267,6 +262,28 @@ public struct ModelHistory: Sendable {
     }
 }
 
+extension ModelHistory {
+    /// Where each version's records begin.
+    var starts: [(generation: UInt64, offset: UInt64)] {
+        versions.map { (generation: $0.generation, offset: $0.offset) }
+    }
+
+    /// The index of the version that wrote the record at `offset` of file generation
+    /// `generation`: the last version to begin at or before it.
+    static func version(
+        writing offset: UInt64,
+        generation: UInt64,
+        starts: [(generation: UInt64, offset: UInt64)]
+    ) -> Int {
+        var version = 0
+        for (index, start) in starts.enumerated()
+        where (start.generation, start.offset) <= (generation, offset) {
+            version = index
+        }
+        return version
+    }
+}
+
 extension SchemaMapping {
     /// The transcoder of the entity whose old records carry `tag` (tags are kept across
     /// versions, so it is the new entity of the same tag).
@@ -276,7 +293,7 @@ extension SchemaMapping {
 }
 
 /// A weak reference to a store, for a translation the store itself keeps.
-private final class StoreReference: Sendable {
+final class StoreReference: Sendable {
     // Set once, in `init`; a weak reference is read atomically.
     nonisolated(unsafe) weak var store: LogStore?
 

@@ -81,7 +81,16 @@ struct StagedMigration {
                             nextStage: "\(stage.source) -> \(stage.destination)"
                         )
                     )
-                    try apply(stage)
+                    try apply(stage) { fraction in
+                        progress?(
+                            MigrationProgress(
+                                completedStages: index,
+                                stageCount: stages.count,
+                                nextStage: "\(stage.source) -> \(stage.destination)",
+                                stageFraction: fraction
+                            )
+                        )
+                    }
                 }
                 try install()
                 progress?(
@@ -166,6 +175,11 @@ struct StagedMigration {
     /// copy.
     private func makeCopy() throws {
         try copyFile(path, to: copyPath)
+        // The index describes the copy as well as the store (same bytes): with it, the stages'
+        // opens do not replay the log.
+        if fileSystem.kind(of: path + LogFormat.indexSuffix) == .regular {
+            try copyFile(path + LogFormat.indexSuffix, to: copyPath + LogFormat.indexSuffix)
+        }
         let blobs = path + LogFormat.blobsSuffix
         guard fileSystem.kind(of: blobs) == .directory else { return }
         let copyBlobs = copyPath + LogFormat.blobsSuffix
@@ -192,8 +206,8 @@ struct StagedMigration {
         try LogStore.copyFile(input, to: target, options: options)
     }
 
-    /// Runs one stage on the copy.
-    private func apply(_ stage: MigrationStage) throws {
+    /// Runs one stage on the copy, reporting the share of it done to `progress` where it can.
+    private func apply(_ stage: MigrationStage, progress: (Double) -> Void) throws {
         guard let version = plan.versions.first(where: { $0.identifier == stage.destination })
         else { return }
         let model = try ManagedObjectModel(version.entities)
@@ -202,6 +216,14 @@ struct StagedMigration {
         switch stage {
         case .lightweight:
             try PersistentContainer(path: copyPath, model: model, options: options).close()
+        case .rewrite(let from, let to, let entities):
+            try rewrite(
+                model: model,
+                entities: entities,
+                stage: "\(from) -> \(to)",
+                options: options,
+                progress: progress
+            )
         case .custom(let from, let to, let migrate):
             // The old objects, as the old version stored them.
             var readOnly = options
@@ -288,7 +310,7 @@ struct StagedMigration {
     }
 
     /// Removes the copy and everything beside it (a crash's leftovers too).
-    private func removeCopy() {
+    func removeCopy() {
         for suffix in ["", LogFormat.lockSuffix, LogFormat.indexSuffix, LogFormat.creationSuffix] {
             try? fileSystem.remove(copyPath + suffix)
         }
@@ -301,8 +323,9 @@ struct StagedMigration {
 }
 
 extension MigrationStage {
+    /// Whether the stage does more than the plain open infers.
     var isCustom: Bool {
-        if case .custom = self { return true }
-        return false
+        if case .lightweight = self { return false }
+        return true
     }
 }

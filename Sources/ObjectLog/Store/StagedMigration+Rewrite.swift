@@ -1,0 +1,259 @@
+import Foundation
+import ObjectLogStore
+
+extension StagedMigration {
+    /// Runs a ``MigrationStage/rewrite(from:to:entities:)`` stage on the copy: the inferred
+    /// migration is recorded (so every object is below the upgrade boundary), then one
+    /// compaction writes every object in the new layout, the named entities' objects as their
+    /// closures make them. Each record is decoded and encoded once, with no context or managed
+    /// object in between.
+    func rewrite(
+        model: ManagedObjectModel,
+        entities: [String: MigrationStage.ObjectRewrite],
+        stage: String,
+        options: StoreOptions,
+        progress: (Double) -> Void
+    ) throws {
+        let coordinator = try PersistentStoreCoordinator(
+            model: model,
+            path: copyPath,
+            options: options,
+            acceptingUninferred: true
+        )
+        let container = PersistentContainer(coordinator: coordinator)
+        do {
+            let store = coordinator.store
+            guard let history = try ModelHistory.read(from: store) else {
+                throw ObjectLogError(.corrupt, "the store '\(path)' records no model")
+            }
+            // One rewriter per processor: objects are rewritten a window of records at a time,
+            // by all of them at once.
+            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+            var rewrites: [LogStore.RecordRewrite] = []
+            for _ in 0..<workers {
+                let rewriter = try ObjectRewriter(
+                    history: history,
+                    store: store,
+                    entities: entities,
+                    stage: stage
+                )
+                rewrites.append { key, tag, offset, value in
+                    try rewriter.rewrite(key: key, entity: tag, offset: offset, value: value)
+                }
+            }
+            do {
+                try withoutActuallyEscaping(progress) { progress in
+                    _ = try store.compact(progress: progress, rewriting: rewrites)
+                }
+            } catch {
+                throw ObjectLogError(
+                    .modelMismatch,
+                    "the migration stage \(stage) failed: \(error); the store '\(path)' is "
+                        + "unchanged",
+                    errors: (error as? ObjectLogError).map { [$0] } ?? []
+                )
+            }
+            // Every constraint of the new version, now that the stage has set the values.
+            let constraints = Dictionary(
+                uniqueKeysWithValues: coordinator.model.entities.map { entity in
+                    (entity.tag, entity.schema.uniquenessConstraints)
+                }
+            )
+            try PersistentStoreCoordinator.checkNewConstraints(
+                constraints.filter { !$0.value.isEmpty },
+                model: coordinator.model,
+                store: store,
+                path: path
+            )
+            try container.close()
+        } catch {
+            try? container.close()
+            throw error
+        }
+    }
+}
+
+/// Rewrites the records of a stage's named entities as compaction copies them: each value is
+/// brought to the old version's layout, handed to the stage's closure as a ``StoredObject`` with
+/// a ``MigratedObject`` that the inferred mapping fills, and encoded.
+///
+/// Compaction calls each rewriter for one record at a time, from one thread at a time (a stage
+/// has one rewriter per worker thread); its scratch buffers are reused from record to record,
+/// so a record costs the allocations of its old bytes and its new value.
+final class ObjectRewriter: @unchecked Sendable {
+    private let entries: [EntityTag: RewriteEntry]
+    private let starts: [(generation: UInt64, offset: UInt64)]
+    private let generation: UInt64
+    /// The inferred mapping of each version to the next.
+    private let steps: [SchemaMapping]
+    /// The index of the stage's old version in the history (the new one is the last).
+    private let oldVersion: Int
+    private let blob: @Sendable (BlobID) throws -> Data
+    // Scratch, touched by one record at a time (compaction calls on one thread), so without
+    // the run-time exclusivity checks a class's stored properties otherwise get.
+    @exclusivity(unchecked) private var ranges: [Range<Int>] = []
+    @exclusivity(unchecked) private var writer = PayloadWriter()
+    @exclusivity(unchecked) private var changes: [(index: Int, value: StoredValue)] = []
+
+    /// - Throws: ``ObjectLogError/Code/invalidArgument`` for a name that is no entity of the
+    ///   old version, or one the new version removed.
+    init(
+        history: ModelHistory,
+        store: LogStore,
+        entities: [String: MigrationStage.ObjectRewrite],
+        stage: String
+    ) throws(ObjectLogError) {
+        let versions = history.versions
+        guard versions.count >= 2 else {
+            throw ObjectLogError(
+                .invalidArgument,
+                "the migration stage \(stage) changes nothing the store records"
+            )
+        }
+        let old = versions[versions.count - 2].schema
+        let new = versions[versions.count - 1].schema
+        let steps = zip(versions, versions.dropFirst()).map { old, new in
+            SchemaMapping(from: old.schema, to: new.schema)
+        }
+        let reference = StoreReference(store)
+        let blob: @Sendable (BlobID) throws -> Data = { id in
+            guard let store = reference.store else {
+                throw ObjectLogError(.store, "the store is closed")
+            }
+            return try store.readBlob(id)
+        }
+        var entries: [EntityTag: RewriteEntry] = [:]
+        for (name, closure) in entities.sorted(by: { $0.key < $1.key }) {
+            guard let before = old.entity(named: name) else {
+                throw ObjectLogError(
+                    .invalidArgument,
+                    "the migration stage \(stage) rewrites '\(name)', which is no entity of the "
+                        + "old version (its entities: "
+                        + old.entities.map(\.name).joined(separator: ", ") + ")"
+                )
+            }
+            guard let after = new.entity(tag: before.tag),
+                let transcoder = steps[versions.count - 2].transcoder(forOldTag: before.tag)
+            else {
+                throw ObjectLogError(
+                    .invalidArgument,
+                    "the migration stage \(stage) rewrites '\(name)', which the new version "
+                        + "removes"
+                )
+            }
+            entries[before.tag] = RewriteEntry(
+                tag: before.tag,
+                old: before,
+                new: after,
+                transcoder: transcoder,
+                closure: closure,
+                blob: blob
+            )
+        }
+        self.entries = entries
+        self.starts = history.starts
+        self.generation = store.generation
+        self.steps = steps
+        self.oldVersion = versions.count - 2
+        self.blob = blob
+    }
+
+    /// The new value of the record, or nil for a record of another entity (or one the new
+    /// version wrote), which compaction copies as usual.
+    func rewrite(
+        key: ObjectKey,
+        entity tag: EntityTag,
+        offset: UInt64,
+        value: UnsafeRawBufferPointer
+    ) throws -> [UInt8]? {
+        guard let entry = entries[tag] else { return nil }
+        let version = ModelHistory.version(writing: offset, generation: generation, starts: starts)
+        guard version <= oldVersion else { return nil }
+        // The value in the old version's layout.
+        var bytes = Array(value)
+        for step in steps[version..<oldVersion] {
+            guard let transcoder = step.transcoder(forOldTag: tag) else { return nil }
+            bytes = try bytes.withUnsafeBytes { try transcoder.transcode($0, blob: blob) }
+        }
+        let old = StoredObject(key: key, layout: entry.old, bytes: bytes)
+        var new = MigratedObject(key: key, entry: entry, old: old, changes: changes)
+        try entry.closure(old, &new)
+        defer {
+            changes = new.takeChanges()
+            changes.removeAll(keepingCapacity: true)
+        }
+        return try encode(new)
+    }
+
+    /// The new value of `object`: the properties set encoded, the others translated.
+    private func encode(_ object: MigratedObject) throws -> [UInt8] {
+        let entry = object.entry
+        // Built only for an error: an interpolation per object would cost as much as the rest.
+        var place: String { "object #\(object.key) of \(entry.new.name)" }
+        if let name = object.unknownNames.first {
+            throw ObjectLogError(
+                .invalidArgument,
+                "\(place): the new version has no property '\(name)' (its properties: "
+                    + entry.new.names.joined(separator: ", ") + ")"
+            )
+        }
+        writer.removeAll()
+        try object.old.bytes.withUnsafeBytes { value in
+            try entry.transcoder.findRanges(in: value, into: &ranges)
+            writer.write(varint: UInt64(entry.new.shapes.count))
+            for index in entry.new.shapes.indices {
+                guard let change = object.changes.first(where: { $0.index == index }) else {
+                    try entry.transcoder.write(
+                        step: index,
+                        of: value,
+                        ranges: ranges,
+                        blob: blob,
+                        into: &writer
+                    )
+                    continue
+                }
+                try check(change.value, at: index, of: object)
+                if let problem = change.value.encode(as: entry.new.shapes[index], into: &writer) {
+                    let name = entry.new.names[index]
+                    throw ObjectLogError(
+                        .invalidArgument,
+                        "\(place): '\(name)' cannot take \(problem)",
+                        property: name
+                    )
+                }
+            }
+        }
+        return writer.bytes
+    }
+
+    /// Refuses a changed relationship and a blob the old object did not refer to.
+    private func check(
+        _ value: StoredValue,
+        at index: Int,
+        of object: MigratedObject
+    ) throws {
+        let entry = object.entry
+        let name = entry.new.names[index]
+        var place: String { "object #\(object.key) of \(entry.new.name)" }
+        if entry.new.shapes[index].isRelationship, try object.inferredValue(at: index) != value {
+            throw ObjectLogError(
+                .invalidArgument,
+                "\(place): a rewriting stage cannot change the relationship '\(name)' (its "
+                    + "inverse would not follow); change it in a custom stage",
+                property: name
+            )
+        }
+        if case .externalData(let id, _) = value,
+            !object.old.values.contains(where: {
+                if case .externalData(id, _) = $0.value { true } else { false }
+            })
+        {
+            throw ObjectLogError(
+                .invalidArgument,
+                "\(place): '\(name)' refers to a blob the old object did not; set the data "
+                    + "itself",
+                property: name
+            )
+        }
+    }
+}

@@ -1,0 +1,270 @@
+import Foundation
+import ObjectLog
+import ObjectLogStore
+import TestSupport
+import Testing
+
+/// Version 0 of the recipe model (MigrationPlanTests has 1 to 3): no tags yet.
+enum Plan0 {
+    final class Recipe: ManagedObject {
+        @Attribute var title = ""
+        @Attribute var servings = ""
+        override class var entityName: String { "Recipe" }
+    }
+    static let version = ModelVersion("0", [Recipe.self])
+}
+
+@Suite("Rewriting migration stages: object by object, in one compaction")
+struct RewriteStageTests {
+    /// Servings as text (version 1) become a number (version 2), object by object.
+    static let servings = MigrationStage.rewrite(
+        from: "1",
+        to: "2",
+        entities: [
+            "Recipe": { old, new in
+                guard case .string(let text)? = old["servings"] else { return }
+                new["servings"] = .int(Int64(text.prefix { $0.isNumber }) ?? 1)
+            }
+        ]
+    )
+
+    static let plan = MigrationPlan(
+        versions: [Plan1.version, Plan2.version, Plan3.version],
+        stages: [servings, MigrationPlanTests.labels]
+    )
+
+    /// `count` recipes in version 1: titles "recipe N", servings "N people" (N + 1 for odd
+    /// N, to tell the values apart), tags "t(N mod 3)".
+    func writeVersion1(at path: String, count: Int) throws {
+        let container = try PersistentContainer(path: path, for: Plan1.version.entities)
+        let context = container.newContext()
+        for index in 0..<count {
+            let recipe = Plan1.Recipe(context: context)
+            recipe.title = "recipe \(index)"
+            recipe.servings = "\(index % 2 == 0 ? index : index + 1) people"
+            recipe.tags = "t\(index % 3)"
+        }
+        try context.save()
+        try container.close()
+    }
+
+    @Test("every object is rewritten, the others' values kept, in a compacted store")
+    func rewritesEveryObject() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        // Enough objects for several workers and more than one read window's run.
+        let count = 20_000
+        try writeVersion1(at: path, count: count)
+        let sizeBefore = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        let plan = MigrationPlan(
+            versions: [Plan1.version, Plan2.version],
+            stages: [Self.servings]
+        )
+        var reports: [MigrationProgress] = []
+        let container = try PersistentContainer(path: path, plan: plan) { reports.append($0) }
+        let recipes = try container.newContext().fetch(Plan2.Recipe.self)
+        #expect(recipes.count == count)
+        var wrong = 0
+        for recipe in recipes {
+            let index = Int(recipe.title.dropFirst("recipe ".count)) ?? -1
+            let expected = index % 2 == 0 ? index : index + 1
+            if recipe.servings != expected || recipe.tags != "t\(index % 3)" { wrong += 1 }
+        }
+        #expect(wrong == 0)
+        try container.close()
+        // One compaction wrote the store (generation 1 at creation, 2 after it), every record
+        // in the new layout, with no second copy of the objects.
+        var options = StoreOptions()
+        options.readOnly = true
+        let store = try LogStore.open(path: path, options: options)
+        #expect(store.generation == 2)
+        // Servings as numbers take less room than as text.
+        let sizeAfter = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        #expect((sizeAfter ?? .max) < (sizeBefore ?? 0))
+        #expect(store.liveCount(entity: 1) == count)
+        try store.close()
+        #expect(reports.first?.nextStage == "1 -> 2")
+        #expect(reports.last?.fraction == 1)
+        #expect(reports.contains { $0.stageFraction == 1 && $0.nextStage == "1 -> 2" })
+        let fractions = reports.map(\.fraction)
+        #expect(fractions == fractions.sorted())
+    }
+
+    @Test("a store that went through a lightweight migration first is rewritten from it")
+    func afterLightweight() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        let first = try PersistentContainer(path: path, for: Plan0.version.entities)
+        let context = first.newContext()
+        for (title, servings) in [("Soup", "4"), ("Tart", "6 slices")] {
+            let recipe = Plan0.Recipe(context: context)
+            recipe.title = title
+            recipe.servings = servings
+        }
+        try context.save()
+        try first.close()
+        // Version 1 adds the tags, inferred: the records stay in version 0's layout.
+        try PersistentContainer(path: path, for: Plan1.version.entities).close()
+        let plan = MigrationPlan(
+            versions: [Plan0.version, Plan1.version, Plan2.version],
+            stages: [.lightweight(from: "0", to: "1"), Self.servings]
+        )
+        let container = try PersistentContainer(path: path, plan: plan)
+        let recipes = try container.newContext().fetch(Plan2.Recipe.self).sorted {
+            $0.title < $1.title
+        }
+        #expect(recipes.map(\.title) == ["Soup", "Tart"])
+        #expect(recipes.map(\.servings) == [4, 6])
+        #expect(recipes.map(\.tags) == ["", ""])
+        try container.close()
+    }
+
+    @Test("a rewrite, then a custom stage: the plan of three versions from version 1")
+    func thenCustom() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        try MigrationPlanTests().writeVersion1(at: path)
+        let container = try PersistentContainer(path: path, plan: Self.plan)
+        try MigrationPlanTests().checkVersion3(container)
+        try container.close()
+        // Every record decodes through the stored schema of the version now current.
+        let inspector = try StoreInspector(path: path)
+        var objects = 0
+        try inspector.forEachObject { _ in objects += 1 }
+        #expect(objects == 6)
+        try inspector.close()
+    }
+
+    /// Opens the version 1 store at `path` with a one-stage plan of `rewrite` and returns the
+    /// error, after checking that the store is byte for byte as it was.
+    func failure(
+        at path: String,
+        _ rewrite: @escaping MigrationStage.ObjectRewrite,
+        entity: String = "Recipe"
+    ) throws -> ObjectLogError? {
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let plan = MigrationPlan(
+            versions: [Plan1.version, Plan2.version],
+            stages: [.rewrite(from: "1", to: "2", entities: [entity: rewrite])]
+        )
+        var caught: ObjectLogError?
+        do {
+            try PersistentContainer(path: path, plan: plan).close()
+        } catch {
+            caught = error
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-migrating"))
+        return caught
+    }
+
+    @Test("an error in a rewrite leaves the store as it was, and says what went wrong")
+    func failures() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        try writeVersion1(at: path, count: 600)
+        struct Refused: Error {}
+        let thrown = try failure(at: path) { old, _ in
+            if old.key == 300 { throw Refused() }
+        }
+        #expect(thrown?.code == .modelMismatch)
+        #expect(thrown?.message.contains("the migration stage 1 -> 2 failed") == true)
+        let misspelt = try failure(at: path) { _, new in new["serving"] = .int(1) }
+        #expect(misspelt?.message.contains("no property 'serving'") == true)
+        let mistyped = try failure(at: path) { _, new in new["servings"] = .string("4") }
+        #expect(mistyped?.message.contains("'servings' cannot take") == true)
+        let tooBig = try failure(at: path) { _, new in new["servings"] = .uint(UInt64.max) }
+        #expect(tooBig?.message.contains("'servings' cannot take") == true)
+        let unknown = try failure(at: path, { _, _ in }, entity: "Dish")
+        #expect(unknown?.message.contains("'Dish', which is no entity of the old version") == true)
+        // The old app still reads it all.
+        let old = try PersistentContainer(path: path, for: Plan1.version.entities)
+        #expect(try old.newContext().fetch(Plan1.Recipe.self).count == 600)
+        try old.close()
+    }
+
+    @Test("a rewrite cannot change a relationship, whose inverse would not follow")
+    func relationshipsRefused() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        try MigrationPlanTests().writeVersion1(at: path)
+        let migrated = try PersistentContainer(path: path, plan: Self.plan)
+        try migrated.close()
+        // Version 3 -> 4: the same entities; the rewrite tries to drop every label.
+        enum Plan4 {
+            final class Recipe: ManagedObject {
+                @Attribute var title = ""
+                @Attribute var servings = 0
+                @Attribute var notes = ""
+                @Relationship var labels: Set<Plan3.Label>
+                override class var entityName: String { "Recipe" }
+            }
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let plan = MigrationPlan(
+            versions: [
+                Plan1.version, Plan2.version, Plan3.version,
+                ModelVersion("4", [Plan4.Recipe.self, Plan3.Label.self]),
+            ],
+            stages: [
+                Self.servings, MigrationPlanTests.labels,
+                .rewrite(
+                    from: "3",
+                    to: "4",
+                    entities: ["Recipe": { _, new in new["labels"] = .toMany([]) }]
+                ),
+            ]
+        )
+        do {
+            try PersistentContainer(path: path, plan: plan).close()
+            Issue.record("changing a relationship in a rewrite must fail")
+        } catch {
+            #expect(error.message.contains("cannot change the relationship 'labels'"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        // Setting values that are not relationships works, and reading the labels back
+        // gives them all.
+        let notes = MigrationPlan(
+            versions: plan.versions,
+            stages: Array(plan.stages.dropLast()) + [
+                .rewrite(
+                    from: "3",
+                    to: "4",
+                    entities: [
+                        "Recipe": { old, new in
+                            guard case .string(let title)? = old["title"],
+                                case .toMany(let labels)? = old["labels"]
+                            else { return }
+                            new["notes"] = .string("\(title): \(labels.count) labels")
+                        }
+                    ]
+                )
+            ]
+        )
+        let container = try PersistentContainer(path: path, plan: notes)
+        let reading = container.newContext()
+        let recipes = try reading.fetch(Plan4.Recipe.self).sorted {
+            $0.title < $1.title
+        }
+        #expect(recipes.map(\.notes) == ["Bread: 0 labels", "Soup: 2 labels", "Tart: 2 labels"])
+        #expect(recipes.map { $0.labels.count } == [0, 2, 2])
+        try container.close()
+    }
+
+    @Test("an empty store and a missing one need no rewriting")
+    func emptyStores() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        try writeVersion1(at: path, count: 0)
+        let plan = MigrationPlan(
+            versions: [Plan1.version, Plan2.version],
+            stages: [Self.servings]
+        )
+        let container = try PersistentContainer(path: path, plan: plan)
+        #expect(try container.newContext().fetch(Plan2.Recipe.self).isEmpty)
+        try container.close()
+        let fresh = try PersistentContainer(path: directory.file("new.objectlog"), plan: plan)
+        #expect(try fresh.newContext().fetch(Plan2.Recipe.self).isEmpty)
+        try fresh.close()
+    }
+}
