@@ -46,20 +46,27 @@ extension LogStore {
     /// migration stages.
     ///
     /// Called with the record's key, entity tag, offset and value as stored (before any
-    /// translation); returns the value to write instead, in the current layout, or nil to copy
-    /// the record as compaction does (translated if it is older). An error ends the compaction
-    /// with the store unchanged.
+    /// translation), and a buffer: appends the value to write instead, in the current layout,
+    /// to the buffer and returns true, or returns false to have the record copied as
+    /// compaction does (translated if it is older). An error ends the compaction with the store
+    /// unchanged.
     package typealias RecordRewrite =
         @Sendable (
-            _ key: ObjectKey, _ entity: EntityTag, _ offset: UInt64, _ value: UnsafeRawBufferPointer
-        ) throws -> [UInt8]?
+            _ key: ObjectKey, _ entity: EntityTag, _ offset: UInt64,
+            _ value: UnsafeRawBufferPointer, _ output: inout [UInt8]
+        ) throws -> Bool
 
     /// ``compact(progress:)``, with every live record's value offered to a rewrite first.
     ///
-    /// - Parameter rewrites: One rewrite per worker thread; each is called from one thread at
-    ///   a time, for the records of a contiguous run, so it may keep scratch state. The records
-    ///   of each read window are rewritten by all the workers at once (rewriting is the costly
-    ///   part; the copy itself stays in order on the calling thread).
+    /// The records of each read window are rewritten by all the workers at once (rewriting is
+    /// the costly part; the copy itself stays in order on the calling thread).
+    ///
+    /// - Parameters:
+    ///   - progress: Called now and then with the fraction done, from 0 to 1.
+    ///   - rewrites: One rewrite per worker thread; each is called from one thread at a time,
+    ///     for the records of a contiguous run, so it may keep scratch state.
+    /// - Returns: What was reclaimed.
+    /// - Throws: ``StoreError`` `.readOnly`, `.poisoned`, `.io`, or what a rewrite throws.
     @discardableResult
     package func compact(
         progress: ((Double) -> Void)?,
@@ -192,7 +199,10 @@ extension LogStore {
             // Records are read through an 8 MiB window (one pread per record made compaction
             // run at a tenth of the disk's write speed) and copied verbatim: a record's bytes
             // do not depend on where it lies, and its checksum is verified on the way.
+            // One buffer for every window: a fresh 8 MiB array per window costs its page faults
+            // again each time. `windowCount` bytes of it hold the file from `windowStart`.
             var window: [UInt8] = []
+            var windowCount = 0
             var windowStart: UInt64 = 0
             let windowSize = 8 << 20
             // Records keep their bytes when the file already has the layout written now; a
@@ -203,17 +213,24 @@ extension LogStore {
             // the new file is a later generation, where nothing marks a record as older.
             let upgrade = activeUpgrade
             // The rewritten values of the records in the window, from `rewrittenStart` on.
-            var rewritten: [[UInt8]?] = []
+            var rewritten = RewrittenRun()
             var rewrittenStart = 0
             for (index, item) in items.enumerated() {
                 let offset = item.location.offset
                 let total = Int(item.location.length)
                 if !(offset >= windowStart
-                    && offset + UInt64(total) <= windowStart + UInt64(window.count))
+                    && offset + UInt64(total) <= windowStart + UInt64(windowCount))
                 {
-                    window = try file.read(at: offset, count: max(windowSize, total))
+                    let wanted = max(windowSize, total)
+                    if window.count < wanted { window = [UInt8](repeating: 0, count: wanted) }
+                    windowCount = try window.withUnsafeMutableBytes { buffer in
+                        try file.read(
+                            into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]),
+                            at: offset
+                        )
+                    }
                     windowStart = offset
-                    guard window.count >= total else {
+                    guard windowCount >= total else {
                         throw StoreError(
                             .corrupt,
                             "record runs past the end of the file",
@@ -222,14 +239,17 @@ extension LogStore {
                         )
                     }
                     if let rewrites {
-                        rewritten = try rewriteRun(
-                            items,
-                            from: index,
-                            window: window,
-                            windowStart: windowStart,
-                            layout: sourceLayout,
-                            rewrites: rewrites
-                        )
+                        try window.withUnsafeBytes { bytes in
+                            try rewriteRun(
+                                into: &rewritten,
+                                items,
+                                from: index,
+                                window: UnsafeRawBufferPointer(rebasing: bytes[..<windowCount]),
+                                windowStart: windowStart,
+                                layout: sourceLayout,
+                                rewrites: rewrites
+                            )
+                        }
                         rewrittenStart = index
                     }
                 }
@@ -246,8 +266,11 @@ extension LogStore {
                         verifyingChecksum: rewrites == nil
                     )
                     let blobs = contents.blobs(in: payload)
-                    if rewrites != nil, let value = rewritten[index - rewrittenStart] {
-                        value.withUnsafeBytes { value in
+                    if rewrites != nil,
+                        let (worker, range) = rewritten.values[index - rewrittenStart]
+                    {
+                        rewritten.outputs[worker].withUnsafeBytes { output in
+                            let value = UnsafeRawBufferPointer(rebasing: output[range])
                             layout.appendPut(
                                 key: frame.key,
                                 entity: frame.entity,
@@ -350,20 +373,27 @@ extension LogStore {
         }
     }
 
-    /// The rewritten values of the records `items[start...]` that lie wholly in `window`
-    /// (nil for those the rewrite leaves), computed by the rewrites at once, each over a
-    /// contiguous share of the run.
+    /// The rewritten values of a run of records: per record, the worker whose output holds
+    /// its new value and where, or nil for a record left to compaction.
+    struct RewrittenRun {
+        var values: [(worker: Int, range: Range<Int>)?] = []
+        var outputs: [[UInt8]] = []
+    }
+
+    /// The rewritten values of the records `items[start...]` that lie wholly in `window`,
+    /// computed by the rewrites at once, each over a contiguous share of the run.
     ///
     /// Each record's frame and checksum are checked first. An error of the earliest share that
     /// failed is thrown.
     private func rewriteRun(
+        into run: inout RewrittenRun,
         _ items: [(key: ObjectKey, location: RecordLocation)],
         from start: Int,
-        window: [UInt8],
+        window: UnsafeRawBufferPointer,
         windowStart: UInt64,
         layout: RecordLayout,
         rewrites: [RecordRewrite]
-    ) throws -> [[UInt8]?] {
+    ) throws {
         let windowEnd = windowStart + UInt64(window.count)
         var end = start
         while end < items.count, items[end].location.offset >= windowStart,
@@ -374,46 +404,63 @@ extension LogStore {
         let count = end - start
         // Small runs are not worth a thread.
         let workers = max(1, min(rewrites.count, count / 256))
-        var results = [[UInt8]?](repeating: nil, count: count)
+        // The buffers of the run before are reused: fresh ones of a window's size each time
+        // cost as much in page faults as the rewriting.
+        run.values.removeAll(keepingCapacity: true)
+        run.values.append(contentsOf: repeatElement(nil, count: count))
+        while run.outputs.count < workers { run.outputs.append([]) }
         var failures = [(any Error)?](repeating: nil, count: workers)
-        results.withUnsafeMutableBufferPointer { results in
-            failures.withUnsafeMutableBufferPointer { failures in
-                window.withUnsafeBytes { bytes in
-                    // Each worker writes only its own elements of the two buffers.
-                    nonisolated(unsafe) let results = results
-                    nonisolated(unsafe) let failures = failures
-                    nonisolated(unsafe) let bytes = bytes
-                    DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                        let share = (count * worker / workers)..<(count * (worker + 1) / workers)
-                        do {
-                            for slot in share {
-                                let item = items[start + slot]
-                                let at = Int(item.location.offset - windowStart)
-                                let record = UnsafeRawBufferPointer(
-                                    rebasing: bytes[at..<(at + Int(item.location.length))]
-                                )
-                                let (frame, payload, contents) = try checkedPut(
-                                    record,
-                                    key: item.key,
-                                    offset: item.location.offset,
-                                    layout: layout
-                                )
-                                results[slot] = try rewrites[worker](
-                                    frame.key,
-                                    frame.entity,
-                                    item.location.offset,
-                                    UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
-                                )
+        run.values.withUnsafeMutableBufferPointer { values in
+            run.outputs.withUnsafeMutableBufferPointer { outputs in
+                failures.withUnsafeMutableBufferPointer { failures in
+                    do {
+                        // Each worker writes only its own elements of the buffers.
+                        nonisolated(unsafe) let values = values
+                        nonisolated(unsafe) let outputs = outputs
+                        nonisolated(unsafe) let failures = failures
+                        nonisolated(unsafe) let bytes = window
+                        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                            let share =
+                                (count * worker / workers)..<(count * (worker + 1) / workers)
+                            var output = outputs[worker]
+                            outputs[worker] = []
+                            output.removeAll(keepingCapacity: true)
+                            defer { outputs[worker] = output }
+                            do {
+                                for slot in share {
+                                    let item = items[start + slot]
+                                    let at = Int(item.location.offset - windowStart)
+                                    let record = UnsafeRawBufferPointer(
+                                        rebasing: bytes[at..<(at + Int(item.location.length))]
+                                    )
+                                    let (frame, payload, contents) = try checkedPut(
+                                        record,
+                                        key: item.key,
+                                        offset: item.location.offset,
+                                        layout: layout
+                                    )
+                                    let before = output.count
+                                    if try rewrites[worker](
+                                        frame.key,
+                                        frame.entity,
+                                        item.location.offset,
+                                        UnsafeRawBufferPointer(
+                                            rebasing: payload[contents.valueStart...]
+                                        ),
+                                        &output
+                                    ) {
+                                        values[slot] = (worker, before..<output.count)
+                                    }
+                                }
+                            } catch {
+                                failures[worker] = error
                             }
-                        } catch {
-                            failures[worker] = error
                         }
                     }
                 }
             }
         }
         if let failure = failures.lazy.compactMap({ $0 }).first { throw failure }
-        return results
     }
 
     /// Salvages a damaged store: writes what precedes the damage (the live objects and metadata

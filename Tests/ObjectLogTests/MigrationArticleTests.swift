@@ -116,4 +116,37 @@ struct MigrationArticlePlanTests {
         #expect(try container.newContext().fetch(RecipeV2.self).map(\.servings) == [4])
         try container.close()
     }
+
+    @Test("the article's rewriting stage makes the same change")
+    func rewriteExample() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        do {
+            let container = try PersistentContainer(path: path, for: [RecipeV1.self])
+            let context = container.newContext()
+            RecipeV1(context: context).servings = "4 people"
+            RecipeV1(context: context).servings = "a dozen"
+            try context.save()
+            try container.close()
+        }
+        // As in the article:
+        let plan = MigrationPlan(
+            versions: [ModelVersion("1", [RecipeV1.self]), ModelVersion("2", [RecipeV2.self])],
+            stages: [
+                .rewrite(
+                    from: "1",
+                    to: "2",
+                    entities: [
+                        "Recipe": { old, new in
+                            guard case .string(let text)? = old["servings"] else { return }
+                            new["servings"] = .int(Int64(text.prefix { $0.isNumber }) ?? 1)
+                        }
+                    ]
+                )
+            ]
+        )
+        let container = try PersistentContainer(path: path, plan: plan)
+        #expect(try container.newContext().fetch(RecipeV2.self).map(\.servings).sorted() == [1, 4])
+        try container.close()
+    }
 }

@@ -83,9 +83,10 @@ public struct MigratedObject: Sendable {
     /// The names of the new version's properties, in payload order.
     public var propertyNames: [String] { entry.new.names }
 
-    /// The value of the property `name`: the one set, else the inferred one; nil for a name the
-    /// entity does not have. Setting nil stores `.null`; setting a name the entity does not
-    /// have fails the stage, naming it.
+    /// The value of the property `name`: the one set, else the inferred one.
+    ///
+    /// Nil for a name the entity does not have. Setting nil stores `.null`; setting a name the
+    /// entity does not have fails the stage, naming it.
     public subscript(name: String) -> StoredValue? {
         get {
             guard let index = entry.new.index(of: name) else { return nil }

@@ -2,11 +2,12 @@ import Foundation
 import ObjectLogStore
 
 extension StagedMigration {
-    /// Runs a ``MigrationStage/rewrite(from:to:entities:)`` stage on the copy: the inferred
-    /// migration is recorded (so every object is below the upgrade boundary), then one
-    /// compaction writes every object in the new layout, the named entities' objects as their
-    /// closures make them. Each record is decoded and encoded once, with no context or managed
-    /// object in between.
+    /// Runs a ``MigrationStage/rewrite(from:to:entities:)`` stage on the copy.
+    ///
+    /// The inferred migration is recorded (so every object is below the upgrade boundary),
+    /// then one compaction writes every object in the new layout, the named entities' objects
+    /// as their closures make them. Each record is decoded and encoded once, with no context
+    /// or managed object in between.
     func rewrite(
         model: ManagedObjectModel,
         entities: [String: MigrationStage.ObjectRewrite],
@@ -37,8 +38,14 @@ extension StagedMigration {
                     entities: entities,
                     stage: stage
                 )
-                rewrites.append { key, tag, offset, value in
-                    try rewriter.rewrite(key: key, entity: tag, offset: offset, value: value)
+                rewrites.append { key, tag, offset, value, output in
+                    try rewriter.rewrite(
+                        key: key,
+                        entity: tag,
+                        offset: offset,
+                        value: value,
+                        into: &output
+                    )
                 }
             }
             do {
@@ -94,6 +101,7 @@ final class ObjectRewriter: @unchecked Sendable {
     @exclusivity(unchecked) private var ranges: [Range<Int>] = []
     @exclusivity(unchecked) private var writer = PayloadWriter()
     @exclusivity(unchecked) private var changes: [(index: Int, value: StoredValue)] = []
+    @exclusivity(unchecked) private var oldBytes: [UInt8] = []
 
     /// - Throws: ``ObjectLogError/Code/invalidArgument`` for a name that is no entity of the
     ///   old version, or one the new version removed.
@@ -158,35 +166,47 @@ final class ObjectRewriter: @unchecked Sendable {
         self.blob = blob
     }
 
-    /// The new value of the record, or nil for a record of another entity (or one the new
-    /// version wrote), which compaction copies as usual.
+    /// Appends the new value of the record to `output` and returns true, or returns false for
+    /// a record of another entity (or one the new version wrote), which compaction copies as
+    /// usual.
     func rewrite(
         key: ObjectKey,
         entity tag: EntityTag,
         offset: UInt64,
-        value: UnsafeRawBufferPointer
-    ) throws -> [UInt8]? {
-        guard let entry = entries[tag] else { return nil }
+        value: UnsafeRawBufferPointer,
+        into output: inout [UInt8]
+    ) throws -> Bool {
+        guard let entry = entries[tag] else { return false }
         let version = ModelHistory.version(writing: offset, generation: generation, starts: starts)
-        guard version <= oldVersion else { return nil }
-        // The value in the old version's layout.
-        var bytes = Array(value)
+        guard version <= oldVersion else { return false }
+        // The value in the old version's layout, in the scratch buffer (taken out while the
+        // objects hold it, so that it is unique, and reused, when the next record comes).
+        var bytes = oldBytes
+        oldBytes = []
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: value)
         for step in steps[version..<oldVersion] {
-            guard let transcoder = step.transcoder(forOldTag: tag) else { return nil }
+            guard let transcoder = step.transcoder(forOldTag: tag) else { return false }
             bytes = try bytes.withUnsafeBytes { try transcoder.transcode($0, blob: blob) }
         }
-        let old = StoredObject(key: key, layout: entry.old, bytes: bytes)
-        var new = MigratedObject(key: key, entry: entry, old: old, changes: changes)
-        try entry.closure(old, &new)
-        defer {
+        var scratch = changes
+        changes = []
+        scratch.removeAll(keepingCapacity: true)
+        do {
+            let old = StoredObject(key: key, layout: entry.old, bytes: bytes)
+            var new = MigratedObject(key: key, entry: entry, old: old, changes: scratch)
+            try entry.closure(old, &new)
+            try encode(new)
             changes = new.takeChanges()
-            changes.removeAll(keepingCapacity: true)
         }
-        return try encode(new)
+        oldBytes = bytes
+        writer.withUnsafeBytes { output.append(contentsOf: $0) }
+        return true
     }
 
-    /// The new value of `object`: the properties set encoded, the others translated.
-    private func encode(_ object: MigratedObject) throws -> [UInt8] {
+    /// Writes the new value of `object` to `writer`: the properties set encoded, the others
+    /// translated.
+    private func encode(_ object: MigratedObject) throws {
         let entry = object.entry
         // Built only for an error: an interpolation per object would cost as much as the rest.
         var place: String { "object #\(object.key) of \(entry.new.name)" }
@@ -223,7 +243,6 @@ final class ObjectRewriter: @unchecked Sendable {
                 }
             }
         }
-        return writer.bytes
     }
 
     /// Refuses a changed relationship and a blob the old object did not refer to.
