@@ -193,9 +193,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init() {}
 
     /// Creates an object and inserts it into `context`.
+    ///
+    /// An initializer that cannot throw cannot report a class that is not an entity of the
+    /// context's model: the object then stays outside any context, and the context's next
+    /// ``ManagedObjectContext/save()`` throws ``ObjectLogError/Code/entityNotInModel``. Call
+    /// ``ManagedObjectContext/insert(_:)`` to get that error at once.
     public convenience init(context: ManagedObjectContext) {
         self.init()
-        context.insert(self)
+        do {
+            try context.insert(self)
+        } catch {
+            context.recordMisuse(error)
+        }
     }
 
     /// The name of the entity this class describes; by default the class's name.
@@ -327,7 +336,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// into the object) that is not loaded yet, which the new value replaces.
     @usableFromInline
     final func willWriteAttribute(atOffset offset: Int) {
-        willWrite()
+        willWrite(attributeOffset: offset, relationship: nil)
         if accessState.contains(.pendingExternal),
             let index = entity?.accessor(atOffset: offset)?.index
         {
@@ -338,12 +347,50 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Runs before a wrapped property is written when ``accessState`` is not empty.
     @usableFromInline
     final func willWrite() {
+        willWrite(attributeOffset: nil, relationship: nil)
+    }
+
+    /// Runs before the attribute at `attributeOffset` bytes into the object, or the
+    /// relationship whose storage is `relationship`, is written, when ``accessState`` is not
+    /// empty (the two say which property a failure names).
+    ///
+    /// A write to an object whose context has been released could never be saved: it stops
+    /// the program (see ``writeAfterContextReleased(attributeOffset:relationship:)``). The
+    /// context's `deinit` sets ``AccessState/tracksUpdates`` on its objects with unsaved
+    /// changes, so that their writes come here too instead of taking the plain path.
+    final func willWrite(attributeOffset: Int?, relationship: AnyKeyPath?) {
         if accessState.contains(.probing) { return }
         if accessState.contains(.fault) { fireFault() }
         if accessState.contains(.tracksUpdates) {
-            accessState.remove(.tracksUpdates)
-            managedObjectContext?.markUpdated(self)
+            if let context = managedObjectContext {
+                accessState.remove(.tracksUpdates)
+                context.markUpdated(self)
+            } else if contextLink?.isContextReleased == true {
+                writeAfterContextReleased(attributeOffset: attributeOffset, relationship: relationship)
+            } else {
+                accessState.remove(.tracksUpdates)
+            }
         }
+    }
+
+    /// Stops the program on a write to an object whose context is gone, naming the object and
+    /// the property.
+    ///
+    /// A setter cannot throw, and such a write can never be saved: no context records it, and
+    /// no other context knows the object. Letting it through changed the object in memory
+    /// only, a silent loss; a message that survives release builds (`fatalError`, not
+    /// `precondition`) says what happened instead.
+    @inline(never)
+    final func writeAfterContextReleased(attributeOffset: Int?, relationship: AnyKeyPath?) -> Never {
+        let property =
+            attributeOffset.flatMap { entity?.accessor(atOffset: $0)?.name }
+            ?? relationship.map { relationshipName($0) } ?? "a property"
+        fatalError(
+            "\(entity?.name ?? Self.entityName).\(property) of \(self) was set after the object's "
+                + "context was released: the change could never be saved. Keep the context "
+                + "alive while you change its objects, or look the object up in a live context "
+                + "by its objectID (\(objectID))."
+        )
     }
 
     /// Loads the object's values from the store.
@@ -454,6 +501,9 @@ final class ContextLink {
     // link concurrently with that).
     unowned(unsafe) var context: ManagedObjectContext?
     let coordinator: PersistentStoreCoordinator?
+    /// Whether ``context`` is nil because the context was released (set by its `deinit`),
+    /// rather than never set: the objects of a released context refuse writes.
+    var isContextReleased = false
 
     init(coordinator: PersistentStoreCoordinator?) {
         self.coordinator = coordinator

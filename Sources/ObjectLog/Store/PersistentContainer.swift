@@ -105,10 +105,15 @@ public final class PersistentContainer: Sendable {
     ///     try context.save()
     /// }
     /// ```
+    ///
+    /// The call throws what the closure throws: nothing for a closure that does not throw,
+    /// `ObjectLogError` for one declared `throws(ObjectLogError)`, `any Error` otherwise. (A
+    /// generic error type rather than `rethrows`: with Swift 6.3.1, a `Void` closure declared
+    /// `throws(SomeError)` passed to a `rethrows` parameter crashes the compiler.)
     @concurrent
-    public func performBackgroundTask<T: Sendable>(
-        _ body: @Sendable (ManagedObjectContext) throws -> T
-    ) async rethrows -> T {
+    public func performBackgroundTask<T: Sendable, Failure: Error>(
+        _ body: @Sendable (ManagedObjectContext) throws(Failure) -> T
+    ) async throws(Failure) -> T {
         let context = ManagedObjectContext(coordinator: coordinator)
         context.name = "background"
         return try body(context)
