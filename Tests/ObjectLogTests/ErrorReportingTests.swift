@@ -41,7 +41,7 @@ struct ErrorReportingTests {
         let container = try PersistentContainer.inMemory(for: testEntities)
         let context = container.newContext()
         context.onWillSave { context in
-            try context.coordinator.setMetadata(.int(1), forKey: "ObjectLog.mine")
+            try context.coordinator.setMetadata(.integer(1), forKey: "ObjectLog.mine")
         }
         _ = Cell(context: context)
         let error = try #require(throws: ObjectLogError.self) { try context.save() }

@@ -32,7 +32,11 @@ struct TypedLookupTests {
 
         let reader = container.newContext()
         let lookups: [(String, () throws(ObjectLogError) -> Tag)] = [
-            ("object", { () throws(ObjectLogError) in try reader.object(with: cell.objectID, as: Tag.self) }),
+            (
+                "object",
+                { () throws(ObjectLogError) in try reader.object(with: cell.objectID, as: Tag.self)
+                }
+            ),
             (
                 "existingObject",
                 { () throws(ObjectLogError) in
@@ -69,8 +73,8 @@ struct TypedLookupTests {
     // The shapes of closures users pass to `perform` and `performBackgroundTask`. This test
     // is mostly a compile-time one: with `rethrows` signatures, the `Void` closures declared
     // `throws(ObjectLogError)` below crashed the Swift 6.3.1 compiler, so a regression in the
-    // signatures fails the build. Each call's error type is checked by the assignments to
-    // functions of a given error type.
+    // signatures fails the build. The error type of each call is checked by the nested
+    // functions that declare it: a call throwing `any Error` would not compile in them.
     @Test("perform and performBackgroundTask take Void and value closures, throwing or not")
     func performShapes() async throws {
         let container = try PersistentContainer.inMemory(for: testEntities)
@@ -125,12 +129,12 @@ struct TypedLookupTests {
         #expect(ids.count == 2)
 
         // A function of a typed error passed by name.
-        @Sendable func insertCell(_ context: ManagedObjectContext) throws(ObjectLogError) {
-            _ = Cell(context: context)
+        @Sendable func insertTag(_ context: ManagedObjectContext) throws(ObjectLogError) {
+            _ = Tag(context: context)
             try context.save()
         }
-        try await background.perform(insertCell)
-        try await container.performBackgroundTask(insertCell)
-        #expect(try container.newContext().count(FetchRequest<Cell>()) == 4)
+        try await background.perform(insertTag)
+        try await container.performBackgroundTask(insertTag)
+        #expect(try container.newContext().count(FetchRequest<Tag>()) == 2)
     }
 }

@@ -106,7 +106,11 @@ extension ManagedObjectContext {
         return typed
     }
 
-    private func mismatch(_ id: ObjectID, _ entityName: String, _ type: ManagedObject.Type)
+    private func mismatch(
+        _ id: ObjectID,
+        _ entityName: String,
+        _ type: ManagedObject.Type
+    )
         -> ObjectLogError
     {
         ObjectLogError(
