@@ -29,6 +29,7 @@ extension ManagedObjectContext {
     /// - Parameters:
     ///   - id: The object's ID.
     ///   - type: The object's class.
+    /// - Returns: The registered instance, or a new fault.
     /// - Throws: ``ObjectLogError/Code/typeMismatch`` if the ID is of an object of another
     ///   class; ``ObjectLogError/Code/entityNotInModel`` if its entity is not in the model.
     public func object<T: ManagedObject>(
@@ -68,6 +69,7 @@ extension ManagedObjectContext {
     /// - Parameters:
     ///   - id: The object's ID.
     ///   - type: The object's class.
+    /// - Returns: The object, its values loaded.
     /// - Throws: ``ObjectLogError/Code/notFound`` if no such object is saved or inserted;
     ///   ``ObjectLogError/Code/typeMismatch`` if it is of another class;
     ///   ``ObjectLogError/Code/entityNotInModel`` if its entity is not in the model.

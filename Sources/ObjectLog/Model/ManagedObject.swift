@@ -366,7 +366,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
                 accessState.remove(.tracksUpdates)
                 context.markUpdated(self)
             } else if contextLink?.isContextReleased == true {
-                writeAfterContextReleased(attributeOffset: attributeOffset, relationship: relationship)
+                writeAfterContextReleased(
+                    attributeOffset: attributeOffset,
+                    relationship: relationship
+                )
             } else {
                 accessState.remove(.tracksUpdates)
             }
@@ -381,7 +384,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// only, a silent loss; a message that survives release builds (`fatalError`, not
     /// `precondition`) says what happened instead.
     @inline(never)
-    final func writeAfterContextReleased(attributeOffset: Int?, relationship: AnyKeyPath?) -> Never {
+    final func writeAfterContextReleased(
+        attributeOffset: Int?,
+        relationship: AnyKeyPath?
+    ) -> Never {
         let property =
             attributeOffset.flatMap { entity?.accessor(atOffset: $0)?.name }
             ?? relationship.map { relationshipName($0) } ?? "a property"
