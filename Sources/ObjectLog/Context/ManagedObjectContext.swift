@@ -24,6 +24,11 @@ import ObjectLogStore
 /// 2. Fetched objects are faults until a property is read; counting and fetching IDs never
 ///    decodes objects.
 /// 3. A failed save changes nothing in the store and leaves every change in the context.
+/// 4. An object belongs to one context. Inserting it into another throws; relating it to an
+///    object of another context is not done, and that context's next save throws (a setter
+///    cannot throw). Look objects up by ``ObjectID`` in each context instead.
+/// 5. Keep a context alive while you change its objects: a write to an object whose context
+///    has been released stops the program with a message (see ``ManagedObject``).
 public final class ManagedObjectContext {
     /// The coordinator that commits this context's saves.
     public let coordinator: PersistentStoreCoordinator

@@ -21,6 +21,32 @@ import ObjectLogStore
 ///
 /// Managed objects are not `Sendable`: use them only in the isolation domain of their context,
 /// and pass ``objectID`` between contexts.
+///
+/// ## When the context is gone
+///
+/// A context does not keep itself alive: when the last reference to it goes, its objects are
+/// left without one (``managedObjectContext`` is `nil`). They can still be read (a fault loads
+/// its values from the store), but they cannot be changed: a change could never be saved, as
+/// no context records it. Setting a property of such an object stops the program with a
+/// message naming the entity, the property and the object (with `fatalError`, so release
+/// builds print it too), rather than changing the object in memory only:
+///
+/// ```swift
+/// func firstRecipe() throws -> Recipe? {
+///     let context = container.newContext()
+///     return try context.fetch(Recipe.self).first
+/// }
+/// let recipe = try firstRecipe()
+/// print(recipe?.title ?? "")     // fine: loads from the store
+/// recipe?.title = "Soup"         // stops: "Recipe.title of Recipe#4 was set after …"
+/// ```
+///
+/// Keep the context for as long as you change its objects, or look the object up by its
+/// ``objectID`` in a context that is alive. (Keeping the context alive from its changed
+/// objects, the other way out, would make every context with unsaved changes that nothing
+/// references a leak; Core Data does not do it either.) Objects that leave a context that is
+/// still alive, through ``ManagedObjectContext/reset()`` or a ``ManagedObjectContext/rollback()``
+/// of their insertion, are plain objects again and can be changed and inserted anew.
 open class ManagedObject: Hashable, CustomStringConvertible {
     // The engine's bookkeeping properties below are marked `@exclusivity(unchecked)`: they are
     // touched for every object of every insert, fetch and save, where the runtime's dynamic
