@@ -224,9 +224,7 @@ private struct StoreBenchmark {
                 try measure {
                     let updater = container.newContext()
                     for identifier in chosen {
-                        guard let item = updater.object(with: identifier) as? BenchItem else {
-                            continue
-                        }
+                        let item = try updater.object(with: identifier, as: BenchItem.self)
                         item.value = Double(item.number % 1000)
                         item.count += 1
                     }
@@ -781,9 +779,7 @@ private func runChild(_ arguments: [String]) {
                 for identifier in stride(from: 0, to: identifiers.count, by: 10).map({
                     identifiers[$0]
                 }) {
-                    guard let item = updater.object(with: identifier) as? BenchItem else {
-                        continue
-                    }
+                    let item = try updater.object(with: identifier, as: BenchItem.self)
                     item.value = Double(item.number % 1000)
                     item.count += 1
                 }

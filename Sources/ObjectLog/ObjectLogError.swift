@@ -1,10 +1,23 @@
+import Foundation
 import ObjectLogStore
 
 /// An error of the object engine: a code to catch by, and a sentence naming what failed.
 ///
 /// Validation errors name the entity, the object and the property; a failed save may carry
-/// several of them in ``errors``.
-public struct ObjectLogError: Error, Sendable, CustomStringConvertible {
+/// several of them in ``errors``. An error that one of your closures threw while the engine
+/// ran it (a will-save handler, say) is kept as it was in ``underlyingError``:
+///
+/// ```swift
+/// do {
+///     try context.save()
+/// } catch let error where error.code == .callbackFailed {
+///     if let mine = error.underlyingError as? ImportError { report(mine) }
+/// }
+/// ```
+///
+/// The error is a `LocalizedError`, so `localizedDescription` (what most logging and alert
+/// code shows) is the message too, not Foundation's "The operation could not be completed".
+public struct ObjectLogError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// What kind of failure this is.
     public enum Code: String, Sendable, Hashable {
         /// The store's model differs from the code's model.
@@ -27,6 +40,16 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible {
         case invalidArgument
         /// The model declares something the engine cannot store.
         case invalidModel
+        /// A class or entity name is not part of the context's model (a fetch of a class the
+        /// container was not opened for, say).
+        case entityNotInModel
+        /// An object is used with a context it does not belong to (inserted into a second
+        /// context, or related to an object of another context).
+        case contextMismatch
+        /// An object is not of the class a typed lookup asked for.
+        case typeMismatch
+        /// A closure of yours that the engine ran threw; its error is ``underlyingError``.
+        case callbackFailed
     }
 
     /// What kind of failure this is.
@@ -41,6 +64,9 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible {
     public var errors: [ObjectLogError]
     /// The store error underneath, if any.
     public var storeError: StoreError?
+    /// The error underneath that is not the store's, as it was thrown: what your will-save
+    /// handler, migration stage or `Codable` type threw, for example.
+    public var underlyingError: (any Error)?
 
     /// Creates an error.
     public init(
@@ -49,7 +75,8 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible {
         objectID: ObjectID? = nil,
         property: String? = nil,
         errors: [ObjectLogError] = [],
-        storeError: StoreError? = nil
+        storeError: StoreError? = nil,
+        underlyingError: (any Error)? = nil
     ) {
         self.code = code
         self.message = message
@@ -57,6 +84,7 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible {
         self.property = property
         self.errors = errors
         self.storeError = storeError
+        self.underlyingError = underlyingError
     }
 
     /// The message, followed by the individual failures one per line.
@@ -64,11 +92,22 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible {
         ([message] + errors.map { "  - \($0.message)" }).joined(separator: "\n")
     }
 
+    /// The same as ``description``: what `localizedDescription` shows.
+    public var errorDescription: String? { description }
+
+    /// The error for a closure of the caller's that threw while the engine ran it: an
+    /// ``ObjectLogError`` passes through unchanged, anything else is kept as
+    /// ``underlyingError`` under ``Code/callbackFailed``.
+    static func callback(_ error: any Error, _ what: String) -> ObjectLogError {
+        if let error = error as? ObjectLogError { return error }
+        return ObjectLogError(.callbackFailed, "\(what): \(error)", underlyingError: error)
+    }
+
     /// Wraps a store error.
     static func store(_ error: any Error, _ what: String) -> ObjectLogError {
         if let error = error as? ObjectLogError { return error }
         guard let storeError = error as? StoreError else {
-            return ObjectLogError(.store, "\(what): \(error)")
+            return ObjectLogError(.store, "\(what): \(error)", underlyingError: error)
         }
         return ObjectLogError(.store, "\(what): \(storeError.description)", storeError: storeError)
     }

@@ -76,7 +76,7 @@ struct ContextTests {
         #expect(first.value == Double(first.row) / 2)
         #expect(!first.isFault)
         #expect(cells[1].isFault)
-        let again = reader.object(with: first.objectID)
+        let again = try reader.object(with: first.objectID)
         #expect(again === first)
         #expect(try reader.fetch(Cell.self).first === first)
         #expect(reader.registeredObjects.count == 10)
@@ -142,7 +142,7 @@ struct ContextTests {
             }
             // A save refused by another context's change keeps every snapshot.
             let other = container.newContext()
-            let rival = try #require(other.object(with: cells[7].objectID) as? Cell)
+            let rival = try other.object(with: cells[7].objectID, as: Cell.self)
             rival.value = -1
             try other.save()
             #expect(throws: ObjectLogError.self) { try context.save() }
@@ -225,7 +225,7 @@ struct ContextTests {
             #expect(error.code == .notFound)
             #expect(error.message.contains("Cell#9999"))
         }
-        #expect(context.object(with: missing).isFault)
+        #expect(try context.object(with: missing).isFault)
     }
 
     @Test("external data above the threshold is stored as a blob, small data stays inline")

@@ -69,7 +69,7 @@ struct FaultingTests {
 
         // The throwing accessor reports it at once.
         let third = container.newContext()
-        let fault = third.object(with: victim.objectID)
+        let fault = try third.object(with: victim.objectID)
         do {
             try fault.fulfillFault()
             Issue.record("loading a damaged record must throw")
@@ -88,7 +88,7 @@ struct FaultingTests {
         let reader = container.newContext()
         let fault = try #require(try reader.fetch(FetchRequest<Cell>()).first)
         let deleter = container.newContext()
-        deleter.delete(deleter.object(with: fault.objectID))
+        deleter.delete(try deleter.object(with: fault.objectID))
         try deleter.save()
         do {
             try fault.fulfillFault()
@@ -160,7 +160,7 @@ struct FaultingTests {
         #expect(chosen.count >= ManagedObjectContext.faultsForBulkLoad)
         #expect(chosen.count * 2 < total)
         let context = container.newContext()
-        let cells = chosen.compactMap { context.object(with: $0) as? Cell }
+        let cells = try chosen.map { try context.object(with: $0, as: Cell.self) }
         var mismatches = 0
         for cell in cells where cell.value != Double(cell.row * 10) { mismatches += 1 }
         #expect(mismatches == 0)

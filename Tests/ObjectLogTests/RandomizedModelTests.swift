@@ -46,10 +46,13 @@ struct RandomizedModelTests {
         var nameCounter = 0
 
         func configuration(_ key: ObjectKey) -> Configuration {
-            context.object(with: ObjectID(entityName: "Configuration", key: key)) as! Configuration
+            try! context.object(
+                with: ObjectID(entityName: "Configuration", key: key),
+                as: Configuration.self
+            )
         }
         func snapshot(_ key: ObjectKey) -> Snapshot {
-            context.object(with: ObjectID(entityName: "Snapshot", key: key)) as! Snapshot
+            try! context.object(with: ObjectID(entityName: "Snapshot", key: key), as: Snapshot.self)
         }
 
         for step in 0..<steps {

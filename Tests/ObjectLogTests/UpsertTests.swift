@@ -138,7 +138,7 @@ struct UpsertTests {
         try context.save()
         #expect(original.managedObjectContext === context)
         #expect(original.seed == 42)
-        #expect(context.object(with: imported.objectID) === original)
+        #expect(try context.object(with: imported.objectID) === original)
         #expect(try context.fetch(Configuration.self).map { $0 } == [original])
     }
 
@@ -614,11 +614,11 @@ struct UpsertTests {
                 }
                 inserts.append((name, value, object, step))
             } else if roll < 60, let id = saved[name]?.id, !deletes.contains(name) {
-                let object = try #require(context.object(with: id) as? Configuration)
+                let object = try context.object(with: id, as: Configuration.self)
                 object.seed = value
                 updates[name] = value
             } else if roll < 68, let id = saved[name]?.id, !deletes.contains(name) {
-                context.delete(context.object(with: id))
+                context.delete(try context.object(with: id))
                 deletes.insert(name)
                 updates[name] = nil
             } else if roll < 95 {

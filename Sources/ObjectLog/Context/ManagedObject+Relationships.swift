@@ -2,28 +2,48 @@ import ObjectLogStore
 
 extension ManagedObject {
     /// Makes sure the object and the destinations it is being related to share a context,
-    /// inserting whichever side is not in one yet.
-    final func adoptContext(for destinations: [ManagedObject]) {
+    /// inserting whichever side is not in one yet; false when they cannot, and the assignment
+    /// must not be made.
+    ///
+    /// A relationship setter cannot throw, so a destination of another context (or a class
+    /// outside the model) is recorded on the context, whose next save throws it (see
+    /// ``ManagedObjectContext/misuseError``). Two objects outside any context have no context
+    /// to record it on: that stays a trap, with a message that release builds keep too.
+    final func adoptContext(for destinations: [ManagedObject], property: AnyKeyPath) -> Bool {
         let context =
             managedObjectContext ?? destinations.lazy.compactMap(\.managedObjectContext).first
         guard let context else {
-            precondition(
-                destinations.isEmpty,
-                "relate objects only when at least one of them is inserted in a context"
+            if destinations.isEmpty { return true }
+            fatalError(
+                "cannot relate \(self) to \(destinations[0]): neither is in a context; insert one "
+                    + "of them first"
             )
-            return
         }
-        if managedObjectContext == nil { context.insert(self) }
-        for destination in destinations {
-            if destination.managedObjectContext == nil {
-                context.insert(destination)
-            } else {
-                precondition(
-                    destination.managedObjectContext === context,
-                    "cannot relate objects of different contexts"
+        do throws(ObjectLogError) {
+            if managedObjectContext == nil { try context.insert(self) }
+            for destination in destinations where destination.managedObjectContext !== context {
+                if destination.managedObjectContext == nil {
+                    try context.insert(destination)
+                    continue
+                }
+                throw ObjectLogError(
+                    .contextMismatch,
+                    "cannot relate \(self) to \(destination) (\(relationshipName(property))): they "
+                        + "belong to different contexts; the relationship was not set",
+                    objectID: objectID,
+                    property: relationshipName(property)
                 )
             }
+        } catch {
+            context.recordMisuse(error)
+            return false
         }
+        return true
+    }
+
+    /// The name of the relationship whose storage is at `storage`, for messages.
+    final func relationshipName(_ storage: AnyKeyPath) -> String {
+        entity?.relationship(storage: storage, declaredInverse: nil)?.name ?? "a relationship"
     }
 
     /// Keeps the inverse side in step after this object's relationship at `storage` lost

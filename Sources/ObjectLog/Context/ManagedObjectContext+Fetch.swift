@@ -7,10 +7,12 @@ extension ManagedObjectContext {
     /// Without a predicate or sort descriptors the objects come back as faults and nothing is
     /// decoded; otherwise each candidate is decoded once into a scratch object to evaluate the
     /// predicate, and only matches are registered.
-    /// - Throws: ``ObjectLogError/Code/invalidArgument`` if the predicate cannot be evaluated.
+    /// - Throws: ``ObjectLogError/Code/invalidArgument`` if the predicate cannot be evaluated;
+    ///   ``ObjectLogError/Code/entityNotInModel`` if `T` is not an entity of the context's
+    ///   model.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> [T] {
         try throwFaultError()
-        let entity = entityOrTrap(T.self)
+        let entity = try entity(of: T.self)
         if request.predicate == nil, request.sortDescriptors.isEmpty {
             let keys = window(allKeys(of: entity, request), request)
             registry.reserveCapacity(registry.count + keys.count)
@@ -57,9 +59,14 @@ extension ManagedObjectContext {
     }
 
     /// Counts the objects a request selects, without registering them.
+    ///
+    /// SwiftData calls this ``fetchCount(_:)``.
+    /// - Throws: ``ObjectLogError/Code/entityNotInModel`` if `T` is not an entity of the
+    ///   context's model; ``ObjectLogError/Code/invalidArgument`` if the predicate cannot be
+    ///   evaluated.
     public func count<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> Int {
         try throwFaultError()
-        let entity = entityOrTrap(T.self)
+        let entity = try entity(of: T.self)
         var total: Int
         if request.predicate == nil {
             total = store.liveCount(entity: entity.tag)
@@ -79,10 +86,13 @@ extension ManagedObjectContext {
     }
 
     /// Returns the IDs of the objects a request selects, without registering them.
+    /// - Throws: ``ObjectLogError/Code/entityNotInModel`` if `T` is not an entity of the
+    ///   context's model; ``ObjectLogError/Code/invalidArgument`` if the predicate cannot be
+    ///   evaluated.
     public func fetchIdentifiers<T: ManagedObject>(
         _ request: FetchRequest<T>
     ) throws(ObjectLogError) -> [ObjectID] {
-        let entity = entityOrTrap(T.self)
+        let entity = try entity(of: T.self)
         if request.predicate == nil, request.sortDescriptors.isEmpty {
             return window(allKeys(of: entity, request), request).map {
                 ObjectID(entityName: entity.name, key: $0)
@@ -94,6 +104,8 @@ extension ManagedObjectContext {
     }
 
     /// Fetches all objects of a class.
+    /// - Throws: ``ObjectLogError/Code/entityNotInModel`` if `T` is not an entity of the
+    ///   context's model.
     public func fetch<T: ManagedObject>(_ type: T.Type) throws(ObjectLogError) -> [T] {
         try fetch(FetchRequest<T>())
     }
@@ -171,9 +183,14 @@ extension ManagedObjectContext {
         return objects
     }
 
-    private func entityOrTrap(_ type: ManagedObject.Type) -> EntityDescription {
+    /// The entity of a class, or an error naming it when the model does not have it.
+    func entity(of type: ManagedObject.Type) throws(ObjectLogError) -> EntityDescription {
         guard let entity = model.entity(for: type) else {
-            preconditionFailure("class \(type) is not an entity of the model")
+            throw ObjectLogError(
+                .entityNotInModel,
+                "class \(type) is not an entity of the model (its entities: "
+                    + model.entities.map(\.name).joined(separator: ", ") + ")"
+            )
         }
         return entity
     }
@@ -298,7 +315,11 @@ extension ManagedObjectContext {
             do {
                 return try evaluatePredicate(object)
             } catch {
-                throw ObjectLogError(.invalidArgument, "cannot evaluate the predicate: \(error)")
+                throw ObjectLogError(
+                    .invalidArgument,
+                    "cannot evaluate the predicate: \(error)",
+                    underlyingError: error
+                )
             }
         }
         // Objects not yet registered are decoded into a scratch object; a match keeps the

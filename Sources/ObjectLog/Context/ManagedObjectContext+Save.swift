@@ -18,8 +18,15 @@ extension ManagedObjectContext {
     /// the same as on one thread.
     /// - Throws: ``ObjectLogError`` with code `validation`, `uniqueness` or `conflict` naming the
     ///   objects, properties and rules, or `store`. After a failure the store is unchanged and
-    ///   the context keeps its changes, to be fixed or rolled back.
+    ///   the context keeps its changes, to be fixed or rolled back. `callbackFailed` when a
+    ///   will-save handler threw (its error is the ``ObjectLogError/underlyingError``).
+    ///   `contextMismatch` or `entityNotInModel` for a misuse that a call which cannot throw
+    ///   met since the last save: a relationship set to an object of another context (the
+    ///   assignment was not made), or ``ManagedObject/init(context:)`` of a class outside the
+    ///   model (the object was not inserted); that error is thrown once, and nothing is saved
+    ///   with it.
     public func save() throws(ObjectLogError) {
+        try throwMisuseError()
         try throwFaultError()
         try runWillSaveHandlers()
         guard hasChanges || coordinator.hasMetadataChanges else { return }

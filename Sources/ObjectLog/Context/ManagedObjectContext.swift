@@ -24,6 +24,11 @@ import ObjectLogStore
 /// 2. Fetched objects are faults until a property is read; counting and fetching IDs never
 ///    decodes objects.
 /// 3. A failed save changes nothing in the store and leaves every change in the context.
+/// 4. An object belongs to one context. Inserting it into another throws; relating it to an
+///    object of another context is not done, and that context's next save throws (a setter
+///    cannot throw). Look objects up by ``ObjectID`` in each context instead.
+/// 5. Keep a context alive while you change its objects: a write to an object whose context
+///    has been released stops the program with a message (see ``ManagedObject``).
 public final class ManagedObjectContext {
     /// The coordinator that commits this context's saves.
     public let coordinator: PersistentStoreCoordinator
@@ -55,9 +60,17 @@ public final class ManagedObjectContext {
     /// Emptied whenever no object is updated or deleted any more (after a save, a rollback or
     /// a reset), the only objects that hold snapshots.
     @exclusivity(unchecked) private var snapshotBuffer = PayloadWriter()
-    private var willSaveHandlers: [(ManagedObjectContext) throws -> Void] = []
-    private var didSaveHandlers: [(ObjectChanges) -> Void] = []
-    private var changeHandlers: [(ObjectChanges) -> Void] = []
+    /// The first misuse that a call which cannot throw met (``ManagedObject/init(context:)``
+    /// of a class outside the model, a relationship set to an object of another context),
+    /// kept until the next ``save()`` throws it.
+    var misuseError: ObjectLogError?
+    // In registration order, which is the order they run in; each with the number its
+    // token carries.
+    var willSaveHandlers: [(token: UInt64, handler: (ManagedObjectContext) throws -> Void)] = []
+    var didSaveHandlers: [(token: UInt64, handler: (ObjectChanges) -> Void)] = []
+    var changeHandlers: [(token: UInt64, handler: (ObjectChanges) -> Void)] = []
+    /// The number of the next handler's ``ObserverToken``.
+    var nextObserverNumber: UInt64 = 1
     /// The first error met while loading a fault (a property getter cannot throw, so it
     /// returns the default value), kept until the next ``save()`` or fetch throws it.
     ///
@@ -93,9 +106,20 @@ public final class ManagedObjectContext {
     }
 
     deinit {
-        // The objects outlive the context: from now on they see no context.
+        // The objects outlive the context: from now on they see no context, and refuse
+        // writes, which no context could save (see `ManagedObject.willWrite`).
         link.context = nil
-        for workerLink in workerLinks { workerLink.context = nil }
+        link.isContextReleased = true
+        for workerLink in workerLinks {
+            workerLink.context = nil
+            workerLink.isContextReleased = true
+        }
+        // Objects with unsaved changes write without a check (nothing more to record); make
+        // their next write take the checked path too. Unchanged objects already do.
+        for object in insertedList where object.isInserted && object.contextLink === link {
+            object.accessState.insert(.tracksUpdates)
+        }
+        for object in updatedMap.allObjects { object.accessState.insert(.tracksUpdates) }
         // Unread external data stays readable after the context is gone: the blob references
         // move to the objects, which read them through the coordinator.
         for (reference, external) in externalReferences {
@@ -137,30 +161,45 @@ public final class ManagedObjectContext {
     /// Inserts a new object; it is saved by the next ``save()``.
     ///
     /// The object gets its permanent ``ObjectID`` at once. Inserting an object already in this
-    /// context does nothing.
-    /// - Precondition: the object's class is in the model and the object is in no other context.
-    public func insert(_ object: ManagedObject) {
+    /// context does nothing (or undoes its deletion).
+    ///
+    /// ``ManagedObject/init(context:)`` inserts too, but an initializer that cannot throw
+    /// cannot report a class missing from the model: it leaves the object outside any context,
+    /// and this context's next ``save()`` throws the error.
+    /// - Throws: ``ObjectLogError/Code/contextMismatch`` if the object belongs to another
+    ///   context, live or released (pass its ``ManagedObject/objectID`` and look it up
+    ///   instead);
+    ///   ``ObjectLogError/Code/entityNotInModel`` if its class is not an entity of the model.
+    public func insert(_ object: ManagedObject) throws(ObjectLogError) {
         // The link, not `managedObjectContext`: comparing it retains and releases nothing,
         // which shows in bulk inserts. (Faults made on worker threads have links of their own.)
         if object.contextLink === link || object.contextLink?.context === self {
             if object.isDeleted { undelete(object) }
             return
         }
-        if object.contextLink != nil {
-            precondition(
-                object.managedObjectContext == nil,
-                "\(object) already belongs to another context"
+        if object.contextLink != nil, let other = object.managedObjectContext {
+            throw ObjectLogError(
+                .contextMismatch,
+                "cannot insert \(object) into context \(name ?? "(unnamed)"): it belongs to "
+                    + "context \(other.name ?? "(unnamed)"); look it up there by its objectID",
+                objectID: object.objectID
+            )
+        }
+        if object.contextLink?.isContextReleased == true {
+            // Inserting it anew would make a second copy of a saved object under a new key.
+            throw ObjectLogError(
+                .contextMismatch,
+                "cannot insert \(object) into context \(name ?? "(unnamed)"): it belongs to a "
+                    + "context that was released; look it up by its objectID instead",
+                objectID: object.objectID
             )
         }
         let entity: EntityDescription
         if let cached = lastInsertedEntity, cached.objectType == type(of: object) {
             entity = cached
         } else {
-            guard let found = model.entity(for: type(of: object)) else {
-                preconditionFailure("class \(type(of: object)) is not an entity of the model")
-            }
-            entity = found
-            lastInsertedEntity = found
+            entity = try self.entity(of: type(of: object))
+            lastInsertedEntity = entity
         }
         if nextKey > lastKey {
             let range = store.allocateKeys(4096)
@@ -223,34 +262,6 @@ public final class ManagedObjectContext {
 
     // MARK: - Objects by ID
 
-    /// The object with an ID: the registered instance, or a fault that loads on first access.
-    ///
-    /// Use ``existingObject(with:)`` to find out at once whether the object exists.
-    /// - Precondition: the ID's entity is in the model.
-    public func object(with id: ObjectID) -> ManagedObject {
-        if let registered = registry[id.key] { return registered }
-        guard let entity = model.entity(named: id.entityName) else {
-            preconditionFailure("entity \(id.entityName) is not in the model")
-        }
-        return makeFault(key: id.key, entity: entity)
-    }
-
-    /// The object with an ID, loaded, or an error if it does not exist.
-    /// - Throws: ``ObjectLogError/Code/notFound`` if no such object is saved or inserted.
-    public func existingObject(with id: ObjectID) throws(ObjectLogError) -> ManagedObject {
-        if let registered = registry[id.key], !registered.isDeleted {
-            if registered.isFault { registered.fireFault() }
-            return registered
-        }
-        guard let entity = model.entity(named: id.entityName),
-            let location = store.location(of: id.key), location.entity == entity.tag,
-            deletedMap[id.key] == nil
-        else { throw ObjectLogError(.notFound, "no object \(id)", objectID: id) }
-        let object = makeFault(key: id.key, entity: entity)
-        object.fireFault()
-        return object
-    }
-
     /// The registered object with a key, or a fault if the store has it.
     func registeredObject(forKey key: ObjectKey) -> ManagedObject? {
         if let registered = registry[key] { return registered }
@@ -300,6 +311,18 @@ public final class ManagedObjectContext {
             object.loadError = error
             recordFaultError(error)
         }
+    }
+
+    /// Keeps the first misuse met by a call that cannot throw until the next save reports it.
+    func recordMisuse(_ error: ObjectLogError) {
+        if misuseError == nil { misuseError = error }
+    }
+
+    /// Throws (and clears) the misuse a call that cannot throw recorded.
+    func throwMisuseError() throws(ObjectLogError) {
+        guard let error = misuseError else { return }
+        misuseError = nil
+        throw error
     }
 
     /// Keeps the first fault-loading error until a save or fetch reports it.
@@ -739,52 +762,7 @@ public final class ManagedObjectContext {
         object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
     }
 
-    // MARK: - Notifications
-
-    /// Calls `handler` at the start of every ``save()``, before validation.
-    ///
-    /// The handler may change objects and metadata; its changes are part of the save. This is
-    /// the place to copy per-document settings into the store metadata. Throwing cancels the
-    /// save.
-    public func onWillSave(_ handler: @escaping (ManagedObjectContext) throws -> Void) {
-        willSaveHandlers.append(handler)
-    }
-
-    /// Calls `handler` after every successful ``save()`` with the saved objects' IDs.
-    public func onDidSave(_ handler: @escaping (ObjectChanges) -> Void) {
-        didSaveHandlers.append(handler)
-    }
-
-    /// Calls `handler` when objects change through a save, a merge or a rollback.
-    public func onObjectsDidChange(_ handler: @escaping (ObjectChanges) -> Void) {
-        changeHandlers.append(handler)
-    }
-
-    /// Whether anything listens for this context's saves: its own handlers or the
-    /// coordinator's observers (automatic merging, `saves()` streams).
-    var hasSaveListeners: Bool {
-        !changeHandlers.isEmpty || !didSaveHandlers.isEmpty || coordinator.hasSaveObservers
-    }
-
-    func post(objectsDidChange changes: ObjectChanges) {
-        for handler in changeHandlers { handler(changes) }
-    }
-
-    func post(didSave changes: ObjectChanges) {
-        for handler in didSaveHandlers { handler(changes) }
-    }
-
-    func runWillSaveHandlers() throws(ObjectLogError) {
-        for handler in willSaveHandlers {
-            do {
-                try handler(self)
-            } catch let error as ObjectLogError {
-                throw error
-            } catch {
-                throw ObjectLogError(.invalidArgument, "a will-save handler failed: \(error)")
-            }
-        }
-    }
+    // MARK: - Notifications (registration and delivery: ManagedObjectContext+Observers.swift)
 
     /// The IDs of the pending changes.
     func pendingChanges() -> ObjectChanges {

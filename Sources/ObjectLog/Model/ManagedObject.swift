@@ -21,6 +21,32 @@ import ObjectLogStore
 ///
 /// Managed objects are not `Sendable`: use them only in the isolation domain of their context,
 /// and pass ``objectID`` between contexts.
+///
+/// ## When the context is gone
+///
+/// A context does not keep itself alive: when the last reference to it goes, its objects are
+/// left without one (``managedObjectContext`` is `nil`). They can still be read (a fault loads
+/// its values from the store), but they cannot be changed: a change could never be saved, as
+/// no context records it. Setting a property of such an object stops the program with a
+/// message naming the entity, the property and the object (with `fatalError`, so release
+/// builds print it too), rather than changing the object in memory only:
+///
+/// ```swift
+/// func firstRecipe() throws -> Recipe? {
+///     let context = container.newContext()
+///     return try context.fetch(Recipe.self).first
+/// }
+/// let recipe = try firstRecipe()
+/// print(recipe?.title ?? "")     // fine: loads from the store
+/// recipe?.title = "Soup"         // stops: "Recipe.title of Recipe#4 was set after …"
+/// ```
+///
+/// Keep the context for as long as you change its objects, or look the object up by its
+/// ``objectID`` in a context that is alive. (Keeping the context alive from its changed
+/// objects, the other way out, would make every context with unsaved changes that nothing
+/// references a leak; Core Data does not do it either.) Objects that leave a context that is
+/// still alive, through ``ManagedObjectContext/reset()`` or a ``ManagedObjectContext/rollback()``
+/// of their insertion, are plain objects again and can be changed and inserted anew.
 open class ManagedObject: Hashable, CustomStringConvertible {
     // The engine's bookkeeping properties below are marked `@exclusivity(unchecked)`: they are
     // touched for every object of every insert, fetch and save, where the runtime's dynamic
@@ -193,9 +219,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init() {}
 
     /// Creates an object and inserts it into `context`.
+    ///
+    /// An initializer that cannot throw cannot report a class that is not an entity of the
+    /// context's model: the object then stays outside any context, and the context's next
+    /// ``ManagedObjectContext/save()`` throws ``ObjectLogError/Code/entityNotInModel``. Call
+    /// ``ManagedObjectContext/insert(_:)`` to get that error at once.
     public convenience init(context: ManagedObjectContext) {
         self.init()
-        context.insert(self)
+        do {
+            try context.insert(self)
+        } catch {
+            context.recordMisuse(error)
+        }
     }
 
     /// The name of the entity this class describes; by default the class's name.
@@ -327,7 +362,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// into the object) that is not loaded yet, which the new value replaces.
     @usableFromInline
     final func willWriteAttribute(atOffset offset: Int) {
-        willWrite()
+        willWrite(attributeOffset: offset, relationship: nil)
         if accessState.contains(.pendingExternal),
             let index = entity?.accessor(atOffset: offset)?.index
         {
@@ -338,12 +373,56 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Runs before a wrapped property is written when ``accessState`` is not empty.
     @usableFromInline
     final func willWrite() {
+        willWrite(attributeOffset: nil, relationship: nil)
+    }
+
+    /// Runs before the attribute at `attributeOffset` bytes into the object, or the
+    /// relationship whose storage is `relationship`, is written, when ``accessState`` is not
+    /// empty (the two say which property a failure names).
+    ///
+    /// A write to an object whose context has been released could never be saved: it stops
+    /// the program (see ``writeAfterContextReleased(attributeOffset:relationship:)``). The
+    /// context's `deinit` sets ``AccessState/tracksUpdates`` on its objects with unsaved
+    /// changes, so that their writes come here too instead of taking the plain path.
+    final func willWrite(attributeOffset: Int?, relationship: AnyKeyPath?) {
         if accessState.contains(.probing) { return }
         if accessState.contains(.fault) { fireFault() }
         if accessState.contains(.tracksUpdates) {
-            accessState.remove(.tracksUpdates)
-            managedObjectContext?.markUpdated(self)
+            if let context = managedObjectContext {
+                accessState.remove(.tracksUpdates)
+                context.markUpdated(self)
+            } else if contextLink?.isContextReleased == true {
+                writeAfterContextReleased(
+                    attributeOffset: attributeOffset,
+                    relationship: relationship
+                )
+            } else {
+                accessState.remove(.tracksUpdates)
+            }
         }
+    }
+
+    /// Stops the program on a write to an object whose context is gone, naming the object and
+    /// the property.
+    ///
+    /// A setter cannot throw, and such a write can never be saved: no context records it, and
+    /// no other context knows the object. Letting it through changed the object in memory
+    /// only, a silent loss; a message that survives release builds (`fatalError`, not
+    /// `precondition`) says what happened instead.
+    @inline(never)
+    final func writeAfterContextReleased(
+        attributeOffset: Int?,
+        relationship: AnyKeyPath?
+    ) -> Never {
+        let property =
+            attributeOffset.flatMap { entity?.accessor(atOffset: $0)?.name }
+            ?? relationship.map { relationshipName($0) } ?? "a property"
+        fatalError(
+            "\(entity?.name ?? Self.entityName).\(property) of \(self) was set after the object's "
+                + "context was released: the change could never be saved. Keep the context "
+                + "alive while you change its objects, or look the object up in a live context "
+                + "by its objectID (\(objectID))."
+        )
     }
 
     /// Loads the object's values from the store.
@@ -454,6 +533,9 @@ final class ContextLink {
     // link concurrently with that).
     unowned(unsafe) var context: ManagedObjectContext?
     let coordinator: PersistentStoreCoordinator?
+    /// Whether ``context`` is nil because the context was released (set by its `deinit`),
+    /// rather than never set: the objects of a released context refuse writes.
+    var isContextReleased = false
 
     init(coordinator: PersistentStoreCoordinator?) {
         self.coordinator = coordinator

@@ -429,7 +429,11 @@ final class CodableAttributeAccessor<Value: Codable>: PropertyAccessor, @uncheck
             encoder.outputFormatting = .sortedKeys
             writer.write(data: try encoder.encode(value))
         } catch {
-            throw ObjectLogError(.invalidValue, "cannot encode '\(name)' as JSON: \(error)")
+            throw ObjectLogError(
+                .invalidValue,
+                "cannot encode '\(name)' as JSON: \(error)",
+                underlyingError: error
+            )
         }
     }
 
@@ -454,7 +458,11 @@ final class CodableAttributeAccessor<Value: Codable>: PropertyAccessor, @uncheck
         do {
             return try JSONDecoder().decode(Value.self, from: data)
         } catch {
-            throw ObjectLogError(.corrupt, "cannot decode '\(name)' from JSON: \(error)")
+            throw ObjectLogError(
+                .corrupt,
+                "cannot decode '\(name)' from JSON: \(error)",
+                underlyingError: error
+            )
         }
     }
 

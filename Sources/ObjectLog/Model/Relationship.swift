@@ -82,8 +82,17 @@ extension Array: RelationshipValue where Element: ManagedObject {
 ///
 /// Setting one side updates the inverse side at once. Declare the inverse on one side only:
 /// the model finds the other side from it, and declaring both makes a circular type reference
-/// that the compiler rejects. An object that is not in a context is inserted into the context of the object it is
-/// related to; relating two objects that are both outside any context is a programming error.
+/// that the compiler rejects. An object that is not in a context is inserted into the context
+/// of the object it is related to.
+///
+/// A setter cannot throw, so misuse is reported in two ways:
+/// - Relating objects of two different contexts (or a destination whose class is not in the
+///   model) leaves the relationship as it was, and the context's next
+///   ``ManagedObjectContext/save()`` throws ``ObjectLogError/Code/contextMismatch`` (or
+///   ``ObjectLogError/Code/entityNotInModel``) naming both objects, saving nothing.
+/// - Relating two objects that are both outside any context, which leaves no context to
+///   report to, stops the program with a message naming both objects (`fatalError`, so
+///   release builds print it too). Insert one of them first.
 @propertyWrapper
 public struct Relationship<Value: RelationshipValue> {
     /// The destination key of a to-one relationship (0 for none).
@@ -199,9 +208,11 @@ public struct Relationship<Value: RelationshipValue> {
             return Value(relatedObjects: [destination])
         }
         set {
-            object.prepareWrite()
+            if object.accessState.rawValue != 0 {
+                object.willWrite(attributeOffset: nil, relationship: storageKeyPath)
+            }
             let related = newValue.relatedObjects
-            object.adoptContext(for: related)
+            guard object.adoptContext(for: related, property: storageKeyPath) else { return }
             var newKeys: [ObjectKey] = []
             newKeys.reserveCapacity(related.count)
             for destination in related where !newKeys.contains(destination.key) {

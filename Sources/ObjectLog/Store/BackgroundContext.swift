@@ -23,9 +23,27 @@ public actor BackgroundContext {
     }
 
     /// Runs `body` on the actor with the context and returns its result.
-    public func perform<T: Sendable>(
-        _ body: @Sendable (ManagedObjectContext) throws -> T
-    ) async rethrows -> T {
+    ///
+    /// The error type is the closure's: a closure that does not throw needs no `try`, one that
+    /// throws `ObjectLogError` only (declared `throws(ObjectLogError)`) makes `perform` throw
+    /// `ObjectLogError`, and an untyped one makes it throw `any Error`. Every shape works,
+    /// returning a value or `Void`:
+    ///
+    /// ```swift
+    /// await background.perform { context in context.name = "import" }
+    /// let count = try await background.perform { context in
+    ///     try context.count(FetchRequest<Frame>())
+    /// }
+    /// try await background.perform { (context) throws(ObjectLogError) in
+    ///     try context.save()
+    /// }
+    /// ```
+    ///
+    /// (A generic error type rather than `rethrows`: with Swift 6.3.1, a `Void` closure
+    /// declared `throws(SomeError)` passed to a `rethrows` parameter crashes the compiler.)
+    public func perform<T: Sendable, Failure: Error>(
+        _ body: @Sendable (ManagedObjectContext) throws(Failure) -> T
+    ) async throws(Failure) -> T {
         try body(context)
     }
 }

@@ -75,7 +75,7 @@ public struct ObjectChanges: Sendable, Hashable {
 /// Either way the inserted instance leaves the context: its
 /// ``ManagedObject/managedObjectContext`` becomes `nil`, its relationships are emptied (its
 /// attributes keep the values it had), and its ``ManagedObject/objectID`` becomes the
-/// survivor's, so `context.object(with: instance.objectID)` gives the survivor. The did-save
+/// survivor's, so `try context.object(with: instance.objectID)` gives the survivor. The did-save
 /// notification lists the survivor among the updated objects (among the inserted ones when the
 /// survivor is itself an insert of the save) and never the dropped object.
 ///

@@ -256,7 +256,8 @@ struct StagedMigration {
                         .modelMismatch,
                         "the migration stage \(from) -> \(to) failed: \(error); the store '\(path)' "
                             + "is unchanged",
-                        errors: (error as? ObjectLogError).map { [$0] } ?? []
+                        errors: (error as? ObjectLogError).map { [$0] } ?? [],
+                        underlyingError: error
                     )
                 }
                 try context.save()

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogStore
+import Synchronization
 
 /// The usual way to set up ObjectLog: a model, a store file and a main context.
 ///
@@ -14,12 +15,36 @@ import ObjectLogStore
 /// Pass `StoreOptions.inMemory` for a store without files (tests, previews). Background work
 /// runs in ``performBackgroundTask(_:)``; its saves are merged into ``mainContext``
 /// automatically when ``automaticallyMergesChangesIntoMainContext`` is `true`.
+///
+/// ## Two containers of one store
+///
+/// Containers of one process opened for writing on the same store file (by any spelling of
+/// its path) share one ``PersistentStoreCoordinator``: the second open neither opens the file
+/// again nor meets the first one's writer lock, their contexts see each other's saves (and
+/// main contexts merge them), and the store closes when the last of them is closed with
+/// ``close()``. The first container's ``StoreOptions`` apply to all of them. Opening the
+/// store with another model while a container of it is open throws
+/// ``ObjectLogError/Code/modelMismatch``: close the first one before. Read-only and
+/// in-memory containers are never shared.
+///
+/// ```swift
+/// let editor = try PersistentContainer(path: path, for: [Experiment.self, Frame.self])
+/// let exporter = try PersistentContainer(path: path, for: [Experiment.self, Frame.self])
+/// try editor.close()     // the store stays open for `exporter`
+/// try exporter.close()   // the last one: the store closes
+/// ```
 public final class PersistentContainer: Sendable {
-    /// The coordinator all the container's contexts share.
+    /// The coordinator all the container's contexts share (with the other containers of the
+    /// same store file in this process).
     public let coordinator: PersistentStoreCoordinator
     /// Whether saves of other contexts are merged into ``mainContext`` (on the main actor).
     public let automaticallyMergesChangesIntoMainContext: Bool
     @MainActor private var main: ManagedObjectContext?
+    /// This container's share of a coordinator shared by path; nil when not shared.
+    private let share: StoreShare?
+    /// The save observer that merges into ``mainContext``, removed when the container goes:
+    /// a shared coordinator outlives it.
+    private let mergeObserver = Mutex<ObserverToken?>(nil)
 
     /// Opens (or creates) the store at `path` for a model.
     /// - Parameters:
@@ -36,11 +61,17 @@ public final class PersistentContainer: Sendable {
         options: StoreOptions = StoreOptions(),
         automaticallyMergesChangesIntoMainContext: Bool = true
     ) throws(ObjectLogError) {
-        self.coordinator = try PersistentStoreCoordinator(
-            model: model,
-            path: path,
-            options: options
-        )
+        func open() throws(ObjectLogError) -> PersistentStoreCoordinator {
+            try PersistentStoreCoordinator(model: model, path: path, options: options)
+        }
+        if options.readOnly || options.salvage || !(options.fileSystem is PosixFileSystem) {
+            self.share = nil
+            self.coordinator = try open()
+        } else {
+            let share = try StoreShare.acquire(path: path, model: model, open: open)
+            self.share = share
+            self.coordinator = share.coordinator
+        }
         self.automaticallyMergesChangesIntoMainContext = automaticallyMergesChangesIntoMainContext
     }
 
@@ -48,6 +79,11 @@ public final class PersistentContainer: Sendable {
     init(coordinator: PersistentStoreCoordinator) {
         self.coordinator = coordinator
         self.automaticallyMergesChangesIntoMainContext = false
+        self.share = nil
+    }
+
+    deinit {
+        if let token = mergeObserver.withLock({ $0 }) { coordinator.removeObserver(token) }
     }
 
     /// Opens (or creates) the store at `path` for the model of the given classes.
@@ -81,12 +117,13 @@ public final class PersistentContainer: Sendable {
         main = context
         if automaticallyMergesChangesIntoMainContext {
             let origin = context.identifier
-            coordinator.addSaveObserver { [weak self] changes in
+            let token = coordinator.addSaveObserver { [weak self] changes in
                 guard changes.origin != origin else { return }
                 Task { @MainActor in
                     self?.main?.mergeChanges(from: changes)
                 }
             }
+            mergeObserver.withLock { $0 = token }
         }
         return context
     }
@@ -105,10 +142,15 @@ public final class PersistentContainer: Sendable {
     ///     try context.save()
     /// }
     /// ```
+    ///
+    /// The call throws what the closure throws: nothing for a closure that does not throw,
+    /// `ObjectLogError` for one declared `throws(ObjectLogError)`, `any Error` otherwise. (A
+    /// generic error type rather than `rethrows`: with Swift 6.3.1, a `Void` closure declared
+    /// `throws(SomeError)` passed to a `rethrows` parameter crashes the compiler.)
     @concurrent
-    public func performBackgroundTask<T: Sendable>(
-        _ body: @Sendable (ManagedObjectContext) throws -> T
-    ) async rethrows -> T {
+    public func performBackgroundTask<T: Sendable, Failure: Error>(
+        _ body: @Sendable (ManagedObjectContext) throws(Failure) -> T
+    ) async throws(Failure) -> T {
         let context = ManagedObjectContext(coordinator: coordinator)
         context.name = "background"
         return try body(context)
@@ -137,10 +179,20 @@ public final class PersistentContainer: Sendable {
         return stream
     }
 
-    /// Closes the store, writing its index checkpoint.
+    /// Closes the store, writing its index checkpoint, unless other containers of this
+    /// process share it (see "Two containers of one store" above): then it closes with the
+    /// last of them.
     ///
-    /// Contexts must not be used afterwards.
+    /// Contexts of a closed store must not be used afterwards. Closing twice does nothing the
+    /// second time.
     public func close() throws(ObjectLogError) {
+        if let token = mergeObserver.withLock({ $0.take() }) { coordinator.removeObserver(token) }
+        if let share {
+            if let error = share.release(closing: true) {
+                throw ObjectLogError.store(error, "cannot close the store")
+            }
+            return
+        }
         do {
             try coordinator.store.close()
         } catch {

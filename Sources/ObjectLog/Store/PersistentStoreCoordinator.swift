@@ -140,20 +140,25 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Calls `handler` after every successful save of any context on this coordinator.
     ///
     /// The handler runs on the saving context's thread, after the commit. Keep the returned
-    /// token to remove it with ``removeObserver(_:)``.
+    /// token to remove it with ``removeObserver(_:)``; dropping the token leaves the handler
+    /// registered for the life of the coordinator.
     @discardableResult
-    public func addSaveObserver(_ handler: @escaping @Sendable (ObjectChanges) -> Void) -> UInt64 {
+    public func addSaveObserver(
+        _ handler: @escaping @Sendable (ObjectChanges) -> Void
+    ) -> ObserverToken {
         state.withLock { state in
-            let token = state.nextObserver
+            let number = state.nextObserver
             state.nextObserver += 1
-            state.observers[token] = handler
-            return token
+            state.observers[number] = handler
+            return ObserverToken(number: number)
         }
     }
 
-    /// Removes a save observer.
-    public func removeObserver(_ token: UInt64) {
-        _ = state.withLock { $0.observers.removeValue(forKey: token) }
+    /// Removes a save observer: it is not called for saves that commit afterwards.
+    ///
+    /// A save broadcasting at the same moment on another thread may still call it once.
+    public func removeObserver(_ token: ObserverToken) {
+        _ = state.withLock { $0.observers.removeValue(forKey: token.number) }
     }
 
     // MARK: - Loading

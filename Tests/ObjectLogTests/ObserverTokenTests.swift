@@ -1,0 +1,92 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import ObjectLog
+
+@Suite("Observers: tokens remove handlers")
+struct ObserverTokenTests {
+    @Test("removing a did-save, objects-did-change or will-save handler stops its calls")
+    func removeContextHandlers() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        var events: [String] = []
+        let will = context.onWillSave { _ in events.append("will") }
+        let did = context.onDidSave { _ in events.append("did") }
+        let change = context.onObjectsDidChange { _ in events.append("change") }
+        // A handler whose token is dropped stays registered.
+        context.onDidSave { _ in events.append("kept") }
+        #expect(Set([will, did, change]).count == 3)
+
+        _ = Tag(context: context)
+        try context.save()
+        #expect(events == ["will", "change", "did", "kept"])
+
+        events = []
+        context.removeObserver(did)
+        _ = Tag(context: context)
+        try context.save()
+        #expect(events == ["will", "change", "kept"])
+
+        events = []
+        context.removeObserver(will)
+        context.removeObserver(change)
+        // Removing twice, or a token of another context, changes nothing.
+        context.removeObserver(change)
+        container.newContext().removeObserver(ObserverToken(number: 4))
+        _ = Tag(context: context)
+        try context.save()
+        #expect(events == ["kept"])
+    }
+
+    @Test("objects-did-change fires on save, merge and rollback, not on each change")
+    func objectsDidChangeMoments() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        var changes: [ObjectChanges] = []
+        context.onObjectsDidChange { changes.append($0) }
+        let cell = Cell(context: context)
+        cell.row = 1
+        #expect(changes.isEmpty)
+        try context.save()
+        #expect(changes.count == 1 && changes[0].inserted == [cell.objectID])
+
+        cell.row = 2
+        context.delete(Cell(context: context))
+        #expect(changes.count == 1)
+        context.rollback()
+        #expect(changes.count == 2 && changes[1].updated == [cell.objectID])
+
+        let other = container.newContext()
+        let theirs = try other.existingObject(with: cell.objectID, as: Cell.self)
+        theirs.row = 3
+        var saved = ObjectChanges()
+        other.onDidSave { saved = $0 }
+        try other.save()
+        context.mergeChanges(from: saved)
+        #expect(changes.count == 3 && changes[2].updated == [cell.objectID])
+        #expect(cell.row == 3)
+    }
+
+    @Test("a removed coordinator save observer is not called")
+    func removeSaveObserver() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let calls = CallCount()
+        let token = container.coordinator.addSaveObserver { _ in calls.add() }
+        let context = container.newContext()
+        _ = Tag(context: context)
+        try context.save()
+        #expect(calls.value == 1)
+        container.coordinator.removeObserver(token)
+        _ = Tag(context: context)
+        try context.save()
+        #expect(calls.value == 1)
+    }
+}
+
+/// A count that `Sendable` observers can raise.
+final class CallCount: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func add() { count.withLock { $0 += 1 } }
+}
