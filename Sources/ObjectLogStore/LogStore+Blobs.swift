@@ -17,7 +17,9 @@ extension LogStore {
         let id = BlobID(contentsOf: bytes)
         let directory = blobDirectory
         let target = directory + "/" + id.hex
+        locked { counters.blobsOffered += 1 }
         if fileSystem.kind(of: target) == .regular { return id }
+        locked { counters.blobsWritten += 1 }
         if fileSystem.kind(of: directory) == .missing {
             try fileSystem.makeDirectory(
                 directory,

@@ -62,13 +62,18 @@ public final class LogStore: @unchecked Sendable {
         public var bytesWritten: UInt64 = 0
         /// Compactions started by ``StoreOptions/autoCompactionThreshold`` after a commit.
         public var autoCompactions: UInt64 = 0
+        /// External blobs offered to ``LogStore/writeBlob(_:)`` (each one hashed), and of those
+        /// the ones not already in the store, written to files.
+        public var blobsOffered: UInt64 = 0
+        /// See ``blobsOffered``.
+        public var blobsWritten: UInt64 = 0
     }
 
     // Internal rather than private so that the extensions in the other files can use them.
     // Safe: every mutable property below is read and written only while holding `lock`.
     let lock = NSLock()
     let fileSystem: any FileSystem
-    let options: StoreOptions
+    package let options: StoreOptions
     var file: any StoreFile
     var lockFile: (any StoreFile)?
     var header: StoreHeader

@@ -363,6 +363,13 @@ public struct StoreOptions: Sendable {
     /// The smallest file that ``autoCompactionThreshold`` compacts (1 MiB by default): small
     /// stores are cheap to keep as they are.
     public var autoCompactionMinimumBytes: UInt64 = 1 << 20
+    /// The size from which data of an external-storage attribute goes to a blob file beside
+    /// the store (16 KiB by default); smaller data stays in the log.
+    ///
+    /// A blob is written once and referred to by every later version of its object, so a store
+    /// whose objects keep large values that rarely change while other values do (a picture
+    /// beside a name) writes less with a lower size here; each blob is a file of its own.
+    public var externalStorageMinimumByteCount = 16 * 1024
     /// The file system under the store: the real one, an in-memory one, or a test double.
     package var fileSystem: any FileSystem = PosixFileSystem()
     /// Whether an open through the index checkpoint reads the last indexed transaction again

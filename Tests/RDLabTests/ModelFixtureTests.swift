@@ -69,6 +69,39 @@ struct ModelFixtureTests {
         #expect(spots.contains("Turing spots, first try"))
         #expect(spots.contains("pattern"))
         #expect(try lab.succeed(["list", "--tag", "pattern"]).standardOutput.contains("spots"))
+        // The thumbnails, kept inline by the second model, read the same through the third,
+        // which keeps them in blobs: the same sizes and hashes as the fixture holds.
+        #expect(Set(try thumbnails(lab)) == ["3552 f1ab27ef", "4642 e4b8f611"])
+        try lab.succeed(["edit", "spots", "--notes", "edited by model 3"])
+        #expect(Set(try thumbnails(lab)) == ["3552 f1ab27ef", "4642 e4b8f611"])
+        #expect(try lab.verify())
+    }
+
+    /// Each configuration's thumbnail as "length sha256-prefix", as `objectlog dump` shows it.
+    func thumbnails(_ lab: borrowing LabFixture) throws -> [String] {
+        try lab.objects("Configuration").compactMap { object in
+            guard let attributes = object["attributes"] as? [String: Any],
+                let thumbnail = attributes["thumbnail"] as? [String: Any],
+                let length = thumbnail["length"] as? Int,
+                let hash = thumbnail["sha256"] as? String
+            else { return nil }
+            return "\(length) \(hash.prefix(8))"
+        }
+    }
+
+    @Test("model 3 (thumbnails in blobs): configurations, settings, and resume bit for bit")
+    func modelThree() throws {
+        let lab = try LabFixture()
+        try copy("rdlab-model-3.olog", to: lab)
+        #expect(try lab.names().sorted() == ["autosave", "bz", "spots"])
+        let spots = try lab.succeed(["show", "spots"]).standardOutput
+        #expect(spots.contains("spots, with thumbnails in blobs"))
+        #expect(spots.contains("thumbnail:   "))
+        #expect(try lab.succeed(["settings"]).standardOutput.contains("author = Grace Hopper"))
+        let output = lab.path("spots.npy")
+        try lab.succeed(["resume", "spots", "--steps", "60", "--npy", output])
+        let expected = Self.fixtures.appendingPathComponent("rdlab-model-3-resume-spots.npy")
+        #expect(FileManager.default.contents(atPath: output) == (try Data(contentsOf: expected)))
         #expect(try lab.verify())
     }
 }

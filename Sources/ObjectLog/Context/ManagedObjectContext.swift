@@ -46,8 +46,10 @@ public final class ManagedObjectContext {
     @exclusivity(unchecked) var insertedCount = 0
     let updatedMap = ObjectTable()
     @exclusivity(unchecked) var deletedMap: [ObjectKey: ManagedObject] = [:]
-    /// Blob references of external data that has not been read yet.
-    var externalReferences: [ExternalDataKey: (blob: BlobID, byteCount: Int)] = [:]
+    /// Blob references of external data: of data not read yet, and of data read (or saved)
+    /// with the value it had then, so that a save of the object writes unchanged data back as
+    /// the same reference instead of hashing and storing it again.
+    var externalReferences: [ExternalDataKey: ExternalReference] = [:]
     @exclusivity(unchecked) private var lastInsertedEntity: EntityDescription?
     /// Registered objects that are faults (an estimate: refaulting does not count).
     @exclusivity(unchecked) var registeredFaults = 0
@@ -509,18 +511,26 @@ public final class ManagedObjectContext {
         of object: ManagedObject,
         propertyIndex: Int
     ) {
-        externalReferences[ExternalDataKey(key: object.key, propertyIndex: propertyIndex)] = (
-            blob, byteCount
-        )
+        externalReferences[ExternalDataKey(key: object.key, propertyIndex: propertyIndex)] =
+            ExternalReference(blob: blob, byteCount: byteCount, data: nil)
     }
 
-    /// The blob reference of unread external data.
+    /// Remembers that external data of an object, now `data`, is stored in `blob`.
+    func recordExternalData(
+        _ data: Data,
+        in blob: BlobID,
+        of object: ManagedObject,
+        propertyIndex: Int
+    ) {
+        externalReferences[ExternalDataKey(key: object.key, propertyIndex: propertyIndex)] =
+            ExternalReference(blob: blob, byteCount: data.count, data: data)
+    }
+
+    /// The blob reference of external data of an object (see ``externalReferences``).
     func externalReference(
         of object: ManagedObject,
         propertyIndex: Int
-    ) -> (
-        blob: BlobID, byteCount: Int
-    )? {
+    ) -> ExternalReference? {
         externalReferences[ExternalDataKey(key: object.key, propertyIndex: propertyIndex)]
     }
 
@@ -535,10 +545,13 @@ public final class ManagedObjectContext {
     /// Reads external data on first access; `nil` if its blob cannot be read.
     func loadExternalData(of object: ManagedObject, propertyIndex: Int) -> Data? {
         let key = ExternalDataKey(key: object.key, propertyIndex: propertyIndex)
-        guard let reference = externalReferences.removeValue(forKey: key) else { return nil }
+        guard let reference = externalReferences[key] else { return nil }
         do {
-            return try store.readBlob(reference.blob)
+            let data = try store.readBlob(reference.blob)
+            externalReferences[key]?.data = data
+            return data
         } catch {
+            externalReferences[key] = nil
             let failure = ObjectLogError.store(
                 error,
                 "cannot read the external data of \(object.objectID)"
@@ -807,6 +820,14 @@ public final class ManagedObjectContext {
 struct ExternalDataKey: Hashable {
     var key: ObjectKey
     var propertyIndex: Int
+}
+
+/// Where one object's external data is stored, and the data itself once read or saved.
+struct ExternalReference {
+    var blob: BlobID
+    var byteCount: Int
+    /// The data the blob holds, when the context has it (nil while it is not read yet).
+    var data: Data?
 }
 
 /// A value handed to worker threads that only read it while its owner waits for them.

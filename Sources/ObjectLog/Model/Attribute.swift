@@ -13,7 +13,10 @@ public struct AttributeOptions: OptionSet, Sendable, Hashable {
     /// Large `Data` values are written to a blob file beside the store instead of the log.
     ///
     /// Only `Data` and `Data?` attributes accept this option. Values of at least
-    /// ``ExternalStorage/minimumByteCount`` bytes go to a blob; smaller ones stay inline.
+    /// ``StoreOptions/externalStorageMinimumByteCount`` bytes (16 KiB unless the store's
+    /// options say otherwise) go to a blob; smaller ones stay inline. A save writes a blob
+    /// that has not changed since it was read or saved as the same reference, so changing an
+    /// object's other values never writes its large data again.
     public static let externalStorage = AttributeOptions(rawValue: 2)
     /// The value lives only in memory: it is neither saved nor part of the schema.
     public static let transient = AttributeOptions(rawValue: 4)
@@ -21,7 +24,8 @@ public struct AttributeOptions: OptionSet, Sendable, Hashable {
 
 /// Where `.externalStorage` data goes.
 public enum ExternalStorage {
-    /// Data of at least this many bytes is written to a blob file; smaller data stays inline.
+    /// The default of ``StoreOptions/externalStorageMinimumByteCount``: data of at least this
+    /// many bytes is written to a blob file; smaller data stays inline.
     public static let minimumByteCount = 16 * 1024
 }
 

@@ -302,16 +302,26 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
         } else {
             data = value as? Data ?? Data()
         }
-        guard data.count >= ExternalStorage.minimumByteCount, let store = blobs.store else {
+        guard let store = blobs.store, data.count >= store.options.externalStorageMinimumByteCount
+        else {
             writer.write(byte: 0)
             writer.write(data: data)
             return
         }
         let id: BlobID
-        do {
-            id = try store.writeBlob(data)
-        } catch {
-            throw ObjectLogError(.store, "cannot write external data of '\(name)': \(error)")
+        if let reference = blobs.context?.externalReference(of: object, propertyIndex: index),
+            let stored = reference.data, stored == data
+        {
+            // Unchanged since it was read or saved: the same blob, neither hashed nor written
+            // again (a save writes only what changed, not every large value of the object).
+            id = reference.blob
+        } else {
+            do {
+                id = try store.writeBlob(data)
+            } catch {
+                throw ObjectLogError(.store, "cannot write external data of '\(name)': \(error)")
+            }
+            blobs.context?.recordExternalData(data, in: id, of: object, propertyIndex: index)
         }
         blobs.blobs.append(id)
         writer.write(byte: 1)

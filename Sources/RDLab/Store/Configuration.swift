@@ -57,8 +57,11 @@ final class Configuration: ManagedObject {
     @Attribute var modified = Date()
     /// Whether this is the automatic save of the last run.
     @Attribute var autoSaved = false
-    /// A PNG of the latest state within a 160-pixel square.
-    @Attribute var thumbnail: Data? = nil
+    /// A PNG of the latest state within a 160-pixel square, in a blob file beside the store
+    /// (``LabStore`` stores data from 1 KiB in blobs), so that editing or renaming the
+    /// configuration writes only its small record (kept inline by rdlab's first two models;
+    /// stores they wrote are migrated on open).
+    @Attribute(.externalStorage) var thumbnail: Data? = nil
     /// Free-text notes, as in a lab notebook; empty when there are none.
     @Attribute var notes = ""
     /// Tags for finding the configuration again (`rdlab list --tag`, the gallery's filter), in

@@ -78,6 +78,9 @@ final class LabStore {
     static let autoCompactionThreshold = 0.5
     /// The smallest store file a save compacts.
     static let autoCompactionMinimumBytes: UInt64 = 256 << 10
+    /// The size from which external-storage data (configurations' thumbnails, snapshots'
+    /// states) goes to blob files: thumbnails are a few KB.
+    static let externalStorageMinimumByteCount = 1 << 10
 
     /// Opens the store at `path`.
     ///
@@ -99,10 +102,12 @@ final class LabStore {
         var options = StoreOptions()
         options.readOnly = access == .read
         options.createIfMissing = access == .create
-        // Every edit, rename and resume writes whole configurations again (thumbnails
-        // included): compact once half the file is old versions, so a lab store stays small.
+        // Every edit, rename and resume writes the configuration's record again (its
+        // thumbnail stays in its blob unless it changed): compact once half the file is old
+        // versions, so a lab store stays small.
         options.autoCompactionThreshold = Self.autoCompactionThreshold
         options.autoCompactionMinimumBytes = Self.autoCompactionMinimumBytes
+        options.externalStorageMinimumByteCount = Self.externalStorageMinimumByteCount
         if access != .create && !FileManager.default.fileExists(atPath: path) {
             throw CommandError(
                 "no store at '\(path)'; save a run into it first ('rdlab run … --save NAME'), or "

@@ -1,0 +1,291 @@
+import Foundation
+import ObjectLogStore
+
+// Batch requests work on the store, not on the context's objects: they find the saved objects
+// through the attribute columns, write one transaction of records encoded without managed
+// objects in between, and then tell every context what changed (the executing one merges the
+// changes at once, the main context through its merge observer), as a save does.
+
+extension ManagedObjectContext {
+    /// Deletes the saved objects that match the request's predicate.
+    ///
+    /// Objects of an entity without relationships are deleted in the store in one transaction
+    /// without being loaded; those of an entity with relationships are loaded into a context
+    /// of their own and deleted there, so that delete rules hold.
+    /// - Returns: The objects deleted (and, through delete rules, the others deleted or
+    ///   updated), as a save reports them.
+    /// - Throws: ``ObjectLogError/Code/entityNotInModel`` for a class outside the model;
+    ///   ``ObjectLogError/Code/store`` if the store cannot commit (read-only, for one);
+    ///   what a delete rule refuses (``ObjectLogError/Code/validation``, for `deny`).
+    @discardableResult
+    public func execute<T: ManagedObject>(
+        _ request: BatchDeleteRequest<T>
+    ) throws(ObjectLogError) -> ObjectChanges {
+        let entity = try entity(of: T.self)
+        guard entity.relationshipAccessors.isEmpty else {
+            return try deleteThroughContext(T.self, predicate: request.predicate)
+        }
+        let keys = try savedKeys(of: T.self, matching: request.predicate)
+        var transaction = Transaction()
+        for key in keys { transaction.delete(key: key, entity: entity.tag) }
+        let unique =
+            entity.uniquenessConstraints.isEmpty
+            ? []
+            : keys.map {
+                PersistentStoreCoordinator.UniqueChange(
+                    key: $0,
+                    entity: entity,
+                    isDelete: true,
+                    values: []
+                )
+            }
+        return try commitBatch(
+            transaction,
+            unique: unique,
+            entity: entity,
+            changes: ObjectChanges(deleted: keys.map { ObjectID(entityName: entity.name, key: $0) })
+        )
+    }
+
+    /// Sets the request's attribute values on every saved object that matches its predicate.
+    ///
+    /// - Returns: The objects updated.
+    /// - Throws: ``ObjectLogError/Code/invalidArgument`` for an update of something that is
+    ///   not a stored attribute, or of an external-storage attribute;
+    ///   ``ObjectLogError/Code/uniqueness`` when the new values break a uniqueness constraint
+    ///   (nothing is written); ``ObjectLogError/Code/entityNotInModel``;
+    ///   ``ObjectLogError/Code/store``.
+    @discardableResult
+    public func execute<T: ManagedObject>(
+        _ request: BatchUpdateRequest<T>
+    ) throws(ObjectLogError) -> ObjectChanges {
+        let entity = try entity(of: T.self)
+        let scratch = unsafeDowncast(entity.objectType.init(), to: T.self)
+        // The encoding of each new value, by property index (every other value is kept as its
+        // record has it).
+        var replacements: [Int: [UInt8]] = [:]
+        for update in request.updates {
+            guard let accessor = entity.attributeAccessor(for: update.keyPath),
+                let attribute = accessor.attribute, !attribute.options.contains(.transient)
+            else {
+                throw ObjectLogError(
+                    .invalidArgument,
+                    "a batch update sets stored attributes only; \(update.keyPath) is not one of "
+                        + entity.name
+                )
+            }
+            guard !attribute.options.contains(.externalStorage) else {
+                throw ObjectLogError(
+                    .invalidArgument,
+                    "a batch update cannot set the external-storage attribute "
+                        + "\(entity.name).\(accessor.name); change it through a context",
+                    property: accessor.name
+                )
+            }
+            update.assign(scratch)
+            var writer = PayloadWriter()
+            var sink = BlobSink(store: nil)
+            try accessor.encode(scratch, to: &writer, blobs: &sink)
+            replacements[accessor.index] = writer.bytes
+        }
+        let keys = try savedKeys(of: T.self, matching: request.predicate)
+        guard !replacements.isEmpty, !keys.isEmpty else { return ObjectChanges() }
+        let shapes = entity.schema.properties.map(ValueShape.init)
+        let externals = shapes.indices.filter { shapes[$0].isExternal }
+        // Constraints over an updated attribute are checked with the objects' new values.
+        let groups = entity.uniquenessConstraints.filter { group in
+            group.contains { replacements[$0] != nil }
+        }
+        let object = unsafeDowncast(entity.objectType.init(), to: T.self)
+        var transaction = Transaction()
+        var unique: [PersistentStoreCoordinator.UniqueChange] = []
+        var writer = PayloadWriter()
+        do {
+            try store.forEachObject(keys: keys) { key, tag, value in
+                writer.removeAll()
+                var reader = PayloadReader(value)
+                writer.write(varint: try reader.readVarint())
+                var blobs: [BlobID] = []
+                for (index, shape) in shapes.enumerated() {
+                    let start = reader.offset
+                    try shape.skip(&reader)
+                    if let replacement = replacements[index] {
+                        writer.write(raw: replacement)
+                        continue
+                    }
+                    let bytes = UnsafeRawBufferPointer(rebasing: value[start..<reader.offset])
+                    writer.write(bytes: bytes)
+                    if externals.contains(index), let blob = Self.blobReference(in: bytes, shape) {
+                        blobs.append(blob)
+                    }
+                }
+                writer.withUnsafeBytes {
+                    transaction.put(key: key, entity: tag, bytes: $0, blobs: blobs, isInsert: false)
+                }
+                guard !groups.isEmpty else { return }
+                var decoder = PayloadReader(value)
+                try ObjectDecoder.decode(&decoder, into: object, entity: entity, source: nil)
+                for update in request.updates { update.assign(object) }
+                unique.append(
+                    PersistentStoreCoordinator.UniqueChange(
+                        key: key,
+                        entity: entity,
+                        isDelete: false,
+                        values: entity.uniquenessConstraints.map {
+                            ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
+                        }
+                    )
+                )
+            }
+        } catch let error as ObjectLogError {
+            throw error
+        } catch {
+            throw ObjectLogError(.store, "cannot read the objects to update: \(error)")
+        }
+        return try commitBatch(
+            transaction,
+            unique: unique,
+            entity: entity,
+            changes: ObjectChanges(updated: keys.map { ObjectID(entityName: entity.name, key: $0) })
+        )
+    }
+
+    /// Inserts the request's objects into the store.
+    ///
+    /// - Returns: The objects inserted, in the order `fill` made them.
+    /// - Throws: what `fill` throws (kept as ``ObjectLogError/underlyingError``, nothing
+    ///   written); ``ObjectLogError/Code/uniqueness`` when the new objects break a uniqueness
+    ///   constraint; ``ObjectLogError/Code/entityNotInModel``; ``ObjectLogError/Code/store``.
+    @discardableResult
+    public func execute<T: ManagedObject>(
+        _ request: BatchInsertRequest<T>
+    ) throws(ObjectLogError) -> ObjectChanges {
+        let entity = try entity(of: T.self)
+        guard request.count > 0 else { return ObjectChanges() }
+        // One object takes every new object's values in turn, reset to the defaults first.
+        let defaults = entity.objectType.init()
+        let object = unsafeDowncast(entity.objectType.init(), to: T.self)
+        let keys = store.allocateKeys(request.count)
+        var transaction = Transaction()
+        var unique: [PersistentStoreCoordinator.UniqueChange] = []
+        var writer = PayloadWriter()
+        var sink = BlobSink(store: store)
+        for index in 0..<request.count {
+            for accessor in entity.accessors { accessor.copy(from: defaults, to: object) }
+            do {
+                try request.fill(index, object)
+            } catch {
+                throw ObjectLogError(
+                    .callbackFailed,
+                    "the batch insert's values for object \(index) failed: \(error)",
+                    underlyingError: error
+                )
+            }
+            writer.removeAll()
+            try ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)
+            let key = keys.lowerBound + ObjectKey(index)
+            writer.withUnsafeBytes {
+                transaction.put(
+                    key: key,
+                    entity: entity.tag,
+                    bytes: $0,
+                    blobs: sink.blobs,
+                    isInsert: true
+                )
+            }
+            sink.blobs = []
+            if !entity.uniquenessConstraints.isEmpty {
+                unique.append(
+                    PersistentStoreCoordinator.UniqueChange(
+                        key: key,
+                        entity: entity,
+                        isDelete: false,
+                        values: entity.uniquenessConstraints.map {
+                            ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
+                        }
+                    )
+                )
+            }
+        }
+        return try commitBatch(
+            transaction,
+            unique: unique,
+            entity: entity,
+            changes: ObjectChanges(
+                inserted: (0..<request.count).map {
+                    ObjectID(entityName: entity.name, key: keys.lowerBound + ObjectKey($0))
+                }
+            )
+        )
+    }
+
+    // MARK: - Implementation
+
+    /// The keys of the saved objects of `T` that match `predicate`, found without loading them
+    /// into this context (through the attribute columns where the predicate allows).
+    private func savedKeys<T: ManagedObject>(
+        of type: T.Type,
+        matching predicate: Predicate<T>?
+    ) throws(ObjectLogError) -> [ObjectKey] {
+        let finder = ManagedObjectContext(coordinator: coordinator)
+        var request = FetchRequest<T>(predicate: predicate)
+        request.includesPendingChanges = false
+        return try finder.fetchIdentifiers(request).map(\.key)
+    }
+
+    /// Commits a batch's transaction, then tells the contexts.
+    private func commitBatch(
+        _ transaction: Transaction,
+        unique: [PersistentStoreCoordinator.UniqueChange],
+        entity: EntityDescription,
+        changes: ObjectChanges
+    ) throws(ObjectLogError) -> ObjectChanges {
+        guard !transaction.isEmpty else { return changes }
+        let (info, _, _, _) = try coordinator.commit(
+            transaction,
+            lockChecks: [],
+            uniqueChanges: unique,
+            objectIDs: { ObjectID(entityName: entity.name, key: $0) },
+            policy: .overwrite
+        )
+        var changes = changes
+        changes.transactionNumber = info?.number
+        mergeChanges(from: changes)
+        coordinator.broadcast(changes)
+        return changes
+    }
+
+    /// Deletes through a context of its own, where delete rules apply.
+    private func deleteThroughContext<T: ManagedObject>(
+        _ type: T.Type,
+        predicate: Predicate<T>?
+    ) throws(ObjectLogError) -> ObjectChanges {
+        let worker = ManagedObjectContext(coordinator: coordinator)
+        let saved = LockedValue<ObjectChanges?>(nil)
+        let origin = worker.identifier
+        let token = coordinator.addSaveObserver { changes in
+            if changes.origin == origin { saved.withLock { $0 = changes } }
+        }
+        defer { coordinator.removeObserver(token) }
+        var request = FetchRequest<T>(predicate: predicate)
+        request.includesPendingChanges = false
+        for object in try worker.fetch(request) { worker.delete(object) }
+        try worker.save()
+        let changes = saved.withLock { $0 } ?? ObjectChanges()
+        mergeChanges(from: changes)
+        return changes
+    }
+
+    /// The blob an external-storage value refers to, if it is stored in one.
+    private static func blobReference(
+        in bytes: UnsafeRawBufferPointer,
+        _ shape: ValueShape
+    ) -> BlobID? {
+        var reader = PayloadReader(bytes)
+        if shape.isOptional, (try? reader.readByte()) != 1 { return nil }
+        guard (try? reader.readByte()) == 1,
+            let raw = try? reader.readRaw(count: LogFormat.blobIDLength)
+        else { return nil }
+        return BlobID(bytes: Array(raw))
+    }
+}
