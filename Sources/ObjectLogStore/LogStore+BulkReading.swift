@@ -177,6 +177,9 @@ extension LogStore {
 
         /// The number of records.
         package var count: Int { range.count }
+
+        /// The keys of the records, in the plan's order.
+        package var keys: [ObjectKey] { items.map(\.key) }
     }
 
     /// Calls `body` with each object of `plan`, checking each record's checksum.

@@ -25,7 +25,7 @@ extension ManagedObjectContext {
         guard entity.relationshipAccessors.isEmpty else {
             return try deleteThroughContext(T.self, predicate: request.predicate)
         }
-        let keys = try savedKeys(of: T.self, matching: request.predicate)
+        let keys = try savedObjects(of: T.self, entity: entity, matching: request.predicate).keys
         var transaction = Transaction()
         for key in keys { transaction.delete(key: key, entity: entity.tag) }
         let unique =
@@ -88,7 +88,8 @@ extension ManagedObjectContext {
             try accessor.encode(scratch, to: &writer, blobs: &sink)
             replacements[accessor.index] = writer.bytes
         }
-        let keys = try savedKeys(of: T.self, matching: request.predicate)
+        let plan = try savedObjects(of: T.self, entity: entity, matching: request.predicate)
+        let keys = plan.keys
         guard !replacements.isEmpty, !keys.isEmpty else { return ObjectChanges() }
         let shapes = entity.schema.properties.map(ValueShape.init)
         let externals = shapes.indices.filter { shapes[$0].isExternal }
@@ -101,7 +102,7 @@ extension ManagedObjectContext {
         var unique: [PersistentStoreCoordinator.UniqueChange] = []
         var writer = PayloadWriter()
         do {
-            try store.forEachObject(keys: keys) { key, tag, value in
+            try store.forEachObject(in: plan) { key, tag, value in
                 writer.removeAll()
                 var reader = PayloadReader(value)
                 writer.write(varint: try reader.readVarint())
@@ -221,16 +222,30 @@ extension ManagedObjectContext {
 
     // MARK: - Implementation
 
-    /// The keys of the saved objects of `T` that match `predicate`, found without loading them
-    /// into this context (through the attribute columns where the predicate allows).
-    private func savedKeys<T: ManagedObject>(
+    /// The saved objects of `T` that match `predicate`, as a plan to read them, found without
+    /// loading them into this context: through the attribute columns alone when they decide
+    /// the predicate, else by evaluating it on objects decoded in a context of its own.
+    private func savedObjects<T: ManagedObject>(
         of type: T.Type,
+        entity: EntityDescription,
         matching predicate: Predicate<T>?
-    ) throws(ObjectLogError) -> [ObjectKey] {
+    ) throws(ObjectLogError) -> LogStore.ReadPlan {
         let finder = ManagedObjectContext(coordinator: coordinator)
-        var request = FetchRequest<T>(predicate: predicate)
-        request.includesPendingChanges = false
-        return try finder.fetchIdentifiers(request).map(\.key)
+        do {
+            guard let predicate else {
+                return try store.readPlan(keys: store.liveKeys(entity: entity.tag))
+            }
+            if let plan = try finder.columnMatchPlan(of: entity, predicate: predicate) {
+                return plan
+            }
+            var request = FetchRequest<T>(predicate: predicate)
+            request.includesPendingChanges = false
+            return try store.readPlan(keys: try finder.fetchIdentifiers(request).map(\.key))
+        } catch let error as ObjectLogError {
+            throw error
+        } catch {
+            throw ObjectLogError.store(error, "cannot find the objects of \(entity.name)")
+        }
     }
 
     /// Commits a batch's transaction, then tells the contexts.

@@ -183,6 +183,27 @@ extension ManagedObjectContext {
         return objects
     }
 
+    /// The saved objects of `entity` that match `predicate`, as a plan to read them, when the
+    /// attribute columns decide the whole predicate; nil when they cannot (the predicate must
+    /// then be evaluated on the objects).
+    ///
+    /// For a context with no objects of the entity registered (batch requests use a fresh
+    /// one): registered objects would be left out of the plan.
+    func columnMatchPlan<T: ManagedObject>(
+        of entity: EntityDescription,
+        predicate: Predicate<T>
+    ) throws -> LogStore.ReadPlan? {
+        guard let columns = PredicateCompiler.compileWithReads(predicate, entity: entity)?.columns
+        else { return nil }
+        return try candidatePlan(
+            of: entity,
+            condition: columns,
+            order: nil,
+            keepBest: nil,
+            countOnly: false
+        )?.plan
+    }
+
     /// The entity of a class, or an error naming it when the model does not have it.
     func entity(of type: ManagedObject.Type) throws(ObjectLogError) -> EntityDescription {
         guard let entity = model.entity(for: type) else {

@@ -1,0 +1,264 @@
+import Foundation
+import ObjectLog
+import ObjectLogStore
+import TestSupport
+import Testing
+
+@Suite("Batch delete, update and insert, in the store, without loading objects")
+struct BatchRequestTests {
+    /// A container with a 10 × 10 grid of cells (value = 10 · row + column).
+    func grid(_ directory: TemporaryDirectory) throws -> PersistentContainer {
+        let container = try makeContainer(directory)
+        let context = container.newContext()
+        for row in 0..<10 {
+            for column in 0..<10 {
+                let cell = Cell(context: context)
+                cell.row = row
+                cell.column = column
+                cell.value = Double(10 * row + column)
+            }
+        }
+        try context.save()
+        return container
+    }
+
+    func values(_ container: PersistentContainer) throws -> [Double] {
+        let context = container.newContext()
+        return try context.fetch(Cell.self).map(\.value).sorted()
+    }
+
+    @Test("batch delete by predicate: the store and the contexts lose the objects")
+    @MainActor
+    func delete() throws {
+        let directory = TemporaryDirectory()
+        let container = try grid(directory)
+        // A context that has one of the cells loaded, and the main context, which merges.
+        let holder = container.newContext()
+        let doomed = try #require(
+            try holder.fetch(FetchRequest<Cell>(predicate: #Predicate { $0.row == 0 })).first
+        )
+        let main = container.mainContext
+        #expect(try main.count(FetchRequest<Cell>()) == 100)
+        let result = try holder.execute(
+            BatchDeleteRequest<Cell>(predicate: #Predicate { $0.row < 3 })
+        )
+        #expect(result.deleted.count == 30)
+        #expect(result.transactionNumber != nil)
+        #expect(doomed.isDeleted || doomed.managedObjectContext == nil)
+        #expect(try holder.count(FetchRequest<Cell>()) == 70)
+        #expect(try main.count(FetchRequest<Cell>()) == 70)
+        #expect(try values(container).first == 30)
+        // The deleted cells' grid places are free again for the uniqueness constraint.
+        let context = container.newContext()
+        let again = Cell(context: context)
+        again.row = 0
+        again.column = 0
+        try context.save()
+        try container.close()
+        // And after reopening.
+        let reopened = try makeContainer(directory)
+        #expect(try reopened.newContext().count(FetchRequest<Cell>()) == 71)
+        try reopened.close()
+    }
+
+    @Test("predicates the attribute columns decide, and those they do not, match as fetches do")
+    func predicates() throws {
+        let directory = TemporaryDirectory()
+        let container = try grid(directory)
+        let context = container.newContext()
+        let predicates: [Predicate<Cell>] = [
+            #Predicate { $0.value >= 50 },
+            #Predicate { $0.value >= 20 && $0.column != 3 },
+            #Predicate { $0.row % 3 == 1 },
+            #Predicate { $0.value > 10 && ($0.row * $0.column) % 4 == 0 },
+        ]
+        for predicate in predicates {
+            let expected = Set(
+                try context.fetch(FetchRequest<Cell>(predicate: predicate)).map(\.objectID)
+            )
+            let updated = try context.execute(
+                BatchUpdateRequest<Cell>(predicate: predicate, updates: [.set(\.value, to: 0.5)])
+            )
+            #expect(Set(updated.updated) == expected)
+            // Put the values back for the next predicate.
+            let fixing = container.newContext()
+            for object in try fixing.fetch(Cell.self) where object.value == 0.5 {
+                object.value = Double(10 * object.row + object.column)
+            }
+            try fixing.save()
+        }
+        try container.close()
+    }
+
+    @Test("batch update by predicate sets the values and keeps the others")
+    func update() throws {
+        let directory = TemporaryDirectory()
+        let container = try grid(directory)
+        let holder = container.newContext()
+        let watched = try #require(
+            try holder.fetch(FetchRequest<Cell>(predicate: #Predicate { $0.value == 95 })).first
+        )
+        let result = try holder.execute(
+            BatchUpdateRequest<Cell>(
+                predicate: #Predicate { $0.value >= 90 },
+                updates: [.set(\.value, to: -1)]
+            )
+        )
+        #expect(result.updated.count == 10)
+        #expect(watched.value == -1, "the executing context merges the change")
+        let context = container.newContext()
+        let cells = try context.fetch(FetchRequest<Cell>(predicate: #Predicate { $0.row == 9 }))
+        #expect(cells.count == 10)
+        #expect(cells.allSatisfy { $0.value == -1 })
+        #expect(Set(cells.map(\.column)) == Set(0..<10))
+        #expect(try values(container).filter { $0 >= 0 }.count == 90)
+        // The columns that fetches filter with follow the update.
+        #expect(try context.count(FetchRequest<Cell>(predicate: #Predicate { $0.value < 0 })) == 10)
+        try container.close()
+        let reopened = try makeContainer(directory)
+        #expect(try values(reopened).filter { $0 == -1 }.count == 10)
+        try reopened.close()
+    }
+
+    @Test("a batch update that breaks a uniqueness constraint fails and writes nothing")
+    func updateUniqueness() throws {
+        let directory = TemporaryDirectory()
+        let container = try grid(directory)
+        let context = container.newContext()
+        let before = container.coordinator.store.statistics.commits
+        do {
+            // Every cell of row 1 onto column 0: ten cells at (1, 0).
+            try context.execute(
+                BatchUpdateRequest<Cell>(
+                    predicate: #Predicate { $0.row == 1 },
+                    updates: [.set(\.column, to: 0)]
+                )
+            )
+            Issue.record("a batch update making duplicates must fail")
+        } catch {
+            #expect(error.code == .uniqueness)
+        }
+        #expect(container.coordinator.store.statistics.commits == before)
+        // Moving a row to one that is free is fine.
+        try context.execute(
+            BatchUpdateRequest<Cell>(
+                predicate: #Predicate { $0.row == 1 },
+                updates: [.set(\.row, to: 42)]
+            )
+        )
+        #expect(try context.count(FetchRequest<Cell>(predicate: #Predicate { $0.row == 42 })) == 10)
+        try container.close()
+    }
+
+    @Test("batch updates of relationships and external data are refused")
+    func updateRefusals() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory)
+        let context = container.newContext()
+        let configuration = Configuration(context: context)
+        configuration.name = "spots"
+        try context.save()
+        #expect(throws: ObjectLogError.self) {
+            try context.execute(
+                BatchUpdateRequest<Configuration>(updates: [.set(\.thumbnail, to: Data([1]))])
+            )
+        }
+        #expect(throws: ObjectLogError.self) {
+            try context.execute(
+                BatchUpdateRequest<Configuration>(updates: [.set(\.snapshots, to: [])])
+            )
+        }
+        // An attribute beside external data: the data's blob stays referred to.
+        let state = Data(repeating: 9, count: ExternalStorage.minimumByteCount)
+        let snapshot = Snapshot(context: context)
+        snapshot.state = state
+        try context.save()
+        try context.execute(BatchUpdateRequest<Snapshot>(updates: [.set(\.step, to: 7)]))
+        try container.coordinator.store.compact()
+        let check = container.newContext()
+        let read = try #require(try check.fetch(Snapshot.self).first)
+        #expect(read.step == 7)
+        #expect(read.state == state, "compaction kept the blob the updated record refers to")
+        try container.close()
+    }
+
+    @Test("batch insert from plain values, with uniqueness, and a failing fill")
+    func insert() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory)
+        let context = container.newContext()
+        let result = try context.execute(
+            BatchInsertRequest<Cell>(count: 50) { index, cell in
+                cell.row = index / 10
+                cell.column = index % 10
+                // The value is left at its default for odd indices.
+                if index % 2 == 0 { cell.value = Double(index) }
+            }
+        )
+        #expect(result.inserted.count == 50)
+        let cells = try context.fetch(Cell.self).sorted {
+            ($0.row, $0.column) < ($1.row, $1.column)
+        }
+        #expect(cells.count == 50)
+        #expect(
+            cells.enumerated().allSatisfy { index, cell in
+                cell.value == (index % 2 == 0 ? Double(index) : 0)
+            }
+        )
+        let commits = container.coordinator.store.statistics.commits
+        #expect(throws: ObjectLogError.self) {
+            try context.execute(BatchInsertRequest<Cell>(count: 1) { _, cell in cell.row = 0 })
+        }
+        struct Refused: Error {}
+        do {
+            try context.execute(
+                BatchInsertRequest<Cell>(count: 3) { index, cell in
+                    if index == 2 { throw Refused() }
+                    cell.row = 100 + index
+                }
+            )
+            Issue.record("a failing fill must fail the insert")
+        } catch {
+            #expect(error.code == .callbackFailed)
+            #expect(error.underlyingError is Refused)
+        }
+        #expect(container.coordinator.store.statistics.commits == commits)
+        #expect(try context.count(FetchRequest<Cell>()) == 50)
+        try container.close()
+    }
+
+    @Test("batch delete of an entity with relationships follows its delete rules")
+    func deleteRules() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory)
+        let context = container.newContext()
+        for name in ["a", "b"] {
+            let configuration = Configuration(context: context)
+            configuration.name = name
+            for step in 0..<3 {
+                let snapshot = Snapshot(context: context)
+                snapshot.step = step
+                snapshot.configuration = configuration
+            }
+        }
+        let folder = Folder(context: context)
+        folder.title = "kept"
+        let note = Note(context: context)
+        note.folder = folder
+        try context.save()
+        // Cascade: the snapshots of "a" go with it.
+        let result = try context.execute(
+            BatchDeleteRequest<Configuration>(predicate: #Predicate { $0.name == "a" })
+        )
+        #expect(result.deleted.count == 4)
+        let check = container.newContext()
+        #expect(try check.count(FetchRequest<Snapshot>()) == 3)
+        #expect(try check.fetch(Configuration.self).map(\.name) == ["b"])
+        // Deny: a folder with notes stays.
+        #expect(throws: ObjectLogError.self) {
+            try context.execute(BatchDeleteRequest<Folder>())
+        }
+        #expect(try check.count(FetchRequest<Folder>()) == 1)
+        try container.close()
+    }
+}
