@@ -429,6 +429,7 @@ extension ManagedObjectContext {
                     object.loadedRecordOffset = 0
                     object.recordOffsetBound = scanBound
                     object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
+                    object.awakeAfterLoad()
                 } else {
                     object.managedObjectContext = nil
                 }
@@ -447,6 +448,7 @@ extension ManagedObjectContext {
                 object.loadedRecordOffset = 0
                 object.recordOffsetBound = scanBound
                 object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
+                object.awakeAfterLoad()
             }
             for object in spare where entity.hasExternalData {
                 forgetExternalReferences(ofKey: object.key, entity: entity)
