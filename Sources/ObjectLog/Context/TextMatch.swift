@@ -13,7 +13,7 @@ import Foundation
 /// let recipes = try context.fetch(request)  // "Crème brûlée", "CREME caramel", …
 /// ```
 ///
-/// It works in ``ManagedObjectContext/fetch(_:)``, ``ManagedObjectContext/count(_:)`` and
+/// It works in fetches, ``ManagedObjectContext/count(_:)`` and
 /// ``ManagedObjectContext/fetchIdentifiers(_:)``, on saved objects and on the context's
 /// unsaved changes. The search runs on the stored bytes of the attribute alone: a record
 /// that does not match is not decoded, and when both the attribute's value and the searched
