@@ -61,6 +61,18 @@ final class Hooked: ManagedObject {
     }
 }
 
+/// An entity of scalar attributes only, which bulk loads may decode on two threads.
+final class Awakened: ManagedObject {
+    @Attribute var value = 0
+    /// Not saved: set by `awakeFromFetch()`.
+    var doubled = 0
+
+    override func awakeFromFetch() {
+        HookLog.current?.record("awakeFromFetch")
+        doubled = value * 2
+    }
+}
+
 /// The destination of ``Hooked/children``.
 final class HookedChild: ManagedObject {
     @Attribute var label = ""
@@ -148,16 +160,16 @@ struct LifecycleHookTests {
     )
     func awakeFromFetchInBulk(parallelThreshold: Int) throws {
         try withLog { log in
-            let container = try PersistentContainer.inMemory(for: [Hooked.self, HookedChild.self])
+            let container = try PersistentContainer.inMemory(for: [Awakened.self])
             let writer = container.newContext()
             for index in 0..<5_000 {
-                Hooked(context: writer).value = index
+                Awakened(context: writer).value = index
             }
             try writer.save()
             log.removeAll()
             let context = container.newContext()
             context.tuning.parallelDecodingThreshold = parallelThreshold
-            var request = FetchRequest<Hooked>()
+            var request = FetchRequest<Awakened>()
             request.returnsObjectsAsFaults = false
             let objects = try context.fetch(request)
             #expect(context.statistics.bulkFaultLoads == 1)
