@@ -156,6 +156,23 @@ final class SQLitePeer {
         return records
     }
 
+    /// Workload 3b: `count(*) WHERE name LIKE pattern` (case-insensitive for ASCII, as
+    /// SQLite's `LIKE` is by default; no index on name).
+    func countNames(like pattern: String) -> Int {
+        let statement = prepare("SELECT count(*) FROM item WHERE name LIKE ?")
+        defer { sqlite3_finalize(statement) }
+        // SQLITE_TRANSIENT: SQLite copies the pattern before the call returns.
+        sqlite3_bind_text(
+            statement,
+            1,
+            pattern,
+            -1,
+            unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        )
+        guard sqlite3_step(statement) == SQLITE_ROW else { return 0 }
+        return Int(sqlite3_column_int64(statement, 0))
+    }
+
     /// Workload 4: one transaction of `UPDATE … WHERE id = ?`.
     func update(ids: [Int64]) {
         let statement = prepare("UPDATE item SET value = ?, count = count + 1 WHERE id = ?")

@@ -211,6 +211,49 @@ private struct StoreBenchmark {
             )
         )
 
+        // 3b. A case-insensitive substring search over every name, counted: a text match
+        // against SQLite's `LIKE '%…%'` (case-insensitive for ASCII too). Mixed case on
+        // purpose: both must fold it to find the lowercase names.
+        let search = FetchRequest<BenchItem>(textMatch: .contains(\.name, "Ab"))
+        var objectLogMatches = 0
+        var sqliteMatches = 0
+        let objectLogSearch = try median(3) { objectLogMatches = try context.count(search) }
+        let sqliteSearch = median(3) { sqliteMatches = peer.countNames(like: "%Ab%") }
+        guard objectLogMatches == sqliteMatches, objectLogMatches > 0 else {
+            throw BenchmarkFailure(
+                "the text search counted \(objectLogMatches) names, SQLite \(sqliteMatches)"
+            )
+        }
+        addTime(
+            "3b name contains 'Ab' ignoring case, count",
+            objectlog: objectLogSearch,
+            sqlite: sqliteSearch,
+            goal: 1
+        )
+        // For comparison, the same search as a `#Predicate` (case-sensitive, so lowercase),
+        // which Foundation evaluates object by object.
+        let predicateSearch = FetchRequest<BenchItem>(
+            predicate: #Predicate { $0.name.contains("ab") }
+        )
+        var predicateMatches = 0
+        let predicateTime = try median(3) { predicateMatches = try context.count(predicateSearch) }
+        guard predicateMatches == objectLogMatches else {
+            throw BenchmarkFailure(
+                "#Predicate counted \(predicateMatches) names, the text match \(objectLogMatches)"
+            )
+        }
+        report.add(
+            BenchmarkRow(
+                workload: "3b the same as #Predicate name.contains, count (ms)",
+                objectlog: predicateTime * 1000,
+                peer: objectLogSearch * 1000,
+                ratio: predicateTime / objectLogSearch,
+                unit: "ms",
+                goal: "vs the text match (info)",
+                met: nil
+            )
+        )
+
         // 4. Update 10% by identity in one save: the median of three rounds, alternating (each
         // round updates the same objects again, in both engines).
         let identifiers = try context.fetchIdentifiers(FetchRequest<BenchItem>())

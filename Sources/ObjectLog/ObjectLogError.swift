@@ -22,7 +22,8 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible, Localize
     public enum Code: String, Sendable, Hashable {
         /// The store's model differs from the code's model.
         case modelMismatch
-        /// A value breaks a rule of the model (required, count, deny).
+        /// A value breaks a rule of the model (required, count, deny, an attribute's
+        /// ``ValidationRule``), or a `validateFor…` method of the object threw.
         case validation
         /// Objects share values of a unique attribute group.
         case uniqueness
@@ -50,6 +51,9 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible, Localize
         case typeMismatch
         /// A closure of yours that the engine ran threw; its error is ``underlyingError``.
         case callbackFailed
+        /// ``ManagedObject/willSave()`` kept changing, inserting or deleting other objects
+        /// round after round, and the save stopped rather than run forever.
+        case willSaveLoop
     }
 
     /// What kind of failure this is.

@@ -25,6 +25,13 @@ public struct FetchRequest<Result: ManagedObject> {
     public var fetchOffset: Int
     /// Whether unsaved inserts, changes and deletes of the context count.
     public var includesPendingChanges: Bool
+    /// A text search that objects must also match, ignoring case or diacritics as it says
+    /// (see ``TextMatch``); `nil` for none.
+    ///
+    /// ```swift
+    /// request.textMatch = .contains(\.name, "spot")
+    /// ```
+    public var textMatch: TextMatch<Result>?
     /// Whether objects without a predicate or sort come back as faults (the default).
     ///
     /// Set it to `false` when you will read every result: the objects are then decoded in one
@@ -37,12 +44,15 @@ public struct FetchRequest<Result: ManagedObject> {
     ///   - sortBy: The order of the results.
     ///   - fetchLimit: The most objects to return.
     ///   - fetchOffset: How many leading results to skip.
+    ///   - textMatch: A text search the objects must also match.
     public init(
         predicate: Predicate<Result>? = nil,
         sortBy: [SortDescriptor<Result>] = [],
         fetchLimit: Int? = nil,
-        fetchOffset: Int = 0
+        fetchOffset: Int = 0,
+        textMatch: TextMatch<Result>? = nil
     ) {
+        self.textMatch = textMatch
         self.predicate = predicate
         self.sortDescriptors = sortBy
         self.fetchLimit = fetchLimit

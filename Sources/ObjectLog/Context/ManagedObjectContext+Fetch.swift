@@ -13,7 +13,7 @@ extension ManagedObjectContext {
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> [T] {
         try throwFaultError()
         let entity = try entity(of: T.self)
-        if request.predicate == nil, request.sortDescriptors.isEmpty {
+        if request.predicate == nil, request.textMatch == nil, request.sortDescriptors.isEmpty {
             let keys = window(allKeys(of: entity, request), request)
             registry.reserveCapacity(registry.count + keys.count)
             var found: [ManagedObject]
@@ -68,7 +68,7 @@ extension ManagedObjectContext {
         try throwFaultError()
         let entity = try entity(of: T.self)
         var total: Int
-        if request.predicate == nil {
+        if request.predicate == nil, request.textMatch == nil {
             total = store.liveCount(entity: entity.tag)
             if request.includesPendingChanges {
                 total +=
@@ -93,7 +93,7 @@ extension ManagedObjectContext {
         _ request: FetchRequest<T>
     ) throws(ObjectLogError) -> [ObjectID] {
         let entity = try entity(of: T.self)
-        if request.predicate == nil, request.sortDescriptors.isEmpty {
+        if request.predicate == nil, request.textMatch == nil, request.sortDescriptors.isEmpty {
             return window(allKeys(of: entity, request), request).map {
                 ObjectID(entityName: entity.name, key: $0)
             }
@@ -257,9 +257,20 @@ extension ManagedObjectContext {
         keepBest: Int? = nil
     ) throws(ObjectLogError) -> (objects: [T], count: Int) {
         let predicate = request.predicate
+        var text: CompiledTextMatch?
+        if let match = request.textMatch {
+            guard let compiled = match.compile(for: entity) else {
+                throw ObjectLogError(
+                    .invalidArgument,
+                    "the text match's key path is not a String attribute of \(entity.name)"
+                )
+            }
+            text = compiled
+        }
         let (objects, count) = try matchingObjects(
             of: entity,
             predicate: predicate,
+            text: text,
             evaluate: predicate.map { predicate in
                 // Safe: the scan only passes objects of `entity`, whose class is `T`.
                 { object in try predicate.evaluate(unsafeDowncast(object, to: T.self)) }
@@ -282,6 +293,7 @@ extension ManagedObjectContext {
     private func matchingObjects<T: ManagedObject>(
         of entity: EntityDescription,
         predicate: Predicate<T>?,
+        text: CompiledTextMatch?,
         evaluate evaluatePredicate: ((ManagedObject) throws -> Bool)?,
         includesPendingChanges pending: Bool,
         sorts: Bool,
@@ -324,14 +336,26 @@ extension ManagedObjectContext {
         let compilation = predicate.flatMap {
             PredicateCompiler.compileWithReads($0, entity: entity)
         }
-        let compiled = compilation?.condition
+        var compiled = compilation?.condition
+        var reads = compilation?.reads
+        // A text match is a compiled condition that reads its attribute, and-ed with the
+        // predicate's (evaluated first when the predicate cannot be compiled).
+        if let text {
+            if predicate == nil {
+                compiled = text.test
+                reads = [Bool](repeating: false, count: entity.accessors.count)
+            } else if let predicateCondition = compiled {
+                compiled = { text.test($0) && predicateCondition($0) }
+            }
+            reads?[text.accessor.index] = true
+        }
+        let textBeforePredicate = compiled == nil ? text : nil
         // A compiled predicate that reads some of the properties: records are decoded that far
         // first, and in full only when they match.
-        let predicateReads = compilation.flatMap { compilation in
-            compilation.reads.contains(false) ? compilation.reads : nil
-        }
+        let predicateReads = reads.flatMap { reads in reads.contains(false) ? reads : nil }
         func evaluate(_ object: ManagedObject) throws(ObjectLogError) -> Bool {
             if let compiled { return compiled(object) }
+            if let textBeforePredicate, !textBeforePredicate.test(object) { return false }
             guard let evaluatePredicate else { return true }
             do {
                 return try evaluatePredicate(object)
@@ -358,12 +382,14 @@ extension ManagedObjectContext {
             return object
         }
         guard var scratch = makeScratch() else { return ([], 0) }
-        let needsValues = predicate != nil || register || sorts
+        let needsValues = predicate != nil || text != nil || register || sorts
         var failure: ObjectLogError?
         // Attribute columns narrow the scan to the records that can match, when they can
         // decide the predicate or the first sort (before the log's end is read below).
         var plan: LogStore.ReadPlan?
-        if predicate == nil || compilation?.columns != nil {
+        // Not with a text match, which columns cannot decide: they would count or pick the
+        // best objects without it.
+        if text == nil, predicate == nil || compilation?.columns != nil {
             do {
                 let candidates = try candidatePlan(
                     of: entity,
@@ -395,6 +421,15 @@ extension ManagedObjectContext {
                     if pending, registered.isDeleted { return }
                     if !registered.isFault, pending || !registered.hasChanges {
                         if try evaluate(registered) { accept(registered) }
+                        return
+                    }
+                }
+                // A text match reads its attribute's bytes in the record: most records of a
+                // search fail it, and are never decoded.
+                if let text, let matches = text.test(payload: buffer, entity: entity) {
+                    guard matches else { return }
+                    if countOnly, predicate == nil {
+                        if let registered { accept(registered) } else { count += 1 }
                         return
                     }
                 }
@@ -450,6 +485,7 @@ extension ManagedObjectContext {
                     object.loadedRecordOffset = 0
                     object.recordOffsetBound = scanBound
                     object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
+                    object.awakeAfterLoad()
                 } else {
                     object.managedObjectContext = nil
                 }
@@ -468,6 +504,7 @@ extension ManagedObjectContext {
                 object.loadedRecordOffset = 0
                 object.recordOffsetBound = scanBound
                 object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
+                object.awakeAfterLoad()
             }
             for object in spare where entity.hasExternalData {
                 forgetExternalReferences(ofKey: object.key, entity: entity)

@@ -4,11 +4,14 @@ import ObjectLogStore
 extension ManagedObjectContext {
     /// Validates and writes every unsaved change as one atomic transaction.
     ///
-    /// The save runs will-save handlers, calls ``ManagedObject/willSave()`` on changed objects,
-    /// resolves inserts that collide on a uniqueness constraint per ``mergePolicy`` (see
-    /// ``MergePolicy``), validates (relationship counts, deny rules, uniqueness), checks
-    /// optimistic locking per ``mergePolicy``, and commits inserts, updates, deletes and
-    /// metadata changes together.
+    /// The save runs will-save handlers, calls ``ManagedObject/willSave()`` on changed objects
+    /// (and on the objects their hooks change, see the article "Validating and reacting to
+    /// changes"), resolves inserts that collide on a uniqueness constraint per ``mergePolicy``
+    /// (see ``MergePolicy``), validates (relationship counts, deny rules, the attributes'
+    /// ``ValidationRule``s, ``ManagedObject/validateForInsert()`` and its siblings,
+    /// uniqueness), checks optimistic locking per ``mergePolicy``, commits inserts, updates,
+    /// deletes and metadata changes together, and calls ``ManagedObject/didSave()`` on the
+    /// objects it wrote.
     /// Saving without changes writes nothing.
     ///
     /// A save of 65,536 changed objects or more, all of entities whose properties are
@@ -19,7 +22,8 @@ extension ManagedObjectContext {
     /// - Throws: ``ObjectLogError`` with code `validation`, `uniqueness` or `conflict` naming the
     ///   objects, properties and rules, or `store`. After a failure the store is unchanged and
     ///   the context keeps its changes, to be fixed or rolled back. `callbackFailed` when a
-    ///   will-save handler threw (its error is the ``ObjectLogError/underlyingError``).
+    ///   will-save handler threw (its error is the ``ObjectLogError/underlyingError``);
+    ///   `willSaveLoop` when `willSave()` hooks kept changing other objects.
     ///   `contextMismatch` or `entityNotInModel` for a misuse that a call which cannot throw
     ///   met since the last save: a relationship set to an object of another context (the
     ///   assignment was not made), or ``ManagedObject/init(context:)`` of a class outside the
@@ -37,6 +41,7 @@ extension ManagedObjectContext {
         // copy would retain and later release each object once more, touching it in memory
         // twice more.
         var inserted = insertedList
+        let insertedBefore = inserted.count
         var allPending = true
         inserted.forEachUnretained { object in
             if object.isInserted && object.contextLink === link {
@@ -51,6 +56,18 @@ extension ManagedObjectContext {
         var updated = updatedMap.allObjects
         let updatesBefore = updatedMap.mutations
         updated.forEachUnretained { $0.willSave() }
+        let deletedBefore = Array(deletedMap.values)
+        for object in deletedBefore { object.willSave() }
+        // Objects that those hooks inserted, deleted or changed get theirs, round by round.
+        var ledger = WillSaveLedger(
+            insertedSeen: insertedBefore,
+            updateMutations: updatesBefore,
+            deletedSeen: deletedMap.count,
+            firstRound: updated + deletedBefore
+        )
+        if try runLaterWillSaveRounds(&ledger) {
+            inserted = insertedList.filter { $0.isInserted && $0.contextLink === link }
+        }
         var resolved = resolveUniquenessConflicts(among: inserted)
         for attempt in 1... {
             if let changed = resolved {
@@ -325,6 +342,7 @@ extension ManagedObjectContext {
             object.accessState = [.fault, .tracksUpdates]
         }
         releaseSnapshotsIfUnused()
+        callDidSave(inserted: inserted, updated: updated, deleted: deleted, skipped: skipped)
         if !saved.isEmpty {
             post(objectsDidChange: saved)
         }
@@ -334,7 +352,8 @@ extension ManagedObjectContext {
         coordinator.broadcast(broadcast)
     }
 
-    /// Checks relationship counts and deny rules.
+    /// Checks relationship counts and deny rules, the attributes' validation rules and the
+    /// objects' `validateFor…` methods, throwing every failure in one error.
     private func validate(
         inserted: [ManagedObject],
         updated: [ManagedObject],
@@ -401,6 +420,7 @@ extension ManagedObjectContext {
                 }
             }
         }
+        validateObjects(inserted: inserted, updated: updated, deleted: deleted, into: &errors)
         guard !errors.isEmpty else { return }
         if errors.count == 1 { throw errors[0] }
         throw ObjectLogError(

@@ -228,6 +228,8 @@ public final class ManagedObjectContext {
         guard object.managedObjectContext === self, !object.isDeleted else { return }
         if object.isFault { object.fireFault() }
         guard let entity = object.entity else { return }
+        // Before the rules, while the relationships still hold their objects.
+        object.prepareForDeletion()
         if object.isInserted {
             object.lifecycle.remove(.inserted)
             insertedCount -= 1
@@ -309,6 +311,7 @@ public final class ManagedObjectContext {
         guard let entity = object.entity else { return }
         do {
             try coordinator.loadValues(of: object, entity: entity, context: self)
+            object.awakeAfterLoad()
         } catch {
             object.loadError = error
             recordFaultError(error)
@@ -421,6 +424,8 @@ public final class ManagedObjectContext {
         DispatchQueue.concurrentPerform(iterations: plans.count) { part in
             let (context, registry, entity, store) = shared.value
             var loaded = 0
+            // The hooks run on the calling thread afterwards, not here (see below).
+            var awaken: [Unmanaged<ManagedObject>] = []
             do {
                 try store.forEachObject(in: plans[part]) { key, _, buffer in
                     guard let registered = registry.unretainedObject(forKey: key) else { return }
@@ -433,6 +438,7 @@ public final class ManagedObjectContext {
                             generation: generation
                         ) {
                             loaded += 1
+                            awaken.append(registered)
                         }
                     }
                 }
@@ -440,8 +446,12 @@ public final class ManagedObjectContext {
                 results.fail(part, error)
             }
             results.count(part, loaded)
+            results.awaken(part, awaken)
         }
         statistics.parallelDecodings += 1
+        // `awakeFromFetch()` is the caller's code: it runs on the context's isolation domain,
+        // where it may touch other objects, rather than on a worker that owns one object.
+        results.forEachLoaded { $0._withUnsafeGuaranteedRef { $0.awakeAfterLoad() } }
         registeredFaults = max(0, registeredFaults - results.loaded)
         if let error = results.firstError { throw error }
         return true
@@ -467,6 +477,7 @@ public final class ManagedObjectContext {
                 generation: generation
             ) {
                 registeredFaults = max(0, registeredFaults - 1)
+                object.awakeAfterLoad()
             }
         }
     }
@@ -843,22 +854,35 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 private final class ParallelDecodeResults: @unchecked Sendable {
     private let loadedCounts: UnsafeMutableBufferPointer<Int>
     private let errors: UnsafeMutableBufferPointer<(any Error)?>
+    private let loadedObjects: UnsafeMutableBufferPointer<[Unmanaged<ManagedObject>]>
 
     init(count: Int) {
         loadedCounts = .allocate(capacity: count)
         loadedCounts.initialize(repeating: 0)
+        loadedObjects = .allocate(capacity: count)
+        loadedObjects.initialize(repeating: [])
         errors = .allocate(capacity: count)
         errors.initialize(repeating: nil)
     }
 
     deinit {
         loadedCounts.deallocate()
+        _ = loadedObjects.deinitialize()
+        loadedObjects.deallocate()
         _ = errors.deinitialize()
         errors.deallocate()
     }
 
     func count(_ part: Int, _ loaded: Int) { loadedCounts[part] = loaded }
     func fail(_ part: Int, _ error: any Error) { errors[part] = error }
+    func awaken(_ part: Int, _ objects: [Unmanaged<ManagedObject>]) {
+        loadedObjects[part] = objects
+    }
+
+    /// Calls `body` with each object the parts loaded (the registry keeps them alive).
+    func forEachLoaded(_ body: (Unmanaged<ManagedObject>) -> Void) {
+        for part in loadedObjects { part.forEach(body) }
+    }
 
     /// The objects loaded by all workers.
     var loaded: Int { loadedCounts.reduce(0, +) }

@@ -56,6 +56,17 @@ enum AttributeDiscovery {
         record(DeclaredAttribute(options: options, originalName: originalName))
     }
 
+    /// Appends `options`, the attribute's earlier name if any, and its validation rule.
+    @usableFromInline
+    @inline(never)
+    static func record<Value>(
+        _ options: AttributeOptions,
+        originalName: String?,
+        rule: ValidationRule<Value>
+    ) {
+        record(DeclaredAttribute(options: options, originalName: originalName, checks: rule.checks))
+    }
+
     private static func record(_ declaration: DeclaredAttribute) {
         let thread = currentThread
         recordings.withLock { recordings in
@@ -135,4 +146,6 @@ struct DeclaredAttribute: Sendable {
     var options: AttributeOptions
     /// The attribute's name in an earlier model version, if it was renamed.
     var originalName: String?
+    /// The checks of its ``ValidationRule``, if it has one.
+    var checks: [AttributeCheck] = []
 }

@@ -27,6 +27,11 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// Delete rules and counts, parallel to ``relationshipAccessors``.
     nonisolated(unsafe) var rules:
         [(deleteRule: DeleteRule, minimumCount: Int, maximumCount: Int)] = []
+    /// The validation checks of the attributes that declare a ``ValidationRule``, in payload
+    /// order; empty for most entities, whose saves then read no attribute to validate.
+    nonisolated(unsafe) var attributeChecks:
+        [(accessor: PropertyAccessor, checks: [AttributeCheck])] =
+            []
     /// Accessor indices of each uniqueness constraint.
     nonisolated(unsafe) var uniquenessConstraints: [[Int]] = []
     /// The stored description of the entity.

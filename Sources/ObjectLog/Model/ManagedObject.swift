@@ -285,11 +285,69 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         !lifecycle.intersection([.inserted, .updated, .deleted]).isEmpty
     }
 
-    /// Called once, just after the object is inserted into a context.
+    // The lifecycle hooks are declared here because only the class body can declare methods
+    // that subclasses override; when the engine calls them, and what they may do, is in
+    // ManagedObject+Lifecycle.swift and the DocC article "Validating and reacting to changes".
+
+    /// Called once, when the object is inserted into a context as a new object.
+    ///
+    /// Set initial values here (a creation date, say): changes are part of the insertion.
+    /// It runs on the context's isolation domain, inside ``ManagedObjectContext/insert(_:)`` or
+    /// ``init(context:)``. The base implementation does nothing.
     open func awakeFromInsert() {}
 
-    /// Called when a save is about to write the object.
+    /// Called each time the object's saved values are loaded from the store: a fault fired,
+    /// or a fetch that returned it loaded.
+    ///
+    /// Writes made here are not recorded as changes (as in Core Data): use it to set up
+    /// caches and other values derived from the saved ones. It runs on the context's isolation
+    /// domain, also for bulk loads that decode on two threads. The base implementation does
+    /// nothing.
+    open func awakeFromFetch() {}
+
+    /// Called when a save is about to write the object (inserted, updated or deleted).
+    ///
+    /// Changes made here are saved by the same save, and objects that they change, insert or
+    /// delete get their own `willSave()` before it writes. Each object's `willSave()` runs
+    /// once per save: changing the object itself again here does not call it again. The base
+    /// implementation does nothing.
     open func willSave() {}
+
+    /// Called after a save wrote the object (inserted, updated or deleted), before the
+    /// context's did-save handlers run.
+    ///
+    /// Changes made here are not part of the save that just ended: they are unsaved changes
+    /// for the next one. The base implementation does nothing.
+    open func didSave() {}
+
+    /// Called when the object is deleted, before its relationships' delete rules run (the
+    /// relationships still hold their objects).
+    ///
+    /// The base implementation does nothing.
+    open func prepareForDeletion() {}
+
+    /// Checks an inserted object before a save writes it; throw to refuse the save.
+    ///
+    /// Runs after every `willSave()`, together with the attributes' validation rules (which run
+    /// whether or not an override calls `super`); every failure of the save is collected into
+    /// the one error the save throws (see ``ObjectLogError/errors``). The base implementation
+    /// does nothing.
+    /// - Throws: Any error; one that is not an ``ObjectLogError`` is reported as a
+    ///   ``ObjectLogError/Code/validation`` error that names the object and keeps it as
+    ///   ``ObjectLogError/underlyingError``.
+    open func validateForInsert() throws {}
+
+    /// Checks an updated object before a save writes it; throw to refuse the save.
+    ///
+    /// As ``validateForInsert()``, for saved objects with unsaved changes.
+    /// - Throws: Any error, reported as for ``validateForInsert()``.
+    open func validateForUpdate() throws {}
+
+    /// Checks a deleted object before a save deletes it; throw to refuse the save.
+    ///
+    /// As ``validateForInsert()``, for deleted saved objects.
+    /// - Throws: Any error, reported as for ``validateForInsert()``.
+    open func validateForDelete() throws {}
 
     /// Compares by identity.
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
@@ -438,6 +496,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard let coordinator, let entity else { return }
         do {
             try coordinator.loadValues(of: self, entity: entity, context: nil)
+            awakeAfterLoad()
         } catch {
             loadError = error
         }

@@ -43,11 +43,14 @@ public final class ManagedObjectModel: Sendable {
         var all: [ObjectIdentifier: ManagedObject.Type] = [:]
         var pending = types
         var drafts: [ObjectIdentifier: [PropertyAccessor]] = [:]
+        var checks: [ObjectIdentifier: [(accessor: PropertyAccessor, checks: [AttributeCheck])]] =
+            [:]
         while let type = pending.popLast() {
             guard all[ObjectIdentifier(type)] == nil else { continue }
             all[ObjectIdentifier(type)] = type
-            let accessors = try Self.discoverAccessors(of: type)
+            let (accessors, declaredChecks) = try Self.discoverAccessors(of: type)
             drafts[ObjectIdentifier(type)] = accessors
+            checks[ObjectIdentifier(type)] = declaredChecks
             for case let relationship as RelationshipAccessor in accessors {
                 pending.append(relationship.destinationType)
             }
@@ -71,6 +74,7 @@ public final class ManagedObjectModel: Sendable {
                 objectType: type,
                 accessors: drafts[ObjectIdentifier(type)] ?? []
             )
+            entity.attributeChecks = checks[ObjectIdentifier(type)] ?? []
             entities.append(entity)
             byType[ObjectIdentifier(type)] = entity
         }
@@ -103,9 +107,14 @@ public final class ManagedObjectModel: Sendable {
     /// Finds the wrapped properties of a class by walking its stored fields.
     ///
     /// The attribute options come from a prototype made with ``AttributeDiscovery``.
+    /// Also returns the validation checks of the attributes that declare a rule; a rule the
+    /// model cannot use (a pattern that does not compile) is an error.
     private static func discoverAccessors(
         of type: ManagedObject.Type
-    ) throws(ObjectLogError) -> [PropertyAccessor] {
+    ) throws(ObjectLogError) -> (
+        accessors: [PropertyAccessor],
+        checks: [(accessor: PropertyAccessor, checks: [AttributeCheck])]
+    ) {
         let recorded = AttributeDiscovery.makePrototype(of: type).options
         guard let walkOrder = AttributeDiscovery.fieldOptions(of: type, recorded: recorded) else {
             throw ObjectLogError(
@@ -116,6 +125,7 @@ public final class ManagedObjectModel: Sendable {
         }
         var options = walkOrder[...]
         var accessors: [PropertyAccessor] = []
+        var checks: [(accessor: PropertyAccessor, checks: [AttributeCheck])] = []
         // The class-type walk visits inherited fields too, base class first.
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) {
             name,
@@ -139,9 +149,22 @@ public final class ManagedObjectModel: Sendable {
                 return true
             }
             accessors.append(accessor)
+            if let declaredChecks = declared?.checks, !declaredChecks.isEmpty {
+                checks.append((accessor, declaredChecks))
+            }
             return true
         }
-        return accessors
+        for (accessor, declaredChecks) in checks {
+            if let problem = declaredChecks.lazy.compactMap(\.modelError).first {
+                throw ObjectLogError(
+                    .invalidModel,
+                    "the validation rule of '\(type.entityName).\(accessor.name)' cannot be used: "
+                        + problem,
+                    property: accessor.name
+                )
+            }
+        }
+        return (accessors, checks)
     }
 
     /// Resolves inverses, rules and constraints, and fills in each entity's schema.

@@ -1,0 +1,247 @@
+import Foundation
+
+/// A text search on a string attribute, optionally ignoring case and diacritics: Core Data's
+/// `CONTAINS[cd]`, `BEGINSWITH[cd]` and `==[cd]`.
+///
+/// Foundation's `#Predicate` on Linux has no `localizedStandardContains` and refuses
+/// `lowercased()`, so it cannot say "contains, ignoring case". Give the search to the fetch
+/// request instead; it is combined with the request's predicate by "and":
+///
+/// ```swift
+/// var request = FetchRequest<Recipe>(predicate: #Predicate { $0.servings >= 2 })
+/// request.textMatch = .contains(\.title, "creme", options: [.caseInsensitive, .diacriticInsensitive])
+/// let recipes = try context.fetch(request)  // "Crème brûlée", "CREME caramel", …
+/// ```
+///
+/// It works in fetches, ``ManagedObjectContext/count(_:)`` and
+/// ``ManagedObjectContext/fetchIdentifiers(_:)``, on saved objects and on the context's
+/// unsaved changes. The search runs on the stored bytes of the attribute alone: a record
+/// that does not match is not decoded, and when both the attribute's value and the searched
+/// text are ASCII the comparison is a byte loop with ASCII case folding. Other text is
+/// compared by Foundation (`range(of:options:)` with `.caseInsensitive` and
+/// `.diacriticInsensitive`), so "É" matches "e" when diacritics are ignored.
+public struct TextMatch<Root: ManagedObject> {
+    /// How text is compared (``TextMatchOptions``).
+    public typealias Options = TextMatchOptions
+
+    /// The attribute searched.
+    let keyPath: PartialKeyPath<Root>
+    /// What is searched for.
+    let text: String
+    let kind: TextMatchKind
+    let options: Options
+
+    /// Objects whose attribute contains `text` somewhere (every value contains "").
+    /// - Parameters:
+    ///   - keyPath: A `String` attribute of the entity.
+    ///   - text: The text to find.
+    ///   - options: How to compare; case-insensitive unless you say otherwise.
+    /// - Returns: The search, for ``FetchRequest/textMatch``.
+    public static func contains(
+        _ keyPath: KeyPath<Root, String>,
+        _ text: String,
+        options: Options = .caseInsensitive
+    ) -> TextMatch {
+        TextMatch(keyPath: keyPath, text: text, kind: .contains, options: options)
+    }
+
+    /// Objects whose attribute starts with `text`.
+    /// - Parameters:
+    ///   - keyPath: A `String` attribute of the entity.
+    ///   - text: The prefix.
+    ///   - options: How to compare; case-insensitive unless you say otherwise.
+    /// - Returns: The search, for ``FetchRequest/textMatch``.
+    public static func hasPrefix(
+        _ keyPath: KeyPath<Root, String>,
+        _ text: String,
+        options: Options = .caseInsensitive
+    ) -> TextMatch {
+        TextMatch(keyPath: keyPath, text: text, kind: .prefix, options: options)
+    }
+
+    /// Objects whose attribute equals `text` under `options`.
+    /// - Parameters:
+    ///   - keyPath: A `String` attribute of the entity.
+    ///   - text: The value.
+    ///   - options: How to compare; case-insensitive unless you say otherwise.
+    /// - Returns: The search, for ``FetchRequest/textMatch``.
+    public static func equals(
+        _ keyPath: KeyPath<Root, String>,
+        _ text: String,
+        options: Options = .caseInsensitive
+    ) -> TextMatch {
+        TextMatch(keyPath: keyPath, text: text, kind: .equals, options: options)
+    }
+
+    /// The search compiled for an entity: the accessor it reads and the matcher; nil if the
+    /// key path is not a `String` attribute of the entity.
+    func compile(for entity: EntityDescription) -> CompiledTextMatch? {
+        guard
+            let accessor = entity.attributeAccessor(for: keyPath)
+                as? NativeAttributeAccessor<String>
+        else { return nil }
+        return CompiledTextMatch(
+            accessor: accessor,
+            matcher: TextMatcher(text: text, kind: kind, options: options)
+        )
+    }
+}
+
+/// How a ``TextMatch`` compares text.
+public struct TextMatchOptions: OptionSet, Sendable, Hashable {
+    /// The raw bits.
+    public var rawValue: UInt8
+    /// Creates options from raw bits.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Upper and lower case letters are equal ("Spot" matches "spot"): Core Data's `[c]`.
+    public static let caseInsensitive = TextMatchOptions(rawValue: 1)
+    /// Letters with and without diacritics are equal ("crème" matches "creme"): Core Data's
+    /// `[d]`.
+    public static let diacriticInsensitive = TextMatchOptions(rawValue: 2)
+}
+
+/// Where in the value a ``TextMatch``'s text must be.
+enum TextMatchKind: Sendable {
+    case contains, prefix, equals
+}
+
+/// A ``TextMatch`` bound to an entity's attribute.
+struct CompiledTextMatch {
+    let accessor: NativeAttributeAccessor<String>
+    let matcher: TextMatcher
+
+    /// Whether a loaded (or registered) object matches.
+    func test(_ object: ManagedObject) -> Bool {
+        if object.isFault { object.fireFault() }
+        return matcher.matches(accessor.storedValue(of: object))
+    }
+
+    /// Whether a record's payload matches, read from its bytes without decoding the object;
+    /// nil if the bytes cannot tell (a property before the attribute that cannot be skipped,
+    /// or text that is not ASCII), and the object must be decoded.
+    func test(payload: UnsafeRawBufferPointer, entity: EntityDescription) -> Bool? {
+        var reader = PayloadReader(payload)
+        do {
+            guard try reader.readVarint() == UInt64(entity.accessors.count) else { return nil }
+            for accessor in entity.accessors[..<accessor.index] {
+                guard try accessor.skip(from: &reader) else { return nil }
+            }
+            return matcher.matches(utf8: try reader.readLengthPrefixed())
+        } catch {
+            // A damaged record: the decoding that follows reports it.
+            return nil
+        }
+    }
+}
+
+/// Compares strings as a ``TextMatch`` says, on UTF-8 bytes when it can.
+struct TextMatcher {
+    let kind: TextMatchKind
+    let options: TextMatchOptions
+    let text: String
+    /// The text's UTF-8 bytes, lowercased when case is ignored; nil if it is not ASCII.
+    let asciiNeedle: [UInt8]?
+
+    init(text: String, kind: TextMatchKind, options: TextMatchOptions) {
+        self.text = text
+        self.kind = kind
+        self.options = options
+        let bytes = Array(text.utf8)
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            asciiNeedle =
+                options.contains(.caseInsensitive) ? bytes.map(Self.lowercased) : bytes
+        } else {
+            asciiNeedle = nil
+        }
+    }
+
+    @inline(__always)
+    static func lowercased(_ byte: UInt8) -> UInt8 {
+        // ASCII 'A'...'Z' to 'a'...'z'.
+        byte &- 0x41 < 26 ? byte | 0x20 : byte
+    }
+
+    /// Whether `value` matches.
+    func matches(_ value: String) -> Bool {
+        var value = value
+        if let answer = value.withUTF8({ matches(utf8: UnsafeRawBufferPointer($0)) }) {
+            return answer
+        }
+        return foundationMatches(value)
+    }
+
+    /// Whether UTF-8 bytes match; nil when the bytes or the text are not ASCII, which
+    /// Foundation must compare.
+    ///
+    /// ASCII text in an ASCII value: case folding is ASCII's, and ASCII has no diacritics, so
+    /// the byte loop gives Foundation's answer. A value with any byte of 0x80 or more defers
+    /// to Foundation: a non-ASCII character can fold to ASCII (the Kelvin sign to "k"), and a
+    /// combining mark after an ASCII letter makes one character of the two.
+    func matches(utf8 value: UnsafeRawBufferPointer) -> Bool? {
+        guard let needle = asciiNeedle else { return nil }
+        // Eight bytes at a time: the high bit of any byte marks non-ASCII text.
+        var index = 0
+        var high: UInt64 = 0
+        while index + 8 <= value.count {
+            high |= value.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < value.count {
+            high |= UInt64(value[index])
+            index += 1
+        }
+        guard high & 0x8080_8080_8080_8080 == 0 else { return nil }
+        let folds = options.contains(.caseInsensitive)
+        let count = needle.count
+        switch kind {
+        case .equals:
+            return value.count == count && startsWith(value, at: 0, needle, folds: folds)
+        case .prefix:
+            return value.count >= count && startsWith(value, at: 0, needle, folds: folds)
+        case .contains:
+            guard count > 0 else { return true }
+            guard value.count >= count else { return false }
+            let first = needle[0]
+            for start in 0...(value.count - count) {
+                let byte = value[start]
+                if (folds ? Self.lowercased(byte) : byte) == first,
+                    startsWith(value, at: start, needle, folds: folds)
+                {
+                    return true
+                }
+            }
+            return false
+        }
+    }
+
+    /// Whether the ASCII bytes `value[offset...]` start with `needle`.
+    @inline(__always)
+    private func startsWith(
+        _ value: UnsafeRawBufferPointer,
+        at offset: Int,
+        _ needle: [UInt8],
+        folds: Bool
+    ) -> Bool {
+        for index in needle.indices {
+            let byte = value[offset + index]
+            if (folds ? Self.lowercased(byte) : byte) != needle[index] { return false }
+        }
+        return true
+    }
+
+    /// Foundation's comparison, for text that is not ASCII.
+    private func foundationMatches(_ value: String) -> Bool {
+        var compareOptions: String.CompareOptions = []
+        if options.contains(.caseInsensitive) { compareOptions.insert(.caseInsensitive) }
+        if options.contains(.diacriticInsensitive) { compareOptions.insert(.diacriticInsensitive) }
+        switch kind {
+        case .contains:
+            return text.isEmpty || value.range(of: text, options: compareOptions) != nil
+        case .prefix:
+            return text.isEmpty
+                || value.range(of: text, options: compareOptions.union(.anchored)) != nil
+        case .equals:
+            return value.compare(text, options: compareOptions) == .orderedSame
+        }
+    }
+}
