@@ -13,7 +13,7 @@ public struct AttributeOptions: OptionSet, Sendable, Hashable {
     /// Large `Data` values are written to a blob file beside the store instead of the log.
     ///
     /// Only `Data` and `Data?` attributes accept this option. Values of at least
-    /// ``StoreOptions/externalStorageMinimumByteCount`` bytes (16 KiB unless the store's
+    /// `StoreOptions.externalStorageMinimumByteCount` bytes (16 KiB unless the store's
     /// options say otherwise) go to a blob; smaller ones stay inline. A save writes a blob
     /// that has not changed since it was read or saved as the same reference, so changing an
     /// object's other values never writes its large data again.
@@ -24,7 +24,7 @@ public struct AttributeOptions: OptionSet, Sendable, Hashable {
 
 /// Where `.externalStorage` data goes.
 public enum ExternalStorage {
-    /// The default of ``StoreOptions/externalStorageMinimumByteCount``: data of at least this
+    /// The default of `StoreOptions.externalStorageMinimumByteCount`: data of at least this
     /// many bytes is written to a blob file; smaller data stays inline.
     public static let minimumByteCount = 16 * 1024
 }
