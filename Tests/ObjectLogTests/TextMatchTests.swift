@@ -1,7 +1,8 @@
 import Foundation
-import ObjectLog
 import TestSupport
 import Testing
+
+@testable import ObjectLog
 
 /// An entity to search; the `note` before `title` makes the search skip a property first.
 final class Dish: ManagedObject {
@@ -151,6 +152,45 @@ struct TextMatchTests {
         #expect(
             try context.fetch(saved).map(\.title).sorted() == ["Blot", "spotted dick"].sorted()
         )
+    }
+
+    @Test("counts on two threads agree with the fetches, registered and pending objects too")
+    func parallelCounts() throws {
+        let (_, context) = try makeDishes()
+        // Every record counts through the parallel path (its threshold is the store's size).
+        context.tuning.parallelDecodingThreshold = 2
+        let matches: [TextMatch<Dish>] = [
+            .contains(\.title, "cr"), .contains(\.title, "K"), .hasPrefix(\.title, "spot"),
+            .contains(\.title, "e", options: .diacriticInsensitive), .equals(\.title, "kale"),
+            .contains(\.title, "ss", options: [.caseInsensitive, .diacriticInsensitive]),
+        ]
+        func check(_ label: String) throws {
+            for match in matches {
+                for pending in [true, false] {
+                    var request = FetchRequest<Dish>(textMatch: match)
+                    request.includesPendingChanges = pending
+                    let fetched = try context.fetch(request).count
+                    let counted = try context.count(request)
+                    #expect(
+                        counted == fetched,
+                        "\(label), \(match), pending \(pending): \(counted) != \(fetched)"
+                    )
+                }
+            }
+        }
+        try check("saved objects only")
+        // A loaded object changed, an inserted one, a deleted one.
+        let spot = try #require(
+            try context.fetch(FetchRequest<Dish>(textMatch: .equals(\.title, "Spot"))).first
+        )
+        spot.title = "Blot"
+        Dish(context: context).title = "Spotlight"
+        let kale = try #require(
+            try context.fetch(FetchRequest<Dish>(textMatch: .equals(\.title, "kale"))).first
+        )
+        context.delete(kale)
+        try check("with unsaved changes")
+        #expect(context.statistics.parallelTextCounts > 0)
     }
 
     @Test("a key path that is not a String attribute is refused")

@@ -40,4 +40,6 @@ struct ContextStatistics {
     var parallelFaultBatches = 0
     /// How many bulk fault loads ran, on one thread or two.
     var bulkFaultLoads = 0
+    /// How many text-match counts ran on two threads or more.
+    var parallelTextCounts = 0
 }

@@ -183,6 +183,97 @@ extension ManagedObjectContext {
         return objects
     }
 
+    /// The number of objects of `entity` whose text matches, the saved ones counted on their
+    /// record bytes by two threads or more; nil when the count does not qualify (fewer records
+    /// than `tuning.parallelDecodingThreshold`, or one processor), and the scan counts instead.
+    ///
+    /// Objects registered here are then tested as the scan tests them (their own values when
+    /// loaded, the store's otherwise), and with `pending` the deleted ones are left out and the
+    /// inserted ones tested. A record whose bytes cannot tell (text that is not ASCII) is
+    /// decoded and tested on the calling thread afterwards.
+    private func countInParallel(
+        entity: EntityDescription,
+        text: CompiledTextMatch,
+        pending: Bool
+    ) throws(ObjectLogError) -> Int? {
+        let count = store.liveCount(entity: entity.tag)
+        guard count >= max(tuning.parallelDecodingThreshold, 2),
+            ProcessInfo.processInfo.activeProcessorCount >= 2
+        else { return nil }
+        var registered = Set<ObjectKey>()
+        registry.forEachObject { key, object in
+            if object.hasEntity(entity) { registered.insert(key) }
+        }
+        let plans: [LogStore.ReadPlan]
+        do {
+            plans = try store.liveObjectPlans(entity: entity.tag, parts: tuning.parts(for: count))
+        } catch {
+            throw ObjectLogError.store(error, "cannot scan \(entity.name)")
+        }
+        statistics.parallelTextCounts += 1
+        let results = ParallelCountResults(count: plans.count)
+        // Safe to share: the entity, the matcher, the keys and the store are only read.
+        let shared = UncheckedSendable((entity, text, store, registered))
+        DispatchQueue.concurrentPerform(iterations: plans.count) { part in
+            let (entity, text, store, registered) = shared.value
+            var matched = 0
+            var undecided: [ObjectKey] = []
+            do {
+                try store.forEachObject(in: plans[part]) { key, _, buffer in
+                    guard registered.isEmpty || !registered.contains(key) else { return }
+                    switch text.test(payload: buffer, entity: entity) {
+                    case true?: matched += 1
+                    case false?: break
+                    case nil: undecided.append(key)
+                    }
+                }
+                results.store(part, matched: matched, undecided: undecided)
+            } catch {
+                results.fail(part, error)
+            }
+        }
+        if let error = results.firstError {
+            throw ObjectLogError.store(error, "cannot scan \(entity.name)")
+        }
+        var total = results.matched
+        // Registered objects with their own values, as the scan tests them.
+        var fromStore = results.undecided
+        // (Only those saved: the inserted ones are counted below, with `pending`.)
+        for key in registered where store.location(of: key) != nil {
+            guard let object = registry[key] else { continue }
+            if pending, object.isDeleted { continue }
+            if !object.isFault, pending || !object.hasChanges {
+                if text.test(object) { total += 1 }
+            } else {
+                fromStore.append(key)
+            }
+        }
+        if !fromStore.isEmpty {
+            let scratch = entity.objectType.init()
+            scratch.entity = entity
+            do {
+                try store.forEachObject(keys: fromStore) { _, _, buffer in
+                    var reader = PayloadReader(buffer)
+                    try ObjectDecoder.decode(&reader, into: scratch, entity: entity, source: nil)
+                    if text.test(scratch) { total += 1 }
+                }
+            } catch let error as ObjectLogError {
+                throw error
+            } catch {
+                throw ObjectLogError.store(error, "cannot scan \(entity.name)")
+            }
+        }
+        if pending {
+            for object in insertedList
+            where object.isInserted && object.managedObjectContext === self
+                && object.hasEntity(entity) && text.test(object)
+            {
+                total += 1
+            }
+        }
+        return total
+    }
+
     /// The saved objects of `entity` that match `predicate`, as a plan to read them, when the
     /// attribute columns decide the whole predicate; nil when they cannot (the predicate must
     /// then be evaluated on the objects).
@@ -380,6 +471,11 @@ extension ManagedObjectContext {
             object.entity = entity
             object.managedObjectContext = self
             return object
+        }
+        if countOnly, predicate == nil, let text,
+            let counted = try countInParallel(entity: entity, text: text, pending: pending)
+        {
+            return ([], counted)
         }
         guard var scratch = makeScratch() else { return ([], 0) }
         let needsValues = predicate != nil || text != nil || register || sorts
@@ -821,4 +917,42 @@ func asciiOrder(_ left: String, _ right: String) -> ComparisonResult? {
             return a.count < b.count ? .orderedAscending : .orderedDescending
         }
     }
+}
+
+/// What the threads of a parallel text count found, each part in its own slot.
+private final class ParallelCountResults: @unchecked Sendable {
+    // `@unchecked`: each thread writes only its own slot of buffers allocated up front (no
+    // array storage shared between threads), and the caller reads them after
+    // `concurrentPerform` has returned.
+    private let counts: UnsafeMutableBufferPointer<Int>
+    private let undecidedKeys: UnsafeMutableBufferPointer<[ObjectKey]>
+    private let errors: UnsafeMutableBufferPointer<(any Error)?>
+
+    init(count: Int) {
+        counts = .allocate(capacity: count)
+        counts.initialize(repeating: 0)
+        undecidedKeys = .allocate(capacity: count)
+        undecidedKeys.initialize(repeating: [])
+        errors = .allocate(capacity: count)
+        errors.initialize(repeating: nil)
+    }
+
+    deinit {
+        counts.deallocate()
+        _ = undecidedKeys.deinitialize()
+        undecidedKeys.deallocate()
+        _ = errors.deinitialize()
+        errors.deallocate()
+    }
+
+    func store(_ part: Int, matched: Int, undecided: [ObjectKey]) {
+        counts[part] = matched
+        undecidedKeys[part] = undecided
+    }
+
+    func fail(_ part: Int, _ error: any Error) { errors[part] = error }
+
+    var matched: Int { counts.reduce(0, +) }
+    var undecided: [ObjectKey] { undecidedKeys.flatMap { $0 } }
+    var firstError: (any Error)? { errors.lazy.compactMap { $0 }.first }
 }
