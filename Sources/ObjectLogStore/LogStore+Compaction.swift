@@ -247,6 +247,7 @@ extension LogStore {
                                 window: UnsafeRawBufferPointer(rebasing: bytes[..<windowCount]),
                                 windowStart: windowStart,
                                 layout: sourceLayout,
+                                newLayout: layout,
                                 rewrites: rewrites
                             )
                         }
@@ -255,9 +256,20 @@ extension LogStore {
                 }
                 let at = Int(offset - windowStart)
                 let newStart = buffer.count
+                // A rewritten record was checked, rewritten and framed by a worker: copied.
+                let framed =
+                    rewrites == nil ? nil : rewritten.values[index - rewrittenStart]
                 let blobs: [BlobID] = try window.withUnsafeBytes { bytes in
+                    if let framed {
+                        rewritten.outputs[framed.worker].withUnsafeBytes { output in
+                            buffer.append(
+                                contentsOf: UnsafeRawBufferPointer(rebasing: output[framed.range])
+                            )
+                        }
+                        return framed.blobs
+                    }
                     let record = UnsafeRawBufferPointer(rebasing: bytes[at..<(at + total)])
-                    // A rewritten record's checksum was checked as it was rewritten.
+                    // A record the rewrites left had its checksum checked by a worker.
                     let (frame, payload, contents) = try checkedPut(
                         record,
                         key: item.key,
@@ -266,21 +278,7 @@ extension LogStore {
                         verifyingChecksum: rewrites == nil
                     )
                     let blobs = contents.blobs(in: payload)
-                    if rewrites != nil,
-                        let (worker, range) = rewritten.values[index - rewrittenStart]
-                    {
-                        rewritten.outputs[worker].withUnsafeBytes { output in
-                            let value = UnsafeRawBufferPointer(rebasing: output[range])
-                            layout.appendPut(
-                                key: frame.key,
-                                entity: frame.entity,
-                                isInsert: frame.flags & PutFlags.insert != 0,
-                                blobs: blobs,
-                                value: value,
-                                into: &buffer
-                            )
-                        }
-                    } else if let upgrade, offset < upgrade.boundary {
+                    if let upgrade, offset < upgrade.boundary {
                         let value = UnsafeRawBufferPointer(
                             rebasing: payload[contents.valueStart...]
                         )
@@ -376,8 +374,10 @@ extension LogStore {
     /// The rewritten values of a run of records: per record, the worker whose output holds
     /// its new value and where, or nil for a record left to compaction.
     struct RewrittenRun {
-        var values: [(worker: Int, range: Range<Int>)?] = []
-        var outputs: [[UInt8]] = []
+        /// Per record: the worker whose output holds it, where, and the blobs it refers to.
+        var values: [(worker: Int, range: Range<Int>, blobs: [BlobID])?] = []
+        /// Per worker: the rewritten records, framed in the new file's layout.
+        var outputs: [ByteWriter] = []
     }
 
     /// The rewritten values of the records `items[start...]` that lie wholly in `window`,
@@ -392,6 +392,7 @@ extension LogStore {
         window: UnsafeRawBufferPointer,
         windowStart: UInt64,
         layout: RecordLayout,
+        newLayout: RecordLayout,
         rewrites: [RecordRewrite]
     ) throws {
         let windowEnd = windowStart + UInt64(window.count)
@@ -408,7 +409,7 @@ extension LogStore {
         // cost as much in page faults as the rewriting.
         run.values.removeAll(keepingCapacity: true)
         run.values.append(contentsOf: repeatElement(nil, count: count))
-        while run.outputs.count < workers { run.outputs.append([]) }
+        while run.outputs.count < workers { run.outputs.append(ByteWriter()) }
         var failures = [(any Error)?](repeating: nil, count: workers)
         run.values.withUnsafeMutableBufferPointer { values in
             run.outputs.withUnsafeMutableBufferPointer { outputs in
@@ -422,10 +423,11 @@ extension LogStore {
                         DispatchQueue.concurrentPerform(iterations: workers) { worker in
                             let share =
                                 (count * worker / workers)..<(count * (worker + 1) / workers)
-                            var output = outputs[worker]
-                            outputs[worker] = []
-                            output.removeAll(keepingCapacity: true)
-                            defer { outputs[worker] = output }
+                            var framed = outputs[worker]
+                            outputs[worker] = ByteWriter()
+                            framed.removeAll()
+                            defer { outputs[worker] = framed }
+                            var output: [UInt8] = []
                             do {
                                 for slot in share {
                                     let item = items[start + slot]
@@ -439,7 +441,7 @@ extension LogStore {
                                         offset: item.location.offset,
                                         layout: layout
                                     )
-                                    let before = output.count
+                                    output.removeAll(keepingCapacity: true)
                                     if try rewrites[worker](
                                         frame.key,
                                         frame.entity,
@@ -449,7 +451,19 @@ extension LogStore {
                                         ),
                                         &output
                                     ) {
-                                        values[slot] = (worker, before..<output.count)
+                                        let blobs = contents.blobs(in: payload)
+                                        let start = framed.count
+                                        output.withUnsafeBytes { value in
+                                            newLayout.appendPut(
+                                                key: frame.key,
+                                                entity: frame.entity,
+                                                isInsert: frame.flags & PutFlags.insert != 0,
+                                                blobs: blobs,
+                                                value: value,
+                                                into: &framed
+                                            )
+                                        }
+                                        values[slot] = (worker, start..<framed.count, blobs)
                                     }
                                 }
                             } catch {
