@@ -468,18 +468,11 @@ private struct StoreBenchmark {
         // 9. Migration: an open that migrates (one attribute added) against a plain writable
         // open, both with the index and on fresh copies of the store; and a staged migration
         // that rewrites every object, against compaction's throughput.
-        var plainOpens: [Double] = []
-        var migratingOpens: [Double] = []
-        for round in 0..<5 {
-            let plain = directory + "/plain\(round).olog"
-            let migrating = directory + "/migrating\(round).olog"
-            try copyStore(to: plain)
-            try copyStore(to: migrating)
-            plainOpens.append(try child(["open-count-write", plain]).seconds)
-            migratingOpens.append(try child(["migrate-open-count", migrating]).seconds)
-            try removeFiles(startingWith: "plain\(round).")
-            try removeFiles(startingWith: "migrating\(round).")
-        }
+        let (plainOpens, migratingOpens) = try alternatingChildren(
+            "open-count-write",
+            "migrate-open-count",
+            rounds: 5
+        )
         let plainOpen = percentile(plainOpens, 0.5)
         let migratingOpen = percentile(migratingOpens, 0.5)
         report.add(
@@ -497,20 +490,12 @@ private struct StoreBenchmark {
         // of the same store measured the same way: a child process that opens a fresh copy,
         // does the work and closes it; rates in the store's bytes per second, medians of three
         // alternating rounds.
-        var compactions: [Double] = []
-        var rewrites: [Double] = []
-        var storeBytes9: UInt64 = 0
-        for round in 0..<3 {
-            let compacted = directory + "/compacted\(round).olog"
-            let rewritten = directory + "/rewrite\(round).olog"
-            try copyStore(to: compacted)
-            try copyStore(to: rewritten)
-            storeBytes9 = fileSize(rewritten)
-            compactions.append(try child(["open-compact", compacted]).seconds)
-            rewrites.append(try child(["rewrite-migrate", rewritten]).seconds)
-            try removeFiles(startingWith: "compacted\(round).")
-            try removeFiles(startingWith: "rewrite\(round).")
-        }
+        let storeBytes9 = fileSize(storePath)
+        let (compactions, rewrites) = try alternatingChildren(
+            "open-compact",
+            "rewrite-migrate",
+            rounds: 3
+        )
         let reopenedCompactionRate = Double(storeBytes9) / percentile(compactions, 0.5)
         let rewriteRate = Double(storeBytes9) / percentile(rewrites, 0.5)
         report.add(
@@ -551,18 +536,11 @@ private struct StoreBenchmark {
         for (batch, oneByOne, label) in [
             ("batch-delete", "fetch-delete", "delete"), ("batch-update", "fetch-update", "update"),
         ] {
-            var batchTimes: [Double] = []
-            var oneByOneTimes: [Double] = []
-            for round in 0..<3 {
-                let first = directory + "/batch\(round).olog"
-                let second = directory + "/single\(round).olog"
-                try copyStore(to: first)
-                try copyStore(to: second)
-                batchTimes.append(try child([batch, first]).seconds)
-                oneByOneTimes.append(try child([oneByOne, second]).seconds)
-                try removeFiles(startingWith: "batch\(round).")
-                try removeFiles(startingWith: "single\(round).")
-            }
+            let (batchTimes, oneByOneTimes) = try alternatingChildren(
+                batch,
+                oneByOne,
+                rounds: 3
+            )
             let batchTime = percentile(batchTimes, 0.5)
             let oneByOneTime = percentile(oneByOneTimes, 0.5)
             report.add(
@@ -580,6 +558,27 @@ private struct StoreBenchmark {
 
         if let path = option("--json", in: arguments) { try report.writeJSON(to: path) }
         if let path = option("--svg", in: arguments) { try report.writeSVG(to: path) }
+    }
+
+    /// The times of the child workloads `first` and `second` (each given a fresh copy of the
+    /// benchmark's store as its argument), run in turn for `rounds` rounds.
+    private func alternatingChildren(
+        _ first: String,
+        _ second: String,
+        rounds: Int
+    ) throws -> (first: [Double], second: [Double]) {
+        var times: (first: [Double], second: [Double]) = ([], [])
+        for round in 0..<rounds {
+            let firstCopy = directory + "/first\(round).olog"
+            let secondCopy = directory + "/second\(round).olog"
+            try copyStore(to: firstCopy)
+            try copyStore(to: secondCopy)
+            times.first.append(try child([first, firstCopy]).seconds)
+            times.second.append(try child([second, secondCopy]).seconds)
+            try removeFiles(startingWith: "first\(round).")
+            try removeFiles(startingWith: "second\(round).")
+        }
+        return times
     }
 
     /// Copies the benchmark's store (log and index) to `target`, synced: a save on the copy

@@ -72,3 +72,28 @@ func makeContainer(
 {
     try PersistentContainer(path: directory.file(name), for: testEntities)
 }
+
+/// The Swift code blocks of the DocC article `name` (in ObjectLog's catalog), each as the test
+/// file at `testFile` holds it: indented into the file's namespace, with functions made static.
+/// - Returns: The blocks so written, and the test file's text to look for them in.
+func articleCodeBlocks(
+    _ name: String,
+    asIn testFile: String
+) throws -> (blocks: [String], source: String) {
+    let tests = URL(fileURLWithPath: testFile)
+    let root = tests.deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    let article = try String(
+        contentsOf: root.appendingPathComponent("Sources/ObjectLog/ObjectLog.docc/\(name)"),
+        encoding: .utf8
+    )
+    let blocks = article.components(separatedBy: "```swift\n").dropFirst().map { block in
+        block.components(separatedBy: "```")[0]
+            .split(separator: "\n", omittingEmptySubsequences: false)
+            .map { line in
+                line.isEmpty ? "" : line.hasPrefix("func ") ? "    static " + line : "    " + line
+            }
+            .joined(separator: "\n")
+    }
+    return (blocks, try String(contentsOf: tests, encoding: .utf8))
+}

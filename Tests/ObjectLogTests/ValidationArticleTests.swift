@@ -104,29 +104,13 @@ struct ValidationArticleTests {
 
     @Test("this file holds every code block of the article, as the article shows it")
     func articleMatchesThisFile() throws {
-        let tests = URL(fileURLWithPath: #filePath)
-        let root = tests.deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let article = try String(
-            contentsOf: root.appendingPathComponent(
-                "Sources/ObjectLog/ObjectLog.docc/ValidatingAndReactingToChanges.md"
-            ),
-            encoding: .utf8
+        let (blocks, source) = try articleCodeBlocks(
+            "ValidatingAndReactingToChanges.md",
+            asIn: #filePath
         )
-        let source = try String(contentsOf: tests, encoding: .utf8)
-        let blocks = article.components(separatedBy: "```swift\n").dropFirst().map {
-            $0.components(separatedBy: "```")[0]
-        }
         #expect(blocks.count == 3)
-        for block in blocks {
-            // Indented into the namespace, functions made static.
-            let expected = block.split(separator: "\n", omittingEmptySubsequences: false)
-                .map { line in
-                    line.isEmpty
-                        ? "" : line.hasPrefix("func ") ? "    static " + line : "    " + line
-                }
-                .joined(separator: "\n")
-            #expect(source.contains(expected), "not in this file: \(block.prefix(40))")
+        for expected in blocks {
+            #expect(source.contains(expected), "not in this file: \(expected.prefix(44))")
         }
     }
 }

@@ -92,7 +92,6 @@ extension ManagedObjectContext {
         let keys = plan.keys
         guard !replacements.isEmpty, !keys.isEmpty else { return ObjectChanges() }
         let shapes = entity.schema.properties.map(ValueShape.init)
-        let externals = shapes.indices.filter { shapes[$0].isExternal }
         // Constraints over an updated attribute are checked with the objects' new values.
         let groups = entity.uniquenessConstraints.filter { group in
             group.contains { replacements[$0] != nil }
@@ -116,7 +115,7 @@ extension ManagedObjectContext {
                     }
                     let bytes = UnsafeRawBufferPointer(rebasing: value[start..<reader.offset])
                     writer.write(bytes: bytes)
-                    if externals.contains(index), let blob = Self.blobReference(in: bytes, shape) {
+                    if shape.isExternal, let blob = Self.blobReference(in: bytes, shape) {
                         blobs.append(blob)
                     }
                 }
@@ -127,16 +126,7 @@ extension ManagedObjectContext {
                 var decoder = PayloadReader(value)
                 try ObjectDecoder.decode(&decoder, into: object, entity: entity, source: nil)
                 for update in request.updates { update.assign(object) }
-                unique.append(
-                    PersistentStoreCoordinator.UniqueChange(
-                        key: key,
-                        entity: entity,
-                        isDelete: false,
-                        values: entity.uniquenessConstraints.map {
-                            ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
-                        }
-                    )
-                )
+                unique.append(Self.uniqueChange(of: object, key: key, entity: entity))
             }
         } catch let error as ObjectLogError {
             throw error
@@ -196,16 +186,7 @@ extension ManagedObjectContext {
             }
             sink.blobs = []
             if !entity.uniquenessConstraints.isEmpty {
-                unique.append(
-                    PersistentStoreCoordinator.UniqueChange(
-                        key: key,
-                        entity: entity,
-                        isDelete: false,
-                        values: entity.uniquenessConstraints.map {
-                            ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
-                        }
-                    )
-                )
+                unique.append(Self.uniqueChange(of: object, key: key, entity: entity))
             }
         }
         return try commitBatch(
@@ -289,6 +270,22 @@ extension ManagedObjectContext {
         let changes = saved.withLock { $0 } ?? ObjectChanges()
         mergeChanges(from: changes)
         return changes
+    }
+
+    /// The values `object` (saved under `key`) gives each uniqueness constraint of `entity`.
+    private static func uniqueChange(
+        of object: ManagedObject,
+        key: ObjectKey,
+        entity: EntityDescription
+    ) -> PersistentStoreCoordinator.UniqueChange {
+        PersistentStoreCoordinator.UniqueChange(
+            key: key,
+            entity: entity,
+            isDelete: false,
+            values: entity.uniquenessConstraints.map {
+                ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
+            }
+        )
     }
 
     /// The blob an external-storage value refers to, if it is stored in one.

@@ -211,7 +211,9 @@ extension ManagedObjectContext {
             throw ObjectLogError.store(error, "cannot scan \(entity.name)")
         }
         statistics.parallelTextCounts += 1
-        let results = ParallelCountResults(count: plans.count)
+        // Per part: the records that matched, and those whose bytes could not tell.
+        let found = PartSlots(count: plans.count, initial: (matched: 0, undecided: [ObjectKey]()))
+        let errors = PartSlots<(any Error)?>(count: plans.count, initial: nil)
         // Safe to share: the entity, the matcher, the keys and the store are only read.
         let shared = UncheckedSendable((entity, text, store, registered))
         DispatchQueue.concurrentPerform(iterations: plans.count) { part in
@@ -227,17 +229,17 @@ extension ManagedObjectContext {
                     case nil: undecided.append(key)
                     }
                 }
-                results.store(part, matched: matched, undecided: undecided)
+                found[part] = (matched, undecided)
             } catch {
-                results.fail(part, error)
+                errors[part] = error
             }
         }
-        if let error = results.firstError {
+        if let error = errors.firstError() {
             throw ObjectLogError.store(error, "cannot scan \(entity.name)")
         }
-        var total = results.matched
+        var total = found.values.reduce(0) { $0 + $1.matched }
         // Registered objects with their own values, as the scan tests them.
-        var fromStore = results.undecided
+        var fromStore = found.values.flatMap(\.undecided)
         // (Only those saved: the inserted ones are counted below, with `pending`.)
         for key in registered where store.location(of: key) != nil {
             guard let object = registry[key] else { continue }
@@ -917,42 +919,4 @@ func asciiOrder(_ left: String, _ right: String) -> ComparisonResult? {
             return a.count < b.count ? .orderedAscending : .orderedDescending
         }
     }
-}
-
-/// What the threads of a parallel text count found, each part in its own slot.
-private final class ParallelCountResults: @unchecked Sendable {
-    // `@unchecked`: each thread writes only its own slot of buffers allocated up front (no
-    // array storage shared between threads), and the caller reads them after
-    // `concurrentPerform` has returned.
-    private let counts: UnsafeMutableBufferPointer<Int>
-    private let undecidedKeys: UnsafeMutableBufferPointer<[ObjectKey]>
-    private let errors: UnsafeMutableBufferPointer<(any Error)?>
-
-    init(count: Int) {
-        counts = .allocate(capacity: count)
-        counts.initialize(repeating: 0)
-        undecidedKeys = .allocate(capacity: count)
-        undecidedKeys.initialize(repeating: [])
-        errors = .allocate(capacity: count)
-        errors.initialize(repeating: nil)
-    }
-
-    deinit {
-        counts.deallocate()
-        _ = undecidedKeys.deinitialize()
-        undecidedKeys.deallocate()
-        _ = errors.deinitialize()
-        errors.deallocate()
-    }
-
-    func store(_ part: Int, matched: Int, undecided: [ObjectKey]) {
-        counts[part] = matched
-        undecidedKeys[part] = undecided
-    }
-
-    func fail(_ part: Int, _ error: any Error) { errors[part] = error }
-
-    var matched: Int { counts.reduce(0, +) }
-    var undecided: [ObjectKey] { undecidedKeys.flatMap { $0 } }
-    var firstError: (any Error)? { errors.lazy.compactMap { $0 }.first }
 }

@@ -847,30 +847,50 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-/// The outcome of each part of a parallel bulk fault load, one slot each.
+/// One value per part of work spread over threads by `concurrentPerform`.
 ///
-/// `@unchecked Sendable`: each part writes only its own slot, and the slots are read after
-/// `concurrentPerform` has returned, which orders those writes before the reads.
-private final class ParallelDecodeResults: @unchecked Sendable {
-    private let loadedCounts: UnsafeMutableBufferPointer<Int>
-    private let errors: UnsafeMutableBufferPointer<(any Error)?>
-    private let loadedObjects: UnsafeMutableBufferPointer<[Unmanaged<ManagedObject>]>
+/// `@unchecked Sendable`: each part writes only its own slot of a buffer allocated up front (no
+/// array storage is shared between threads), and the slots are read after `concurrentPerform`
+/// has returned, which orders those writes before the reads.
+final class PartSlots<Value>: @unchecked Sendable {
+    private let slots: UnsafeMutableBufferPointer<Value>
 
-    init(count: Int) {
-        loadedCounts = .allocate(capacity: count)
-        loadedCounts.initialize(repeating: 0)
-        loadedObjects = .allocate(capacity: count)
-        loadedObjects.initialize(repeating: [])
-        errors = .allocate(capacity: count)
-        errors.initialize(repeating: nil)
+    init(count: Int, initial: Value) {
+        slots = .allocate(capacity: count)
+        slots.initialize(repeating: initial)
     }
 
     deinit {
-        loadedCounts.deallocate()
-        _ = loadedObjects.deinitialize()
-        loadedObjects.deallocate()
-        _ = errors.deinitialize()
-        errors.deallocate()
+        _ = slots.deinitialize()
+        slots.deallocate()
+    }
+
+    subscript(part: Int) -> Value {
+        get { slots[part] }
+        set { slots[part] = newValue }
+    }
+
+    /// The slots, in part order.
+    var values: UnsafeMutableBufferPointer<Value> { slots }
+}
+
+extension PartSlots {
+    /// The error of the first part (in part order) that failed.
+    func firstError<Failure>() -> Failure? where Value == Failure? {
+        slots.lazy.compactMap { $0 }.first
+    }
+}
+
+/// The outcome of each part of a parallel bulk fault load, one slot each.
+private final class ParallelDecodeResults: Sendable {
+    private let loadedCounts: PartSlots<Int>
+    private let errors: PartSlots<(any Error)?>
+    private let loadedObjects: PartSlots<[Unmanaged<ManagedObject>]>
+
+    init(count: Int) {
+        loadedCounts = PartSlots(count: count, initial: 0)
+        loadedObjects = PartSlots(count: count, initial: [])
+        errors = PartSlots(count: count, initial: nil)
     }
 
     func count(_ part: Int, _ loaded: Int) { loadedCounts[part] = loaded }
@@ -881,11 +901,11 @@ private final class ParallelDecodeResults: @unchecked Sendable {
 
     /// Calls `body` with each object the parts loaded (the registry keeps them alive).
     func forEachLoaded(_ body: (Unmanaged<ManagedObject>) -> Void) {
-        for part in loadedObjects { part.forEach(body) }
+        for part in loadedObjects.values { part.forEach(body) }
     }
 
     /// The objects loaded by all workers.
-    var loaded: Int { loadedCounts.reduce(0, +) }
+    var loaded: Int { loadedCounts.values.reduce(0, +) }
     /// The error of the first part (in log order) that failed.
-    var firstError: (any Error)? { errors.lazy.compactMap { $0 }.first }
+    var firstError: (any Error)? { errors.firstError() }
 }
