@@ -790,8 +790,11 @@ extension ManagedObjectContext {
             if let direct = accessor.makeComparator(ascending: descriptor.order == .forward) {
                 return ({ direct($0, $1) }, true)
             }
+            // The default order of a string key path is `String`'s `Comparable` one (on
+            // Linux, Foundation has no `.localizedStandard`, so `SortDescriptor(\.name)` has
+            // no string comparator); for ASCII it is byte order too.
             if let strings = accessor as? NativeAttributeAccessor<String>,
-                Self.isLexical(descriptor)
+                Self.isLexical(descriptor) || descriptor.stringComparator == nil
             {
                 return (lexicalComparator(descriptor, strings), true)
             }
@@ -806,9 +809,10 @@ extension ManagedObjectContext {
         return comparator == .lexical
     }
 
-    /// A `.lexical` string comparison that reads the attribute's storage and compares ASCII
-    /// strings byte by byte (for ASCII, lexical order is byte order, as in SQLite's default
-    /// collation); any other pair goes through the descriptor, exactly as Foundation orders it.
+    /// A `.lexical` (or `String`'s `Comparable`) string comparison that reads the attribute's
+    /// storage and compares ASCII strings byte by byte (for ASCII, both orders are byte order, as
+    /// in SQLite's default collation); any other pair goes through the descriptor, exactly as
+    /// Foundation orders it.
     private func lexicalComparator<T: ManagedObject>(
         _ descriptor: SortDescriptor<T>,
         _ accessor: NativeAttributeAccessor<String>
@@ -909,7 +913,15 @@ func asciiOrder(_ left: String, _ right: String) -> ComparisonResult? {
                 let x = a[index]
                 let y = b[index]
                 if x | y >= 0x80 { return nil }
-                if x != y { return x < y ? .orderedAscending : .orderedDescending }
+                if x != y {
+                    // A combining mark after either byte would compose with it (Swift compares
+                    // canonical equivalents: "e\u{301}" is "é", after "~"), so the next bytes
+                    // must be ASCII too (or absent) for the answer to stand.
+                    let next = index + 1
+                    if next < a.count, a[next] >= 0x80 { return nil }
+                    if next < b.count, b[next] >= 0x80 { return nil }
+                    return x < y ? .orderedAscending : .orderedDescending
+                }
                 index += 1
             }
             // The rest of the longer one must be ASCII too for the answer to stand.
