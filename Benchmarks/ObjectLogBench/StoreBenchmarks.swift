@@ -168,8 +168,8 @@ private struct StoreBenchmark {
         let request = FetchRequest<BenchItem>(
             predicate: #Predicate { $0.value < 100 },
             // Lexical order: SQLite's `ORDER BY name` compares bytes (its default
-            // BINARY collation); `SortDescriptor(\.name)` alone would sort by Foundation's
-            // localized standard order, different and far costlier work.
+            // BINARY collation); the default-order row below sorts with
+            // `SortDescriptor(\.name)` alone.
             sortBy: [SortDescriptor(\.name, comparator: .lexical)],
             fetchLimit: 100
         )
@@ -207,6 +207,31 @@ private struct StoreBenchmark {
                 ratio: objectLogFirst / sqliteFirst,
                 unit: "ms",
                 goal: "vs SQLite's first (info)",
+                met: nil
+            )
+        )
+        // The same query in the default string order (`String`'s own on Linux, whose
+        // Foundation has no `.localizedStandard`), against the `.lexical` one above.
+        let defaultOrder = FetchRequest<BenchItem>(
+            predicate: #Predicate { $0.value < 100 },
+            sortBy: [SortDescriptor(\.name)],
+            fetchLimit: 100
+        )
+        var defaultNames: [String] = []
+        let defaultQuery = try median(3) {
+            defaultNames = try context.fetch(defaultOrder).map(\.name)
+        }
+        guard defaultNames == defaultNames.sorted() else {
+            throw BenchmarkFailure("the default-order query returned names out of order")
+        }
+        report.add(
+            BenchmarkRow(
+                workload: "3 same query, default string order (ms)",
+                objectlog: defaultQuery * 1000,
+                peer: objectLogQuery * 1000,
+                ratio: defaultQuery / objectLogQuery,
+                unit: "ms",
+                goal: "vs .lexical (info)",
                 met: nil
             )
         )
@@ -839,8 +864,13 @@ private func runChild(_ arguments: [String]) {
                 let container = try PersistentContainer(path: arguments[1], plan: plan)
                 try container.close()
             }
-        case ("query", 2):
-            // Workload 3 alone, for profiling by hand (not part of the report).
+        case ("query", 2), ("query", 3):
+            // Workload 3 alone, for profiling by hand (not part of the report); with a third
+            // argument `default`, in the default string order instead of `.lexical`.
+            if arguments.count == 3, arguments[2] != "default" {
+                print("error: unknown query option '\(arguments[2])'")
+                exit(64)
+            }
             var options = StoreOptions()
             options.readOnly = true
             let container = try PersistentContainer(
@@ -851,9 +881,11 @@ private func runChild(_ arguments: [String]) {
             let request = FetchRequest<BenchItem>(
                 predicate: #Predicate { $0.value < 100 },
                 // Lexical order: SQLite's `ORDER BY name` compares bytes (its default
-                // BINARY collation); `SortDescriptor(\.name)` alone would sort by Foundation's
-                // localized standard order, different and far costlier work.
-                sortBy: [SortDescriptor(\.name, comparator: .lexical)],
+                // BINARY collation).
+                sortBy: [
+                    arguments.count == 3
+                        ? SortDescriptor(\.name) : SortDescriptor(\.name, comparator: .lexical)
+                ],
                 fetchLimit: 100
             )
             seconds = try measure {
