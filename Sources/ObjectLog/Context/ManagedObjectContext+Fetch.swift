@@ -621,7 +621,8 @@ extension ManagedObjectContext {
 
     /// The first sort descriptor's attribute and direction, if attribute columns can order by
     /// it exactly as ``ordering(_:)`` does: a direct comparison of a number or date, or a
-    /// `.lexical` comparison of a string.
+    /// `.lexical` or default (`String`'s own) comparison of a string: for the ASCII strings the
+    /// columns order, both are byte order.
     private func columnOrder<T: ManagedObject>(
         _ request: FetchRequest<T>,
         entity: EntityDescription
@@ -635,7 +636,9 @@ extension ManagedObjectContext {
         case .int, .int64, .double, .date:
             guard accessor.makeComparator(ascending: ascending) != nil else { return nil }
         case .string:
-            guard Self.isLexical(descriptor) else { return nil }
+            guard Self.isLexical(descriptor) || descriptor.stringComparator == nil else {
+                return nil
+            }
         case .bool:
             return nil
         }
