@@ -636,9 +636,7 @@ extension ManagedObjectContext {
         case .int, .int64, .double, .date:
             guard accessor.makeComparator(ascending: ascending) != nil else { return nil }
         case .string:
-            guard Self.isLexical(descriptor) || descriptor.stringComparator == nil else {
-                return nil
-            }
+            guard Self.ordersASCIIByBytes(descriptor) else { return nil }
         case .bool:
             return nil
         }
@@ -793,11 +791,8 @@ extension ManagedObjectContext {
             if let direct = accessor.makeComparator(ascending: descriptor.order == .forward) {
                 return ({ direct($0, $1) }, true)
             }
-            // The default order of a string key path is `String`'s `Comparable` one (on
-            // Linux, Foundation has no `.localizedStandard`, so `SortDescriptor(\.name)` has
-            // no string comparator); for ASCII it is byte order too.
             if let strings = accessor as? NativeAttributeAccessor<String>,
-                Self.isLexical(descriptor) || descriptor.stringComparator == nil
+                Self.ordersASCIIByBytes(descriptor)
             {
                 return (lexicalComparator(descriptor, strings), true)
             }
@@ -805,9 +800,12 @@ extension ManagedObjectContext {
         return (keyPathComparator(descriptor), false)
     }
 
-    /// Whether `descriptor` compares strings with `String.StandardComparator.lexical`.
-    private static func isLexical<T>(_ descriptor: SortDescriptor<T>) -> Bool {
-        guard var comparator = descriptor.stringComparator else { return false }
+    /// Whether `descriptor` orders ASCII strings by their bytes: with
+    /// `String.StandardComparator.lexical`, or with no string comparator at all, when it sorts
+    /// in `String`'s `Comparable` order (on Linux, Foundation has no `.localizedStandard`, so
+    /// `SortDescriptor(\.name)` has none), which for ASCII is byte order too.
+    private static func ordersASCIIByBytes<T>(_ descriptor: SortDescriptor<T>) -> Bool {
+        guard var comparator = descriptor.stringComparator else { return true }
         comparator.order = .forward
         return comparator == .lexical
     }
