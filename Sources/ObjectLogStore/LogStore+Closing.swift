@@ -14,7 +14,9 @@ extension LogStore {
             lockFile?.close()
             lockFile = nil
         }
-        if !isReadOnly && !isPoisoned {
+        if !isReadOnly && !isPoisoned
+            && !(indexedEnd?.generation == header.generation && indexedEnd?.end == endOffset)
+        {
             try writeIndex()
         }
     }
@@ -49,6 +51,7 @@ extension LogStore {
         }
         try fileSystem.rename(temporary, to: path + LogFormat.indexSuffix)
         try fileSystem.syncDirectory(directoryOf(path))
+        indexedEnd = (header.generation, endOffset)
     }
 
     /// Writes the index checkpoint now, so a later open need not replay the log.

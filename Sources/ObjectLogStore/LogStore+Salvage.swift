@@ -226,11 +226,22 @@ extension LogStore {
             try output.truncate(to: 0)
             let size = try source.size()
             var offset: UInt64 = 0
+            // One buffer for every chunk: a fresh 8 MiB array each time costs its page faults
+            // again.
+            var chunk = [UInt8](repeating: 0, count: Int(min(8 << 20, size)))
             while offset < size {
-                let chunk = try source.read(at: offset, count: Int(min(8 << 20, size - offset)))
-                guard !chunk.isEmpty else { break }
-                try output.write(chunk, at: offset)
-                offset += UInt64(chunk.count)
+                let wanted = Int(min(UInt64(chunk.count), size - offset))
+                let count = try chunk.withUnsafeMutableBytes { buffer in
+                    try source.read(
+                        into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]),
+                        at: offset
+                    )
+                }
+                guard count > 0 else { break }
+                try chunk.withUnsafeBytes { buffer in
+                    try output.write(UnsafeRawBufferPointer(rebasing: buffer[..<count]), at: offset)
+                }
+                offset += UInt64(count)
             }
             try output.sync()
             output.close()

@@ -88,6 +88,9 @@ public final class LogStore: @unchecked Sendable {
     var endOffset: UInt64
     var isPoisoned = false
     var isClosed = false
+    /// The generation and end the index file on disk describes, when it describes the state
+    /// as of the last commit: closing then has nothing to write.
+    var indexedEnd: (generation: UInt64, end: UInt64)?
     var counters = Statistics()
     /// Bytes that single-object loads read ahead while they went forward through the file.
     var readAhead = ReadAhead()
@@ -292,6 +295,9 @@ public final class LogStore: @unchecked Sendable {
         lastCommitChecksum = replay.lastCommitChecksum
         endOffset = validEnd
         damageAtOpen = damage
+        if state == .loaded, validEnd == start {
+            indexedEnd = (header.generation, validEnd)
+        }
         if metadataOffset != 0 {
             currentMetadata = try readMetadataRecord(at: metadataOffset)
         }

@@ -271,10 +271,9 @@ struct EntityTranscoder: Sendable {
     }
 
     /// The byte range of each old property's value in the old record's `value`, into `ranges`
-    /// (emptied first).
+    /// (replacing what it held).
     /// - Throws: ``PayloadError`` for a value its version cannot decode.
     func findRanges(in value: UnsafeRawBufferPointer, into ranges: inout [Range<Int>]) throws {
-        ranges.removeAll(keepingCapacity: true)
         var reader = PayloadReader(value)
         let count = try reader.readVarint()
         guard count == UInt64(oldShapes.count) else {
@@ -284,10 +283,16 @@ struct EntityTranscoder: Sendable {
                     + "\(oldShapes.count)"
             )
         }
-        for shape in oldShapes {
-            let start = reader.offset
-            try shape.skip(&reader)
-            ranges.append(start..<reader.offset)
+        // Written in place: a rewriting stage finds the ranges of every record it visits.
+        if ranges.count != oldShapes.count {
+            ranges = Array(repeating: 0..<0, count: oldShapes.count)
+        }
+        try ranges.withUnsafeMutableBufferPointer { ranges throws(PayloadError) in
+            for index in oldShapes.indices {
+                let start = reader.offset
+                try oldShapes[index].skip(&reader)
+                ranges[index] = start..<reader.offset
+            }
         }
     }
 

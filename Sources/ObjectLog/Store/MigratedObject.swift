@@ -8,14 +8,19 @@ import ObjectLogStore
 public struct StoredObject: Sendable {
     /// The object's key.
     public let key: ObjectKey
-    let layout: EntityLayout
+    /// The record's layout, bytes and the ranges of its values, in one reference: a stage
+    /// makes one stored object for every record it visits.
+    let record: StoredRecord
+    var layout: EntityLayout { record.layout }
     /// The record's value, in the old version's layout.
-    let bytes: [UInt8]
+    var bytes: [UInt8] { record.bytes }
+    /// Where each property's value lies in `bytes` (found once per record: every read and the
+    /// new record's encoding use them).
+    var ranges: [Range<Int>] { record.ranges }
 
-    init(key: ObjectKey, layout: EntityLayout, bytes: [UInt8]) {
+    init(key: ObjectKey, record: StoredRecord) {
         self.key = key
-        self.layout = layout
-        self.bytes = bytes
+        self.record = record
     }
 
     /// The entity's name in the old version.
@@ -39,12 +44,29 @@ public struct StoredObject: Sendable {
 
     /// Decodes the property at `index`.
     func value(at index: Int) throws -> StoredValue {
-        try bytes.withUnsafeBytes { buffer in
-            var reader = PayloadReader(buffer)
-            _ = try reader.readVarint()
-            for shape in layout.shapes[..<index] { try shape.skip(&reader) }
-            return try StoredValue.decode(layout.shapes[index], from: &reader)
+        try record.bytes.withUnsafeBytes { buffer in
+            var reader = PayloadReader(
+                UnsafeRawBufferPointer(rebasing: buffer[record.ranges[index]])
+            )
+            return try StoredValue.decode(record.layout.shapes[index], from: &reader)
         }
+    }
+}
+
+/// One old record as a rewriting stage reads it.
+///
+/// Immutable once a ``StoredObject`` refers to it: the stage's rewriter refills one only while
+/// it holds the only reference (a stage that keeps an object gets a fresh record next time),
+/// and each rewriter is used by one thread at a time.
+final class StoredRecord: @unchecked Sendable {
+    // Without the run-time exclusivity checks of a class's stored properties: only the
+    // rewriter that holds the only reference writes them.
+    @exclusivity(unchecked) var layout: EntityLayout
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) var ranges: [Range<Int>] = []
+
+    init(layout: EntityLayout) {
+        self.layout = layout
     }
 }
 
@@ -60,8 +82,9 @@ public struct MigratedObject: Sendable {
     let entry: RewriteEntry
     /// The old object, whose bytes the properties not set come from.
     let old: StoredObject
-    /// Properties set by the stage, by index in the new version's properties.
-    private(set) var changes: [(index: Int, value: StoredValue)]
+    /// The value the stage set for each of the new version's properties, nil where it set
+    /// none (indexed, so that a set and the encoding's lookup cost no search).
+    private(set) var changes: [StoredValue?]
     /// Names set that the entity does not have (reported once the stage returns).
     private(set) var unknownNames: [String] = []
 
@@ -69,7 +92,7 @@ public struct MigratedObject: Sendable {
         key: ObjectKey,
         entry: RewriteEntry,
         old: StoredObject,
-        changes: [(index: Int, value: StoredValue)]
+        changes: [StoredValue?]
     ) {
         self.key = key
         self.entry = entry
@@ -90,7 +113,7 @@ public struct MigratedObject: Sendable {
     public subscript(name: String) -> StoredValue? {
         get {
             guard let index = entry.new.index(of: name) else { return nil }
-            if let change = changes.first(where: { $0.index == index }) { return change.value }
+            if let change = changes[index] { return change }
             return try? inferredValue(at: index)
         }
         set {
@@ -98,24 +121,18 @@ public struct MigratedObject: Sendable {
                 unknownNames.append(name)
                 return
             }
-            if let slot = changes.firstIndex(where: { $0.index == index }) {
-                changes[slot].value = newValue ?? .null
-            } else {
-                changes.append((index, newValue ?? .null))
-            }
+            changes[index] = newValue ?? .null
         }
     }
 
     /// The value the inferred migration gives the property at `index`.
     func inferredValue(at index: Int) throws -> StoredValue {
         var writer = PayloadWriter()
-        try old.bytes.withUnsafeBytes { value in
-            var ranges: [Range<Int>] = []
-            try entry.transcoder.findRanges(in: value, into: &ranges)
+        try old.record.bytes.withUnsafeBytes { value in
             try entry.transcoder.write(
                 step: index,
                 of: value,
-                ranges: ranges,
+                ranges: old.record.ranges,
                 blob: entry.blob,
                 into: &writer
             )
@@ -127,7 +144,7 @@ public struct MigratedObject: Sendable {
     }
 
     /// Hands the storage of the changes back for the next object, leaving none.
-    mutating func takeChanges() -> [(index: Int, value: StoredValue)] {
+    mutating func takeChanges() -> [StoredValue?] {
         defer { changes = [] }
         return changes
     }
@@ -147,8 +164,14 @@ final class EntityLayout: Sendable {
     }
 
     /// The index of the property `name`.
+    ///
+    /// A linear search: an entity has a few properties, and comparing a name with an equal
+    /// one (the same small string) is cheaper than hashing it, which a stage would pay for
+    /// every object it visits.
     func index(of name: String) -> Int? {
-        names.firstIndex(of: name)
+        // Lengths first: most names differ in length, which is cheaper to see than a mismatch.
+        let length = name.utf8.count
+        return names.firstIndex { $0.utf8.count == length && $0 == name }
     }
 }
 

@@ -88,7 +88,9 @@ extension StagedMigration {
 /// has one rewriter per worker thread); its scratch buffers are reused from record to record,
 /// so a record costs the allocations of its old bytes and its new value.
 final class ObjectRewriter: @unchecked Sendable {
-    private let entries: [EntityTag: RewriteEntry]
+    /// The stage's entities, searched in order: a stage names a few, and a record's lookup
+    /// then costs less than hashing its tag.
+    private let entries: [RewriteEntry]
     private let starts: [(generation: UInt64, offset: UInt64)]
     private let generation: UInt64
     /// The inferred mapping of each version to the next.
@@ -97,11 +99,11 @@ final class ObjectRewriter: @unchecked Sendable {
     private let oldVersion: Int
     private let blob: @Sendable (BlobID) throws -> Data
     // Scratch, touched by one record at a time (compaction calls on one thread), so without
-    // the run-time exclusivity checks a class's stored properties otherwise get.
-    @exclusivity(unchecked) private var ranges: [Range<Int>] = []
+    // the run-time exclusivity checks a class's stored properties otherwise get. Each is taken
+    // out while a record's objects hold it, so that it is unique (and reused) for the next.
+    @exclusivity(unchecked) private var reusable: StoredRecord?
     @exclusivity(unchecked) private var writer = PayloadWriter()
-    @exclusivity(unchecked) private var changes: [(index: Int, value: StoredValue)] = []
-    @exclusivity(unchecked) private var oldBytes: [UInt8] = []
+    @exclusivity(unchecked) private var changes: [StoredValue?] = []
 
     /// - Throws: ``ObjectLogError/Code/invalidArgument`` for a name that is no entity of the
     ///   old version, or one the new version removed.
@@ -158,7 +160,7 @@ final class ObjectRewriter: @unchecked Sendable {
                 blob: blob
             )
         }
-        self.entries = entries
+        self.entries = entries.values.sorted { $0.tag < $1.tag }
         self.starts = history.starts
         self.generation = store.generation
         self.steps = steps
@@ -176,30 +178,39 @@ final class ObjectRewriter: @unchecked Sendable {
         value: UnsafeRawBufferPointer,
         into output: inout [UInt8]
     ) throws -> Bool {
-        guard let entry = entries[tag] else { return false }
+        guard let entry = entries.first(where: { $0.tag == tag }) else { return false }
         let version = ModelHistory.version(writing: offset, generation: generation, starts: starts)
         guard version <= oldVersion else { return false }
-        // The value in the old version's layout, in the scratch buffer (taken out while the
-        // objects hold it, so that it is unique, and reused, when the next record comes).
-        var bytes = oldBytes
-        oldBytes = []
-        bytes.removeAll(keepingCapacity: true)
-        bytes.append(contentsOf: value)
+        // The value in the old version's layout, in the last record's storage when no object
+        // still refers to it (a stage may keep objects), else in a new one.
+        if !isKnownUniquelyReferenced(&reusable) { reusable = StoredRecord(layout: entry.old) }
+        guard let record = reusable else { return false }
+        record.layout = entry.old
+        record.bytes.replaceSubrange(record.bytes.indices, with: value)
         for step in steps[version..<oldVersion] {
             guard let transcoder = step.transcoder(forOldTag: tag) else { return false }
-            bytes = try bytes.withUnsafeBytes { try transcoder.transcode($0, blob: blob) }
+            record.bytes = try record.bytes.withUnsafeBytes {
+                try transcoder.transcode($0, blob: blob)
+            }
+        }
+        try record.bytes.withUnsafeBytes {
+            try entry.transcoder.findRanges(in: $0, into: &record.ranges)
         }
         var scratch = changes
         changes = []
-        scratch.removeAll(keepingCapacity: true)
+        if scratch.count == entry.new.names.count {
+            for index in scratch.indices { scratch[index] = nil }
+        } else {
+            scratch = Array(repeating: nil, count: entry.new.names.count)
+        }
         do {
-            let old = StoredObject(key: key, layout: entry.old, bytes: bytes)
-            var new = MigratedObject(key: key, entry: entry, old: old, changes: scratch)
+            let old = StoredObject(key: key, record: record)
+            // Consumed, so that the object holds the only reference and sets in place.
+            var new = MigratedObject(key: key, entry: entry, old: old, changes: consume scratch)
             try entry.closure(old, &new)
             try encode(new)
             changes = new.takeChanges()
         }
-        oldBytes = bytes
         writer.withUnsafeBytes { output.append(contentsOf: $0) }
         return true
     }
@@ -218,11 +229,11 @@ final class ObjectRewriter: @unchecked Sendable {
             )
         }
         writer.removeAll()
-        try object.old.bytes.withUnsafeBytes { value in
-            try entry.transcoder.findRanges(in: value, into: &ranges)
+        let ranges = object.old.record.ranges
+        try object.old.record.bytes.withUnsafeBytes { value in
             writer.write(varint: UInt64(entry.new.shapes.count))
             for index in entry.new.shapes.indices {
-                guard let change = object.changes.first(where: { $0.index == index }) else {
+                guard let change = object.changes[index] else {
                     try entry.transcoder.write(
                         step: index,
                         of: value,
@@ -232,8 +243,8 @@ final class ObjectRewriter: @unchecked Sendable {
                     )
                     continue
                 }
-                try check(change.value, at: index, of: object)
-                if let problem = change.value.encode(as: entry.new.shapes[index], into: &writer) {
+                try check(change, at: index, of: object)
+                if let problem = change.encode(as: entry.new.shapes[index], into: &writer) {
                     let name = entry.new.names[index]
                     throw ObjectLogError(
                         .invalidArgument,
