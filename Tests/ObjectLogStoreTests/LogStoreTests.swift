@@ -859,6 +859,52 @@ struct LogStoreTests {
         #expect(try reopened.readObject(1)?.payload == [1])
     }
 
+    @Test("closing rewrites the index only when it no longer describes the last commit")
+    func indexRewrittenOnlyWhenStale() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("c.olog")
+        func indexInode() throws -> Int {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path + "-index")
+            return try #require(attributes[.systemFileNumber] as? Int)
+        }
+        func commitOne(_ store: LogStore) throws {
+            var transaction = Transaction()
+            transaction.put(
+                key: store.allocateKeys(1).lowerBound,
+                entity: 1,
+                payload: [7],
+                isInsert: true
+            )
+            try store.commit(transaction)
+        }
+        let store = try LogStore.open(path: path)
+        try commitOne(store)
+        try store.close()
+        let written = try indexInode()
+        // Opened from an index that covers the whole file, closed unchanged: nothing to write
+        // (the index is replaced by a rename, so a rewrite would change its inode).
+        let unchanged = try LogStore.open(path: path)
+        #expect(unchanged.indexState == .loaded)
+        try unchanged.close()
+        #expect(try indexInode() == written)
+        // A commit makes it stale: closing writes it, and the next open loads it.
+        let changed = try LogStore.open(path: path)
+        try commitOne(changed)
+        try changed.close()
+        #expect(try indexInode() != written)
+        let reopened = try LogStore.open(path: path)
+        #expect(reopened.indexState == .loaded)
+        #expect(reopened.liveKeys(entity: nil).count == 2)
+        // After a compaction (which writes the index itself), closing writes nothing more.
+        _ = try reopened.compact()
+        let compacted = try indexInode()
+        try reopened.close()
+        #expect(try indexInode() == compacted)
+        let afterCompaction = try LogStore.open(path: path)
+        #expect(afterCompaction.indexState == .loaded)
+        #expect(afterCompaction.liveKeys(entity: nil).count == 2)
+    }
+
     @Test("external blobs are content-addressed, verified, and removed once unreferenced")
     func blobs() throws {
         let directory = TemporaryDirectory()

@@ -90,6 +90,52 @@ struct RewriteStageTests {
         #expect(fractions == fractions.sorted())
     }
 
+    @Test("old objects a stage keeps keep their values while later records are rewritten")
+    func keptObjects() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("kept.objectlog")
+        let count = 3_000
+        try writeVersion1(at: path, count: count)
+        // The rewriter refills one record's storage from object to object while nothing else
+        // refers to it; a stage that keeps the objects must still see each one's own values.
+        final class Kept: @unchecked Sendable {
+            let lock = NSLock()
+            var objects: [StoredObject] = []
+        }
+        let kept = Kept()
+        let plan = MigrationPlan(
+            versions: [Plan1.version, Plan2.version],
+            stages: [
+                .rewrite(
+                    from: "1",
+                    to: "2",
+                    entities: [
+                        "Recipe": { old, new in
+                            kept.lock.withLock { kept.objects.append(old) }
+                            new["servings"] = .int(1)
+                        }
+                    ]
+                )
+            ]
+        )
+        try PersistentContainer(path: path, plan: plan).close()
+        #expect(kept.objects.count == count)
+        var wrong = 0
+        for object in kept.objects {
+            guard case .string(let title)? = object["title"],
+                let index = Int(title.dropFirst("recipe ".count)),
+                case .string(let servings)? = object["servings"],
+                case .string(let tags)? = object["tags"]
+            else {
+                wrong += 1
+                continue
+            }
+            let people = index % 2 == 0 ? index : index + 1
+            if servings != "\(people) people" || tags != "t\(index % 3)" { wrong += 1 }
+        }
+        #expect(wrong == 0)
+    }
+
     @Test("a store that went through a lightweight migration first is rewritten from it")
     func afterLightweight() throws {
         let directory = TemporaryDirectory()
