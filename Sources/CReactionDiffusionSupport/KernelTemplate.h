@@ -479,6 +479,114 @@ static void RD_FN(step_unorm8)(const rd_grid *grid, const unsigned char *source,
     }
 }
 
+// MARK: - unorm8, rule 2
+
+#if RD_VECTORS && !defined(RD_HAS_NATIVE_FIXED)
+
+// Rule 2's operations on eight words (sixteen level bytes) as the compiler lowers them:
+// `urhadd`, `umull` + `shrn`, `sqadd`, `sshr` and `sqxtun` on AArch64. Kernels.c gives the x86
+// kernels the instructions themselves.
+typedef unsigned int RD_FN(qwide) __attribute__((ext_vector_type(8)));
+typedef unsigned char RD_FN(qhalf) __attribute__((ext_vector_type(8)));
+_Static_assert(sizeof(RD_FN(qw)) == 16, "the generic operations are written for eight words");
+
+static inline __attribute__((always_inline)) RD_FN(qw) RD_FN(fixed_avg)(RD_FN(qw) a,
+                                                                         RD_FN(qw) b) {
+    RD_FN(qwide) sum = __builtin_convertvector(a, RD_FN(qwide)) +
+                       __builtin_convertvector(b, RD_FN(qwide)) + 1;
+    return __builtin_convertvector(sum >> 1, RD_FN(qw));
+}
+static inline __attribute__((always_inline)) RD_FN(qw) RD_FN(fixed_mulhu)(RD_FN(qw) a,
+                                                                           RD_FN(qw) b) {
+    RD_FN(qwide) product = __builtin_convertvector(a, RD_FN(qwide)) *
+                           __builtin_convertvector(b, RD_FN(qwide));
+    return __builtin_convertvector(product >> 16, RD_FN(qw));
+}
+static inline __attribute__((always_inline)) RD_FN(qw) RD_FN(fixed_adds)(RD_FN(qw) a,
+                                                                          RD_FN(qw) b) {
+    return (RD_FN(qw))__builtin_elementwise_add_sat((RD_FN(qs))a, (RD_FN(qs))b);
+}
+/// The low (`high` 0) or high half of `bytes` as words level·256.
+static inline __attribute__((always_inline)) RD_FN(qw) RD_FN(fixed_words)(RD_FN(qb) bytes,
+                                                                           int high) {
+    RD_FN(qhalf) half = high ? __builtin_shufflevector(bytes, bytes, 8, 9, 10, 11, 12, 13, 14, 15)
+                             : __builtin_shufflevector(bytes, bytes, 0, 1, 2, 3, 4, 5, 6, 7);
+    return __builtin_convertvector(half, RD_FN(qw)) << 8;
+}
+/// `level` of each word of `low` then `high`.
+static inline __attribute__((always_inline)) RD_FN(qb) RD_FN(fixed_levels)(RD_FN(qw) low,
+                                                                            RD_FN(qw) high) {
+    RD_FN(qs) zero = 0, top = 255;
+    RD_FN(qs) l = __builtin_elementwise_min(__builtin_elementwise_max((RD_FN(qs))low >> 7, zero), top);
+    RD_FN(qs) h = __builtin_elementwise_min(__builtin_elementwise_max((RD_FN(qs))high >> 7, zero), top);
+    RD_FN(qhalf) lb = __builtin_convertvector(l, RD_FN(qhalf)), hb = __builtin_convertvector(h, RD_FN(qhalf));
+    return __builtin_shufflevector(lb, hb, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+#endif
+
+/// Steps rows of Gray-Scott levels by rule 2 (see `rd_step_unorm8`): the two edge columns
+/// through the boundary rule, the interior in vectors of level bytes, each split into two
+/// vectors of words, the last overlapping the one before rather than leaving a tail (harmless:
+/// a step reads only the source). `zeros` is a row of `width` zero levels, for a zero boundary.
+static void RD_FN(step_unorm8_fixed)(const rd_grid *grid, const rd_fixed_parameters *parameters,
+                                     const unsigned char *source, unsigned char *target,
+                                     int first_row, int end_row, const unsigned char *zeros) {
+    // Local copies, for the reason of `step_two_float32_of`.
+    const rd_fixed_parameters q = *parameters;
+    const int width = grid->width, height = grid->height, wraps = grid->wraps;
+    const size_t plane = (size_t)width * height;
+#if RD_VECTORS
+    typedef struct {
+        RD_FN(qw) du_n, du_c, dv_n, dv_c, f, fc, fk, c129, c65;
+    } RD_FN(fixed_vectors);
+    const RD_FN(fixed_vectors) qv = {(RD_FN(qw))q.du_n, (RD_FN(qw))q.du_c, (RD_FN(qw))q.dv_n,
+                                     (RD_FN(qw))q.dv_c, (RD_FN(qw))q.f,    (RD_FN(qw))q.fc,
+                                     (RD_FN(qw))q.fk,   (RD_FN(qw))q.c129, (RD_FN(qw))q.c65};
+    const int bytes = (int)sizeof(RD_FN(qb));
+#endif
+    for (int y = first_row; y < end_row; y++) {
+        const unsigned char *uc = source + (size_t)y * width, *vc = uc + plane;
+        const unsigned char *un, *us, *vn, *vs;
+        rd_fixed_neighbour_rows(source, y, width, height, wraps, zeros, &un, &us);
+        rd_fixed_neighbour_rows(source + plane, y, width, height, wraps, zeros, &vn, &vs);
+        unsigned char *out_u = target + (size_t)y * width, *out_v = out_u + plane;
+        rd_fixed_cell(&q, un, uc, us, vn, vc, vs, out_u, out_v, 0, width, wraps);
+        if (width > 1) rd_fixed_cell(&q, un, uc, us, vn, vc, vs, out_u, out_v, width - 1, width, wraps);
+#if RD_VECTORS
+        if (width - 2 >= bytes) {
+#define RD_LOAD_FIXED(pointer) ((RD_FN(qb)) * (const RD_FN(qb_unaligned) *)(pointer))
+            RD_FOR_VECTORS(x, 1, width - 1, bytes) {
+                RD_FN(qb) bu = RD_LOAD_FIXED(uc + x), bun = RD_LOAD_FIXED(un + x),
+                          bus = RD_LOAD_FIXED(us + x), buw = RD_LOAD_FIXED(uc + x - 1),
+                          bue = RD_LOAD_FIXED(uc + x + 1);
+                RD_FN(qb) bv = RD_LOAD_FIXED(vc + x), bvn = RD_LOAD_FIXED(vn + x),
+                          bvs = RD_LOAD_FIXED(vs + x), bvw = RD_LOAD_FIXED(vc + x - 1),
+                          bve = RD_LOAD_FIXED(vc + x + 1);
+                RD_FN(qw) xu[2], xv[2];
+#pragma clang loop unroll(full)
+                for (int h = 0; h < 2; h++) {
+#define RD_WORDS(b) RD_FN(fixed_words)(b, h)
+                    RD_FIXED_GRAY_SCOTT(RD_FN(qw), qv, RD_FN(fixed_avg), RD_FN(fixed_mulhu),
+                                        RD_FN(fixed_adds), RD_WORDS(bu), RD_WORDS(bun),
+                                        RD_WORDS(bus), RD_WORDS(buw), RD_WORDS(bue),
+                                        RD_WORDS(bv), RD_WORDS(bvn), RD_WORDS(bvs),
+                                        RD_WORDS(bvw), RD_WORDS(bve), xu[h], xv[h]);
+#undef RD_WORDS
+                }
+                *(RD_FN(qb_unaligned) *)(out_u + x) = RD_FN(fixed_levels)(xu[0], xu[1]);
+                *(RD_FN(qb_unaligned) *)(out_v + x) = RD_FN(fixed_levels)(xv[0], xv[1]);
+            }
+#undef RD_LOAD_FIXED
+            continue;
+        }
+#endif
+        for (int x = 1; x < width - 1; x++) {
+            rd_fixed_cell(&q, un, uc, us, vn, vc, vs, out_u, out_v, x, width, wraps);
+        }
+    }
+}
+
 static void RD_FN(quantize)(float *values, size_t count) {
     size_t i = 0;
 #if RD_VECTORS

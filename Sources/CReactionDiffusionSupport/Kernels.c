@@ -37,6 +37,110 @@
             break;                                                                               \
         } else
 
+// MARK: - Rule 2
+
+/// The parameters of the fixed-point rule (`rd_step_unorm8`'s rule 2) as words, with its two
+/// constants, so that one formula serves single words and vectors of them alike.
+typedef struct {
+    unsigned short du_n, du_c, dv_n, dv_c, f, fc, fk;
+    /// 33024 = 129·2⁸: mulhu(U8, 33024) = ⌊129·U / 2⌋ (U8 = 256·U).
+    unsigned short c129;
+    /// The rounding offset of V′ (64, and 1 for the mean of the floors).
+    unsigned short c65;
+} rd_fixed_parameters;
+
+// Rule 2 for a cell, or a vector of cells, on words of type `T` (unsigned 16-bit, or vectors of
+// them, where + and − wrap) with the operations `avg`, `mulhu` and `adds`: the formulas of
+// `rd_step_unorm8`, written once. `q` holds the parameters as `T`s; the inputs are the levels
+// ×256 (X8 = X << 8); `xu` and `xv` take the Q7 values, before `level`.
+#define RD_FIXED_GRAY_SCOTT(T, q, avg, mulhu, adds, u8, un8, us8, uw8, ue8, v8, vn8, vs8, vw8, \
+                            ve8, xu, xv)                                                         \
+    do {                                                                                         \
+        T su_ = avg(avg(un8, us8), avg(uw8, ue8));                                               \
+        T sv_ = avg(avg(vn8, vs8), avg(vw8, ve8));                                               \
+        T du_ = (T)(mulhu(su_, (q).du_n) + mulhu(u8, (q).du_c));                                 \
+        T dv_ = (T)(mulhu(sv_, (q).dv_n) + mulhu(v8, (q).dv_c));                                 \
+        T r_ = mulhu(mulhu(v8, v8), mulhu(u8, (q).c129));                                        \
+        xu = adds((T)(du_ - r_), (T)((q).fc - mulhu(u8, (q).f)));                                \
+        xv = adds((T)((T)(dv_ - mulhu(v8, (q).fk)) + (q).c65), r_);                              \
+    } while (0)
+
+// The operations on single words, exactly as the SSE2 instructions of the same names compute
+// each lane (`pavgw`, `pmulhuw`, `paddsw`; `psraw` 7 and `packuswb` for `level`).
+static inline __attribute__((always_inline)) unsigned short rd_fixed_avg(unsigned short a,
+                                                                         unsigned short b) {
+    return (unsigned short)(((unsigned int)a + b + 1) >> 1);
+}
+static inline __attribute__((always_inline)) unsigned short rd_fixed_mulhu(unsigned short a,
+                                                                           unsigned short b) {
+    return (unsigned short)(((unsigned int)a * b) >> 16);
+}
+static inline __attribute__((always_inline)) unsigned short rd_fixed_adds(unsigned short a,
+                                                                          unsigned short b) {
+    int sum = (int)(short)a + (int)(short)b;
+    return (unsigned short)(sum > 32767 ? 32767 : sum < -32768 ? -32768 : sum);
+}
+static inline __attribute__((always_inline)) unsigned char rd_fixed_level(unsigned short x) {
+    int level = (int)(short)x >> 7;  // arithmetic: rounds toward −∞
+    return (unsigned char)(level < 0 ? 0 : level > 255 ? 255 : level);
+}
+
+/// The level at column `x` of `row`, for x from −1 to `width`, through the boundary rule.
+static inline __attribute__((always_inline)) unsigned int rd_fixed_read(const unsigned char *row,
+                                                                        int x, int width,
+                                                                        int wraps) {
+    if (x < 0) return wraps ? row[width - 1] : 0;
+    if (x >= width) return wraps ? row[0] : 0;
+    return row[x];
+}
+
+/// Rule 2 for the cell at column `x` of the rows `un`, `uc`, `us` (north, centre, south) of u
+/// and `vn`, `vc`, `vs` of v, into column `x` of `out_u` and `out_v`: the reference every
+/// kernel's vectors agree with, and their edge columns.
+static inline __attribute__((always_inline)) void rd_fixed_cell(
+    const rd_fixed_parameters *q, const unsigned char *un, const unsigned char *uc,
+    const unsigned char *us, const unsigned char *vn, const unsigned char *vc,
+    const unsigned char *vs, unsigned char *out_u, unsigned char *out_v, int x, int width,
+    int wraps) {
+#define RD_W8(value) ((unsigned short)((value) << 8))
+    unsigned short xu, xv;
+    RD_FIXED_GRAY_SCOTT(unsigned short, *q, rd_fixed_avg, rd_fixed_mulhu, rd_fixed_adds,
+                        RD_W8(uc[x]), RD_W8(un[x]), RD_W8(us[x]),
+                        RD_W8(rd_fixed_read(uc, x - 1, width, wraps)),
+                        RD_W8(rd_fixed_read(uc, x + 1, width, wraps)), RD_W8(vc[x]), RD_W8(vn[x]),
+                        RD_W8(vs[x]), RD_W8(rd_fixed_read(vc, x - 1, width, wraps)),
+                        RD_W8(rd_fixed_read(vc, x + 1, width, wraps)), xu, xv);
+#undef RD_W8
+    out_u[x] = rd_fixed_level(xu);
+    out_v[x] = rd_fixed_level(xv);
+}
+
+/// The rows north and south of row `y` of a plane of levels (`zeros` beyond a zero boundary).
+static inline __attribute__((always_inline)) void rd_fixed_neighbour_rows(
+    const unsigned char *plane, int y, int width, int height, int wraps,
+    const unsigned char *zeros, const unsigned char **north, const unsigned char **south) {
+    if (y > 0) {
+        *north = plane + (size_t)(y - 1) * width;
+    } else {
+        *north = wraps ? plane + (size_t)(height - 1) * width : zeros;
+    }
+    if (y < height - 1) {
+        *south = plane + (size_t)(y + 1) * width;
+    } else {
+        *south = wraps ? plane : zeros;
+    }
+}
+
+/// The vector types of rule 2 for a kernel of `words` 16-bit lanes: `prefix` + `qw` (words),
+/// `qs` (the same as signed words), `qb` (the `2 × words` level bytes of two word vectors) and
+/// `qb_unaligned` for loads and stores at any address.
+#define RD_FIXED_TYPES(prefix, words)                                                           \
+    typedef unsigned short prefix##qw __attribute__((ext_vector_type(words)));                   \
+    typedef short prefix##qs __attribute__((ext_vector_type(words)));                            \
+    typedef unsigned char prefix##qb __attribute__((ext_vector_type(2 * (words))));              \
+    typedef unsigned char prefix##qb_unaligned                                                   \
+        __attribute__((ext_vector_type(2 * (words)), aligned(1)));
+
 // MARK: - Instantiations
 
 #define RD_VECTORS 0
@@ -49,6 +153,36 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+/// Rule 2's operations for an x86 kernel whose registers are `type` (`__m128i`, …) and whose
+/// intrinsics start `_mm` + `bits` (empty, 256 or 512): one instruction each. The words of a
+/// level vector are unpacked within 128-bit lanes (with a zero low byte, so each is level·256),
+/// which the final `packuswb` undoes, putting the cells back in order.
+#define RD_X86_FIXED_OPERATIONS(prefix, type, bits, zero)                                       \
+    RD_FIXED_TYPES(prefix, sizeof(type) / 2)                                                     \
+    static inline __attribute__((always_inline)) prefix##qw prefix##fixed_avg(prefix##qw a,      \
+                                                                              prefix##qw b) {    \
+        return (prefix##qw)_mm##bits##_avg_epu16((type)a, (type)b);                              \
+    }                                                                                            \
+    static inline __attribute__((always_inline)) prefix##qw prefix##fixed_mulhu(prefix##qw a,    \
+                                                                                prefix##qw b) {  \
+        return (prefix##qw)_mm##bits##_mulhi_epu16((type)a, (type)b);                            \
+    }                                                                                            \
+    static inline __attribute__((always_inline)) prefix##qw prefix##fixed_adds(prefix##qw a,     \
+                                                                               prefix##qw b) {   \
+        return (prefix##qw)_mm##bits##_adds_epi16((type)a, (type)b);                             \
+    }                                                                                            \
+    static inline __attribute__((always_inline)) prefix##qw prefix##fixed_words(prefix##qb bytes, \
+                                                                                int high) {      \
+        return (prefix##qw)(high ? _mm##bits##_unpackhi_epi8(zero(), (type)bytes)                \
+                                 : _mm##bits##_unpacklo_epi8(zero(), (type)bytes));              \
+    }                                                                                            \
+    static inline __attribute__((always_inline)) prefix##qb prefix##fixed_levels(prefix##qw low, \
+                                                                                 prefix##qw high) { \
+        return (prefix##qb)_mm##bits##_packus_epi16(_mm##bits##_srai_epi16((type)low, 7),        \
+                                                    _mm##bits##_srai_epi16((type)high, 7));      \
+    }
+#define RD_HAS_NATIVE_FIXED 1
 
 // The x86 kernels narrow values to levels with the processor's own clamp and conversion:
 // `minps` of 1 and the value (which returns its second operand, the NaN, when either is NaN),
@@ -74,6 +208,7 @@ static inline __attribute__((always_inline)) __m128i rd_sse2_rounded(__m128 valu
 #define RD_LANES 8
 #define RD_BLOCK 2
 RD_VECTOR_TYPES(rd_sse2_, 8)
+RD_X86_FIXED_OPERATIONS(rd_sse2_, __m128i, , _mm_setzero_si128)
 static inline __attribute__((always_inline)) rd_sse2_vb rd_sse2_levels(rd_sse2_vf values) {
     __m128i words = _mm_packs_epi32(rd_sse2_rounded((__m128)values.lo),
                                     rd_sse2_rounded((__m128)values.hi));
@@ -103,6 +238,7 @@ static inline __attribute__((always_inline)) void rd_sse2_store_levels(
 #define RD_BLOCK 4
 #define RD_HAS_FMA 1
 RD_VECTOR_TYPES(rd_avx2_, 8)
+RD_X86_FIXED_OPERATIONS(rd_avx2_, __m256i, 256, _mm256_setzero_si256)
 static inline __attribute__((always_inline)) __m256i rd_avx2_rounded(rd_avx2_vf values) {
     return _mm256_cvtps_epi32(
         _mm256_mul_ps(_mm256_min_ps(_mm256_set1_ps(1.0f), (__m256)values), _mm256_set1_ps(255.0f)));
@@ -141,6 +277,7 @@ static inline __attribute__((always_inline)) void rd_avx2_store_levels(
 #define RD_BLOCK 1
 #define RD_HAS_FMA 1
 RD_VECTOR_TYPES(rd_avx512_, 16)
+RD_X86_FIXED_OPERATIONS(rd_avx512_, __m512i, 512, _mm512_setzero_si512)
 static inline __attribute__((always_inline)) rd_avx512_vb rd_avx512_levels(rd_avx512_vf values) {
     // A mask of the lanes whose bits, as unsigned integers, are at most those of +∞ (every lane
     // from +0 to +∞: neither negative nor NaN), ×255 with the other lanes zeroed, `vcvtps2dq`
@@ -163,6 +300,7 @@ static inline __attribute__((always_inline)) void rd_avx512_store_levels(
 #undef RD_FN
 #pragma clang attribute pop
 
+#undef RD_HAS_NATIVE_FIXED
 #undef RD_HAS_NATIVE_LEVELS
 
 #elif defined(__aarch64__)
@@ -172,6 +310,7 @@ static inline __attribute__((always_inline)) void rd_avx512_store_levels(
 #define RD_LANES 16
 #define RD_BLOCK 1
 RD_VECTOR_TYPES(rd_neon_, 16)
+RD_FIXED_TYPES(rd_neon_, 8)
 #include "KernelTemplate.h"
 #undef RD_BLOCK
 #undef RD_LANES
@@ -183,6 +322,7 @@ RD_VECTOR_TYPES(rd_neon_, 16)
 #define RD_LANES 16
 #define RD_BLOCK 1
 RD_VECTOR_TYPES(rd_vector_, 16)
+RD_FIXED_TYPES(rd_vector_, 8)
 #include "KernelTemplate.h"
 #undef RD_BLOCK
 #undef RD_LANES
@@ -311,8 +451,69 @@ size_t rd_unorm8_scratch_count(int chemical_count, int width) {
     return (size_t)3 * (size_t)chemical_count * rd_scalar_expanded_stride(width);
 }
 
+/// The bits of `value`.
+static unsigned int rd_float_bits(float value) {
+    union {
+        float value;
+        unsigned int bits;
+    } word = {value};
+    return word.bits;
+}
+
+/// Whether 0 ≤ `value` ≤ `upper` (for a positive `upper`) as IEEE 754 compares them, on the
+/// bits: −0 is 0, every other value with the sign bit is below 0, NaN is unordered, and the bits
+/// of positive floats order as their values. With denormals treated as zero (the solver's
+/// float control) a comparison would let a negative denormal pass.
+static int rd_float_within(float value, float upper) {
+    unsigned int bits = rd_float_bits(value);
+    return bits == 0x80000000u || bits <= rd_float_bits(upper);
+}
+
+/// rne(`value`) for a `value` in [0, 2¹⁵] that is an exact product (a float times a power of
+/// two): adding 2²³ rounds it half to even in the default rounding mode, as `level` does.
+static unsigned short rd_fixed_round(float value) {
+    return (unsigned short)(rd_float_bits(value + 8388608.0f) & 0x7FFFFF);
+}
+
+/// Rule 2's parameters for `model` and `p` into `q`; 0 where the rule is not defined.
+static int rd_fixed_quantize(int model, const rd_parameters *p, rd_fixed_parameters *q) {
+    const float fk = p->f + p->k;  // the float32 sum, as the float rule computes it
+    if (model != RD_MODEL_GRAY_SCOTT || !rd_float_within(p->du, 0.25f) ||
+        !rd_float_within(p->dv, 0.25f) || !rd_float_within(p->f, 1.0f) ||
+        !rd_float_within(p->k, 0x1.fffffep127f) || !rd_float_within(fk, 1.0f)) {
+        return 0;
+    }
+    q->du_n = rd_fixed_round(p->du * 131072.0f);
+    q->du_c = (unsigned short)(32768 - q->du_n);
+    q->dv_n = rd_fixed_round(p->dv * 131072.0f);
+    q->dv_c = (unsigned short)(32768 - q->dv_n);
+    q->f = rd_fixed_round(p->f * 32768.0f);
+    q->fc = (unsigned short)((q->f * 255u >> 8) + 64);
+    q->fk = rd_fixed_round(fk * 32768.0f);
+    q->c129 = 33024;
+    q->c65 = 65;
+    return 1;
+}
+
+int rd_unorm8_fixed_rule_applies(int model, const rd_parameters *parameters) {
+    rd_fixed_parameters q;
+    return rd_fixed_quantize(model, parameters, &q);
+}
+
 void rd_step_unorm8(const rd_grid *grid, const unsigned char *source, unsigned char *target,
                     int first_row, int end_row, float *scratch) {
+    rd_fixed_parameters q;
+    if (grid->unorm8_rule == 2 && rd_fixed_quantize(grid->model, &grid->parameters, &q)) {
+        // Rule 2 reads bytes and needs no expanded rows: the scratch holds the row of zero
+        // levels beyond a zero boundary (it has room for far more than `width` bytes).
+        unsigned char *zeros = (unsigned char *)scratch;
+        if (!grid->wraps && (first_row == 0 || end_row >= grid->height)) {
+            __builtin_memset(zeros, 0, (size_t)grid->width);
+        }
+        RD_DISPATCH(grid->kernel, step_unorm8_fixed, grid, &q, source, target, first_row,
+                    end_row, zeros)
+        return;
+    }
     RD_DISPATCH(grid->kernel, step_unorm8, grid, source, target, first_row, end_row, scratch)
 }
 
