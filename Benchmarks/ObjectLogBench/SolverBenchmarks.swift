@@ -2,8 +2,10 @@
 // processor can run (avx512, avx2, sse2, scalar on x86-64; neon, scalar on AArch64), each against
 // the straightforward C step compiled for the same instructions (-O3, denormals flushed), in the
 // same run. Goals, on 1 thread and on all cores, every row computed: each vector kernel's
-// float32 ≥ 0.8× the C peer of its instruction set; unorm8 ≥ 1× float32 on the same kernel
-// (≥ 0.8× on the SSE2 baseline). The "skipping" rows show the solver's default, which leaves
+// float32 ≥ 0.8× the C peer of its instruction set; unorm8 (by the current rule, which rdlab
+// runs) ≥ 1× float32 on the same kernel (≥ 0.8× on the SSE2 baseline); unorm8 by rule 1, which
+// states saved before rule 2 continue with, is measured on one thread without a goal. The
+// "skipping" rows show the solver's default, which leaves
 // rows alone whose neighbourhood did not change (exact, and most effective in unorm8).
 //
 // Single-threaded rows also show the rate per CPU-second of the stepping thread: on a machine
@@ -125,18 +127,22 @@ private struct SolverBenchmark {
         return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
     }
 
-    /// Steps the solver on `kernel`; with `skipping` off (the kernel comparisons) every row is
-    /// computed, as the C peer does.
+    /// Steps the solver on `kernel`.
+    ///
+    /// With `skipping` off (the kernel comparisons) every row is computed, as the C peer does.
+    /// A unorm8 state steps by `rule`, the current rule (what rdlab runs) unless given.
     func solverBody(
         kernel: SolverKernel,
         precision: Precision,
         threads: Int,
-        skipping: Bool = false
+        skipping: Bool = false,
+        rule: Unorm8Rule = .current
     ) -> () -> Void {
         let simulation = Simulation(
             model: .grayScott,
             parameters: parameters,
             precision: precision,
+            unorm8Rule: rule,
             field: seed,
             threadCount: threads
         )
@@ -262,6 +268,18 @@ private struct SolverBenchmark {
                     )
                 }
             }
+            // The rule that states saved before rule 2 continue with, on one thread: no goal.
+            bodies.append(
+                Body(
+                    name: "\(kernel) unorm8 rule 1, 1 thread",
+                    run: solverBody(
+                        kernel: kernel,
+                        precision: .unorm8,
+                        threads: 1,
+                        rule: .floatingPoint
+                    )
+                )
+            )
         }
         for precision in [Precision.float32, .unorm8] {
             bodies.append(
@@ -338,6 +356,14 @@ private struct SolverBenchmark {
                     info(vsPeer, float32.best / c.best)
                     info(vsFloat, unorm8.best / float32.best)
                 }
+            }
+            if let float32 = rates["\(kernel) float32, 1 thread"],
+                let ruleOne = rates["\(kernel) unorm8 rule 1, 1 thread"]
+            {
+                info(
+                    "\(kernel) unorm8 rule 1 / float32, every row, 1 thread",
+                    ruleOne.best / float32.best
+                )
             }
         }
         let best = SolverKernel.best

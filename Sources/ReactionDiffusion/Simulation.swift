@@ -27,6 +27,10 @@ public final class Simulation {
     public var parameters: Parameters
     /// How the state is stored between steps.
     public let precision: Precision
+    /// The rule a ``Precision/unorm8`` step follows (unused in ``Precision/float32``):
+    /// ``Unorm8Rule/current`` unless given, and the rule a saved state was computed with when
+    /// it is continued, so that it continues bit for bit.
+    public let unorm8Rule: Unorm8Rule
     /// What the stencil reads beyond the edges.
     public let boundary: Boundary
     /// The number of row bands stepped in parallel (at least 1); results do not depend on it.
@@ -78,6 +82,8 @@ public final class Simulation {
     ///   - model: the model to integrate.
     ///   - parameters: its parameters.
     ///   - precision: how the state is stored; ``Precision/unorm8`` by default, as the original.
+    ///   - unorm8Rule: the rule ``Precision/unorm8`` steps follow; ``Unorm8Rule/current`` by
+    ///     default.
     ///   - boundary: what lies beyond the edges; ``Boundary/zero`` by default, as the original.
     ///   - field: the starting state, whose ``Field/chemicalCount`` must be the model's.
     ///   - threadCount: the number of row bands stepped in parallel; 1 by default.
@@ -86,6 +92,7 @@ public final class Simulation {
         model: Model,
         parameters: Parameters,
         precision: Precision = .unorm8,
+        unorm8Rule: Unorm8Rule = .current,
         boundary: Boundary = .zero,
         field: Field,
         threadCount: Int = 1
@@ -97,6 +104,7 @@ public final class Simulation {
         self.model = model
         self.parameters = parameters
         self.precision = precision
+        self.unorm8Rule = unorm8Rule
         self.boundary = boundary
         self.threadCount = max(1, threadCount)
         self.width = field.width
@@ -184,6 +192,7 @@ public final class Simulation {
             model: model,
             parameters: parameters,
             precision: precision,
+            unorm8Rule: unorm8Rule,
             height: height,
             bands: bands,
             steps: count,
@@ -215,6 +224,7 @@ private struct StepJob: @unchecked Sendable {
     let model: Model
     let parameters: Parameters
     let precision: Precision
+    let unorm8Rule: Unorm8Rule
     let height: Int
     let bands: Int
     let steps: Int
@@ -231,7 +241,8 @@ private struct StepJob: @unchecked Sendable {
             width: width,
             height: height,
             wraps: wraps,
-            zeroRow: zeroRow
+            zeroRow: zeroRow,
+            unorm8Rule: unorm8Rule
         )
         switch precision {
         case .float32:

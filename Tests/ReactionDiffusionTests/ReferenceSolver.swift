@@ -8,8 +8,14 @@ enum ReferenceSolver {
         model: Model,
         parameters p: Parameters,
         precision: Precision,
-        boundary: Boundary
+        boundary: Boundary,
+        rule: Unorm8Rule = .floatingPoint
     ) -> Field {
+        if precision == .unorm8, model == .grayScott, rule == .fixedPoint,
+            let fixed = FixedPointGrayScott(p)
+        {
+            return fixed.step(field, boundary: boundary)
+        }
         let width = field.width
         let height = field.height
         func read(_ c: Int, _ y: Int, _ x: Int) -> Float {
@@ -77,7 +83,8 @@ enum ReferenceSolver {
         parameters: Parameters,
         precision: Precision,
         boundary: Boundary,
-        steps: Int
+        steps: Int,
+        rule: Unorm8Rule = .floatingPoint
     ) -> Field {
         var state = field
         if precision == .unorm8 {
@@ -91,10 +98,97 @@ enum ReferenceSolver {
                 model: model,
                 parameters: parameters,
                 precision: precision,
-                boundary: boundary
+                boundary: boundary,
+                rule: rule
             )
         }
         return state
+    }
+}
+
+/// Unorm8 rule 2 for Gray-Scott, written from its definition independently of the kernels:
+/// Int arithmetic on the levels, with each 16-bit instruction the kernels use spelled out.
+struct FixedPointGrayScott {
+    let diffusionU: (neighbours: Int, centre: Int)
+    let diffusionV: (neighbours: Int, centre: Int)
+    let feed: Int
+    let feedConstant: Int
+    let feedKill: Int
+
+    /// The quantised parameters, or nil where rule 2 does not cover them (rule 1 applies).
+    init?(_ p: Parameters) {
+        let sum = p.f + p.k
+        guard [p.du, p.dv, p.f, p.k, sum].allSatisfy(\.isFinite),
+            (0...0.25).contains(p.du), (0...0.25).contains(p.dv), p.f >= 0, p.k >= 0, sum <= 1
+        else { return nil }
+        // Scaling by a power of two is exact, so rounding the scaled Float rounds the product.
+        func scaled(_ value: Float, _ power: Float) -> Int {
+            Int((value * power).rounded(.toNearestOrEven))
+        }
+        let du = scaled(p.du, 131_072)
+        let dv = scaled(p.dv, 131_072)
+        diffusionU = (du, 32_768 - du)
+        diffusionV = (dv, 32_768 - dv)
+        feed = scaled(p.f, 32_768)
+        feedConstant = feed * 255 / 256 + 64
+        feedKill = scaled(sum, 32_768)
+    }
+
+    /// `pmulhuw`: the high 16 bits of the unsigned 32-bit product.
+    static func mulhu(_ a: Int, _ b: Int) -> Int { ((a & 0xFFFF) * (b & 0xFFFF)) >> 16 }
+    /// `pavgw`: the unsigned mean, rounded up.
+    static func average(_ a: Int, _ b: Int) -> Int { ((a & 0xFFFF) + (b & 0xFFFF) + 1) >> 1 }
+    /// A 16-bit word read as signed.
+    static func signed(_ a: Int) -> Int { Int(Int16(truncatingIfNeeded: a)) }
+    /// `paddsw`: the signed sum, saturated.
+    static func addSaturating(_ a: Int, _ b: Int) -> Int {
+        min(max(signed(a) + signed(b), -32_768), 32_767)
+    }
+    /// `psraw` by 7, then `packuswb`: a level.
+    static func level(_ a: Int) -> Int { min(max(signed(a) >> 7, 0), 255) }
+
+    func step(_ field: Field, boundary: Boundary) -> Field {
+        let width = field.width
+        let height = field.height
+        func level(_ c: Int, _ y: Int, _ x: Int) -> Int {
+            var y = y
+            var x = x
+            if boundary == .periodic {
+                y = (y + height) % height
+                x = (x + width) % width
+            } else if y < 0 || y >= height || x < 0 || x >= width {
+                return 0
+            }
+            return Int((field[c, y, x] * 255).rounded())
+        }
+        typealias F = FixedPointGrayScott
+        var next = field
+        for y in 0..<height {
+            for x in 0..<width {
+                // Levels shifted into the high byte of a word, as unpacking them with zeros does.
+                func word(_ c: Int, _ dy: Int, _ dx: Int) -> Int { level(c, y + dy, x + dx) << 8 }
+                func neighbours(_ c: Int) -> Int {
+                    F.average(
+                        F.average(word(c, -1, 0), word(c, 1, 0)),
+                        F.average(word(c, 0, -1), word(c, 0, 1))
+                    )
+                }
+                let u = word(0, 0, 0)
+                let v = word(1, 0, 0)
+                let du =
+                    F.mulhu(neighbours(0), diffusionU.neighbours) + F.mulhu(u, diffusionU.centre)
+                let dv =
+                    F.mulhu(neighbours(1), diffusionV.neighbours) + F.mulhu(v, diffusionV.centre)
+                let reaction = F.mulhu(F.mulhu(v, v), F.mulhu(u, 33_024))
+                let nextU = F.level(
+                    F.addSaturating(du - reaction, feedConstant - F.mulhu(u, feed))
+                )
+                let nextV = F.level(F.addSaturating(dv - F.mulhu(v, feedKill) + 65, reaction))
+                next[0, y, x] = Float(nextU) / 255
+                next[1, y, x] = Float(nextV) / 255
+            }
+        }
+        return next
     }
 }
 
@@ -126,12 +220,14 @@ enum TestFields {
         boundary: Boundary,
         steps: Int,
         threads: Int = 1,
-        kernel: SolverKernel = .best
+        kernel: SolverKernel = .best,
+        rule: Unorm8Rule = .floatingPoint
     ) -> Field {
         let simulation = Simulation(
             model: model,
             parameters: parameters ?? model.defaultParameters,
             precision: precision,
+            unorm8Rule: rule,
             boundary: boundary,
             field: field,
             threadCount: threads

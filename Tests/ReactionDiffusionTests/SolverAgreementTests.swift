@@ -3,6 +3,12 @@ import Testing
 
 @Suite("Every kernel agrees bit for bit with a plain reference implementation")
 struct SolverAgreementTests {
+    /// The unorm8 rules (each a rule of its own, fixed forever), or one for float32, where
+    /// there is no rule to choose.
+    static func rules(_ precision: Precision) -> [Unorm8Rule] {
+        precision == .unorm8 ? Unorm8Rule.allCases : [.floatingPoint]
+    }
+
     static let configurations: [(Model, Precision, Boundary)] = Model.allCases.flatMap { model in
         Precision.allCases.flatMap { precision in
             Boundary.allCases.map { (model, precision, $0) }
@@ -18,30 +24,34 @@ struct SolverAgreementTests {
         let (model, precision, boundary) = configuration
         let seed = InitialState.make(for: model, width: size.0, height: size.1, seed: 11)
         let steps = TestFields.meaningfulSteps(model, precision, 12)
-        let expected = ReferenceSolver.run(
-            seed,
-            model: model,
-            parameters: model.defaultParameters,
-            precision: precision,
-            boundary: boundary,
-            steps: steps
-        )
-        for kernel in SolverKernel.available {
-            let actual = TestFields.solve(
+        for rule in Self.rules(precision) {
+            let expected = ReferenceSolver.run(
                 seed,
                 model: model,
+                parameters: model.defaultParameters,
                 precision: precision,
                 boundary: boundary,
                 steps: steps,
-                threads: 2,
-                kernel: kernel
+                rule: rule
             )
-            let difference = TestFields.difference(actual, expected)
-            #expect(
-                difference.count == 0,
-                "\(kernel): \(difference.count) values differ, by up to \(difference.largest)"
-            )
-            #expect(actual.values.allSatisfy { $0.isFinite }, "\(kernel)")
+            for kernel in SolverKernel.available {
+                let actual = TestFields.solve(
+                    seed,
+                    model: model,
+                    precision: precision,
+                    boundary: boundary,
+                    steps: steps,
+                    threads: 2,
+                    kernel: kernel,
+                    rule: rule
+                )
+                let difference = TestFields.difference(actual, expected)
+                #expect(
+                    difference.count == 0,
+                    "\(kernel), \(rule): \(difference.count) values differ, by up to \(difference.largest)"
+                )
+                #expect(actual.values.allSatisfy { $0.isFinite }, "\(kernel)")
+            }
         }
     }
 
@@ -63,31 +73,46 @@ struct SolverAgreementTests {
             seed: 5
         )
         for boundary in Boundary.allCases {
-            let expected = ReferenceSolver.run(
+            for rule in Self.rules(precision) {
+                check(preset, precision: precision, boundary: boundary, rule: rule, noise)
+            }
+        }
+    }
+
+    /// Every kernel's steps of `preset` from `noise` against the reference's.
+    func check(
+        _ preset: Preset,
+        precision: Precision,
+        boundary: Boundary,
+        rule: Unorm8Rule,
+        _ noise: Field
+    ) {
+        let expected = ReferenceSolver.run(
+            noise,
+            model: preset.model,
+            parameters: preset.parameters,
+            precision: precision,
+            boundary: boundary,
+            steps: TestFields.meaningfulSteps(preset.model, precision, 8),
+            rule: rule
+        )
+        for kernel in SolverKernel.available {
+            let actual = TestFields.solve(
                 noise,
                 model: preset.model,
                 parameters: preset.parameters,
                 precision: precision,
                 boundary: boundary,
-                steps: TestFields.meaningfulSteps(preset.model, precision, 8)
+                steps: TestFields.meaningfulSteps(preset.model, precision, 8),
+                kernel: kernel,
+                rule: rule
             )
-            for kernel in SolverKernel.available {
-                let actual = TestFields.solve(
-                    noise,
-                    model: preset.model,
-                    parameters: preset.parameters,
-                    precision: precision,
-                    boundary: boundary,
-                    steps: TestFields.meaningfulSteps(preset.model, precision, 8),
-                    kernel: kernel
-                )
-                #expect(actual.values.allSatisfy { $0.isFinite }, "\(kernel)")
-                let difference = TestFields.difference(actual, expected)
-                #expect(
-                    difference.count == 0,
-                    "\(kernel), \(boundary): \(difference.count) values differ, by up to \(difference.largest)"
-                )
-            }
+            #expect(actual.values.allSatisfy { $0.isFinite }, "\(kernel)")
+            let difference = TestFields.difference(actual, expected)
+            #expect(
+                difference.count == 0,
+                "\(kernel), \(boundary), \(rule): \(difference.count) differ, by up to \(difference.largest)"
+            )
         }
     }
 
@@ -119,6 +144,12 @@ struct SolverAgreementTests {
         Precision.allCases
     )
     func kernelsAgreeOnDevelopedPattern(model: Model, precision: Precision) {
+        for rule in Self.rules(precision) {
+            kernelsAgreeOnDevelopedPattern(model: model, precision: precision, rule: rule)
+        }
+    }
+
+    func kernelsAgreeOnDevelopedPattern(model: Model, precision: Precision, rule: Unorm8Rule) {
         let seed = InitialState.make(for: model, width: 200, height: 40, seed: 3)
         let steps = TestFields.meaningfulSteps(model, precision, 60)
         let expected = TestFields.solve(
@@ -127,7 +158,8 @@ struct SolverAgreementTests {
             precision: precision,
             boundary: .periodic,
             steps: steps,
-            kernel: .scalar
+            kernel: .scalar,
+            rule: rule
         )
         #expect(expected != seed, "the steps changed nothing, so the comparison would be empty")
         for kernel in SolverKernel.available {
@@ -139,12 +171,13 @@ struct SolverAgreementTests {
                     boundary: .periodic,
                     steps: steps,
                     threads: threads,
-                    kernel: kernel
+                    kernel: kernel,
+                    rule: rule
                 )
                 let difference = TestFields.difference(actual, expected)
                 #expect(
                     difference.count == 0,
-                    "\(kernel), \(threads) threads: \(difference.count) differ"
+                    "\(kernel), \(rule), \(threads) threads: \(difference.count) differ"
                 )
             }
         }

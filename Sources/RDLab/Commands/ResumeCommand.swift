@@ -122,6 +122,7 @@ public struct ResumeCommand: Command {
                 exitCode: .dataError
             )
         }
+        let rule = try snapshot.rule()
         let startStep = snapshot.step
         let configurationID = configuration.objectID
         let parameters = configuration.parameters
@@ -130,6 +131,8 @@ public struct ResumeCommand: Command {
             model: model,
             parameters: parameters,
             precision: configuration.precisionValue,
+            // The rule the state was computed with, so that it continues bit for bit.
+            unorm8Rule: rule,
             boundary: configuration.boundaryValue,
             field: field,
             threadCount: threads

@@ -129,6 +129,8 @@ public struct ShowCommand: Command {
             output.print(
                 "  step \(snapshot.step)  \(LabFormat.date(snapshot.savedAt))  "
                     + "\(snapshot.state.count) bytes of state"
+                    + (snapshot.precision == Precision.unorm8.rawValue
+                        ? ", unorm8 rule \(snapshot.unorm8Rule)" : "")
             )
         }
     }

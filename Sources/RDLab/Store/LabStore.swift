@@ -333,6 +333,7 @@ final class LabStore {
         let snapshot = Snapshot(context: context)
         snapshot.step = run.step
         snapshot.precision = run.precision.rawValue
+        snapshot.unorm8Rule = run.unorm8Rule.rawValue
         snapshot.chemicalCount = run.field.chemicalCount
         snapshot.width = run.field.width
         snapshot.height = run.field.height

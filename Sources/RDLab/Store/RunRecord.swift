@@ -12,6 +12,8 @@ struct RunRecord {
     var parameters: Parameters
     /// The state's precision.
     var precision: Precision
+    /// The rule the `unorm8` steps followed.
+    var unorm8Rule: Unorm8Rule
     /// The boundary rule.
     var boundary: Boundary
     /// The final state.
@@ -34,6 +36,7 @@ struct RunRecord {
         self.preset = preset
         parameters = simulation.parameters
         precision = simulation.precision
+        unorm8Rule = simulation.unorm8Rule
         boundary = simulation.boundary
         field = simulation.field
         self.step = step

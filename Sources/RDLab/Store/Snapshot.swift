@@ -13,6 +13,12 @@ final class Snapshot: ManagedObject {
     @Attribute var step = 0
     /// The encoding of ``state``: `unorm8` or `float32`.
     @Attribute var precision = Precision.unorm8.rawValue
+    /// The ``ReactionDiffusion/Unorm8Rule`` a `unorm8` state was computed with.
+    ///
+    /// Resuming the state continues with it. States saved before there were two rules (stores
+    /// written by the lab's first three models) were computed with rule 1, the default they
+    /// migrate with.
+    @Attribute var unorm8Rule = Unorm8Rule.floatingPoint.rawValue
     /// The number of chemicals in ``state``.
     @Attribute var chemicalCount = 0
     /// The grid's width in cells.
@@ -28,6 +34,20 @@ final class Snapshot: ManagedObject {
     @Attribute(originalName: "timestamp") var savedAt = Date()
     /// The configuration the state belongs to.
     @Relationship var configuration: Configuration?
+
+    /// The rule of ``unorm8Rule``.
+    ///
+    /// - Throws: ``CommandError`` (data error) for a rule this rdlab does not know.
+    func rule() throws(CommandError) -> Unorm8Rule {
+        guard let rule = Unorm8Rule(rawValue: unorm8Rule) else {
+            throw CommandError(
+                "snapshot at step \(step) was computed with unorm8 rule \(unorm8Rule), which this "
+                    + "rdlab does not know",
+                exitCode: .dataError
+            )
+        }
+        return rule
+    }
 
     /// Decodes the field.
     ///

@@ -61,6 +61,7 @@ enum LabFormat {
                                 ("step", .integer($0.step)),
                                 ("timestamp", .date($0.savedAt)),
                                 ("stateBytes", .integer($0.state.count)),
+                                ("unorm8Rule", .integer($0.unorm8Rule)),
                                 ("thumbnailBytes", .integer($0.thumbnail?.count ?? 0)),
                             ])
                         }

@@ -36,7 +36,8 @@ extension BandStepper {
 }
 
 extension rd_grid {
-    /// The C kernels' description of a step of `model` with `parameters` on `kernel`.
+    /// The C kernels' description of a step of `model` with `parameters` on `kernel`, under
+    /// `unorm8Rule` for a ``Precision/unorm8`` state.
     init(
         kernel: SolverKernel,
         model: Model,
@@ -44,7 +45,8 @@ extension rd_grid {
         width: Int,
         height: Int,
         wraps: Bool,
-        zeroRow: UnsafePointer<Float>
+        zeroRow: UnsafePointer<Float>,
+        unorm8Rule: Unorm8Rule
     ) {
         let modelIdentifier: Int32
         switch model {
@@ -75,7 +77,8 @@ extension rd_grid {
             width: Int32(width),
             height: Int32(height),
             wraps: wraps ? 1 : 0,
-            zero_row: zeroRow
+            zero_row: zeroRow,
+            unorm8_rule: Int32(unorm8Rule.rawValue)
         )
     }
 }
@@ -100,9 +103,9 @@ struct Float32Stepper: BandStepper {
 }
 
 /// Steps bands of rows of a ``Precision/unorm8`` state, one level byte k per value, with the C
-/// kernel of the grid: each thread expands the rows it reads into `Float` values k/255 in its
-/// own scratch space, steps them as ``Precision/float32`` does, and narrows the results back
-/// to levels.
+/// kernel of the grid, by the grid's rule: rule 1 expands the rows each thread reads into
+/// `Float` values k/255 in its own scratch space, steps them as ``Precision/float32`` does and
+/// narrows the results back to levels; rule 2 computes on the levels in fixed point.
 struct Unorm8Stepper: BandStepper {
     let source: PlaneSet<UInt8>
     let target: PlaneSet<UInt8>
