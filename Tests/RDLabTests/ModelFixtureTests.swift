@@ -104,4 +104,27 @@ struct ModelFixtureTests {
         #expect(FileManager.default.contents(atPath: output) == (try Data(contentsOf: expected)))
         #expect(try lab.verify())
     }
+
+    @Test("model 4 (the unorm8 rule per snapshot): rule 2 states resume by rule 2, bit for bit")
+    func modelFour() throws {
+        let lab = try LabFixture()
+        try copy("rdlab-model-4.olog", to: lab)
+        #expect(try lab.names().sorted() == ["autosave", "bz", "spots", "spots-float"])
+        let spots = try lab.succeed(["show", "spots"]).standardOutput
+        #expect(spots.contains("spots, unorm8 rule 2"))
+        #expect(spots.contains("8192 bytes of state, unorm8 rule 2"))
+        #expect(try lab.succeed(["settings"]).standardOutput.contains("author = Emmy Noether"))
+        // Stores of the first three models resume by rule 1 (above); this one's states by the
+        // rule they were saved with, 2, to the results that model's rdlab wrote.
+        for (name, steps) in [("spots", "60"), ("bz", "40")] {
+            let output = lab.path("\(name).npy")
+            try lab.succeed(["resume", name, "--steps", steps, "--npy", output])
+            let expected = Self.fixtures.appendingPathComponent("rdlab-model-4-resume-\(name).npy")
+            #expect(
+                FileManager.default.contents(atPath: output) == (try Data(contentsOf: expected)),
+                "resuming \(name) differs from the fourth model's result"
+            )
+        }
+        #expect(try lab.verify())
+    }
 }
