@@ -5,8 +5,8 @@ public enum Precision: String, CaseIterable, Sendable, Codable, Hashable {
     /// form their named patterns with it.
     ///
     /// A ``Simulation`` stores such a state as the texture did, one byte k per value for k/255
-    /// (a quarter of the memory of ``float32``), and computes each step on the `Float` nearest
-    /// each k/255; ``Simulation/field`` hands out those `Float` values.
+    /// (a quarter of the memory of ``float32``), and steps it by its ``Unorm8Rule``;
+    /// ``Simulation/field`` hands out the `Float` nearest each k/255.
     case unorm8
     /// Plain 32-bit floats, without clamping or rounding.
     case float32
