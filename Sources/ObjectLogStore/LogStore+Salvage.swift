@@ -214,10 +214,14 @@ extension LogStore {
     }
 
     /// Copies the whole of `source` to `target`, synced, through a temporary file.
+    ///
+    /// With `syncing` false the copy's data is not synced (its name and directory are): for a
+    /// copy that the caller syncs itself before anything depends on it.
     package static func copyFile(
         _ source: any StoreFile,
         to target: String,
-        options: StoreOptions
+        options: StoreOptions,
+        syncing: Bool = true
     ) throws {
         let fileSystem = options.fileSystem
         let temporary = target + LogFormat.creationSuffix
@@ -243,7 +247,7 @@ extension LogStore {
                 }
                 offset += UInt64(count)
             }
-            try output.sync()
+            if syncing { try output.sync() }
             output.close()
         } catch {
             output.close()

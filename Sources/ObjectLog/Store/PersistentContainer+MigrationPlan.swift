@@ -171,10 +171,13 @@ struct StagedMigration {
         return stages
     }
 
-    /// Copies the store file (synced, with its directory) and hard-links its blobs beside the
-    /// copy.
+    /// Copies the store file and hard-links its blobs beside the copy.
+    ///
+    /// The copy's data is not synced here: every stage's first commit syncs it (a rewriting
+    /// stage then replaces the whole file with a synced one), and ``install()`` syncs it again
+    /// before it replaces the store, so a sync here would be paid twice.
     private func makeCopy() throws {
-        try copyFile(path, to: copyPath)
+        try copyFile(path, to: copyPath, syncing: false)
         // The index describes the copy as well as the store (same bytes): with it, the stages'
         // opens do not replay the log.
         if fileSystem.kind(of: path + LogFormat.indexSuffix) == .regular {
@@ -199,11 +202,11 @@ struct StagedMigration {
         try fileSystem.syncDirectory(copyBlobs)
     }
 
-    /// Copies one file through the store's file system, synced.
-    private func copyFile(_ source: String, to target: String) throws {
+    /// Copies one file through the store's file system, synced unless told otherwise.
+    private func copyFile(_ source: String, to target: String, syncing: Bool = true) throws {
         let input = try fileSystem.open(source, mode: .read)
         defer { input.close() }
-        try LogStore.copyFile(input, to: target, options: options)
+        try LogStore.copyFile(input, to: target, options: options, syncing: syncing)
     }
 
     /// Runs one stage on the copy, reporting the share of it done to `progress` where it can.
@@ -295,6 +298,17 @@ struct StagedMigration {
                 try fileSystem.rename(copyBlobs + "/" + name, to: blobs + "/" + name)
             }
             try fileSystem.syncDirectory(blobs)
+        }
+        // The copy's data must be on disk before its name replaces the store's. Every stage
+        // commits to the copy (at least the new model version), which syncs it, so this finds
+        // nothing left to write; it keeps the switch safe without counting on that.
+        let copy = try fileSystem.open(copyPath, mode: .readWrite)
+        do {
+            try copy.sync()
+            copy.close()
+        } catch {
+            copy.close()
+            throw error
         }
         // The step that switches versions.
         try fileSystem.rename(copyPath, to: path)
