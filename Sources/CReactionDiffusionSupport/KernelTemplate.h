@@ -517,10 +517,13 @@ static inline __attribute__((always_inline)) RD_FN(qw) RD_FN(fixed_words)(RD_FN(
 static inline __attribute__((always_inline)) RD_FN(qb) RD_FN(fixed_levels)(RD_FN(qw) low,
                                                                             RD_FN(qw) high) {
     RD_FN(qs) zero = 0, top = 255;
-    RD_FN(qs) l = __builtin_elementwise_min(__builtin_elementwise_max((RD_FN(qs))low >> 7, zero), top);
-    RD_FN(qs) h = __builtin_elementwise_min(__builtin_elementwise_max((RD_FN(qs))high >> 7, zero), top);
-    RD_FN(qhalf) lb = __builtin_convertvector(l, RD_FN(qhalf)), hb = __builtin_convertvector(h, RD_FN(qhalf));
-    return __builtin_shufflevector(lb, hb, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#define RD_FIXED_LEVELS(words)                                                                  \
+    __builtin_convertvector(                                                                     \
+        __builtin_elementwise_min(__builtin_elementwise_max((RD_FN(qs))(words) >> 7, zero), top), \
+        RD_FN(qhalf))
+    RD_FN(qhalf) l = RD_FIXED_LEVELS(low), h = RD_FIXED_LEVELS(high);
+#undef RD_FIXED_LEVELS
+    return __builtin_shufflevector(l, h, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
 
 #endif
@@ -552,7 +555,9 @@ static void RD_FN(step_unorm8_fixed)(const rd_grid *grid, const rd_fixed_paramet
         rd_fixed_neighbour_rows(source + plane, y, width, height, wraps, zeros, &vn, &vs);
         unsigned char *out_u = target + (size_t)y * width, *out_v = out_u + plane;
         rd_fixed_cell(&q, un, uc, us, vn, vc, vs, out_u, out_v, 0, width, wraps);
-        if (width > 1) rd_fixed_cell(&q, un, uc, us, vn, vc, vs, out_u, out_v, width - 1, width, wraps);
+        if (width > 1) {
+            rd_fixed_cell(&q, un, uc, us, vn, vc, vs, out_u, out_v, width - 1, width, wraps);
+        }
 #if RD_VECTORS
         if (width - 2 >= bytes) {
 #define RD_LOAD_FIXED(pointer) ((RD_FN(qb)) * (const RD_FN(qb_unaligned) *)(pointer))

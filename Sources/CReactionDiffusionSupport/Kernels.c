@@ -177,8 +177,8 @@ static inline __attribute__((always_inline)) void rd_fixed_neighbour_rows(
         return (prefix##qw)(high ? _mm##bits##_unpackhi_epi8(zero(), (type)bytes)                \
                                  : _mm##bits##_unpacklo_epi8(zero(), (type)bytes));              \
     }                                                                                            \
-    static inline __attribute__((always_inline)) prefix##qb prefix##fixed_levels(prefix##qw low, \
-                                                                                 prefix##qw high) { \
+    static inline __attribute__((always_inline)) prefix##qb prefix##fixed_levels(               \
+        prefix##qw low, prefix##qw high) {                                                       \
         return (prefix##qb)_mm##bits##_packus_epi16(_mm##bits##_srai_epi16((type)low, 7),        \
                                                     _mm##bits##_srai_epi16((type)high, 7));      \
     }
