@@ -156,11 +156,14 @@ final class EntityLayout: Sendable {
     let name: String
     let names: [String]
     let shapes: [ValueShape]
+    /// The UTF-8 length of each name.
+    private let lengths: [Int]
 
     init(_ entity: ModelSchema.Entity) {
         name = entity.name
         names = entity.properties.map(\.name)
         shapes = entity.properties.map(ValueShape.init)
+        lengths = names.map(\.utf8.count)
     }
 
     /// The index of the property `name`.
@@ -169,9 +172,13 @@ final class EntityLayout: Sendable {
     /// one (the same small string) is cheaper than hashing it, which a stage would pay for
     /// every object it visits.
     func index(of name: String) -> Int? {
-        // Lengths first: most names differ in length, which is cheaper to see than a mismatch.
+        // Lengths first (kept, not recomputed): most names differ in length, which is cheaper
+        // to see than a mismatch of their characters.
         let length = name.utf8.count
-        return names.firstIndex { $0.utf8.count == length && $0 == name }
+        for index in lengths.indices where lengths[index] == length && names[index] == name {
+            return index
+        }
+        return nil
     }
 }
 
