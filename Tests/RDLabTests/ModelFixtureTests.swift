@@ -30,6 +30,9 @@ struct ModelFixtureTests {
         #expect(spots.contains("thumbnail:   6250 bytes of PNG"))
         // Snapshot.timestamp is Snapshot.savedAt now: the first model's times are kept.
         #expect(spots.contains("step 300  2026-12-02T01:09:13Z"))
+        // Its states were computed before rule 2: they migrate as rule 1's.
+        #expect(spots.contains("bytes of state, unorm8 rule 1"))
+        #expect(!spots.contains("unorm8 rule 2"))
         let settings = try lab.succeed(["settings"]).standardOutput
         #expect(settings.contains("author = Ada Lovelace"))
         #expect(settings.contains("default-size = 128"))
@@ -113,6 +116,8 @@ struct ModelFixtureTests {
         let spots = try lab.succeed(["show", "spots"]).standardOutput
         #expect(spots.contains("spots, unorm8 rule 2"))
         #expect(spots.contains("8192 bytes of state, unorm8 rule 2"))
+        let json = try lab.succeed(["show", "spots", "--json"]).standardOutput
+        #expect(json.contains("\"unorm8Rule\": 2") || json.contains("\"unorm8Rule\":2"))
         #expect(try lab.succeed(["settings"]).standardOutput.contains("author = Emmy Noether"))
         // Stores of the first three models resume by rule 1 (above); this one's states by the
         // rule they were saved with, 2, to the results that model's rdlab wrote.
