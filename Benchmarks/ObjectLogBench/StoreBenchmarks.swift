@@ -894,6 +894,22 @@ private func runChild(_ arguments: [String]) {
                     checksum += Double(names.count)
                 }
             }
+        case ("text", 2):
+            // Workload 3b alone, for profiling by hand (not part of the report): the text
+            // match's count five times, after an unmeasured first one that reads the store.
+            var options = StoreOptions()
+            options.readOnly = true
+            let container = try PersistentContainer(
+                path: arguments[1],
+                for: [BenchItem.self],
+                options: options
+            )
+            let context = container.newContext()
+            let search = FetchRequest<BenchItem>(textMatch: .contains(\.name, "Ab"))
+            checksum = Double(try context.count(search))
+            seconds = try measure {
+                for _ in 0..<5 { checksum += Double(try context.count(search)) }
+            }
         case ("update", 2), ("update", 3):
             // Workload 4 alone on an existing store, for profiling by hand (it writes); with a
             // third argument `columns`, after an unmeasured workload-3 query has built the

@@ -94,6 +94,39 @@ struct TextMatchTests {
         }
     }
 
+    @Test("the word-at-a-time search agrees with Foundation on random ASCII text")
+    func randomASCII() {
+        // Letters of both cases and the bytes next to them ('@', '[', '`', '{'), whose bit 5
+        // differs, so that case folding cannot be confused with them; lengths across several
+        // eight-byte words and their tails.
+        let alphabet = Array("aAbBzZ@[`{0 ~".utf8)
+        let seed = UInt64(Date().timeIntervalSince1970)
+        var generator = SeededGenerator(seed: seed)
+        var mismatches: [String] = []
+        for _ in 0..<4_000 {
+            let length = Int(generator.next() % 40)
+            let value = String(
+                decoding: (0..<length).map { _ in alphabet[Int(generator.next() % 13)] },
+                as: UTF8.self
+            )
+            let needleLength = 1 + Int(generator.next() % 3)
+            let needle = String(
+                decoding: (0..<needleLength).map { _ in alphabet[Int(generator.next() % 13)] },
+                as: UTF8.self
+            )
+            for options in [TextMatchOptions(), .caseInsensitive] {
+                let matcher = TextMatcher(text: needle, kind: .contains, options: options)
+                var foundation: String.CompareOptions = []
+                if options.contains(.caseInsensitive) { foundation.insert(.caseInsensitive) }
+                let expected = value.range(of: needle, options: foundation) != nil
+                if matcher.matches(value) != expected, mismatches.count < 5 {
+                    mismatches.append("'\(value)' contains '\(needle)' \(options.rawValue)")
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "seed \(seed): \(mismatches)")
+    }
+
     @Test("a text match is and-ed with the predicate, sorts, limits, counts and fetches IDs")
     func combinesWithTheRequest() throws {
         let (_, context) = try makeDishes()
