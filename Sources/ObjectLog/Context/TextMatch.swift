@@ -212,8 +212,7 @@ struct TextMatcher {
     /// in either case by setting bit 5 of every byte first (only 'A'...'Z' and 'a'...'z' then
     /// equal a lowercase letter). The zero-byte test may also flag a 0x01 byte above a zero
     /// one, never miss one; every place flagged is checked byte by byte.
-    private func contains(_ value: UnsafeRawBufferPointer, _ needle: [UInt8], folds: Bool) -> Bool
-    {
+    private func contains(_ value: UnsafeRawBufferPointer, _ needle: [UInt8], folds: Bool) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let first = needle[0]
         let foldsFirst = folds && first &- 0x61 < 26
