@@ -757,6 +757,13 @@ private func insertAll(_ records: [BenchRecord], into container: PersistentConta
     try context.save()
 }
 
+/// The benchmark's store at `path`, opened read-only with the benchmark's model.
+private func openReadOnly(_ path: String) throws -> PersistentContainer {
+    var options = StoreOptions()
+    options.readOnly = true
+    return try PersistentContainer(path: path, for: [BenchItem.self], options: options)
+}
+
 /// A child process's work: prints "seconds peakRSSBytes".
 private func runChild(_ arguments: [String]) {
     do {
@@ -765,13 +772,7 @@ private func runChild(_ arguments: [String]) {
         switch (arguments.first, arguments.count) {
         case ("fetch-all", 2):
             seconds = try measure {
-                var options = StoreOptions()
-                options.readOnly = true
-                let container = try PersistentContainer(
-                    path: arguments[1],
-                    for: [BenchItem.self],
-                    options: options
-                )
+                let container = try openReadOnly(arguments[1])
                 let context = container.newContext()
                 for item in try context.fetch(FetchRequest<BenchItem>()) {
                     checksum +=
@@ -871,13 +872,7 @@ private func runChild(_ arguments: [String]) {
                 print("error: unknown query option '\(arguments[2])'")
                 exit(64)
             }
-            var options = StoreOptions()
-            options.readOnly = true
-            let container = try PersistentContainer(
-                path: arguments[1],
-                for: [BenchItem.self],
-                options: options
-            )
+            let container = try openReadOnly(arguments[1])
             let request = FetchRequest<BenchItem>(
                 predicate: #Predicate { $0.value < 100 },
                 // Lexical order: SQLite's `ORDER BY name` compares bytes (its default
@@ -897,13 +892,7 @@ private func runChild(_ arguments: [String]) {
         case ("text", 2):
             // Workload 3b alone, for profiling by hand (not part of the report): the text
             // match's count five times, after an unmeasured first one that reads the store.
-            var options = StoreOptions()
-            options.readOnly = true
-            let container = try PersistentContainer(
-                path: arguments[1],
-                for: [BenchItem.self],
-                options: options
-            )
+            let container = try openReadOnly(arguments[1])
             let context = container.newContext()
             let search = FetchRequest<BenchItem>(textMatch: .contains(\.name, "Ab"))
             checksum = Double(try context.count(search))

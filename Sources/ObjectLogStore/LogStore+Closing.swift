@@ -14,9 +14,7 @@ extension LogStore {
             lockFile?.close()
             lockFile = nil
         }
-        if !isReadOnly && !isPoisoned
-            && !(indexedEnd?.generation == header.generation && indexedEnd?.end == endOffset)
-        {
+        if !isReadOnly && !isPoisoned && !indexIsCurrent {
             try writeIndex()
         }
     }

@@ -91,6 +91,11 @@ public final class LogStore: @unchecked Sendable {
     /// The generation and end the index file on disk describes, when it describes the state
     /// as of the last commit: closing then has nothing to write.
     var indexedEnd: (generation: UInt64, end: UInt64)?
+
+    /// Whether the index file on disk describes the state as of the last commit.
+    var indexIsCurrent: Bool {
+        indexedEnd?.generation == header.generation && indexedEnd?.end == endOffset
+    }
     var counters = Statistics()
     /// Bytes that single-object loads read ahead while they went forward through the file.
     var readAhead = ReadAhead()

@@ -32,11 +32,7 @@ public enum Unorm8Rule: Int, CaseIterable, Sendable, Codable, Hashable {
     /// rather than rule 1's: true for ``fixedPoint`` with Gray-Scott in its stable ranges.
     public func computesInFixedPoint(_ model: Model, _ parameters: Parameters) -> Bool {
         guard self == .fixedPoint, model == .grayScott else { return false }
-        var grid = rd_parameters()
-        grid.f = parameters.f
-        grid.k = parameters.k
-        grid.du = parameters.du
-        grid.dv = parameters.dv
-        return rd_unorm8_fixed_rule_applies(Int32(RD_MODEL_GRAY_SCOTT), &grid) != 0
+        var copy = rd_parameters(parameters)
+        return rd_unorm8_fixed_rule_applies(Int32(RD_MODEL_GRAY_SCOTT), &copy) != 0
     }
 }

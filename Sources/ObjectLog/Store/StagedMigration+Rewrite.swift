@@ -85,8 +85,8 @@ extension StagedMigration {
 /// a ``MigratedObject`` that the inferred mapping fills, and encoded.
 ///
 /// Compaction calls each rewriter for one record at a time, from one thread at a time (a stage
-/// has one rewriter per worker thread); its scratch buffers are reused from record to record,
-/// so a record costs the allocations of its old bytes and its new value.
+/// has one rewriter per worker thread); its record storage and scratch buffers are reused from
+/// record to record while no object a stage kept still refers to them.
 final class ObjectRewriter: @unchecked Sendable {
     /// The stage's entities, searched in order: a stage names a few, and a record's lookup
     /// then costs less than hashing its tag.
@@ -99,8 +99,9 @@ final class ObjectRewriter: @unchecked Sendable {
     private let oldVersion: Int
     private let blob: @Sendable (BlobID) throws -> Data
     // Scratch, touched by one record at a time (compaction calls on one thread), so without
-    // the run-time exclusivity checks a class's stored properties otherwise get. Each is taken
-    // out while a record's objects hold it, so that it is unique (and reused) for the next.
+    // the run-time exclusivity checks a class's stored properties otherwise get. The change
+    // list is taken out while a record's objects hold it, so that it is unique (and reused)
+    // for the next; the record is reused only while nothing else refers to it.
     @exclusivity(unchecked) private var reusable: StoredRecord?
     @exclusivity(unchecked) private var writer = PayloadWriter()
     @exclusivity(unchecked) private var changes: [StoredValue?] = []
@@ -183,9 +184,12 @@ final class ObjectRewriter: @unchecked Sendable {
         guard version <= oldVersion else { return false }
         // The value in the old version's layout, in the last record's storage when no object
         // still refers to it (a stage may keep objects), else in a new one.
-        if !isKnownUniquelyReferenced(&reusable) { reusable = StoredRecord(layout: entry.old) }
+        if isKnownUniquelyReferenced(&reusable) {
+            reusable?.layout = entry.old
+        } else {
+            reusable = StoredRecord(layout: entry.old)
+        }
         guard let record = reusable else { return false }
-        record.layout = entry.old
         record.bytes.replaceSubrange(record.bytes.indices, with: value)
         for step in steps[version..<oldVersion] {
             guard let transcoder = step.transcoder(forOldTag: tag) else { return false }

@@ -35,6 +35,29 @@ extension BandStepper {
     }
 }
 
+extension rd_parameters {
+    /// The C kernels' copy of `p`.
+    init(_ p: Parameters) {
+        self.init(
+            a0: p.a0,
+            a1: p.a1,
+            epsilon: p.epsilon,
+            delta: p.delta,
+            k1: p.k1,
+            k2: p.k2,
+            k3: p.k3,
+            f: p.f,
+            k: p.k,
+            du: p.du,
+            dv: p.dv,
+            alpha: p.alpha,
+            beta: p.beta,
+            gamma: p.gamma,
+            timestep: p.timestep
+        )
+    }
+}
+
 extension rd_grid {
     /// The C kernels' description of a step of `model` with `parameters` on `kernel`, under
     /// `unorm8Rule` for a ``Precision/unorm8`` state.
@@ -57,23 +80,7 @@ extension rd_grid {
         self.init(
             kernel: kernel.identifier,
             model: modelIdentifier,
-            parameters: rd_parameters(
-                a0: p.a0,
-                a1: p.a1,
-                epsilon: p.epsilon,
-                delta: p.delta,
-                k1: p.k1,
-                k2: p.k2,
-                k3: p.k3,
-                f: p.f,
-                k: p.k,
-                du: p.du,
-                dv: p.dv,
-                alpha: p.alpha,
-                beta: p.beta,
-                gamma: p.gamma,
-                timestep: p.timestep
-            ),
+            parameters: rd_parameters(p),
             width: Int32(width),
             height: Int32(height),
             wraps: wraps ? 1 : 0,
