@@ -54,6 +54,9 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible, Localize
         /// ``ManagedObject/willSave()`` kept changing, inserting or deleting other objects
         /// round after round, and the save stopped rather than run forever.
         case willSaveLoop
+        /// An instance of an abstract entity's own class was inserted: such an entity has
+        /// only the objects of its subentities (``ManagedObject/isAbstract``).
+        case abstractEntity
     }
 
     /// What kind of failure this is.

@@ -37,6 +37,12 @@ public struct FetchRequest<Result: ManagedObject> {
     /// Set it to `false` when you will read every result: the objects are then decoded in one
     /// sequential pass over the log instead of one read per object on first access.
     public var returnsObjectsAsFaults: Bool
+    /// Whether objects of the entity's subentities are included (the default), as in Core
+    /// Data; with `false`, only objects whose entity is `Result`'s own.
+    ///
+    /// With several entities, sorted results are merged in the request's order and unsorted
+    /// ones come entity by entity, each in key order.
+    public var includesSubentities: Bool
 
     /// Creates a request.
     /// - Parameters:
@@ -59,5 +65,6 @@ public struct FetchRequest<Result: ManagedObject> {
         self.fetchOffset = fetchOffset
         self.includesPendingChanges = true
         self.returnsObjectsAsFaults = true
+        self.includesSubentities = true
     }
 }

@@ -12,7 +12,21 @@ extension ManagedObjectContext {
     ///   model.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> [T] {
         try throwFaultError()
-        let entity = try entity(of: T.self)
+        let entities = try fetchedEntities(request)
+        if entities.count == 1 { return try fetch(request, entity: entities[0]) }
+        // Each entity's best `offset + limit`, merged in the request's order (then by key).
+        let part = Self.part(of: request)
+        var merged: [T] = []
+        for entity in entities { merged += try fetch(part, entity: entity) }
+        sort(&merged, request)
+        return window(merged, request)
+    }
+
+    /// ``fetch(_:)`` of the objects of one entity, its subentities left out.
+    private func fetch<T: ManagedObject>(
+        _ request: FetchRequest<T>,
+        entity: EntityDescription
+    ) throws(ObjectLogError) -> [T] {
         if request.predicate == nil, request.textMatch == nil, request.sortDescriptors.isEmpty {
             let keys = window(allKeys(of: entity, request), request)
             registry.reserveCapacity(registry.count + keys.count)
@@ -26,9 +40,10 @@ extension ManagedObjectContext {
                     found.append(registry[key] ?? makeFault(key: key, entity: entity))
                 }
             }
-            // Safe: `entity` is `T`'s own entity, and every object registered under one of its
-            // keys, or made for one, is an instance of its class: `T`. (A checked cast or a
-            // generic `map` per object cost more than making the fault.)
+            // Safe: `entity` is `T`'s own entity or one of its subentities, and every object
+            // registered under one of its keys, or made for one, is an instance of its class: a
+            // `T`. (A checked cast or a generic `map` per object cost more than making the
+            // fault.)
             let objects = unsafeBitCast(found, to: [T].self)
             if !request.returnsObjectsAsFaults {
                 // One pass over the log pays off only for many objects.
@@ -66,7 +81,22 @@ extension ManagedObjectContext {
     ///   evaluated.
     public func count<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> Int {
         try throwFaultError()
-        let entity = try entity(of: T.self)
+        var part = request
+        part.fetchOffset = 0
+        part.fetchLimit = nil
+        var total = 0
+        for entity in try fetchedEntities(request) { total += try count(part, entity: entity) }
+        total = max(0, total - request.fetchOffset)
+        if let limit = request.fetchLimit { total = min(total, limit) }
+        return total
+    }
+
+    /// The number of objects of one entity (its subentities left out) a request selects,
+    /// before its window.
+    private func count<T: ManagedObject>(
+        _ request: FetchRequest<T>,
+        entity: EntityDescription
+    ) throws(ObjectLogError) -> Int {
         var total: Int
         if request.predicate == nil, request.textMatch == nil {
             total = store.liveCount(entity: entity.tag)
@@ -80,8 +110,6 @@ extension ManagedObjectContext {
         } else {
             total = try matchingObjects(of: entity, request, register: false, countOnly: true).count
         }
-        total = max(0, total - request.fetchOffset)
-        if let limit = request.fetchLimit { total = min(total, limit) }
         return total
     }
 
@@ -92,13 +120,26 @@ extension ManagedObjectContext {
     public func fetchIdentifiers<T: ManagedObject>(
         _ request: FetchRequest<T>
     ) throws(ObjectLogError) -> [ObjectID] {
-        let entity = try entity(of: T.self)
-        if request.predicate == nil, request.textMatch == nil, request.sortDescriptors.isEmpty {
+        let entities = try fetchedEntities(request)
+        if entities.count == 1, request.predicate == nil, request.textMatch == nil,
+            request.sortDescriptors.isEmpty
+        {
+            let entity = entities[0]
             return window(allKeys(of: entity, request), request).map {
                 ObjectID(entityName: entity.name, key: $0)
             }
         }
-        var matches = try matchingObjects(of: entity, request, register: false).objects
+        let part = Self.part(of: request)
+        var matches: [T] = []
+        for entity in entities {
+            var found = try matchingObjects(of: entity, part, register: false).objects
+            if entities.count > 1 {
+                // Only each entity's best `offset + limit` can be among the results.
+                sort(&found, part)
+                found = window(found, part)
+            }
+            matches += found
+        }
         sort(&matches, request)
         return window(matches, request).map(\.objectID)
     }
@@ -295,6 +336,26 @@ extension ManagedObjectContext {
             keepBest: nil,
             countOnly: false
         )?.plan
+    }
+
+    /// The entities whose objects a request selects: `T`'s own, unless it is abstract, and
+    /// its subentities' unless the request leaves them out.
+    func fetchedEntities<T: ManagedObject>(
+        _ request: FetchRequest<T>
+    ) throws(ObjectLogError) -> [EntityDescription] {
+        let entity = try entity(of: T.self)
+        if entity.subentities.isEmpty { return [entity] }
+        guard request.includesSubentities else { return entity.isAbstract ? [] : [entity] }
+        return entity.concreteEntities
+    }
+
+    /// The request each entity of a several-entity fetch runs: the whole of the window's end,
+    /// from the start.
+    private static func part<T: ManagedObject>(of request: FetchRequest<T>) -> FetchRequest<T> {
+        var part = request
+        part.fetchOffset = 0
+        part.fetchLimit = request.fetchLimit.map { max(0, request.fetchOffset) + max(0, $0) }
+        return part
     }
 
     /// The entity of a class, or an error naming it when the model does not have it.

@@ -171,7 +171,8 @@ public final class ManagedObjectContext {
     /// - Throws: ``ObjectLogError/Code/contextMismatch`` if the object belongs to another
     ///   context, live or released (pass its ``ManagedObject/objectID`` and look it up
     ///   instead);
-    ///   ``ObjectLogError/Code/entityNotInModel`` if its class is not an entity of the model.
+    ///   ``ObjectLogError/Code/entityNotInModel`` if its class is not an entity of the model;
+    ///   ``ObjectLogError/Code/abstractEntity`` if its entity is abstract.
     public func insert(_ object: ManagedObject) throws(ObjectLogError) {
         // The link, not `managedObjectContext`: comparing it retains and releases nothing,
         // which shows in bulk inserts. (Faults made on worker threads have links of their own.)
@@ -201,6 +202,14 @@ public final class ManagedObjectContext {
             entity = cached
         } else {
             entity = try self.entity(of: type(of: object))
+            guard !entity.isAbstract else {
+                throw ObjectLogError(
+                    .abstractEntity,
+                    "cannot insert \(object): entity '\(entity.name)' is abstract; insert an object "
+                        + "of one of its subentities ("
+                        + entity.concreteEntities.map(\.name).joined(separator: ", ") + ")"
+                )
+            }
             lastInsertedEntity = entity
         }
         if nextKey > lastKey {

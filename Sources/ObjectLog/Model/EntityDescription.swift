@@ -34,19 +34,37 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
             []
     /// Accessor indices of each uniqueness constraint.
     nonisolated(unsafe) var uniquenessConstraints: [[Int]] = []
+    /// For each of ``uniquenessConstraints``, the tag of the entity whose objects it spans: the
+    /// highest superentity that declares it, so that a constraint holds across a hierarchy.
+    nonisolated(unsafe) var uniquenessScopes: [EntityTag] = []
     /// The stored description of the entity.
     nonisolated(unsafe) public internal(set) var schema: ModelSchema.Entity
+    /// Whether the entity has no objects of its own, only its subentities'
+    /// (``ManagedObject/isAbstract``).
+    public let isAbstract: Bool
+    /// The entity this one inherits its properties from: the entity of its class's superclass.
+    ///
+    /// Weak: the model holds every entity, and a parent holds its ``subentities``.
+    nonisolated(unsafe) public internal(set) weak var superentity: EntityDescription?
+    /// The entities that inherit from this one directly, in tag order.
+    nonisolated(unsafe) public internal(set) var subentities: [EntityDescription] = []
+    /// How many of ``accessors`` (the first ones) are the superentity's, shared with it.
+    let inheritedCount: Int
 
     init(
         name: String,
         tag: EntityTag,
         objectType: ManagedObject.Type,
-        accessors: [PropertyAccessor]
+        accessors: [PropertyAccessor],
+        isAbstract: Bool = false,
+        inheritedCount: Int = 0
     ) {
         self.name = name
         self.tag = tag
         self.objectType = objectType
         self.accessors = accessors
+        self.isAbstract = isAbstract
+        self.inheritedCount = inheritedCount
         for (index, accessor) in accessors.enumerated() { accessor.index = index }
         self.hasExternalData = accessors.contains {
             $0.attribute?.options.contains(.externalStorage) == true
@@ -59,6 +77,24 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
             properties: [],
             uniquenessConstraints: []
         )
+    }
+
+    /// Whether this entity is `other` or inherits from it, directly or not.
+    public func isKind(of other: EntityDescription) -> Bool {
+        var current: EntityDescription? = self
+        while let entity = current {
+            if entity === other { return true }
+            current = entity.superentity
+        }
+        return false
+    }
+
+    /// The entities whose objects a fetch of this entity returns: this one unless it is
+    /// abstract, then its subentities' in the same way, depth first in tag order.
+    public var concreteEntities: [EntityDescription] {
+        var found: [EntityDescription] = isAbstract ? [] : [self]
+        for child in subentities { found += child.concreteEntities }
+        return found
     }
 
     /// The names of the entity's persistent attributes, in payload order.

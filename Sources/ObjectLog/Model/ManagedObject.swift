@@ -234,7 +234,26 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// The name of the entity this class describes; by default the class's name.
+    ///
+    /// A subclass of an entity class is a subentity (see <doc:EntityInheritance>) and needs a
+    /// name of its own: a class that overrides this must be overridden again by its
+    /// subclasses, or the model refuses the two classes.
     open class var entityName: String { String(describing: self) }
+
+    /// Whether the entity is abstract: it has no objects of its own, only those of its
+    /// subentities, and inserting an instance of the class itself fails
+    /// (``ObjectLogError/Code/abstractEntity``).
+    ///
+    /// Class variables are inherited, so say which class you mean; a subclass that inherits
+    /// `true` without having subentities of its own could never hold an object, and the model
+    /// refuses it:
+    ///
+    /// ```swift
+    /// class Shape: ManagedObject {
+    ///     override class var isAbstract: Bool { self == Shape.self }
+    /// }
+    /// ```
+    open class var isAbstract: Bool { false }
 
     /// Attribute groups whose values must be unique together, by property name.
     ///

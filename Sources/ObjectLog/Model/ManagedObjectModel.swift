@@ -54,6 +54,36 @@ public final class ManagedObjectModel: Sendable {
             for case let relationship as RelationshipAccessor in accessors {
                 pending.append(relationship.destinationType)
             }
+            // The superclass's entity is the superentity, in the model even when not listed.
+            if let parent = Self.superentityType(of: type) { pending.append(parent) }
+        }
+        // A subentity shares its superentity's accessors for the inherited properties (the
+        // field walk lists them first, at the same offsets), so that a relationship, rule or
+        // predicate of the parent is the same object for every entity of the hierarchy.
+        // Parents first: by the depth of their class.
+        var inherited: [ObjectIdentifier: Int] = [:]
+        for type in all.values.sorted(by: { Self.depth(of: $0) < Self.depth(of: $1) }) {
+            guard let parent = Self.superentityType(of: type),
+                let parentDraft = drafts[ObjectIdentifier(parent)],
+                let draft = drafts[ObjectIdentifier(type)]
+            else { continue }
+            guard draft.count >= parentDraft.count,
+                zip(draft, parentDraft).allSatisfy({ $0.name == $1.name && $0.offset == $1.offset })
+            else {
+                throw ObjectLogError(
+                    .invalidModel,
+                    "cannot lay out '\(type.entityName)' as a subentity of '\(parent.entityName)': "
+                        + "its inherited properties are not its superclass's"
+                )
+            }
+            let own = draft[parentDraft.count...]
+            drafts[ObjectIdentifier(type)] = parentDraft + own
+            checks[ObjectIdentifier(type)] =
+                (checks[ObjectIdentifier(parent)] ?? [])
+                + (checks[ObjectIdentifier(type)] ?? []).filter { check in
+                    own.contains { $0 === check.accessor }
+                }
+            inherited[ObjectIdentifier(type)] = parentDraft.count
         }
         let sorted = all.values.sorted { $0.entityName < $1.entityName }
         var entities: [EntityDescription] = []
@@ -61,10 +91,15 @@ public final class ManagedObjectModel: Sendable {
         var nextTag = (tags.values.max() ?? 0) + 1
         for type in sorted {
             if let clash = entities.first(where: { $0.name == type.entityName }) {
-                throw ObjectLogError(
-                    .invalidModel,
-                    "entity name '\(clash.name)' is used by two classes"
-                )
+                var message = "entity name '\(clash.name)' is used by two classes"
+                if Self.inherits(type, from: clash.objectType)
+                    || Self.inherits(clash.objectType, from: type)
+                {
+                    message +=
+                        ", a class and its subclass: a subentity inherits an overridden "
+                        + "entityName, so override it in the subclass too"
+                }
+                throw ObjectLogError(.invalidModel, message)
             }
             let tag = tags[type.entityName] ?? nextTag
             if tags[type.entityName] == nil { nextTag += 1 }
@@ -72,13 +107,16 @@ public final class ManagedObjectModel: Sendable {
                 name: type.entityName,
                 tag: tag,
                 objectType: type,
-                accessors: drafts[ObjectIdentifier(type)] ?? []
+                accessors: drafts[ObjectIdentifier(type)] ?? [],
+                isAbstract: type.isAbstract,
+                inheritedCount: inherited[ObjectIdentifier(type)] ?? 0
             )
             entity.attributeChecks = checks[ObjectIdentifier(type)] ?? []
             entities.append(entity)
             byType[ObjectIdentifier(type)] = entity
         }
         entities.sort { $0.tag < $1.tag }
+        try Self.linkHierarchy(entities, byType: byType)
         try Self.resolve(entities, byType: byType)
         self.entities = entities
         self.byType = byType
@@ -100,6 +138,66 @@ public final class ManagedObjectModel: Sendable {
     /// The entity with a tag.
     func entity(tag: EntityTag) -> EntityDescription? {
         byTag[tag]
+    }
+
+    // MARK: - Hierarchy
+
+    /// The entity class a class inherits from, or nil when it derives from ``ManagedObject``
+    /// directly.
+    static func superentityType(of type: ManagedObject.Type) -> ManagedObject.Type? {
+        guard let superclass = _getSuperclass(type), superclass != ManagedObject.self else {
+            return nil
+        }
+        return superclass as? ManagedObject.Type
+    }
+
+    /// Whether `type` is a subclass of `ancestor`.
+    private static func inherits(_ type: AnyClass, from ancestor: AnyClass) -> Bool {
+        var current: AnyClass? = _getSuperclass(type)
+        while let superclass = current {
+            if superclass == ancestor { return true }
+            current = _getSuperclass(superclass)
+        }
+        return false
+    }
+
+    /// How many entity classes lie above a class.
+    private static func depth(of type: ManagedObject.Type) -> Int {
+        var depth = 0
+        var current = type
+        while let parent = superentityType(of: current) {
+            depth += 1
+            current = parent
+        }
+        return depth
+    }
+
+    /// Sets every entity's superentity and subentities, and refuses an abstract entity that
+    /// could never hold an object.
+    private static func linkHierarchy(
+        _ entities: [EntityDescription],
+        byType: [ObjectIdentifier: EntityDescription]
+    ) throws(ObjectLogError) {
+        for entity in entities {
+            guard let parentType = superentityType(of: entity.objectType),
+                let parent = byType[ObjectIdentifier(parentType)]
+            else { continue }
+            entity.superentity = parent
+            parent.subentities.append(entity)
+        }
+        for entity in entities where entity.isAbstract && entity.subentities.isEmpty {
+            var message =
+                "entity '\(entity.name)' is abstract but has no subentities in the model, so it "
+                + "could never hold an object"
+            if let parent = entity.superentity, parent.isAbstract {
+                message +=
+                    "; it inherits isAbstract from '\(parent.name)': override it, for example "
+                    + "`self == \(parent.objectType).self`"
+            } else {
+                message += "; list its subclasses in the model"
+            }
+            throw ObjectLogError(.invalidModel, message)
+        }
     }
 
     // MARK: - Discovery
@@ -186,7 +284,10 @@ public final class ManagedObjectModel: Sendable {
             }
         }
         for entity in entities {
-            for (index, accessor) in entity.relationshipAccessors.enumerated() {
+            // Inherited relationships are resolved once, by the entity that declares them.
+            let inheritedRelationships = entity.superentity?.relationshipAccessors.count ?? 0
+            for (index, accessor) in entity.relationshipAccessors.enumerated()
+            where index >= inheritedRelationships {
                 guard let inversePath = entity.declaredInverses[index],
                     let destination = accessor.destination,
                     let destinationPrototype = prototypes[ObjectIdentifier(destination.objectType)]
@@ -220,9 +321,19 @@ public final class ManagedObjectModel: Sendable {
                 destination.relationshipsByStorage[inverse.storage] = inverse.accessor
             }
         }
-        for entity in entities {
-            try describe(entity)
+        // A subentity's objects reach the inherited relationships through the same storage.
+        func inherit(_ entity: EntityDescription) {
+            for child in entity.subentities {
+                child.relationshipsByStorage.merge(entity.relationshipsByStorage) { own, _ in own }
+                inherit(child)
+            }
         }
+        for entity in entities where entity.superentity == nil { inherit(entity) }
+        func describeFamily(_ entity: EntityDescription) throws(ObjectLogError) {
+            try describe(entity)
+            for child in entity.subentities { try describeFamily(child) }
+        }
+        for entity in entities where entity.superentity == nil { try describeFamily(entity) }
     }
 
     /// Finds which relationship of `entity` a wrapped-property key path reaches, by reading it
@@ -328,12 +439,25 @@ public final class ManagedObjectModel: Sendable {
             indices.append(members)
         }
         entity.uniquenessConstraints = indices
+        // A constraint the superentity has spans the hierarchy below the entity that declared it
+        // (described first); the others span this entity's own family.
+        let parent = entity.superentity
+        entity.uniquenessScopes = constraints.map { group in
+            guard let parent, let index = parent.schema.uniquenessConstraints.firstIndex(of: group)
+            else { return entity.tag }
+            return parent.uniquenessScopes[index]
+        }
+        // A subclass inherits the class variable: only a name of its own is its own.
+        var originalName = entity.objectType.originalEntityName
+        if let parent, originalName == parent.objectType.originalEntityName { originalName = nil }
         entity.schema = ModelSchema.Entity(
             name: entity.name,
             tag: entity.tag,
             properties: properties,
             uniquenessConstraints: constraints,
-            originalName: entity.objectType.originalEntityName
+            originalName: originalName,
+            superentity: parent?.name,
+            isAbstract: entity.isAbstract
         )
     }
 }

@@ -30,6 +30,11 @@ public struct ModelSchema: Codable, Sendable, Hashable {
         /// The entity's name in an earlier model version, when it was renamed
         /// (``ManagedObject/originalEntityName``).
         public var originalName: String?
+        /// The entity this one inherits from, if any; its properties come first in
+        /// ``properties``.
+        public var superentity: String?
+        /// Whether the entity has objects of its subentities only.
+        public var isAbstract: Bool
 
         /// Creates an entity description.
         public init(
@@ -37,13 +42,50 @@ public struct ModelSchema: Codable, Sendable, Hashable {
             tag: UInt32,
             properties: [Property],
             uniquenessConstraints: [[String]],
-            originalName: String? = nil
+            originalName: String? = nil,
+            superentity: String? = nil,
+            isAbstract: Bool = false
         ) {
             self.name = name
             self.tag = tag
             self.properties = properties
             self.uniquenessConstraints = uniquenessConstraints
             self.originalName = originalName
+            self.superentity = superentity
+            self.isAbstract = isAbstract
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, tag, properties, uniquenessConstraints, originalName, superentity
+            case isAbstract
+        }
+
+        // Written by hand so that an entity outside any hierarchy is described, and hashed,
+        // exactly as before hierarchies existed: `superentity` and `isAbstract` appear only
+        // when set.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            tag = try container.decode(UInt32.self, forKey: .tag)
+            properties = try container.decode([Property].self, forKey: .properties)
+            uniquenessConstraints = try container.decode(
+                [[String]].self,
+                forKey: .uniquenessConstraints
+            )
+            originalName = try container.decodeIfPresent(String.self, forKey: .originalName)
+            superentity = try container.decodeIfPresent(String.self, forKey: .superentity)
+            isAbstract = try container.decodeIfPresent(Bool.self, forKey: .isAbstract) ?? false
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(tag, forKey: .tag)
+            try container.encode(properties, forKey: .properties)
+            try container.encode(uniquenessConstraints, forKey: .uniquenessConstraints)
+            try container.encodeIfPresent(originalName, forKey: .originalName)
+            try container.encodeIfPresent(superentity, forKey: .superentity)
+            if isAbstract { try container.encode(true, forKey: .isAbstract) }
         }
 
         /// The property with a name.
@@ -170,6 +212,22 @@ public struct ModelSchema: Codable, Sendable, Hashable {
         entities.first { $0.tag == tag }
     }
 
+    /// The names of the entities `name` inherits from, nearest first.
+    public func superentities(of name: String) -> [String] {
+        var chain: [String] = []
+        var current = entity(named: name)?.superentity
+        while let parent = current, !chain.contains(parent), parent != name {
+            chain.append(parent)
+            current = entity(named: parent)?.superentity
+        }
+        return chain
+    }
+
+    /// The entity `name` and every entity that inherits from it, directly or not, in tag order.
+    public func family(of name: String) -> [Entity] {
+        entities.filter { $0.name == name || superentities(of: $0.name).contains(name) }
+    }
+
     /// A 16-hex-digit hash of the schema (FNV-1a, 64 bits, over its canonical JSON without the
     /// attributes' default values).
     ///
@@ -224,6 +282,18 @@ public struct ModelSchema: Codable, Sendable, Hashable {
             }
             if old.tag != entity.tag {
                 lines.append("entity '\(entity.name)' changed tag \(old.tag) -> \(entity.tag)")
+            }
+            if old.superentity != entity.superentity {
+                lines.append(
+                    "entity '\(entity.name)' changed superentity \(old.superentity ?? "none") -> "
+                        + (entity.superentity ?? "none")
+                )
+            }
+            if old.isAbstract != entity.isAbstract {
+                lines.append(
+                    "entity '\(entity.name)' became "
+                        + (entity.isAbstract ? "abstract" : "concrete")
+                )
             }
             for property in old.properties where entity.property(named: property.name) == nil {
                 lines.append("property '\(entity.name).\(property.name)' was removed")

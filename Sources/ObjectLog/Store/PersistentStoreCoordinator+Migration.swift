@@ -72,6 +72,7 @@ extension PersistentStoreCoordinator {
         // A custom stage may make the objects meet a new constraint: it is checked after it.
         if !acceptingUninferred {
             try checkNewConstraints(mapping.newConstraints, model: model, store: store, path: path)
+            try checkNewlyAbstract(model: model, from: stored.schema, store: store, path: path)
         }
         guard !readOnly else { return model }
         do {
@@ -118,55 +119,102 @@ extension PersistentStoreCoordinator {
         return recorded
     }
 
+    /// Refuses a version that makes an entity abstract while the store holds objects of it:
+    /// they would belong to no entity a fetch or a save could reach.
+    static func checkNewlyAbstract(
+        model: ManagedObjectModel,
+        from old: ModelSchema,
+        store: LogStore,
+        path: String
+    ) throws(ObjectLogError) {
+        for entity in model.entities where entity.isAbstract {
+            guard let previous = old.entity(tag: entity.tag), !previous.isAbstract else { continue }
+            let count = store.liveCount(entity: entity.tag)
+            guard count > 0 else { continue }
+            throw ObjectLogError(
+                .modelMismatch,
+                "cannot migrate the store '\(path)': entity '\(entity.name)' became abstract but "
+                    + "the store holds \(count) object(s) of it; keep it concrete, or move them to "
+                    + "a subentity in a custom migration stage"
+            )
+        }
+    }
+
     /// Checks that the saved objects meet the uniqueness constraints a new model version adds.
+    ///
+    /// A constraint of a superentity is checked once, across the objects of every entity of its
+    /// hierarchy.
     static func checkNewConstraints(
         _ constraints: [EntityTag: [[String]]],
         model: ManagedObjectModel,
         store: LogStore,
         path: String
     ) throws(ObjectLogError) {
+        // Each constraint once, by the entity whose objects it spans.
+        var checks: [(owner: EntityDescription, members: [Int])] = []
         for (tag, groups) in constraints.sorted(by: { $0.key < $1.key }) {
             guard let entity = model.entity(tag: tag) else { continue }
-            let members = groups.map { group in
-                group.compactMap { name in entity.accessors.firstIndex { $0.name == name } }
-            }.filter { !$0.isEmpty }
-            var seen = Array(repeating: [[UInt8]: ObjectKey](), count: members.count)
+            for group in groups {
+                let members = group.compactMap { name in
+                    entity.accessors.firstIndex { $0.name == name }
+                }
+                guard !members.isEmpty else { continue }
+                let scope =
+                    entity.uniquenessConstraints.firstIndex(of: members).map {
+                        entity.uniquenessScopes[$0]
+                    } ?? entity.tag
+                guard let owner = model.entity(tag: scope) else { continue }
+                if !checks.contains(where: { $0.owner === owner && $0.members == members }) {
+                    checks.append((owner, members))
+                }
+            }
+        }
+        for (owner, group) in checks {
+            var seen: [[UInt8]: ObjectID] = [:]
             var violation: ObjectLogError?
-            let scratch = entity.objectType.init()
-            do {
-                try store.forEachLiveObject(entity: tag) { key, _, buffer in
-                    guard violation == nil else { return }
-                    var reader = PayloadReader(buffer)
-                    try ObjectDecoder.decode(&reader, into: scratch, entity: entity, source: nil)
-                    for (index, group) in members.enumerated() {
+            let names = group.map { "'\(owner.accessors[$0].name)'" }
+            for entity in owner.concreteEntities {
+                let scratch = entity.objectType.init()
+                do {
+                    try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+                        guard violation == nil else { return }
+                        var reader = PayloadReader(buffer)
+                        try ObjectDecoder.decode(
+                            &reader,
+                            into: scratch,
+                            entity: entity,
+                            source: nil
+                        )
                         let value = ObjectEncoder.uniqueValue(
                             of: scratch,
                             group: group,
                             entity: entity
                         )
-                        if let other = seen[index][value] {
-                            let names = group.map { "'\(entity.accessors[$0].name)'" }
+                        let id = ObjectID(entityName: entity.name, key: key)
+                        if let other = seen[value] {
                             violation = ObjectLogError(
                                 .uniqueness,
                                 "cannot migrate the store '\(path)': the new uniqueness constraint "
-                                    + "of '\(entity.name)' on \(names.joined(separator: ", ")) "
-                                    + "does not hold: \(entity.name)#\(other) and "
-                                    + "\(entity.name)#\(key) both have "
+                                    + "of '\(owner.name)' on \(names.joined(separator: ", ")) "
+                                    + "does not hold: \(other) and \(id) both have "
                                     + describeUniqueValue(value, members: group, entity: entity),
-                                objectID: ObjectID(entityName: entity.name, key: key),
+                                objectID: id,
                                 property: group.map { entity.accessors[$0].name }.joined(
                                     separator: ","
                                 )
                             )
                             return
                         }
-                        seen[index][value] = key
+                        seen[value] = id
                     }
+                } catch {
+                    throw ObjectLogError.store(
+                        error,
+                        "cannot check the objects of '\(entity.name)'"
+                    )
                 }
-            } catch {
-                throw ObjectLogError.store(error, "cannot check the objects of '\(entity.name)'")
+                if let violation { throw violation }
             }
-            if let violation { throw violation }
         }
     }
 }

@@ -29,8 +29,8 @@ public final class PersistentStoreCoordinator: Sendable {
         var hasStagedMetadata = false
         var observers: [UInt64: @Sendable (ObjectChanges) -> Void] = [:]
         var nextObserver: UInt64 = 1
-        /// Per entity and constraint: encoded values to key, and key to encoded values.
-        var uniqueIndexes: [EntityTag: [UniqueIndex]] = [:]
+        /// Per uniqueness constraint: encoded values to key, and key to encoded values.
+        var uniqueIndexes: [UniqueScope: UniqueIndex] = [:]
         /// In-memory attribute columns, per entity, that fetches filter with.
         var columns: [EntityTag: AttributeColumns] = [:]
     }
@@ -38,6 +38,14 @@ public final class PersistentStoreCoordinator: Sendable {
     struct UniqueIndex {
         var keysByValue: [[UInt8]: ObjectKey] = [:]
         var valuesByKey: [ObjectKey: [UInt8]] = [:]
+    }
+
+    /// One uniqueness constraint: the entity whose objects, its subentities' included, it
+    /// spans, and its attributes' indices (the same in every entity of that hierarchy, which
+    /// share the inherited properties).
+    struct UniqueScope: Hashable {
+        var tag: EntityTag
+        var members: [Int]
     }
 
     /// Opens the store at `path` for `model`, migrating it when an earlier version of the
@@ -407,40 +415,74 @@ public final class PersistentStoreCoordinator: Sendable {
         for observer in observers { observer(changes) }
     }
 
-    /// Builds the unique index of an entity from the store, once.
-    private func uniqueIndexes(for entity: EntityDescription, state: inout State) -> [UniqueIndex] {
-        if let existing = state.uniqueIndexes[entity.tag] { return existing }
-        var indexes = Array(repeating: UniqueIndex(), count: entity.uniquenessConstraints.count)
-        let scratch = entity.objectType.init()
-        try? store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
-            var reader = PayloadReader(buffer)
-            guard
-                (try? ObjectDecoder.decode(&reader, into: scratch, entity: entity, source: nil))
-                    != nil
-            else { return }
-            for (index, group) in entity.uniquenessConstraints.enumerated() {
-                let value = ObjectEncoder.uniqueValue(of: scratch, group: group, entity: entity)
-                indexes[index].keysByValue[value] = key
-                indexes[index].valuesByKey[key] = value
+    /// The constraints of an entity, parallel to its `uniquenessConstraints`.
+    private static func scopes(of entity: EntityDescription) -> [UniqueScope] {
+        zip(entity.uniquenessScopes, entity.uniquenessConstraints).map {
+            UniqueScope(tag: $0, members: $1)
+        }
+    }
+
+    /// Builds the indexes of the constraints of `entities` not built yet from the store: one
+    /// pass over the objects of each hierarchy a constraint spans.
+    private func buildUniqueIndexes(
+        for entities: some Sequence<EntityDescription>,
+        state: inout State
+    ) {
+        var missing: [EntityTag: [UniqueScope]] = [:]
+        for entity in entities {
+            for scope in Self.scopes(of: entity) where state.uniqueIndexes[scope] == nil {
+                if missing[scope.tag]?.contains(scope) != true {
+                    missing[scope.tag, default: []].append(scope)
+                }
             }
         }
-        state.uniqueIndexes[entity.tag] = indexes
-        return indexes
+        for (tag, scopes) in missing {
+            var indexes = Array(repeating: UniqueIndex(), count: scopes.count)
+            for entity in model.entity(tag: tag)?.concreteEntities ?? [] {
+                let scratch = entity.objectType.init()
+                try? store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+                    var reader = PayloadReader(buffer)
+                    guard
+                        (try? ObjectDecoder.decode(
+                            &reader,
+                            into: scratch,
+                            entity: entity,
+                            source: nil
+                        )) != nil
+                    else { return }
+                    for (index, scope) in scopes.enumerated() {
+                        let value = ObjectEncoder.uniqueValue(
+                            of: scratch,
+                            group: scope.members,
+                            entity: entity
+                        )
+                        indexes[index].keysByValue[value] = key
+                        indexes[index].valuesByKey[key] = value
+                    }
+                }
+            }
+            for (index, scope) in scopes.enumerated() {
+                state.uniqueIndexes[scope] = indexes[index]
+            }
+        }
     }
 
     /// For objects about to be inserted: per object and uniqueness constraint, the key of the
     /// saved object that holds the same values, leaving out `excluded` (objects the save updates
     /// or deletes).
+    ///
+    /// The holder may be of another entity of the constraint's hierarchy.
     func savedUniqueHolders(
         entity: EntityDescription,
         values: [[[UInt8]]],
         excluding excluded: Set<ObjectKey>
     ) -> [[ObjectKey?]] {
         state.withLock { state in
-            let indexes = uniqueIndexes(for: entity, state: &state)
+            buildUniqueIndexes(for: [entity], state: &state)
+            let scopes = Self.scopes(of: entity)
             return values.map { objectValues in
                 objectValues.enumerated().map { constraint, value in
-                    indexes[constraint].keysByValue[value].flatMap {
+                    state.uniqueIndexes[scopes[constraint]]?.keysByValue[value].flatMap {
                         excluded.contains($0) ? nil : $0
                     }
                 }
@@ -448,50 +490,67 @@ public final class PersistentStoreCoordinator: Sendable {
         }
     }
 
+    /// Checks the objects a save leaves against each other and the store, constraint by
+    /// constraint: a constraint of a superentity holds across the objects of every entity
+    /// below it.
     private func checkUniqueness(
         _ changes: [UniqueChange],
         state: inout State,
         objectIDs: (ObjectKey) -> ObjectID
     ) -> ObjectLogError? {
         var errors: [ObjectLogError] = []
-        var byEntity: [EntityTag: [UniqueChange]] = [:]
+        var order: [UniqueScope] = []
+        var byScope: [UniqueScope: [(change: UniqueChange, constraint: Int)]] = [:]
+        var entities: [EntityTag: EntityDescription] = [:]
         for change in changes where !change.entity.uniquenessConstraints.isEmpty {
-            byEntity[change.entity.tag, default: []].append(change)
+            entities[change.entity.tag] = change.entity
+            for (constraint, scope) in Self.scopes(of: change.entity).enumerated() {
+                if byScope[scope] == nil { order.append(scope) }
+                byScope[scope, default: []].append((change, constraint))
+            }
         }
-        for (_, group) in byEntity {
-            let entity = group[0].entity
-            let indexes = uniqueIndexes(for: entity, state: &state)
-            let leaving = Set(group.map(\.key))
-            for (constraint, members) in entity.uniquenessConstraints.enumerated() {
-                var claimed: [[UInt8]: ObjectKey] = [:]
-                for change in group where !change.isDelete {
-                    let value = change.values[constraint]
-                    if let other = claimed[value]
-                        ?? indexes[constraint].keysByValue[value].flatMap({
-                            leaving.contains($0) ? nil : $0
-                        })
-                    {
-                        if other == change.key { continue }
-                        let names = members.map { entity.accessors[$0].name }
-                        let values = Self.describeUniqueValue(
-                            value,
-                            members: members,
-                            entity: entity
+        buildUniqueIndexes(for: entities.values, state: &state)
+        // A saved holder may be of another entity of the hierarchy than the save's objects.
+        func objectID(_ key: ObjectKey) -> ObjectID {
+            if let location = store.location(of: key),
+                let entity = model.entity(tag: location.entity)
+            {
+                return ObjectID(entityName: entity.name, key: key)
+            }
+            return objectIDs(key)
+        }
+        for scope in order {
+            guard let group = byScope[scope], let owner = model.entity(tag: scope.tag) else {
+                continue
+            }
+            let index = state.uniqueIndexes[scope] ?? UniqueIndex()
+            let leaving = Set(group.map(\.change.key))
+            var claimed: [[UInt8]: ObjectKey] = [:]
+            for (change, constraint) in group where !change.isDelete {
+                let value = change.values[constraint]
+                if let other = claimed[value]
+                    ?? index.keysByValue[value].flatMap({ leaving.contains($0) ? nil : $0 })
+                {
+                    if other == change.key { continue }
+                    let names = scope.members.map { owner.accessors[$0].name }
+                    let values = Self.describeUniqueValue(
+                        value,
+                        members: scope.members,
+                        entity: owner
+                    )
+                    errors.append(
+                        ObjectLogError(
+                            .uniqueness,
+                            "uniqueness constraint of '\(owner.name)' on "
+                                + names.map { "'\($0)'" }.joined(separator: ", ")
+                                + " violated: \(objectID(change.key)) has the same values ("
+                                + values + ") as \(objectID(other))",
+                            objectID: objectID(change.key),
+                            property: names.joined(separator: ",")
                         )
-                        errors.append(
-                            ObjectLogError(
-                                .uniqueness,
-                                "uniqueness constraint of '\(entity.name)' on "
-                                    + names.map { "'\($0)'" }.joined(separator: ", ")
-                                    + " violated: \(objectIDs(change.key)) has the same values ("
-                                    + values + ") as \(objectIDs(other))",
-                                objectID: objectIDs(change.key),
-                                property: names.joined(separator: ",")
-                            )
-                        )
-                    }
-                    claimed[value] = change.key
+                    )
                 }
+                claimed[value] = change.key
             }
         }
         guard !errors.isEmpty else { return nil }
@@ -525,19 +584,18 @@ public final class PersistentStoreCoordinator: Sendable {
 
     private func applyUniqueness(_ changes: [UniqueChange], state: inout State) {
         for change in changes where !change.entity.uniquenessConstraints.isEmpty {
-            let tag = change.entity.tag
-            guard let count = state.uniqueIndexes[tag]?.count else { continue }
-            // Mutates the stored indexes in place: copying them out would copy every dictionary.
-            for constraint in 0..<count {
-                if let old = state.uniqueIndexes[tag]![constraint].valuesByKey.removeValue(
+            for (constraint, scope) in Self.scopes(of: change.entity).enumerated()
+            where state.uniqueIndexes[scope] != nil {
+                // Mutates the stored index in place: copying it out would copy its dictionaries.
+                if let old = state.uniqueIndexes[scope]!.valuesByKey.removeValue(
                     forKey: change.key
-                ), state.uniqueIndexes[tag]![constraint].keysByValue[old] == change.key {
-                    state.uniqueIndexes[tag]![constraint].keysByValue[old] = nil
+                ), state.uniqueIndexes[scope]!.keysByValue[old] == change.key {
+                    state.uniqueIndexes[scope]!.keysByValue[old] = nil
                 }
                 if !change.isDelete {
                     let value = change.values[constraint]
-                    state.uniqueIndexes[tag]![constraint].keysByValue[value] = change.key
-                    state.uniqueIndexes[tag]![constraint].valuesByKey[change.key] = value
+                    state.uniqueIndexes[scope]!.keysByValue[value] = change.key
+                    state.uniqueIndexes[scope]!.valuesByKey[change.key] = value
                 }
             }
         }

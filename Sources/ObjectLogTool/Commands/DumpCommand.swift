@@ -14,12 +14,17 @@ struct DumpCommand: ToolCommand {
             store's metadata: dates as ISO 8601, binary values as base64, and binary values over \
             1024 bytes or in external blobs as their length and SHA-256 unless --full-blobs is \
             given. Relationships hold the target objects' ids. An object the model does not \
-            describe shows its raw payload in base64. The store is not changed.
+            describe shows its raw payload in base64. An object of an entity that inherits from \
+            others lists them, nearest first, under "superentities". The store is not changed.
             """,
         usage: "<path> [--entity <name>] [--format <format>] [--full-blobs]",
         arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
         options: [
-            .option("--entity", value: "name", help: "Only objects of this entity."),
+            .option(
+                "--entity",
+                value: "name",
+                help: "Only objects of this entity and of the entities that inherit from it."
+            ),
             .option(
                 "--format",
                 value: "format",
@@ -46,7 +51,8 @@ struct DumpCommand: ToolCommand {
         let store = try StoreAccess.openSalvaging(path)
         defer { try? store.close() }
         let names = EntityNames(store: store)
-        var entity: EntityTag?
+        // The entity asked for and the entities that inherit from it, as a fetch of it has.
+        var entities: Set<EntityTag>?
         if let entityName {
             guard let tag = names.tag(named: entityName) else {
                 let known = names.countsByName(store.liveCounts).map(\.name)
@@ -56,7 +62,7 @@ struct DumpCommand: ToolCommand {
                     command: context.commandName
                 )
             }
-            entity = tag
+            entities = names.familyTags(of: tag)
         }
         if let problem = names.schemaProblem {
             context.warn("\(path): \(problem); objects are shown with their raw payloads")
@@ -73,9 +79,12 @@ struct DumpCommand: ToolCommand {
         let output = context.output
         if isArray { output.write("[") }
         var first = true
-        for key in store.liveKeys(entity: entity) {
+        let only = entities.flatMap { $0.count == 1 ? $0.first : nil }
+        for key in store.liveKeys(entity: only) {
+            let tag = store.location(of: key)?.entity
             // The records that hold the stored model versions are not objects.
-            if store.location(of: key)?.entity == ModelHistory.schemaEntityTag { continue }
+            if tag == ModelHistory.schemaEntityTag { continue }
+            if let entities, only == nil, let tag, !entities.contains(tag) { continue }
             guard let object = try rendering.json(key: key) else { continue }
             if isArray {
                 output.write(first ? "\n  " : ",\n  ")

@@ -52,6 +52,24 @@ struct InfoCommand: StoreReportCommand {
                 ("reclaimableShare", .double((share * 10_000).rounded() / 10_000)),
                 ("liveObjects", .number(liveObjects)),
                 ("entities", .object(entities.map { ($0.name, .number($0.count)) })),
+                (
+                    "superentities",
+                    .object(
+                        entities.compactMap { entry in
+                            names.entity(tag: names.tag(named: entry.name) ?? 0)?.superentity.map {
+                                (entry.name, .string($0))
+                            }
+                        }
+                    )
+                ),
+                (
+                    "abstractEntities",
+                    .array(
+                        entities.filter {
+                            names.entity(tag: names.tag(named: $0.name) ?? 0)?.isAbstract == true
+                        }.map { .string($0.name) }
+                    )
+                ),
                 ("modelHash", modelHash.map { .string($0) } ?? .null),
                 ("modelVersion", modelVersion.map { .number($0.number) } ?? .null),
                 (
@@ -105,10 +123,14 @@ struct InfoCommand: StoreReportCommand {
             if let damage = inspection.damage { line("damage", damage.description) }
             output.writeLine("entities:")
             if entities.isEmpty { output.writeLine("  (none)") }
-            let width = (entities.map(\.name.count).max() ?? 0) + 2
-            for entity in entities {
+            // Subentities are indented under the entity they inherit from.
+            let tree = names.hierarchy(entities)
+            let width = (tree.map { $0.name.count + 2 * $0.depth }.max() ?? 0) + 2
+            for entity in tree {
+                let name = String(repeating: "  ", count: entity.depth) + entity.name
                 output.writeLine(
-                    "  " + Formatting.rightPadded(entity.name, width) + "\(entity.count)"
+                    "  " + Formatting.rightPadded(name, width) + "\(entity.count)"
+                        + (entity.isAbstract ? " (abstract)" : "")
                 )
             }
             output.writeLine("metadata:")

@@ -93,6 +93,12 @@ struct EntityNames: Sendable {
         return nil
     }
 
+    /// The tags of an entity and of every entity that inherits from it.
+    func familyTags(of tag: EntityTag) -> Set<EntityTag> {
+        guard let schema, let entity = schema.entity(tag: tag) else { return [tag] }
+        return Set(schema.family(of: entity.name).map(\.tag))
+    }
+
     /// Live counts by entity name, sorted by name; every entity of the schema is listed, with
     /// 0 when it has no live objects.
     func countsByName(_ counts: [EntityTag: Int]) -> [(name: String, count: Int)] {
@@ -102,5 +108,30 @@ struct EntityNames: Sendable {
             result.append((name(of: tag), counts[tag] ?? 0))
         }
         return result.sorted { $0.name < $1.name }
+    }
+
+    /// ``countsByName(_:)`` as a tree: each entity followed by those that inherit from it, one
+    /// level deeper, names in order at each level.
+    func hierarchy(
+        _ counts: [(name: String, count: Int)]
+    ) -> [(name: String, count: Int, depth: Int, isAbstract: Bool)] {
+        let parents = Dictionary(
+            counts.map { ($0.name, schema?.entity(named: $0.name)?.superentity) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        var result: [(name: String, count: Int, depth: Int, isAbstract: Bool)] = []
+        func add(parent: String?, depth: Int) {
+            for entry in counts where parents[entry.name] ?? nil == parent {
+                let isAbstract = schema?.entity(named: entry.name)?.isAbstract ?? false
+                result.append((entry.name, entry.count, depth, isAbstract))
+                if depth < counts.count { add(parent: entry.name, depth: depth + 1) }
+            }
+        }
+        add(parent: nil, depth: 0)
+        // An entity whose superentity the schema does not list still shows, at the top.
+        for entry in counts where !result.contains(where: { $0.name == entry.name }) {
+            result.append((entry.name, entry.count, 0, false))
+        }
+        return result
     }
 }

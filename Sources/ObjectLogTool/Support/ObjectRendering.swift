@@ -3,7 +3,8 @@ import ObjectLog
 import ObjectLogStore
 
 /// Turns a live object into the JSON `dump` prints:
-/// `{"id":…, "entity":…, "attributes":{…}, "relationships":{…}}`.
+/// `{"id":…, "entity":…, "attributes":{…}, "relationships":{…}}`, with
+/// `"superentities":[…]` (nearest first) after the entity for an entity that inherits.
 ///
 /// Attributes are decoded by the schema stored in the store's metadata: numbers, strings and
 /// Booleans as JSON values, dates as ISO 8601 strings, UUIDs and URLs as strings, `Codable`
@@ -36,6 +37,12 @@ struct ObjectRendering {
             ("id", .unsigned(key)),
             ("entity", .string(entityName)),
         ]
+        if let schema = names.schema {
+            let chain = schema.superentities(of: entityName)
+            if !chain.isEmpty {
+                members.append(("superentities", .array(chain.map { .string($0) })))
+            }
+        }
         guard let entity = names.entity(tag: location.entity) else {
             members.append(
                 ("attributes", .object([("payload", .string(Data(payload).base64EncodedString()))]))

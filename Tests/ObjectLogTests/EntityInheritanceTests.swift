@@ -1,0 +1,465 @@
+import Foundation
+import ObjectLogStore
+import TestSupport
+import Testing
+
+@testable import ObjectLog
+
+/// A hierarchy as Core Data users draw it: an abstract root, a concrete parent with a
+/// subentity, and a relationship whose destination is the root.
+enum Drawing {
+    class Shape: ManagedObject {
+        @Attribute(.unique) var name = ""
+        @Attribute var area = 0.0
+        @Relationship var canvas: Canvas?
+        override class var isAbstract: Bool { self == Shape.self }
+    }
+
+    final class Circle: Shape {
+        @Attribute var radius = 0.0
+    }
+
+    class Polygon: Shape {
+        @Attribute var sides = 0
+        @Attribute(.unique) var code = ""
+    }
+
+    final class Square: Polygon {
+        @Attribute var side = 0.0
+    }
+
+    final class Canvas: ManagedObject {
+        @Attribute var title = ""
+        @Relationship(inverse: \Shape.canvas, deleteRule: .cascade) var shapes: [Shape]
+    }
+
+    static let entities: [ManagedObject.Type] = [Circle.self, Square.self, Canvas.self]
+}
+
+/// Entities the model must refuse.
+enum BadHierarchies {
+    /// Abstract with nothing below it in the model.
+    class Lonely: ManagedObject {
+        @Attribute var name = ""
+        override class var isAbstract: Bool { true }
+    }
+
+    final class InheritsAbstract: Lonely {
+        @Attribute var extra = 0
+    }
+
+    class Named: ManagedObject {
+        @Attribute var name = ""
+        override class var entityName: String { "Named" }
+    }
+
+    final class SameName: Named {}
+}
+
+@Suite("Entity inheritance")
+struct EntityInheritanceTests {
+    typealias Shape = Drawing.Shape
+    typealias Circle = Drawing.Circle
+    typealias Polygon = Drawing.Polygon
+    typealias Square = Drawing.Square
+    typealias Canvas = Drawing.Canvas
+
+    private func open(_ directory: TemporaryDirectory) throws -> PersistentContainer {
+        try PersistentContainer(path: directory.file("shapes.olog"), for: Drawing.entities)
+    }
+
+    /// One canvas holding a circle, a polygon and a square, saved.
+    private func populate(_ context: ManagedObjectContext) throws {
+        let canvas = Canvas(context: context)
+        canvas.title = "board"
+        for (index, name) in ["c1", "c2"].enumerated() {
+            let circle = Circle(context: context)
+            circle.name = name
+            circle.radius = Double(index + 1)
+            circle.area = Double.pi * circle.radius * circle.radius
+            circle.canvas = canvas
+        }
+        let triangle = Polygon(context: context)
+        triangle.name = "tri"
+        triangle.sides = 3
+        triangle.code = "P3"
+        triangle.area = 4
+        triangle.canvas = canvas
+        let square = Square(context: context)
+        square.name = "sq"
+        square.sides = 4
+        square.side = 2
+        square.code = "P4"
+        square.area = 4
+        square.canvas = canvas
+        try context.save()
+    }
+
+    @Test("the model links superentities, shares inherited properties and adds unlisted parents")
+    func model() throws {
+        let model = try ManagedObjectModel(Drawing.entities)
+        let shape = try #require(model.entity(for: Shape.self), "the root is added unlisted")
+        let polygon = try #require(model.entity(for: Polygon.self))
+        let square = try #require(model.entity(for: Square.self))
+        let circle = try #require(model.entity(for: Circle.self))
+        #expect(shape.isAbstract && !polygon.isAbstract && !square.isAbstract)
+        #expect(square.superentity === polygon && polygon.superentity === shape)
+        #expect(shape.superentity == nil)
+        #expect(shape.subentities.map(\.name).sorted() == ["Circle", "Polygon"])
+        #expect(square.isKind(of: shape) && !circle.isKind(of: polygon))
+        #expect(shape.concreteEntities.map(\.name).sorted() == ["Circle", "Polygon", "Square"])
+        // Inherited properties come first, as the same accessors.
+        #expect(
+            square.accessors.map(\.name) == ["name", "area", "canvas", "sides", "code", "side"]
+        )
+        for (index, accessor) in shape.accessors.enumerated() {
+            #expect(square.accessors[index] === accessor)
+            #expect(circle.accessors[index] === accessor)
+        }
+        #expect(square.schema.superentity == "Polygon")
+        #expect(shape.schema.isAbstract && !square.schema.isAbstract)
+        #expect(model.schema.superentities(of: "Square") == ["Polygon", "Shape"])
+        #expect(model.schema.family(of: "Polygon").map(\.name).sorted() == ["Polygon", "Square"])
+        // `name` is unique across the whole hierarchy; `code` below Polygon.
+        let nameIndex = try #require(square.uniquenessConstraints.firstIndex(of: [0]))
+        let codeIndex = try #require(square.uniquenessConstraints.firstIndex(of: [4]))
+        #expect(square.uniquenessScopes[nameIndex] == shape.tag)
+        #expect(square.uniquenessScopes[codeIndex] == polygon.tag)
+        // The inverse of the inherited relationship is the root's.
+        let shapes = try #require(model.entity(for: Canvas.self)?.relationshipAccessors.first)
+        #expect(shapes.inverse === shape.relationshipAccessors.first)
+    }
+
+    @Test("an entity outside any hierarchy is described and hashed as before hierarchies")
+    func plainSchemaUnchanged() throws {
+        let model = try ManagedObjectModel([Tag.self])
+        let json = String(decoding: model.schema.canonicalJSON(), as: UTF8.self)
+        #expect(!json.contains("superentity") && !json.contains("isAbstract"))
+        let decoded = try ModelSchema.decode(json: model.schema.canonicalJSON())
+        #expect(decoded == model.schema)
+        let drawing = try ManagedObjectModel(Drawing.entities)
+        let again = try ModelSchema.decode(json: drawing.schema.canonicalJSON())
+        #expect(again == drawing.schema, "superentity and isAbstract survive the JSON")
+    }
+
+    @Test("the model refuses abstract entities that could never hold an object")
+    func refusals() throws {
+        let lonely = #expect(throws: ObjectLogError.self) {
+            _ = try ManagedObjectModel([BadHierarchies.Lonely.self])
+        }
+        #expect(lonely?.code == .invalidModel)
+        #expect(lonely?.message.contains("list its subclasses") == true)
+        let inherited = #expect(throws: ObjectLogError.self) {
+            _ = try ManagedObjectModel([BadHierarchies.InheritsAbstract.self])
+        }
+        #expect(inherited?.message.contains("inherits isAbstract from 'Lonely'") == true)
+        let named = #expect(throws: ObjectLogError.self) {
+            _ = try ManagedObjectModel([BadHierarchies.SameName.self])
+        }
+        #expect(named?.message.contains("override it in the subclass too") == true)
+    }
+
+    @Test("inserting an instance of an abstract entity fails with abstractEntity")
+    func abstractInsert() throws {
+        let directory = TemporaryDirectory()
+        let container = try open(directory)
+        let context = container.newContext()
+        let error = #expect(throws: ObjectLogError.self) { try context.insert(Shape()) }
+        #expect(error?.code == .abstractEntity)
+        #expect(error?.message.contains("Circle, Polygon, Square") == true)
+        // The initializer cannot throw: the next save does, and saves nothing.
+        _ = Shape(context: context)
+        let circle = Circle(context: context)
+        circle.name = "kept out"
+        let saved = #expect(throws: ObjectLogError.self) { try context.save() }
+        #expect(saved?.code == .abstractEntity)
+        #expect(try container.newContext().count(FetchRequest<Circle>()) == 0)
+    }
+
+    @Test("a fetch of a parent returns its subentities' objects, saved and pending")
+    func fetchIncludesSubentities() throws {
+        let directory = TemporaryDirectory()
+        let container = try open(directory)
+        let context = container.newContext()
+        try populate(context)
+        let reader = container.newContext()
+        let shapes = try reader.fetch(FetchRequest<Shape>())
+        #expect(shapes.count == 4)
+        #expect(
+            Set(shapes.map { String(describing: type(of: $0)) }) == ["Circle", "Polygon", "Square"]
+        )
+        #expect(shapes.map(\.key) == shapes.map(\.key).sorted(), "unsorted results in key order")
+        #expect(try reader.count(FetchRequest<Shape>()) == 4)
+        #expect(try reader.count(FetchRequest<Polygon>()) == 2)
+        var own = FetchRequest<Polygon>()
+        own.includesSubentities = false
+        #expect(try reader.fetch(own).map(\.name) == ["tri"])
+        #expect(try reader.count(own) == 1)
+        var none = FetchRequest<Shape>()
+        none.includesSubentities = false
+        #expect(try reader.fetch(none).isEmpty, "an abstract entity has no objects of its own")
+        // Pending inserts and deletes count too.
+        let pending = Square(context: reader)
+        pending.name = "new"
+        reader.delete(try #require(shapes.first { $0.name == "c1" }))
+        #expect(
+            Set(try reader.fetch(FetchRequest<Shape>()).map(\.name)) == ["c2", "tri", "sq", "new"]
+        )
+        #expect(try reader.count(FetchRequest<Shape>()) == 4)
+        #expect(try reader.fetchIdentifiers(FetchRequest<Polygon>()).count == 3)
+    }
+
+    @Test("predicates and sorts on inherited properties order the objects of every entity")
+    func predicatesAndSorts() throws {
+        let directory = TemporaryDirectory()
+        let container = try open(directory)
+        try populate(container.newContext())
+        let context = container.newContext()
+        let byArea = FetchRequest<Shape>(
+            predicate: #Predicate { $0.area > 3.5 },
+            sortBy: [SortDescriptor(\.area, order: .reverse), SortDescriptor(\.name)]
+        )
+        // c2: 4π, sq: 4, tri: 4 (c1 is π).
+        #expect(try context.fetch(byArea).map(\.name) == ["c2", "sq", "tri"])
+        #expect(try context.count(byArea) == 3)
+        var window = byArea
+        window.fetchOffset = 1
+        window.fetchLimit = 1
+        #expect(try context.fetch(window).map(\.name) == ["sq"])
+        #expect(try context.count(window) == 1)
+        #expect(try context.fetchIdentifiers(window).map(\.entityName) == ["Square"])
+        var lexical = FetchRequest<Shape>(sortBy: [SortDescriptor(\.name, comparator: .lexical)])
+        lexical.fetchLimit = 2
+        #expect(try context.fetch(lexical).map(\.name) == ["c1", "c2"])
+        let text = FetchRequest<Shape>(textMatch: .contains(\.name, "Q", options: .caseInsensitive))
+        #expect(try context.fetch(text).map(\.name) == ["sq"])
+        #expect(try context.count(text) == 1)
+    }
+
+    @Test("a relationship to a parent holds any subentity, across a reopen and a cascade")
+    func polymorphicRelationships() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let container = try open(directory)
+            try populate(container.newContext())
+            try container.close()
+        }
+        let container = try open(directory)
+        let context = container.newContext()
+        let canvas = try #require(try context.fetch(FetchRequest<Canvas>()).first)
+        let kinds = canvas.shapes.map { "\(type(of: $0)):\($0.name)" }.sorted()
+        #expect(kinds == ["Circle:c1", "Circle:c2", "Polygon:tri", "Square:sq"])
+        let square = try #require(canvas.shapes.first { $0 is Square } as? Square)
+        #expect(square.side == 2 && square.canvas === canvas, "the inverse is kept")
+        #expect(try context.object(with: square.objectID, as: Shape.self) === square)
+        #expect(try context.existingObject(with: square.objectID, as: Polygon.self) === square)
+        // Moving a subentity's object to another canvas updates the inverse on both sides.
+        let other = Canvas(context: context)
+        square.canvas = other
+        #expect(other.shapes.map(\.name) == ["sq"] && canvas.shapes.count == 3)
+        try context.save()
+        context.delete(canvas)
+        try context.save()
+        let after = container.newContext()
+        #expect(try after.fetch(FetchRequest<Shape>()).map(\.name) == ["sq"], "cascade")
+    }
+
+    @Test("a uniqueness constraint of a parent holds across its subentities")
+    func uniquenessAcrossHierarchy() throws {
+        let directory = TemporaryDirectory()
+        let container = try open(directory)
+        let context = container.newContext()
+        try populate(context)
+        // A square named like a saved circle.
+        let clash = Square(context: context)
+        clash.name = "c1"
+        clash.code = "P9"
+        let error = #expect(throws: ObjectLogError.self) { try context.save() }
+        #expect(error?.code == .uniqueness)
+        #expect(error?.message.contains("uniqueness constraint of 'Shape' on 'name'") == true)
+        #expect(error?.message.contains("Circle#") == true, "\(error?.message ?? "")")
+        context.rollback()
+        // Two objects of two entities in one save.
+        let first = Circle(context: context)
+        first.name = "twin"
+        let second = Polygon(context: context)
+        second.name = "twin"
+        #expect(throws: ObjectLogError.self) { try context.save() }
+        context.rollback()
+        // `code` is Polygon's: circles do not have it, squares share it.
+        let square = Square(context: context)
+        square.name = "sq2"
+        square.code = "P3"
+        let polygonError = #expect(throws: ObjectLogError.self) { try context.save() }
+        #expect(polygonError?.message.contains("'Polygon' on 'code'") == true)
+        square.code = "P5"
+        try context.save()
+        // Freed by a delete, a name can be taken by another entity.
+        let circle = try #require(
+            try context.fetch(FetchRequest<Circle>()).first { $0.name == "c1" }
+        )
+        context.delete(circle)
+        let heir = Polygon(context: context)
+        heir.name = "c1"
+        heir.code = "P6"
+        try context.save()
+        // A fresh coordinator builds the index from the store, across the hierarchy.
+        try container.close()
+        let reopened = try open(directory)
+        let fresh = reopened.newContext()
+        let late = Circle(context: fresh)
+        late.name = "sq2"
+        #expect(throws: ObjectLogError.self) { try fresh.save() }
+    }
+
+    @Test("adding a subentity, or a parent above an entity, is a lightweight migration")
+    func migration() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("evolve.olog")
+        do {
+            let container = try PersistentContainer(path: path, for: [HierarchyV1.Item.self])
+            let context = container.newContext()
+            for index in 0..<3 {
+                let item = HierarchyV1.Item(context: context)
+                item.name = "item \(index)"
+                item.size = index
+            }
+            try context.save()
+            try container.close()
+        }
+        do {
+            // Item moves under a new abstract Base; a new subentity Special arrives.
+            let container = try PersistentContainer(path: path, for: HierarchyV2.entities)
+            let context = container.newContext()
+            let special = HierarchyV2.Special(context: context)
+            special.name = "special"
+            special.level = 9
+            try context.save()
+            let all = try context.fetch(
+                FetchRequest<HierarchyV2.Base>(sortBy: [
+                    SortDescriptor(\.name, comparator: .lexical)
+                ])
+            )
+            #expect(all.map(\.name) == ["item 0", "item 1", "item 2", "special"])
+            let items = try context.fetch(FetchRequest<HierarchyV2.Item>())
+            #expect(items.map(\.size) == [0, 1, 2])
+            // `name` is now unique across Base's hierarchy (checked when the store migrated).
+            let clash = HierarchyV2.Special(context: context)
+            clash.name = "item 1"
+            #expect(throws: ObjectLogError.self) { try context.save() }
+            try container.close()
+        }
+        let history = try #require(
+            try ModelHistory.read(from: LogStore.open(path: path, options: readOnly))
+        )
+        #expect(history.versions.count == 2)
+        #expect(history.current?.schema.entity(named: "Item")?.superentity == "Base")
+    }
+
+    @Test("a migration that makes a uniqueness constraint span a hierarchy checks it across")
+    func migrationConstraintAcrossHierarchy() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("dupes.olog")
+        do {
+            // Two unrelated entities, each with an object named "same".
+            let container = try PersistentContainer(
+                path: path,
+                for: [HierarchyV1.Item.self, HierarchyV1.Special.self]
+            )
+            let context = container.newContext()
+            HierarchyV1.Item(context: context).name = "same"
+            HierarchyV1.Special(context: context).name = "same"
+            try context.save()
+            try container.close()
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        // Under Base, `name` is unique across both.
+        let error = #expect(throws: ObjectLogError.self) {
+            _ = try PersistentContainer(path: path, for: HierarchyV2.entities)
+        }
+        #expect(error?.code == .uniqueness)
+        #expect(error?.message.contains("constraint of 'Base' on 'name' does not hold") == true)
+        #expect(
+            error?.message.contains("Item#") == true && error?.message.contains("Special#") == true
+        )
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "nothing written")
+    }
+
+    @Test("a version that makes an entity with objects abstract is refused, nothing written")
+    func newlyAbstractRefused() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("abstract.olog")
+        do {
+            let container = try PersistentContainer(path: path, for: HierarchyV3.concrete)
+            let context = container.newContext()
+            let base = HierarchyV3.Base(context: context)
+            base.name = "plain base"
+            try context.save()
+            try container.close()
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let error = #expect(throws: ObjectLogError.self) {
+            _ = try PersistentContainer(path: path, for: HierarchyV2.entities)
+        }
+        #expect(error?.code == .modelMismatch)
+        #expect(error?.message.contains("entity 'Base' became abstract") == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    private var readOnly: StoreOptions {
+        var options = StoreOptions()
+        options.readOnly = true
+        return options
+    }
+}
+
+/// A model before a hierarchy: plain entities.
+enum HierarchyV1 {
+    final class Item: ManagedObject {
+        @Attribute var name = ""
+        @Attribute var size = 0
+        override class var entityName: String { "Item" }
+    }
+
+    final class Special: ManagedObject {
+        @Attribute var name = ""
+        @Attribute var level = 0
+        override class var entityName: String { "Special" }
+    }
+}
+
+/// The same entity under a new abstract parent, beside a new subentity.
+enum HierarchyV2 {
+    class Base: ManagedObject {
+        @Attribute(.unique) var name = ""
+        override class var entityName: String { "Base" }
+        override class var isAbstract: Bool { self == Base.self }
+    }
+
+    final class Item: Base {
+        @Attribute var size = 0
+        override class var entityName: String { "Item" }
+    }
+
+    final class Special: Base {
+        @Attribute var level = 0
+        override class var entityName: String { "Special" }
+    }
+
+    static let entities: [ManagedObject.Type] = [Item.self, Special.self]
+}
+
+/// Base as a concrete entity, with objects of its own.
+enum HierarchyV3 {
+    class Base: ManagedObject {
+        @Attribute(.unique) var name = ""
+        override class var entityName: String { "Base" }
+    }
+
+    final class Item: Base {
+        @Attribute var size = 0
+        override class var entityName: String { "Item" }
+    }
+
+    static let concrete: [ManagedObject.Type] = [Base.self, Item.self]
+}
