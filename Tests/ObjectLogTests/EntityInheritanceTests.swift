@@ -312,13 +312,19 @@ struct EntityInheritanceTests {
         #expect(throws: ObjectLogError.self) { try fresh.save() }
     }
 
-    @Test("adding a subentity, or a parent above an entity, is a lightweight migration")
+    @Test("adding a parent above entities, reordering their properties, is lightweight")
     func migration() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("evolve.olog")
         do {
-            let container = try PersistentContainer(path: path, for: [HierarchyV1.Item.self])
+            let container = try PersistentContainer(
+                path: path,
+                for: [HierarchyV1.Item.self, HierarchyV1.Special.self]
+            )
             let context = container.newContext()
+            let special = HierarchyV1.Special(context: context)
+            special.name = "old special"
+            special.level = 5
             for index in 0..<3 {
                 let item = HierarchyV1.Item(context: context)
                 item.name = "item \(index)"
@@ -328,7 +334,7 @@ struct EntityInheritanceTests {
             try container.close()
         }
         do {
-            // Item moves under a new abstract Base; a new subentity Special arrives.
+            // Item and Special move under a new abstract Base, which declares `name`.
             let container = try PersistentContainer(path: path, for: HierarchyV2.entities)
             let context = container.newContext()
             let special = HierarchyV2.Special(context: context)
@@ -340,7 +346,12 @@ struct EntityInheritanceTests {
                     SortDescriptor(\.name, comparator: .lexical)
                 ])
             )
-            #expect(all.map(\.name) == ["item 0", "item 1", "item 2", "special"])
+            #expect(all.map(\.name) == ["item 0", "item 1", "item 2", "old special", "special"])
+            let specials = try context.fetch(
+                FetchRequest<HierarchyV2.Special>(sortBy: [SortDescriptor(\.level)])
+            )
+            #expect(specials.map(\.name) == ["old special", "special"])
+            #expect(specials.map(\.level) == [5, 9])
             let items = try context.fetch(FetchRequest<HierarchyV2.Item>())
             #expect(items.map(\.size) == [0, 1, 2])
             // `name` is now unique across Base's hierarchy (checked when the store migrated).
@@ -421,9 +432,10 @@ enum HierarchyV1 {
         override class var entityName: String { "Item" }
     }
 
+    /// Its properties in the other order than under Base, where `name` comes first.
     final class Special: ManagedObject {
-        @Attribute var name = ""
         @Attribute var level = 0
+        @Attribute var name = ""
         override class var entityName: String { "Special" }
     }
 }
