@@ -417,6 +417,86 @@ struct EntityInheritanceTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
+    @Test(
+        "batch deletes reach the subentities' objects in one transaction, through a context when there are relationships"
+    )
+    func batchDelete() throws {
+        let directory = TemporaryDirectory()
+        let container = try PersistentContainer(
+            path: directory.file("ledger.olog"),
+            for: InheritedLedger.entities
+        )
+        let context = container.newContext()
+        for index in 0..<30 {
+            let entry: InheritedLedger.Entry =
+                switch index % 3 {
+                case 0: InheritedLedger.Entry(context: context)
+                case 1: InheritedLedger.Credit(context: context)
+                default: InheritedLedger.Debit(context: context)
+                }
+            entry.reference = "r\(index)"
+            entry.amount = Double(index)
+        }
+        try context.save()
+        let before = container.coordinator.store.transactionCount
+        let deleted = try context.execute(
+            BatchDeleteRequest<InheritedLedger.Entry>(predicate: #Predicate { $0.amount < 12 })
+        )
+        #expect(container.coordinator.store.transactionCount == before + 1)
+        #expect(deleted.deleted.count == 12)
+        #expect(Set(deleted.deleted.map(\.entityName)) == ["Entry", "Credit", "Debit"])
+        let reader = container.newContext()
+        #expect(try reader.count(FetchRequest<InheritedLedger.Entry>()) == 18)
+        #expect(try reader.count(FetchRequest<InheritedLedger.Credit>()) == 6)
+        // Without subentities: only entries of Entry itself.
+        var own = BatchDeleteRequest<InheritedLedger.Entry>(
+            predicate: #Predicate { $0.amount < 20 }
+        )
+        own.includesSubentities = false
+        let plain = try context.execute(own)
+        #expect(plain.deleted.map(\.entityName) == ["Entry", "Entry", "Entry"])
+        #expect(try reader.count(FetchRequest<InheritedLedger.Entry>()) == 15)
+        // A freed unique value can be taken by another entity of the hierarchy.
+        let heir = InheritedLedger.Debit(context: context)
+        heir.reference = "r0"
+        try context.save()
+
+        // With relationships, the delete runs through a context: the cascade and inverse hold.
+        let drawing = try open(directory)
+        try populate(drawing.newContext())
+        let shapes = drawing.newContext()
+        let removed = try shapes.execute(
+            BatchDeleteRequest<Shape>(predicate: #Predicate { $0.area < 4.5 })
+        )
+        #expect(Set(removed.deleted.map(\.entityName)) == ["Circle", "Polygon", "Square"])
+        let check = drawing.newContext()
+        let canvas = try #require(try check.fetch(FetchRequest<Canvas>()).first)
+        let left = try check.fetch(FetchRequest<Shape>())
+        #expect(left.map(\.name) == ["c2"])
+        #expect(left.first?.canvas?.title == "board")
+        #expect(canvas.shapes.map(\.name) == ["c2"])
+    }
+
+    @Test("a batch insert of an abstract entity fails with abstractEntity and writes nothing")
+    func batchInsertAbstract() throws {
+        let directory = TemporaryDirectory()
+        let container = try open(directory)
+        let context = container.newContext()
+        let error = #expect(throws: ObjectLogError.self) {
+            try context.execute(
+                BatchInsertRequest<Shape>(count: 3) { index, shape in
+                    shape.name = "s\(index)"
+                }
+            )
+        }
+        #expect(error?.code == .abstractEntity)
+        let inserted = try context.execute(
+            BatchInsertRequest<Circle>(count: 2) { index, circle in circle.name = "b\(index)" }
+        )
+        #expect(inserted.inserted.map(\.entityName) == ["Circle", "Circle"])
+        #expect(try context.count(FetchRequest<Shape>()) == 2)
+    }
+
     private var readOnly: StoreOptions {
         var options = StoreOptions()
         options.readOnly = true
@@ -474,4 +554,23 @@ enum HierarchyV3 {
     }
 
     static let concrete: [ManagedObject.Type] = [Base.self, Item.self]
+}
+
+/// A hierarchy without relationships, which batch requests change in the store directly.
+enum InheritedLedger {
+    class Entry: ManagedObject {
+        @Attribute(.unique) var reference = ""
+        @Attribute var amount = 0.0
+        @Attribute var isCleared = false
+    }
+
+    final class Credit: Entry {
+        @Attribute var source = ""
+    }
+
+    final class Debit: Entry {
+        @Attribute var reason = "unknown"
+    }
+
+    static let entities: [ManagedObject.Type] = [Entry.self, Credit.self, Debit.self]
 }

@@ -8,13 +8,19 @@ import ObjectLogStore
 /// with relationships are deleted through a context of their own instead, so that the delete
 /// rules (nullify, cascade, deny) hold as for ``ManagedObjectContext/delete(_:)``; that path
 /// loads them.
+///
+/// Objects of the entity's subentities are deleted too unless ``includesSubentities`` is
+/// `false`, as for a fetch.
 public struct BatchDeleteRequest<T: ManagedObject>: Sendable {
     /// The objects to delete; nil deletes every object of the entity.
     public var predicate: Predicate<T>?
+    /// Whether objects of the entity's subentities are deleted too (the default).
+    public var includesSubentities: Bool
 
     /// Creates a request.
     public init(predicate: Predicate<T>? = nil) {
         self.predicate = predicate
+        self.includesSubentities = true
     }
 }
 
@@ -25,17 +31,21 @@ public struct BatchDeleteRequest<T: ManagedObject>: Sendable {
 /// is written again with the new values in place of the old and every other value as it was.
 /// Uniqueness constraints hold (a violation fails the request, which then writes nothing);
 /// validation and lifecycle hooks do not run, as in Core Data. Relationships and external
-/// storage attributes cannot be set this way.
+/// storage attributes cannot be set this way. Objects of the entity's subentities are changed
+/// too unless ``includesSubentities`` is `false`, all in one transaction.
 public struct BatchUpdateRequest<T: ManagedObject>: Sendable {
     /// The objects to change; nil changes every object of the entity.
     public var predicate: Predicate<T>?
     /// The values to set.
     public var updates: [PropertyUpdate<T>]
+    /// Whether objects of the entity's subentities are changed too (the default).
+    public var includesSubentities: Bool
 
     /// Creates a request.
     public init(predicate: Predicate<T>? = nil, updates: [PropertyUpdate<T>]) {
         self.predicate = predicate
         self.updates = updates
+        self.includesSubentities = true
     }
 }
 
@@ -61,7 +71,8 @@ public struct PropertyUpdate<T: ManagedObject>: @unchecked Sendable {
 ///
 /// Run it with ``ManagedObjectContext/execute(_:)-(BatchInsertRequest<T>)``. `fill` sets the
 /// values of object number `index` on one object that is reused for all of them; relationships
-/// cannot be set. Uniqueness constraints hold; validation and lifecycle hooks do not run.
+/// cannot be set. Uniqueness constraints hold; validation and lifecycle hooks do not run. `T`
+/// must not be abstract.
 public struct BatchInsertRequest<T: ManagedObject>: @unchecked Sendable {
     // `@unchecked`: the closure is called only by `execute`, on the caller's thread.
     /// The number of objects to insert.

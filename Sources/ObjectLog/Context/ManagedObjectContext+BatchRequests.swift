@@ -22,28 +22,37 @@ extension ManagedObjectContext {
         _ request: BatchDeleteRequest<T>
     ) throws(ObjectLogError) -> ObjectChanges {
         let entity = try entity(of: T.self)
-        guard entity.relationshipAccessors.isEmpty else {
-            return try deleteThroughContext(T.self, predicate: request.predicate)
+        var fetched = FetchRequest<T>(predicate: request.predicate)
+        fetched.includesSubentities = request.includesSubentities
+        let entities = try fetchedEntities(fetched)
+        guard entities.allSatisfy({ $0.relationshipAccessors.isEmpty }) else {
+            return try deleteThroughContext(fetched)
         }
-        let keys = try savedObjects(of: T.self, entity: entity, matching: request.predicate).keys
+        // One transaction for the objects of every entity the request reaches.
         var transaction = Transaction()
-        for key in keys { transaction.delete(key: key, entity: entity.tag) }
-        let unique =
-            entity.uniquenessConstraints.isEmpty
-            ? []
-            : keys.map {
-                PersistentStoreCoordinator.UniqueChange(
-                    key: $0,
-                    entity: entity,
-                    isDelete: true,
-                    values: []
-                )
+        var unique: [PersistentStoreCoordinator.UniqueChange] = []
+        var deleted: [ObjectID] = []
+        for member in entities {
+            let keys = try savedObjects(of: T.self, entity: member, matching: request.predicate)
+                .keys
+            for key in keys { transaction.delete(key: key, entity: member.tag) }
+            if !member.uniquenessConstraints.isEmpty {
+                unique += keys.map {
+                    PersistentStoreCoordinator.UniqueChange(
+                        key: $0,
+                        entity: member,
+                        isDelete: true,
+                        values: []
+                    )
+                }
             }
+            deleted += keys.map { ObjectID(entityName: member.name, key: $0) }
+        }
         return try commitBatch(
             transaction,
             unique: unique,
             entity: entity,
-            changes: ObjectChanges(deleted: keys.map { ObjectID(entityName: entity.name, key: $0) })
+            changes: ObjectChanges(deleted: deleted)
         )
     }
 
@@ -152,6 +161,14 @@ extension ManagedObjectContext {
         _ request: BatchInsertRequest<T>
     ) throws(ObjectLogError) -> ObjectChanges {
         let entity = try entity(of: T.self)
+        guard !entity.isAbstract else {
+            throw ObjectLogError(
+                .abstractEntity,
+                "cannot batch insert objects of the abstract entity '\(entity.name)'; insert those "
+                    + "of one of its subentities ("
+                    + entity.concreteEntities.map(\.name).joined(separator: ", ") + ")"
+            )
+        }
         guard request.count > 0 else { return ObjectChanges() }
         // One object takes every new object's values in turn, reset to the defaults first.
         let defaults = entity.objectType.init()
@@ -203,9 +220,10 @@ extension ManagedObjectContext {
 
     // MARK: - Implementation
 
-    /// The saved objects of `T` that match `predicate`, as a plan to read them, found without
-    /// loading them into this context: through the attribute columns alone when they decide
-    /// the predicate, else by evaluating it on objects decoded in a context of its own.
+    /// The saved objects of `entity` (`T`'s or a subentity's) that match `predicate`, as a plan
+    /// to read them, found without loading them into this context: through the attribute
+    /// columns alone when they decide the predicate, else by evaluating it on objects decoded in
+    /// a context of its own.
     private func savedObjects<T: ManagedObject>(
         of type: T.Type,
         entity: EntityDescription,
@@ -221,7 +239,11 @@ extension ManagedObjectContext {
             }
             var request = FetchRequest<T>(predicate: predicate)
             request.includesPendingChanges = false
-            return try store.readPlan(keys: try finder.fetchIdentifiers(request).map(\.key))
+            // The objects of `entity` only, which may be a subentity of `T`'s.
+            let keys = try finder.fetchIdentifiers(request).lazy.filter {
+                $0.entityName == entity.name
+            }.map(\.key)
+            return try store.readPlan(keys: Array(keys))
         } catch let error as ObjectLogError {
             throw error
         } catch {
@@ -253,8 +275,7 @@ extension ManagedObjectContext {
 
     /// Deletes through a context of its own, where delete rules apply.
     private func deleteThroughContext<T: ManagedObject>(
-        _ type: T.Type,
-        predicate: Predicate<T>?
+        _ request: FetchRequest<T>
     ) throws(ObjectLogError) -> ObjectChanges {
         let worker = ManagedObjectContext(coordinator: coordinator)
         let saved = LockedValue<ObjectChanges?>(nil)
@@ -263,7 +284,7 @@ extension ManagedObjectContext {
             if changes.origin == origin { saved.withLock { $0 = changes } }
         }
         defer { coordinator.removeObserver(token) }
-        var request = FetchRequest<T>(predicate: predicate)
+        var request = request
         request.includesPendingChanges = false
         for object in try worker.fetch(request) { worker.delete(object) }
         try worker.save()
