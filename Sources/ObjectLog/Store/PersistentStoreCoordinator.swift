@@ -499,14 +499,20 @@ public final class PersistentStoreCoordinator: Sendable {
         objectIDs: (ObjectKey) -> ObjectID
     ) -> ObjectLogError? {
         var errors: [ObjectLogError] = []
+        // Grouped by entity first (hashing a tag per object), then by constraint.
+        var entities: [EntityTag: EntityDescription] = [:]
+        var byEntity: [EntityTag: [UniqueChange]] = [:]
+        for change in changes where !change.entity.uniquenessConstraints.isEmpty {
+            if byEntity[change.entity.tag] == nil { entities[change.entity.tag] = change.entity }
+            byEntity[change.entity.tag, default: []].append(change)
+        }
         var order: [UniqueScope] = []
         var byScope: [UniqueScope: [(change: UniqueChange, constraint: Int)]] = [:]
-        var entities: [EntityTag: EntityDescription] = [:]
-        for change in changes where !change.entity.uniquenessConstraints.isEmpty {
-            entities[change.entity.tag] = change.entity
-            for (constraint, scope) in Self.scopes(of: change.entity).enumerated() {
+        for (tag, group) in byEntity.sorted(by: { $0.key < $1.key }) {
+            guard let entity = entities[tag] else { continue }
+            for (constraint, scope) in Self.scopes(of: entity).enumerated() {
                 if byScope[scope] == nil { order.append(scope) }
-                byScope[scope, default: []].append((change, constraint))
+                byScope[scope, default: []].append(contentsOf: group.lazy.map { ($0, constraint) })
             }
         }
         buildUniqueIndexes(for: entities.values, state: &state)
@@ -583,20 +589,27 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     private func applyUniqueness(_ changes: [UniqueChange], state: inout State) {
+        var byEntity: [EntityTag: [UniqueChange]] = [:]
         for change in changes where !change.entity.uniquenessConstraints.isEmpty {
-            for (constraint, scope) in Self.scopes(of: change.entity).enumerated()
-            where state.uniqueIndexes[scope] != nil {
-                // Mutates the stored index in place: copying it out would copy its dictionaries.
-                if let old = state.uniqueIndexes[scope]!.valuesByKey.removeValue(
-                    forKey: change.key
-                ), state.uniqueIndexes[scope]!.keysByValue[old] == change.key {
-                    state.uniqueIndexes[scope]!.keysByValue[old] = nil
+            byEntity[change.entity.tag, default: []].append(change)
+        }
+        for group in byEntity.values {
+            for (constraint, scope) in Self.scopes(of: group[0].entity).enumerated() {
+                // Taken out and put back, so that it is changed in place, not copied.
+                guard var index = state.uniqueIndexes.removeValue(forKey: scope) else { continue }
+                for change in group {
+                    if let old = index.valuesByKey.removeValue(forKey: change.key),
+                        index.keysByValue[old] == change.key
+                    {
+                        index.keysByValue[old] = nil
+                    }
+                    if !change.isDelete {
+                        let value = change.values[constraint]
+                        index.keysByValue[value] = change.key
+                        index.valuesByKey[change.key] = value
+                    }
                 }
-                if !change.isDelete {
-                    let value = change.values[constraint]
-                    state.uniqueIndexes[scope]!.keysByValue[value] = change.key
-                    state.uniqueIndexes[scope]!.valuesByKey[change.key] = value
-                }
+                state.uniqueIndexes[scope] = index
             }
         }
     }
