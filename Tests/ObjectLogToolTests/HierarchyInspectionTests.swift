@@ -85,6 +85,32 @@ struct HierarchyInspectionTests {
         )
     }
 
+    @Test("schema names each entity's superentity and abstract ones")
+    func schema() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("shapes.olog")
+        _ = try makeStore(at: path)
+        let text = try runTool("schema", path)
+        #expect(text.status == 0, "\(text.standardError)")
+        // Tags are given in name order: Circle 1, Polygon 2, Shape 3, Square 4.
+        #expect(text.lines.contains("  ToolShape (tag 3, abstract): name: string"))
+        #expect(
+            text.lines.contains {
+                $0.hasPrefix("  ToolSquare (tag 4, inherits ToolPolygon): name: string, sides:")
+            }
+        )
+        let json = try runTool("schema", path, "--json").jsonObject()
+        let versions = try #require(json["versions"] as? [[String: Any]])
+        let entities = try #require(versions.last?["entities"] as? [[String: Any]])
+        let byName = Dictionary(
+            uniqueKeysWithValues: entities.map { ($0["name"] as? String ?? "", $0) }
+        )
+        #expect(byName["ToolSquare"]?["superentity"] as? String == "ToolPolygon")
+        #expect(byName["ToolShape"]?["superentity"] is NSNull)
+        #expect(byName["ToolShape"]?["isAbstract"] as? Bool == true)
+        #expect(byName["ToolCircle"]?["isAbstract"] as? Bool == false)
+    }
+
     @Test("dump --entity of a parent includes its subentities, each listing its superentities")
     func dump() throws {
         let directory = TemporaryDirectory()

@@ -55,9 +55,11 @@ struct SchemaCommand: StoreReportCommand {
             if index == 0 || index == versions.count - 1 {
                 for entity in version.schema.entities {
                     let properties = entity.properties.map { "\($0.name): \($0.summary)" }
+                    var kind = "tag \(entity.tag)"
+                    if let parent = entity.superentity { kind += ", inherits \(parent)" }
+                    if entity.isAbstract { kind += ", abstract" }
                     output.writeLine(
-                        "  \(entity.name) (tag \(entity.tag)): "
-                            + properties.joined(separator: ", ")
+                        "  \(entity.name) (\(kind)): " + properties.joined(separator: ", ")
                     )
                 }
             }
@@ -77,6 +79,8 @@ struct SchemaCommand: StoreReportCommand {
             ("name", .string(entity.name)),
             ("tag", .unsigned(UInt64(entity.tag))),
             ("originalName", entity.originalName.map { .string($0) } ?? .null),
+            ("superentity", entity.superentity.map { .string($0) } ?? .null),
+            ("isAbstract", .bool(entity.isAbstract)),
             (
                 "properties",
                 .array(
