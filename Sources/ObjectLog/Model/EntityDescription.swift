@@ -48,23 +48,19 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     nonisolated(unsafe) public internal(set) weak var superentity: EntityDescription?
     /// The entities that inherit from this one directly, in tag order.
     nonisolated(unsafe) public internal(set) var subentities: [EntityDescription] = []
-    /// How many of ``accessors`` (the first ones) are the superentity's, shared with it.
-    let inheritedCount: Int
 
     init(
         name: String,
         tag: EntityTag,
         objectType: ManagedObject.Type,
         accessors: [PropertyAccessor],
-        isAbstract: Bool = false,
-        inheritedCount: Int = 0
+        isAbstract: Bool = false
     ) {
         self.name = name
         self.tag = tag
         self.objectType = objectType
         self.accessors = accessors
         self.isAbstract = isAbstract
-        self.inheritedCount = inheritedCount
         for (index, accessor) in accessors.enumerated() { accessor.index = index }
         self.hasExternalData = accessors.contains {
             $0.attribute?.options.contains(.externalStorage) == true

@@ -61,7 +61,6 @@ public final class ManagedObjectModel: Sendable {
         // field walk lists them first, at the same offsets), so that a relationship, rule or
         // predicate of the parent is the same object for every entity of the hierarchy.
         // Parents first: by the depth of their class.
-        var inherited: [ObjectIdentifier: Int] = [:]
         for type in all.values.sorted(by: { Self.depth(of: $0) < Self.depth(of: $1) }) {
             guard let parent = Self.superentityType(of: type),
                 let parentDraft = drafts[ObjectIdentifier(parent)],
@@ -83,7 +82,6 @@ public final class ManagedObjectModel: Sendable {
                 + (checks[ObjectIdentifier(type)] ?? []).filter { check in
                     own.contains { $0 === check.accessor }
                 }
-            inherited[ObjectIdentifier(type)] = parentDraft.count
         }
         let sorted = all.values.sorted { $0.entityName < $1.entityName }
         var entities: [EntityDescription] = []
@@ -108,8 +106,7 @@ public final class ManagedObjectModel: Sendable {
                 tag: tag,
                 objectType: type,
                 accessors: drafts[ObjectIdentifier(type)] ?? [],
-                isAbstract: type.isAbstract,
-                inheritedCount: inherited[ObjectIdentifier(type)] ?? 0
+                isAbstract: type.isAbstract
             )
             entity.attributeChecks = checks[ObjectIdentifier(type)] ?? []
             entities.append(entity)
@@ -138,66 +135,6 @@ public final class ManagedObjectModel: Sendable {
     /// The entity with a tag.
     func entity(tag: EntityTag) -> EntityDescription? {
         byTag[tag]
-    }
-
-    // MARK: - Hierarchy
-
-    /// The entity class a class inherits from, or nil when it derives from ``ManagedObject``
-    /// directly.
-    static func superentityType(of type: ManagedObject.Type) -> ManagedObject.Type? {
-        guard let superclass = _getSuperclass(type), superclass != ManagedObject.self else {
-            return nil
-        }
-        return superclass as? ManagedObject.Type
-    }
-
-    /// Whether `type` is a subclass of `ancestor`.
-    private static func inherits(_ type: AnyClass, from ancestor: AnyClass) -> Bool {
-        var current: AnyClass? = _getSuperclass(type)
-        while let superclass = current {
-            if superclass == ancestor { return true }
-            current = _getSuperclass(superclass)
-        }
-        return false
-    }
-
-    /// How many entity classes lie above a class.
-    private static func depth(of type: ManagedObject.Type) -> Int {
-        var depth = 0
-        var current = type
-        while let parent = superentityType(of: current) {
-            depth += 1
-            current = parent
-        }
-        return depth
-    }
-
-    /// Sets every entity's superentity and subentities, and refuses an abstract entity that
-    /// could never hold an object.
-    private static func linkHierarchy(
-        _ entities: [EntityDescription],
-        byType: [ObjectIdentifier: EntityDescription]
-    ) throws(ObjectLogError) {
-        for entity in entities {
-            guard let parentType = superentityType(of: entity.objectType),
-                let parent = byType[ObjectIdentifier(parentType)]
-            else { continue }
-            entity.superentity = parent
-            parent.subentities.append(entity)
-        }
-        for entity in entities where entity.isAbstract && entity.subentities.isEmpty {
-            var message =
-                "entity '\(entity.name)' is abstract but has no subentities in the model, so it "
-                + "could never hold an object"
-            if let parent = entity.superentity, parent.isAbstract {
-                message +=
-                    "; it inherits isAbstract from '\(parent.name)': override it, for example "
-                    + "`self == \(parent.objectType).self`"
-            } else {
-                message += "; list its subclasses in the model"
-            }
-            throw ObjectLogError(.invalidModel, message)
-        }
     }
 
     // MARK: - Discovery
