@@ -32,15 +32,26 @@ extension LogStore {
     /// middle, so that no window is read twice. Plans are snapshots, like
     /// ``readPlan(keys:)``'s, and can be read concurrently.
     package func liveObjectPlans(entity: EntityTag?, parts: Int) throws -> [ReadPlan] {
-        let whole = try liveObjectsPlan(entity: entity)
-        let items = whole.allItems
+        split(try liveObjectsPlan(entity: entity), parts: parts)
+    }
+
+    /// `plan` as up to `parts` plans of about the same number of records, for
+    /// ``forEachObject(in:_:)`` on as many threads.
+    ///
+    /// Each record is in exactly one plan, and together they read the records in `plan`'s
+    /// order; a cut falls between windows where one is near the middle, so that no window is
+    /// read twice. The plans can be read concurrently.
+    package func split(_ plan: ReadPlan, parts: Int) -> [ReadPlan] {
+        let items = plan.allItems
         let windowShift = options.bulkReadWindowShift
-        var cuts = [0]
+        let first = plan.range.lowerBound
+        let count = plan.range.count
+        var cuts = [first]
         for part in 1..<max(parts, 1) {
-            var cut = max(items.count * part / parts, cuts[part - 1])
+            var cut = max(first + count * part / parts, cuts[part - 1])
             // Move the cut forward to the next window, unless that is far away.
-            let limit = min(items.count, cut + items.count / (4 * parts))
-            if cut > 0, cut < items.count {
+            let limit = min(plan.range.upperBound, cut + count / (4 * parts))
+            if cut > first, cut < plan.range.upperBound {
                 let window = items[cut - 1].offset >> windowShift
                 var next = cut
                 while next < limit, items[next].offset >> windowShift == window { next += 1 }
@@ -48,7 +59,7 @@ extension LogStore {
             }
             cuts.append(cut)
         }
-        cuts.append(items.count)
+        cuts.append(plan.range.upperBound)
         return (0..<max(parts, 1)).compactMap { part in
             let range = cuts[part]..<cuts[part + 1]
             return range.isEmpty
@@ -56,10 +67,10 @@ extension LogStore {
                 : ReadPlan(
                     items: items,
                     range: range,
-                    file: whole.file,
-                    end: whole.end,
-                    layout: whole.layout,
-                    upgrade: whole.upgrade
+                    file: plan.file,
+                    end: plan.end,
+                    layout: plan.layout,
+                    upgrade: plan.upgrade
                 )
         }
     }
@@ -177,6 +188,9 @@ extension LogStore {
 
         /// The number of records.
         package var count: Int { range.count }
+
+        /// The bytes of the records, frames included.
+        package var recordBytes: Int { items.reduce(0) { $0 + Int($1.length) } }
 
         /// The keys of the records, in the plan's order.
         package var keys: [ObjectKey] { items.map(\.key) }

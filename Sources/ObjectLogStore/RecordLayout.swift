@@ -422,6 +422,33 @@ extension RecordLayout {
         sealRecord(at: start, &writer)
     }
 
+    /// Appends a compact put record without blobs whose value, `valueCount` bytes, `fill`
+    /// writes in place (zeroed first); the same record as
+    /// ``appendPut(key:entity:isInsert:blobs:value:into:)`` with that value.
+    package static func appendCompactPut(
+        key: ObjectKey,
+        entity: EntityTag,
+        isInsert: Bool,
+        valueCount: Int,
+        into writer: inout ByteWriter,
+        fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) {
+        let length = RecordLayout.compact.putPayloadLength(blobCount: 0, valueLength: valueCount)
+        let total =
+            6 + ByteWriter.varintLength(UInt64(entity)) + ByteWriter.varintLength(key)
+            + ByteWriter.varintLength(UInt64(length)) + length
+        writer.append(count: total) { record in
+            record[4] = RecordType.put.rawValue
+            record[5] = isInsert ? PutFlags.insert : 0
+            var offset = ByteWriter.storeVarint(UInt64(entity), at: 6, in: record)
+            offset = ByteWriter.storeVarint(key, at: offset, in: record)
+            offset = ByteWriter.storeVarint(UInt64(length), at: offset, in: record)
+            fill(UnsafeMutableRawBufferPointer(rebasing: record[offset...]))
+            let checksum = RecordFrame.checksum(of: UnsafeRawBufferPointer(record))
+            record.storeBytes(of: checksum.littleEndian, toByteOffset: 0, as: UInt32.self)
+        }
+    }
+
     /// Appends a delete record.
     package func appendDelete(key: ObjectKey, entity: EntityTag, into writer: inout ByteWriter) {
         let start = writer.count

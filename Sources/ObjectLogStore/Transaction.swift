@@ -251,6 +251,54 @@ public struct Transaction: Sendable {
         )
     }
 
+    /// Adds the full new value of an object, `valueCount` bytes that `fill` writes in place
+    /// (they start zeroed and `fill` must write all of them): for a value assembled from pieces,
+    /// which then needs no buffer of its own.
+    ///
+    /// The record is the one ``put(key:entity:bytes:blobs:isInsert:)`` adds for the same value.
+    package mutating func put(
+        key: ObjectKey,
+        entity: EntityTag,
+        valueCount: Int,
+        blobs: [BlobID] = [],
+        isInsert: Bool,
+        fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) {
+        guard blobs.isEmpty else {
+            // Rare (external data kept in blobs): through a value of its own.
+            let value = [UInt8](unsafeUninitializedCapacity: valueCount) { buffer, count in
+                let bytes = UnsafeMutableRawBufferPointer(buffer)
+                bytes.initializeMemory(as: UInt8.self, repeating: 0)
+                fill(bytes)
+                count = valueCount
+            }
+            put(key: key, entity: entity, payload: value, blobs: blobs, isInsert: isInsert)
+            return
+        }
+        let start = records.count
+        RecordLayout.appendCompactPut(
+            key: key,
+            entity: entity,
+            isInsert: isInsert,
+            valueCount: valueCount,
+            into: &records,
+            fill: fill
+        )
+        if hasDelete { hasPutAfterDelete = true }
+        entries.append(
+            Entry(
+                key: key,
+                recordStart: start,
+                recordLength: UInt32(clamping: records.count - start),
+                valueCount: UInt32(clamping: valueCount),
+                entity: entity,
+                isInsert: isInsert,
+                isDelete: false,
+                hasBlobs: false
+            )
+        )
+    }
+
     /// Appends the puts of `other`, in order, after this transaction's (for puts encoded in
     /// parts, on several threads).
     ///

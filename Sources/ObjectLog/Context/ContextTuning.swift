@@ -14,6 +14,9 @@ struct ContextTuning {
     /// The least number of objects for which a fetch makes its faults, and a bulk fault load
     /// decodes, on two threads (see `makeFaultsInParallel` and `loadAllFaultsInParallel`).
     var parallelDecodingThreshold = 65_536
+    /// The least number of objects a batch update rewrites on two threads (see
+    /// `BatchUpdateSplice`).
+    var parallelBatchThreshold = 16_384
     /// About how many objects each part of parallel work gets.
     var parallelPartSize = 16_384
 
@@ -42,4 +45,6 @@ struct ContextStatistics {
     var bulkFaultLoads = 0
     /// How many text-match counts ran on two threads or more.
     var parallelTextCounts = 0
+    /// How many batch updates rewrote their records on two threads or more.
+    var parallelBatchUpdates = 0
 }

@@ -100,42 +100,40 @@ extension ManagedObjectContext {
         let plan = try savedObjects(of: T.self, entity: entity, matching: request.predicate)
         let keys = plan.keys
         guard !replacements.isEmpty, !keys.isEmpty else { return ObjectChanges() }
-        let shapes = entity.schema.properties.map(ValueShape.init)
+        let splice = BatchUpdateSplice(
+            shapes: entity.schema.properties.map(ValueShape.init),
+            replacements: replacements
+        )
+        // Room for every record grown by all the new encodings: the transaction's buffer is
+        // then allocated once (growing it as records came made a tenth of a million objects
+        // spend as long copying and faulting in its memory as splicing).
+        let growth = replacements.values.reduce(0) { $0 + $1.count }
         // Constraints over an updated attribute are checked with the objects' new values.
         let groups = entity.uniquenessConstraints.filter { group in
             group.contains { replacements[$0] != nil }
         }
-        let object = unsafeDowncast(entity.objectType.init(), to: T.self)
-        var transaction = Transaction()
         var unique: [PersistentStoreCoordinator.UniqueChange] = []
-        var writer = PayloadWriter()
+        let transaction: Transaction
         do {
-            try store.forEachObject(in: plan) { key, tag, value in
-                writer.removeAll()
-                var reader = PayloadReader(value)
-                writer.write(varint: try reader.readVarint())
-                var blobs: [BlobID] = []
-                for (index, shape) in shapes.enumerated() {
-                    let start = reader.offset
-                    try shape.skip(&reader)
-                    if let replacement = replacements[index] {
-                        writer.write(raw: replacement)
-                        continue
-                    }
-                    let bytes = UnsafeRawBufferPointer(rebasing: value[start..<reader.offset])
-                    writer.write(bytes: bytes)
-                    if shape.isExternal, let blob = Self.blobReference(in: bytes, shape) {
-                        blobs.append(blob)
-                    }
+            if groups.isEmpty, let parallel = try spliceInParallel(plan, splice, growth: growth) {
+                transaction = parallel
+            } else {
+                let object = unsafeDowncast(entity.objectType.init(), to: T.self)
+                var serial = Transaction()
+                serial.reserveCapacity(
+                    changes: plan.count,
+                    valueBytes: plan.recordBytes + plan.count * growth
+                )
+                var pieces = BatchUpdateSplice.Pieces()
+                try store.forEachObject(in: plan) { key, tag, value in
+                    try splice.put(value, key: key, entity: tag, pieces: &pieces, into: &serial)
+                    guard !groups.isEmpty else { return }
+                    var decoder = PayloadReader(value)
+                    try ObjectDecoder.decode(&decoder, into: object, entity: entity, source: nil)
+                    for update in request.updates { update.assign(object) }
+                    unique.append(Self.uniqueChange(of: object, key: key, entity: entity))
                 }
-                writer.withUnsafeBytes {
-                    transaction.put(key: key, entity: tag, bytes: $0, blobs: blobs, isInsert: false)
-                }
-                guard !groups.isEmpty else { return }
-                var decoder = PayloadReader(value)
-                try ObjectDecoder.decode(&decoder, into: object, entity: entity, source: nil)
-                for update in request.updates { update.assign(object) }
-                unique.append(Self.uniqueChange(of: object, key: key, entity: entity))
+                transaction = serial
             }
         } catch let error as ObjectLogError {
             throw error
@@ -273,6 +271,66 @@ extension ManagedObjectContext {
         return changes
     }
 
+    /// The puts of a large batch update, spliced on two threads or more; nil when the update
+    /// does not qualify (fewer than `tuning.parallelBatchThreshold` objects, or one processor),
+    /// and is then spliced on the calling thread.
+    ///
+    /// The plan is cut into parts between read windows; each part is read and spliced into a
+    /// transaction of its own (the first one with room for all), and the parts are joined in
+    /// order, so that the records are byte for byte those of the update on one thread. Only updates without uniqueness constraints
+    /// to check come here.
+    private func spliceInParallel(
+        _ plan: LogStore.ReadPlan,
+        _ splice: BatchUpdateSplice,
+        growth: Int
+    ) throws -> Transaction? {
+        guard plan.count >= max(tuning.parallelBatchThreshold, 2),
+            ProcessInfo.processInfo.activeProcessorCount >= 2
+        else { return nil }
+        let plans = store.split(plan, parts: tuning.parts(for: plan.count))
+        guard plans.count > 1 else { return nil }
+        statistics.parallelBatchUpdates += 1
+        let parts = PartSlots<Transaction?>(count: plans.count, initial: nil)
+        let errors = PartSlots<(any Error)?>(count: plans.count, initial: nil)
+        // Safe to share: the store and the splice are only read.
+        let shared = UncheckedSendable((store, splice))
+        let whole = plan
+        DispatchQueue.concurrentPerform(iterations: plans.count) { part in
+            let (store, splice) = shared.value
+            // The first part's transaction has room for all: the others join it.
+            let room = part == 0 ? whole : plans[part]
+            var transaction = Transaction()
+            transaction.reserveCapacity(
+                changes: room.count,
+                valueBytes: room.recordBytes + room.count * growth
+            )
+            let plan = plans[part]
+            var pieces = BatchUpdateSplice.Pieces()
+            do {
+                try store.forEachObject(in: plan) { key, tag, value in
+                    try splice.put(
+                        value,
+                        key: key,
+                        entity: tag,
+                        pieces: &pieces,
+                        into: &transaction
+                    )
+                }
+                parts[part] = transaction
+            } catch {
+                errors[part] = error
+            }
+        }
+        if let error = errors.firstError() { throw error }
+        var joined = parts[0] ?? Transaction()
+        parts[0] = nil
+        for index in parts.values.indices.dropFirst() {
+            if let part = parts[index] { joined.append(putsOf: part) }
+            parts[index] = nil
+        }
+        return joined
+    }
+
     /// Deletes through a context of its own, where delete rules apply.
     private func deleteThroughContext<T: ManagedObject>(
         _ request: FetchRequest<T>
@@ -307,18 +365,5 @@ extension ManagedObjectContext {
                 ObjectEncoder.uniqueValue(of: object, group: $0, entity: entity)
             }
         )
-    }
-
-    /// The blob an external-storage value refers to, if it is stored in one.
-    private static func blobReference(
-        in bytes: UnsafeRawBufferPointer,
-        _ shape: ValueShape
-    ) -> BlobID? {
-        var reader = PayloadReader(bytes)
-        if shape.isOptional, (try? reader.readByte()) != 1 { return nil }
-        guard (try? reader.readByte()) == 1,
-            let raw = try? reader.readRaw(count: LogFormat.blobIDLength)
-        else { return nil }
-        return BlobID(bytes: Array(raw))
     }
 }

@@ -1,0 +1,247 @@
+import Foundation
+import ObjectLogStore
+
+/// How a batch update makes the new value of each stored object: the property count and every
+/// property's bytes as the record has them, but for the properties the update sets, whose new
+/// encodings take their places.
+///
+/// Each value is read once to find where its properties end (checking that it holds every
+/// property of the entity); the new value is then written straight into the transaction's
+/// record, the kept bytes copied in as few pieces as there are runs between set properties.
+/// Bytes after the last property, which a well-formed value does not have, are dropped.
+struct BatchUpdateSplice {
+    /// How to move past one property's value, decided once from its shape.
+    private enum Skip: UInt8 {
+        case byte, varint, fixed32, fixed64, uuid, lengthPrefixed
+        /// Through ``ValueShape/skip(_:)``: relationships and external-storage values.
+        case shape
+    }
+
+    /// One property: how to skip it, and what becomes of it.
+    private struct Step {
+        var skip: Skip
+        /// Whether the value starts with a presence byte (an optional of a shape with one).
+        var hasPresenceByte: Bool
+        /// Whether a kept value may refer to a blob, which the new record must list again.
+        var keptExternal: Bool
+        /// The new encoding's place in ``BatchUpdateSplice/replacementBytes``, or nil when
+        /// the value is kept.
+        var replacement: Range<Int>?
+    }
+
+    /// The entity's property shapes, in property order.
+    private let shapes: [ValueShape]
+    private let steps: [Step]
+    /// Every new encoding, back to back in property order.
+    private let replacementBytes: [UInt8]
+    /// The number of properties the update sets.
+    private let replacementCount: Int
+
+    /// - Parameters:
+    ///   - shapes: The entity's property shapes.
+    ///   - replacements: The new encodings, by property index.
+    init(shapes: [ValueShape], replacements: [Int: [UInt8]]) {
+        self.shapes = shapes
+        var bytes: [UInt8] = []
+        var steps: [Step] = []
+        for (index, shape) in shapes.enumerated() {
+            var step = Step(
+                skip: .shape,
+                hasPresenceByte: false,
+                keptExternal: shape.isExternal && replacements[index] == nil,
+                replacement: nil
+            )
+            if !shape.isRelationship, !shape.isExternal {
+                // As ValueShape.skip reads them: a presence byte (every optional but codable's)
+                // and the bare value.
+                step.hasPresenceByte = shape.isOptional && shape.type != .codable
+                switch shape.type ?? .codable {
+                case .bool, .int8, .uint8: step.skip = .byte
+                case .int16, .int32, .int64, .uint16, .uint32, .uint64: step.skip = .varint
+                case .float: step.skip = .fixed32
+                case .double, .date: step.skip = .fixed64
+                case .uuid: step.skip = .uuid
+                case .string, .data, .url, .codable: step.skip = .lengthPrefixed
+                }
+            }
+            if let replacement = replacements[index] {
+                step.replacement = bytes.count..<(bytes.count + replacement.count)
+                bytes += replacement
+            }
+            steps.append(step)
+        }
+        self.steps = steps
+        replacementBytes = bytes
+        replacementCount = replacements.keys.filter { shapes.indices.contains($0) }.count
+    }
+
+    /// Where the pieces of one new value come from: runs of the old value, and replacements.
+    ///
+    /// Reused from value to value (it keeps its storage).
+    struct Pieces {
+        /// The old value's property count, as a number.
+        fileprivate var propertyCount: UInt64 = 0
+        /// The pieces, `count` of them: ranges of the old value (`isReplacement` false) or of
+        /// ``BatchUpdateSplice/replacementBytes``.
+        fileprivate var ranges: [(start: Int, end: Int, isReplacement: Bool)] = []
+        fileprivate var count = 0
+        /// The new value's length.
+        fileprivate var length = 0
+        /// The blobs the kept properties refer to.
+        fileprivate var blobs: [BlobID] = []
+
+        init() {}
+
+        fileprivate mutating func add(_ start: Int, _ end: Int, isReplacement: Bool) {
+            ranges[count] = (start, end, isReplacement)
+            count += 1
+            length += end - start
+        }
+    }
+
+    /// Finds the pieces of `value`'s new value.
+    ///
+    /// - Throws: ``PayloadError`` for a value that does not hold every property.
+    func plan(_ value: UnsafeRawBufferPointer, into pieces: inout Pieces) throws(PayloadError) {
+        // At most one run of kept bytes before each replacement, and one after the last.
+        let most = 2 * replacementCount + 1
+        if pieces.ranges.count < most {
+            pieces.ranges = Array(repeating: (0, 0, false), count: most)
+        }
+        pieces.count = 0
+        if !pieces.blobs.isEmpty { pieces.blobs = [] }
+        var reader = PayloadReader(value)
+        pieces.propertyCount = try reader.readVarint()
+        pieces.length = ByteWriter.varintLength(pieces.propertyCount)
+        // The start of the run of kept bytes not yet added.
+        var runStart = reader.offset
+        try steps.withUnsafeBufferPointer { steps throws(PayloadError) in
+            for index in steps.indices {
+                let step = steps[index]
+                let start = reader.offset
+                if step.hasPresenceByte {
+                    switch try reader.readByte() {
+                    case 0: break
+                    case 1: try Self.skip(step.skip, shapes[index], &reader)
+                    default:
+                        throw PayloadError.malformed(offset: reader.offset - 1, "presence byte")
+                    }
+                } else {
+                    try Self.skip(step.skip, shapes[index], &reader)
+                }
+                if let replacement = step.replacement {
+                    if runStart < start { pieces.add(runStart, start, isReplacement: false) }
+                    pieces.add(
+                        replacement.lowerBound,
+                        replacement.upperBound,
+                        isReplacement: true
+                    )
+                    runStart = reader.offset
+                } else if step.keptExternal,
+                    let blob = Self.blobReference(
+                        in: UnsafeRawBufferPointer(rebasing: value[start..<reader.offset]),
+                        shapes[index]
+                    )
+                {
+                    pieces.blobs.append(blob)
+                }
+            }
+        }
+        if runStart < reader.offset { pieces.add(runStart, reader.offset, isReplacement: false) }
+    }
+
+    /// Moves past a value (after its presence byte) as `skip` says.
+    @inline(__always)
+    private static func skip(
+        _ skip: Skip,
+        _ shape: ValueShape,
+        _ reader: inout PayloadReader
+    ) throws(PayloadError) {
+        switch skip {
+        case .byte: _ = try reader.readByte()
+        case .varint: _ = try reader.readVarint()
+        case .fixed32: _ = try reader.readFixed32()
+        case .fixed64: _ = try reader.readFixed64()
+        case .uuid: _ = try reader.readRaw(count: 16)
+        case .lengthPrefixed: _ = try reader.readLengthPrefixed()
+        case .shape: try shape.skip(&reader)
+        }
+    }
+
+    /// Writes the new value `pieces` describe (found by ``plan(_:into:)`` in `value`) to
+    /// `target`, which is `pieces.length` bytes long.
+    func write(
+        _ value: UnsafeRawBufferPointer,
+        _ pieces: Pieces,
+        into target: UnsafeMutableRawBufferPointer
+    ) {
+        guard let base = target.baseAddress, let source = value.baseAddress else { return }
+        var offset = ByteWriter.storeVarint(pieces.propertyCount, at: 0, in: target)
+        replacementBytes.withUnsafeBytes { replacements in
+            pieces.ranges.withUnsafeBufferPointer { ranges in
+                for piece in ranges[..<pieces.count] {
+                    let count = piece.end - piece.start
+                    let from = piece.isReplacement ? replacements.baseAddress : source
+                    guard let from else { continue }
+                    (base + offset).copyMemory(from: from + piece.start, byteCount: count)
+                    offset += count
+                }
+            }
+        }
+    }
+
+    /// Adds the put of `value`'s new value to `transaction`.
+    ///
+    /// - Throws: ``PayloadError`` for a value that does not hold every property (nothing is
+    ///   added).
+    func put(
+        _ value: UnsafeRawBufferPointer,
+        key: ObjectKey,
+        entity: EntityTag,
+        pieces: inout Pieces,
+        into transaction: inout Transaction
+    ) throws(PayloadError) {
+        try plan(value, into: &pieces)
+        let found = pieces
+        transaction.put(
+            key: key,
+            entity: entity,
+            valueCount: found.length,
+            blobs: found.blobs,
+            isInsert: false
+        ) { target in
+            write(value, found, into: target)
+        }
+    }
+
+    /// The new value of `value` as one array, the way a batch update wrote it before splicing
+    /// (every property read and written in turn): the reference the tests hold splices to.
+    func reference(_ value: UnsafeRawBufferPointer) throws(PayloadError) -> [UInt8] {
+        var writer = PayloadWriter()
+        var reader = PayloadReader(value)
+        writer.write(varint: try reader.readVarint())
+        for (index, shape) in shapes.enumerated() {
+            let start = reader.offset
+            try shape.skip(&reader)
+            if let replacement = steps[index].replacement {
+                writer.write(raw: replacementBytes[replacement])
+                continue
+            }
+            writer.write(bytes: UnsafeRawBufferPointer(rebasing: value[start..<reader.offset]))
+        }
+        return writer.bytes
+    }
+
+    /// The blob an external-storage value refers to, if it is stored in one.
+    static func blobReference(
+        in bytes: UnsafeRawBufferPointer,
+        _ shape: ValueShape
+    ) -> BlobID? {
+        var reader = PayloadReader(bytes)
+        if shape.isOptional, (try? reader.readByte()) != 1 { return nil }
+        guard (try? reader.readByte()) == 1,
+            let raw = try? reader.readRaw(count: LogFormat.blobIDLength)
+        else { return nil }
+        return BlobID(bytes: Array(raw))
+    }
+}

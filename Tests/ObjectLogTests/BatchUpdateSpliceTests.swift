@@ -1,0 +1,189 @@
+import Foundation
+import ObjectLogStore
+import TestSupport
+import Testing
+
+@testable import ObjectLog
+
+/// A batch update splices the new encodings into each record's bytes; these tests hold the
+/// result to a full re-encode of the changed objects (a fetch, the change and a save).
+@Suite("Batch updates splice exactly the bytes a full re-encode writes")
+struct BatchUpdateSpliceTests {
+    /// Where the copies of the store go: one for the batch updates, one changed one by one.
+    enum Way: CaseIterable {
+        case serial, parallel, oneByOne
+    }
+
+    /// A store of `count` configurations with values of every kind, some thumbnails in blobs
+    /// (from 64 bytes on), built the same way for every call (the same keys, the same bytes).
+    func makeStore(
+        _ directory: TemporaryDirectory,
+        _ name: String,
+        count: Int
+    ) throws
+        -> PersistentContainer
+    {
+        var options = StoreOptions()
+        options.externalStorageMinimumByteCount = 64
+        let container = try PersistentContainer(
+            path: directory.file(name),
+            model: try ManagedObjectModel([Configuration.self, Snapshot.self]),
+            options: options
+        )
+        let context = container.newContext()
+        var random = SeededGenerator(seed: 0x5EED_BA7C)
+        for index in 0..<count {
+            let item = Configuration(context: context)
+            item.name = "configuration \(index)"
+            item.model = index % 3 == 0 ? "GrayScott" : String(repeating: "é", count: index % 40)
+            item.feed = Double.random(in: -1...1, using: &random)
+            item.kill = Double(index)
+            item.timestep = Float.random(in: 0...1, using: &random)
+            item.width = Int32.random(in: .min ... .max, using: &random)
+            item.seed = random.next()
+            item.isFavorite = index % 2 == 0
+            item.created = Date(timeIntervalSince1970: Double(index) * 1000.5)
+            item.identifier = UUID(
+                uuid: (UInt8(index % 256), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+            )
+            item.homepage = index % 4 == 0 ? nil : URL(string: "https://example.org/\(index)")
+            item.notes = index % 5 == 0 ? nil : String(repeating: "n", count: index % 300)
+            item.render = RenderSettings(palette: "p\(index % 7)", gamma: Double(index) / 10)
+            switch index % 3 {
+            case 0: item.thumbnail = nil
+            case 1: item.thumbnail = Data(repeating: UInt8(index % 256), count: 10)
+            default: item.thumbnail = Data((0..<200).map { UInt8(($0 + index) % 256) })
+            }
+            if index % 6 == 0 {
+                let snapshot = Snapshot(context: context)
+                snapshot.step = index
+                snapshot.configuration = item
+            }
+        }
+        try context.save()
+        return container
+    }
+
+    /// Every live configuration's stored value, by key.
+    func values(_ container: PersistentContainer) throws -> [ObjectKey: [UInt8]] {
+        let tag = try #require(container.coordinator.model.entity(named: "Configuration")?.tag)
+        var values: [ObjectKey: [UInt8]] = [:]
+        try container.coordinator.store.forEachLiveObject(entity: tag) { key, _, value in
+            values[key] = Array(value)
+        }
+        return values
+    }
+
+    @Test(
+        "spliced values equal a re-encode, on one thread and on several",
+        arguments: [
+            "feed", "notes", "notes nil", "homepage and width", "model and isFavorite",
+            "identifier, timestep and created",
+        ]
+    )
+    func splicedValuesEqualReencoding(_ change: String) throws {
+        let directory = TemporaryDirectory()
+        let predicate = #Predicate<Configuration> { $0.kill < 150 || $0.kill >= 200 }
+        var results: [Way: [ObjectKey: [UInt8]]] = [:]
+        for way in Way.allCases {
+            let container = try makeStore(directory, "\(way).olog", count: 300)
+            let context = container.newContext()
+            if way == .parallel {
+                context.tuning.parallelBatchThreshold = 2
+                context.tuning.parallelPartSize = 16
+            } else {
+                context.tuning.parallelBatchThreshold = .max
+            }
+            let updates: [PropertyUpdate<Configuration>] =
+                switch change {
+                case "feed": [.set(\.feed, to: 0.125)]
+                case "notes": [.set(\.notes, to: "a note of some length")]
+                case "notes nil": [.set(\.notes, to: nil)]
+                case "homepage and width":
+                    [
+                        .set(\.homepage, to: URL(string: "https://example.com")),
+                        .set(\.width, to: -7),
+                    ]
+                case "model and isFavorite": [.set(\.model, to: ""), .set(\.isFavorite, to: true)]
+                default:
+                    [
+                        .set(
+                            \.identifier,
+                            to: UUID(uuid: (9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6))
+                        ),
+                        .set(\.timestep, to: 0.5),
+                        .set(\.created, to: Date(timeIntervalSince1970: 12)),
+                    ]
+                }
+            if way == .oneByOne {
+                for item in try context.fetch(FetchRequest(predicate: predicate)) {
+                    for update in updates { update.assign(item) }
+                }
+                try context.save()
+            } else {
+                let changed = try context.execute(
+                    BatchUpdateRequest(predicate: predicate, updates: updates)
+                )
+                #expect(changed.updated.count == 250)
+                #expect(context.statistics.parallelBatchUpdates == (way == .parallel ? 1 : 0))
+            }
+            results[way] = try values(container)
+            // The kept blobs are listed in the new records: compaction keeps them.
+            try container.coordinator.store.compact()
+            let thumbnails = try container.newContext().fetch(FetchRequest<Configuration>())
+                .filter { $0.kill.truncatingRemainder(dividingBy: 3) == 2 }
+            #expect(thumbnails.count == 100)
+            for item in thumbnails {
+                #expect(item.thumbnail?.count == 200)
+            }
+            try container.close()
+        }
+        let reference = try #require(results[.oneByOne])
+        #expect(reference.count == 300)
+        for way in [Way.serial, .parallel] {
+            let values = try #require(results[way])
+            #expect(values.keys.sorted() == reference.keys.sorted())
+            let differing = reference.keys.filter { values[$0] != reference[$0] }.sorted()
+            #expect(differing.isEmpty, "\(way): the values of \(differing.count) objects differ")
+        }
+    }
+
+    @Test("the splice of each value equals the value written property by property")
+    func spliceEqualsReference() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeStore(directory, "store.olog", count: 120)
+        let entity = try #require(container.coordinator.model.entity(named: "Configuration"))
+        let shapes = entity.schema.properties.map(ValueShape.init)
+        let byName = Dictionary(
+            uniqueKeysWithValues: entity.schema.properties.enumerated().map { ($1.name, $0) }
+        )
+        let sets: [[String: [UInt8]]] = [
+            ["feed": [1, 2, 3, 4, 5, 6, 7, 8]],
+            ["name": [0], "notes": [0]],
+            [
+                "notes": [1, 3, 0x61, 0x62, 0x63], "seed": [0x80, 0x01], "render": [2, 0x7B, 0x7D],
+            ],
+            ["thumbnail": [0], "homepage": [0]],
+            ["snapshots": [0], "name": [3, 0x61, 0x62, 0x63]],
+        ]
+        for set in sets {
+            let replacements = Dictionary(
+                uniqueKeysWithValues: try set.map { (try #require(byName[$0.key]), $0.value) }
+            )
+            let splice = BatchUpdateSplice(shapes: shapes, replacements: replacements)
+            var pieces = BatchUpdateSplice.Pieces()
+            var transaction = Transaction()
+            var expected: [[UInt8]] = []
+            try container.coordinator.store.forEachLiveObject(entity: entity.tag) {
+                key,
+                tag,
+                value in
+                expected.append(try splice.reference(value))
+                try splice.put(value, key: key, entity: tag, pieces: &pieces, into: &transaction)
+            }
+            #expect(expected.count == 120)
+            #expect(transaction.changes.map(\.payload) == expected)
+        }
+        try container.close()
+    }
+}
