@@ -477,6 +477,65 @@ struct EntityInheritanceTests {
         #expect(canvas.shapes.map(\.name) == ["c2"])
     }
 
+    @Test("batch updates of a parent change its subentities' objects in one transaction")
+    func batchUpdate() throws {
+        let directory = TemporaryDirectory()
+        let container = try PersistentContainer(
+            path: directory.file("ledger.olog"),
+            for: InheritedLedger.entities
+        )
+        let context = container.newContext()
+        for index in 0..<30 {
+            let entry: InheritedLedger.Entry =
+                switch index % 3 {
+                case 0: InheritedLedger.Entry(context: context)
+                case 1: InheritedLedger.Credit(context: context)
+                default: InheritedLedger.Debit(context: context)
+                }
+            entry.reference = "r\(index)"
+            entry.amount = Double(index)
+        }
+        try context.save()
+        let before = container.coordinator.store.transactionCount
+        let updated = try context.execute(
+            BatchUpdateRequest<InheritedLedger.Entry>(
+                predicate: #Predicate { $0.amount >= 15 },
+                updates: [.set(\.isCleared, to: true)]
+            )
+        )
+        #expect(container.coordinator.store.transactionCount == before + 1)
+        #expect(updated.updated.count == 15)
+        #expect(Set(updated.updated.map(\.entityName)) == ["Entry", "Credit", "Debit"])
+        let reader = container.newContext()
+        let cleared = try reader.fetch(
+            FetchRequest<InheritedLedger.Entry>(predicate: #Predicate { $0.isCleared })
+        )
+        #expect(cleared.map(\.amount).sorted() == (15..<30).map(Double.init))
+        // Each object keeps its own attributes.
+        let debits = try reader.fetch(FetchRequest<InheritedLedger.Debit>())
+        #expect(debits.allSatisfy { $0.reason == "unknown" } && debits.count == 10)
+        // Only the parent's own objects.
+        var own = BatchUpdateRequest<InheritedLedger.Entry>(updates: [.set(\.amount, to: -1)])
+        own.includesSubentities = false
+        #expect(try context.execute(own).updated.count == 10)
+        let negative = FetchRequest<InheritedLedger.Entry>(predicate: #Predicate { $0.amount < 0 })
+        #expect(try container.newContext().count(negative) == 10)
+        // A unique value set on objects of two entities fails, and writes nothing.
+        let pair = #Predicate<InheritedLedger.Entry> { $0.amount > 0.5 && $0.amount < 2.5 }
+        let same = BatchUpdateRequest<InheritedLedger.Entry>(
+            predicate: pair,
+            updates: [.set(\.reference, to: "same")]
+        )
+        let clash = #expect(throws: ObjectLogError.self) { try context.execute(same) }
+        #expect(clash?.code == .uniqueness)
+        let message = clash?.message ?? ""
+        #expect(message.contains("Credit#") && message.contains("Debit#"), "\(message)")
+        let named = FetchRequest<InheritedLedger.Entry>(
+            predicate: #Predicate { $0.reference == "same" }
+        )
+        #expect(try container.newContext().count(named) == 0)
+    }
+
     @Test("a batch insert of an abstract entity fails with abstractEntity and writes nothing")
     func batchInsertAbstract() throws {
         let directory = TemporaryDirectory()

@@ -69,9 +69,47 @@ extension ManagedObjectContext {
         _ request: BatchUpdateRequest<T>
     ) throws(ObjectLogError) -> ObjectChanges {
         let entity = try entity(of: T.self)
+        let replacements = try Self.replacements(of: request, entity: entity)
+        guard !replacements.isEmpty else { return ObjectChanges() }
+        var fetched = FetchRequest<T>(predicate: request.predicate)
+        fetched.includesSubentities = request.includesSubentities
+        // The inherited attributes have the same indices in every entity of the hierarchy, so
+        // the replacements hold for each; all their puts go into one transaction.
+        var transaction: Transaction?
+        var unique: [PersistentStoreCoordinator.UniqueChange] = []
+        var updated: [ObjectID] = []
+        for member in try fetchedEntities(fetched) {
+            guard
+                let part = try spliceUpdate(
+                    request,
+                    entity: member,
+                    replacements: replacements,
+                    unique: &unique
+                )
+            else { continue }
+            if transaction == nil {
+                transaction = part.transaction
+            } else {
+                transaction?.append(putsOf: part.transaction)
+            }
+            updated += part.keys.map { ObjectID(entityName: member.name, key: $0) }
+        }
+        guard let transaction else { return ObjectChanges() }
+        return try commitBatch(
+            transaction,
+            unique: unique,
+            entity: entity,
+            changes: ObjectChanges(updated: updated)
+        )
+    }
+
+    /// The encoding of each value a batch update sets, by property index (every other value is
+    /// kept as its record has it).
+    private static func replacements<T: ManagedObject>(
+        of request: BatchUpdateRequest<T>,
+        entity: EntityDescription
+    ) throws(ObjectLogError) -> [Int: [UInt8]] {
         let scratch = unsafeDowncast(entity.objectType.init(), to: T.self)
-        // The encoding of each new value, by property index (every other value is kept as its
-        // record has it).
         var replacements: [Int: [UInt8]] = [:]
         for update in request.updates {
             guard let accessor = entity.attributeAccessor(for: update.keyPath),
@@ -97,9 +135,21 @@ extension ManagedObjectContext {
             try accessor.encode(scratch, to: &writer, blobs: &sink)
             replacements[accessor.index] = writer.bytes
         }
+        return replacements
+    }
+
+    /// The puts of a batch update for the saved objects of one entity (`T`'s or a
+    /// subentity's), and their keys; nil when none match. The uniqueness changes to check are
+    /// added to `unique`.
+    private func spliceUpdate<T: ManagedObject>(
+        _ request: BatchUpdateRequest<T>,
+        entity: EntityDescription,
+        replacements: [Int: [UInt8]],
+        unique: inout [PersistentStoreCoordinator.UniqueChange]
+    ) throws(ObjectLogError) -> (transaction: Transaction, keys: [ObjectKey])? {
         let plan = try savedObjects(of: T.self, entity: entity, matching: request.predicate)
         let keys = plan.keys
-        guard !replacements.isEmpty, !keys.isEmpty else { return ObjectChanges() }
+        guard !keys.isEmpty else { return nil }
         let splice = BatchUpdateSplice(
             shapes: entity.schema.properties.map(ValueShape.init),
             replacements: replacements
@@ -112,12 +162,12 @@ extension ManagedObjectContext {
         let groups = entity.uniquenessConstraints.filter { group in
             group.contains { replacements[$0] != nil }
         }
-        var unique: [PersistentStoreCoordinator.UniqueChange] = []
         let transaction: Transaction
         do {
             if groups.isEmpty, let parallel = try spliceInParallel(plan, splice, growth: growth) {
                 transaction = parallel
             } else {
+                // Safe: `entity` is `T`'s or a subentity's, whose class is a `T`.
                 let object = unsafeDowncast(entity.objectType.init(), to: T.self)
                 var serial = Transaction()
                 serial.reserveCapacity(
@@ -140,12 +190,7 @@ extension ManagedObjectContext {
         } catch {
             throw ObjectLogError(.store, "cannot read the objects to update: \(error)")
         }
-        return try commitBatch(
-            transaction,
-            unique: unique,
-            entity: entity,
-            changes: ObjectChanges(updated: keys.map { ObjectID(entityName: entity.name, key: $0) })
-        )
+        return (transaction, keys)
     }
 
     /// Inserts the request's objects into the store.
