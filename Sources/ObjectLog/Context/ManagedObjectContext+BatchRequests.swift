@@ -138,9 +138,10 @@ extension ManagedObjectContext {
         return replacements
     }
 
-    /// The puts of a batch update for the saved objects of one entity (`T`'s or a
-    /// subentity's), and their keys; nil when none match. The uniqueness changes to check are
-    /// added to `unique`.
+    /// The puts of a batch update for the saved objects of one entity, `T`'s or a
+    /// subentity's, and their keys; nil when none match.
+    ///
+    /// The uniqueness changes to check are added to `unique`.
     private func spliceUpdate<T: ManagedObject>(
         _ request: BatchUpdateRequest<T>,
         entity: EntityDescription,
