@@ -10,18 +10,9 @@ import ObjectLogStore
 /// record, the kept bytes copied in as few pieces as there are runs between set properties.
 /// Bytes after the last property, which a well-formed value does not have, are dropped.
 struct BatchUpdateSplice {
-    /// How to move past one property's value, decided once from its shape.
-    private enum Skip: UInt8 {
-        case byte, varint, fixed32, fixed64, uuid, lengthPrefixed
-        /// Through ``ValueShape/skip(_:)``: relationships and external-storage values.
-        case shape
-    }
-
     /// One property: how to skip it, and what becomes of it.
     private struct Step {
-        var skip: Skip
-        /// Whether the value starts with a presence byte (an optional of a shape with one).
-        var hasPresenceByte: Bool
+        var skip: CompiledSkip
         /// Whether a kept value may refer to a blob, which the new record must list again.
         var keptExternal: Bool
         /// The new encoding's place in ``BatchUpdateSplice/replacementBytes``, or nil when
@@ -46,24 +37,10 @@ struct BatchUpdateSplice {
         var steps: [Step] = []
         for (index, shape) in shapes.enumerated() {
             var step = Step(
-                skip: .shape,
-                hasPresenceByte: false,
+                skip: CompiledSkip(shape),
                 keptExternal: shape.isExternal && replacements[index] == nil,
                 replacement: nil
             )
-            if !shape.isRelationship, !shape.isExternal {
-                // As ValueShape.skip reads them: a presence byte (every optional but codable's)
-                // and the bare value.
-                step.hasPresenceByte = shape.isOptional && shape.type != .codable
-                switch shape.type ?? .codable {
-                case .bool, .int8, .uint8: step.skip = .byte
-                case .int16, .int32, .int64, .uint16, .uint32, .uint64: step.skip = .varint
-                case .float: step.skip = .fixed32
-                case .double, .date: step.skip = .fixed64
-                case .uuid: step.skip = .uuid
-                case .string, .data, .url, .codable: step.skip = .lengthPrefixed
-                }
-            }
             if let replacement = replacements[index] {
                 step.replacement = bytes.count..<(bytes.count + replacement.count)
                 bytes += replacement
@@ -119,16 +96,7 @@ struct BatchUpdateSplice {
             for index in steps.indices {
                 let step = steps[index]
                 let start = reader.offset
-                if step.hasPresenceByte {
-                    switch try reader.readByte() {
-                    case 0: break
-                    case 1: try Self.skip(step.skip, shapes[index], &reader)
-                    default:
-                        throw PayloadError.malformed(offset: reader.offset - 1, "presence byte")
-                    }
-                } else {
-                    try Self.skip(step.skip, shapes[index], &reader)
-                }
+                try step.skip.skip(&reader)
                 if let replacement = step.replacement {
                     if runStart < start { pieces.add(runStart, start, isReplacement: false) }
                     pieces.add(
@@ -148,24 +116,6 @@ struct BatchUpdateSplice {
             }
         }
         if runStart < reader.offset { pieces.add(runStart, reader.offset, isReplacement: false) }
-    }
-
-    /// Moves past a value (after its presence byte) as `skip` says.
-    @inline(__always)
-    private static func skip(
-        _ skip: Skip,
-        _ shape: ValueShape,
-        _ reader: inout PayloadReader
-    ) throws(PayloadError) {
-        switch skip {
-        case .byte: _ = try reader.readByte()
-        case .varint: _ = try reader.readVarint()
-        case .fixed32: _ = try reader.readFixed32()
-        case .fixed64: _ = try reader.readFixed64()
-        case .uuid: _ = try reader.readRaw(count: 16)
-        case .lengthPrefixed: _ = try reader.readLengthPrefixed()
-        case .shape: try shape.skip(&reader)
-        }
     }
 
     /// Writes the new value `pieces` describe (found by ``plan(_:into:)`` in `value`) to

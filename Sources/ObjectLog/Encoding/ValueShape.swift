@@ -220,3 +220,61 @@ struct ValueShape: Sendable, Equatable {
         }
     }
 }
+
+/// ``ValueShape/skip(_:)`` decided once for a shape: how to move past one of its values, for
+/// loops that skip the same properties in record after record (a batch update, a rewriting
+/// stage), where deciding it from the shape again for every value cost more than the skip.
+///
+/// Moves past exactly the bytes ``ValueShape/skip(_:)`` does and throws what it throws.
+struct CompiledSkip: Sendable {
+    private enum Kind: UInt8, Sendable {
+        case byte, varint, fixed32, fixed64, uuid, lengthPrefixed
+        /// Through ``ValueShape/skip(_:)``: relationships and external-storage values.
+        case shape
+    }
+
+    private let kind: Kind
+    /// Whether the value starts with a presence byte (as ``ValueShape/skip(_:)`` reads one).
+    private let hasPresenceByte: Bool
+    private let shape: ValueShape
+
+    init(_ shape: ValueShape) {
+        self.shape = shape
+        guard !shape.isRelationship, !shape.isExternal else {
+            kind = .shape
+            hasPresenceByte = false
+            return
+        }
+        let type = shape.type ?? .codable
+        hasPresenceByte = shape.isOptional && type != .codable
+        switch type {
+        case .bool, .int8, .uint8: kind = .byte
+        case .int16, .int32, .int64, .uint16, .uint32, .uint64: kind = .varint
+        case .float: kind = .fixed32
+        case .double, .date: kind = .fixed64
+        case .uuid: kind = .uuid
+        case .string, .data, .url, .codable: kind = .lengthPrefixed
+        }
+    }
+
+    /// Moves past one value.
+    @inline(__always)
+    func skip(_ reader: inout PayloadReader) throws(PayloadError) {
+        if hasPresenceByte {
+            switch try reader.readByte() {
+            case 0: return
+            case 1: break
+            default: throw PayloadError.malformed(offset: reader.offset - 1, "presence byte")
+            }
+        }
+        switch kind {
+        case .byte: _ = try reader.readByte()
+        case .varint: _ = try reader.readVarint()
+        case .fixed32: _ = try reader.readFixed32()
+        case .fixed64: _ = try reader.readFixed64()
+        case .uuid: _ = try reader.readRaw(count: 16)
+        case .lengthPrefixed: _ = try reader.readLengthPrefixed()
+        case .shape: try shape.skip(&reader)
+        }
+    }
+}

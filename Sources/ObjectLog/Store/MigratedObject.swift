@@ -192,7 +192,9 @@ final class RewriteEntry: Sendable {
     let closure: MigrationStage.ObjectRewrite
     /// Reads an external blob of the store, for data the inferred migration moves inline.
     let blob: @Sendable (BlobID) throws -> Data
-
+    /// How to skip each old property, decided once (the rewriter finds every record's ranges
+    /// with them).
+    let oldSkips: [CompiledSkip]
     init(
         tag: EntityTag,
         old: ModelSchema.Entity,
@@ -207,5 +209,6 @@ final class RewriteEntry: Sendable {
         self.transcoder = transcoder
         self.closure = closure
         self.blob = blob
+        oldSkips = self.old.shapes.map(CompiledSkip.init)
     }
 }

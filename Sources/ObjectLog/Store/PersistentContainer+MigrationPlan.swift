@@ -173,9 +173,10 @@ struct StagedMigration {
 
     /// Copies the store file and hard-links its blobs beside the copy.
     ///
-    /// The copy's data is not synced here: every stage's first commit syncs it (a rewriting
-    /// stage then replaces the whole file with a synced one), and ``install()`` syncs it again
-    /// before it replaces the store, so a sync here would be paid twice.
+    /// The copy's data is not synced here: every stage's first commit syncs it (but a
+    /// rewriting stage's, which does not sync its commits: it replaces the whole file with one
+    /// its compaction syncs), and ``install()`` syncs it again before it replaces the store, so
+    /// a sync here would be paid twice.
     private func makeCopy() throws {
         try copyFile(path, to: copyPath, syncing: false)
         // The index describes the copy as well as the store (same bytes): with it, the stages'

@@ -15,10 +15,16 @@ extension StagedMigration {
         options: StoreOptions,
         progress: (Double) -> Void
     ) throws {
+        // The copy's commits (the inferred migration's) are not synced: the compaction below
+        // replaces the whole file with one it syncs, and a crash before that leaves a copy the
+        // next open removes. A sync here flushed the whole copy, which the compaction then
+        // replaced unread.
+        var copyOptions = options
+        copyOptions.durable = false
         let coordinator = try PersistentStoreCoordinator(
             model: model,
             path: copyPath,
-            options: options,
+            options: copyOptions,
             acceptingUninferred: true
         )
         let container = PersistentContainer(coordinator: coordinator)
@@ -197,9 +203,7 @@ final class ObjectRewriter: @unchecked Sendable {
                 try transcoder.transcode($0, blob: blob)
             }
         }
-        try record.bytes.withUnsafeBytes {
-            try entry.transcoder.findRanges(in: $0, into: &record.ranges)
-        }
+        try record.bytes.withUnsafeBytes { try findRanges(in: $0, entry, into: &record.ranges) }
         var scratch = changes
         changes = []
         if scratch.count == entry.new.names.count {
@@ -217,6 +221,35 @@ final class ObjectRewriter: @unchecked Sendable {
         }
         writer.withUnsafeBytes { output.append(contentsOf: $0) }
         return true
+    }
+
+    /// The byte range of each old property's value in `value`, into `ranges`: what
+    /// `EntityTranscoder.findRanges` finds, and throws, with the skips decided once.
+    private func findRanges(
+        in value: UnsafeRawBufferPointer,
+        _ entry: RewriteEntry,
+        into ranges: inout [Range<Int>]
+    ) throws {
+        var reader = PayloadReader(value)
+        let count = try reader.readVarint()
+        let skips = entry.oldSkips
+        guard count == UInt64(skips.count) else {
+            throw PayloadError.malformed(
+                offset: 0,
+                "a payload of \(entry.transcoder.old.name) with \(count) properties; its version "
+                    + "has \(skips.count)"
+            )
+        }
+        if ranges.count != skips.count { ranges = Array(repeating: 0..<0, count: skips.count) }
+        try ranges.withUnsafeMutableBufferPointer { ranges throws(PayloadError) in
+            try skips.withUnsafeBufferPointer { skips throws(PayloadError) in
+                for index in skips.indices {
+                    let start = reader.offset
+                    try skips[index].skip(&reader)
+                    ranges[index] = start..<reader.offset
+                }
+            }
+        }
     }
 
     /// Writes the new value of `object` to `writer`: the properties set encoded, the others
