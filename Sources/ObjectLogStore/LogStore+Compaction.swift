@@ -212,10 +212,77 @@ extension LogStore {
             // Records in an older layout of the engine's values are written in the current one:
             // the new file is a later generation, where nothing marks a record as older.
             let upgrade = activeUpgrade
-            // The rewritten values of the records in the window, from `rewrittenStart` on.
-            var rewritten = RewrittenRun()
-            var rewrittenStart = 0
-            for (index, item) in items.enumerated() {
+            // With rewrites, each window's records are checked, rewritten (or copied) and framed
+            // by the workers; this thread only places them.
+            var run = RewrittenRun()
+            var next = rewrites == nil ? items.count : 0
+            while let rewrites, next < items.count {
+                let first = items[next].location
+                let total = Int(first.length)
+                let wanted = max(windowSize, total)
+                if window.count < wanted { window = [UInt8](repeating: 0, count: wanted) }
+                windowCount = try window.withUnsafeMutableBytes { buffer in
+                    try file.read(
+                        into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]),
+                        at: first.offset
+                    )
+                }
+                windowStart = first.offset
+                guard windowCount >= total else {
+                    throw StoreError(
+                        .corrupt,
+                        "record runs past the end of the file",
+                        path: path,
+                        offset: first.offset
+                    )
+                }
+                try window.withUnsafeBytes { bytes in
+                    try rewriteRun(
+                        into: &run,
+                        items,
+                        from: next,
+                        window: UnsafeRawBufferPointer(rebasing: bytes[..<windowCount]),
+                        windowStart: windowStart,
+                        layout: sourceLayout,
+                        newLayout: layout,
+                        upgrade: upgrade,
+                        rewrites: rewrites
+                    )
+                }
+                // Each worker's output holds its share's records, framed, in log order.
+                for worker in run.shares.indices {
+                    let base = position + UInt64(buffer.count)
+                    var previous = 0
+                    for slot in run.shares[worker] {
+                        let item = items[next + slot]
+                        let end = run.ends[slot]
+                        let newOffset = base + UInt64(previous)
+                        oldOffsets.append(item.location.offset)
+                        newOffsets.append(newOffset)
+                        newLive.updateValue(
+                            RecordLocation(
+                                entity: item.location.entity,
+                                offset: newOffset,
+                                length: UInt32(end - previous)
+                            ),
+                            forKey: item.key
+                        )
+                        previous = end
+                    }
+                    recordBytes += UInt64(previous)
+                    run.outputs[worker].withUnsafeBytes { buffer.append(contentsOf: $0) }
+                    referenced.formUnion(run.blobs[worker])
+                }
+                next += run.ends.count
+                copied = next
+                if buffer.count >= 8 << 20 {
+                    try buffer.withUnsafeBytes { try output.write($0, at: position) }
+                    position += UInt64(buffer.count)
+                    buffer.removeAll()
+                    progress?(Double(copied) / Double(max(items.count, 1)))
+                }
+            }
+            for item in items where rewrites == nil {
                 let offset = item.location.offset
                 let total = Int(item.location.length)
                 if !(offset >= windowStart
@@ -238,44 +305,16 @@ extension LogStore {
                             offset: offset
                         )
                     }
-                    if let rewrites {
-                        try window.withUnsafeBytes { bytes in
-                            try rewriteRun(
-                                into: &rewritten,
-                                items,
-                                from: index,
-                                window: UnsafeRawBufferPointer(rebasing: bytes[..<windowCount]),
-                                windowStart: windowStart,
-                                layout: sourceLayout,
-                                newLayout: layout,
-                                rewrites: rewrites
-                            )
-                        }
-                        rewrittenStart = index
-                    }
                 }
                 let at = Int(offset - windowStart)
                 let newStart = buffer.count
-                // A rewritten record was checked, rewritten and framed by a worker: copied.
-                let framed =
-                    rewrites == nil ? nil : rewritten.values[index - rewrittenStart]
                 let blobs: [BlobID] = try window.withUnsafeBytes { bytes in
-                    if let framed {
-                        rewritten.outputs[framed.worker].withUnsafeBytes { output in
-                            buffer.append(
-                                contentsOf: UnsafeRawBufferPointer(rebasing: output[framed.range])
-                            )
-                        }
-                        return framed.blobs
-                    }
                     let record = UnsafeRawBufferPointer(rebasing: bytes[at..<(at + total)])
-                    // A record the rewrites left had its checksum checked by a worker.
                     let (frame, payload, contents) = try checkedPut(
                         record,
                         key: item.key,
                         offset: offset,
-                        layout: sourceLayout,
-                        verifyingChecksum: rewrites == nil
+                        layout: sourceLayout
                     )
                     let blobs = contents.blobs(in: payload)
                     if let upgrade, offset < upgrade.boundary {
@@ -371,20 +410,24 @@ extension LogStore {
         }
     }
 
-    /// The rewritten values of a run of records: per record, the worker whose output holds
-    /// its new value and where, or nil for a record left to compaction.
+    /// The records of a run, checked, rewritten or copied, and framed in the new file's layout
+    /// by the workers, each over a contiguous share of the run.
     struct RewrittenRun {
-        /// Per record: the worker whose output holds it, where, and the blobs it refers to.
-        var values: [(worker: Int, range: Range<Int>, blobs: [BlobID])?] = []
-        /// Per worker: the rewritten records, framed in the new file's layout.
+        /// Per worker: the slots (indices into the run) of its share.
+        var shares: [Range<Int>] = []
+        /// Per slot: where its record ends in its worker's output.
+        var ends: [Int] = []
+        /// Per worker: its share's records, one after the other.
         var outputs: [ByteWriter] = []
+        /// Per worker: the blobs its share's records refer to.
+        var blobs: [[BlobID]] = []
     }
 
-    /// The rewritten values of the records `items[start...]` that lie wholly in `window`,
-    /// computed by the rewrites at once, each over a contiguous share of the run.
+    /// The records `items[start...]` that lie wholly in `window`, each checked, then rewritten
+    /// (or, where its rewrite declines, copied as compaction copies it) and framed, by the
+    /// rewrites at once.
     ///
-    /// Each record's frame and checksum are checked first. An error of the earliest share that
-    /// failed is thrown.
+    /// An error of the earliest share that failed is thrown.
     private func rewriteRun(
         into run: inout RewrittenRun,
         _ items: [(key: ObjectKey, location: RecordLocation)],
@@ -393,6 +436,7 @@ extension LogStore {
         windowStart: UInt64,
         layout: RecordLayout,
         newLayout: RecordLayout,
+        upgrade: ActiveUpgrade?,
         rewrites: [RecordRewrite]
     ) throws {
         let windowEnd = windowStart + UInt64(window.count)
@@ -405,66 +449,105 @@ extension LogStore {
         let count = end - start
         // Small runs are not worth a thread.
         let workers = max(1, min(rewrites.count, count / 256))
+        run.shares = (0..<workers).map { worker in
+            (count * worker / workers)..<(count * (worker + 1) / workers)
+        }
         // The buffers of the run before are reused: fresh ones of a window's size each time
         // cost as much in page faults as the rewriting.
-        run.values.removeAll(keepingCapacity: true)
-        run.values.append(contentsOf: repeatElement(nil, count: count))
+        run.ends.removeAll(keepingCapacity: true)
+        run.ends.append(contentsOf: repeatElement(0, count: count))
         while run.outputs.count < workers { run.outputs.append(ByteWriter()) }
+        while run.blobs.count < workers { run.blobs.append([]) }
         var failures = [(any Error)?](repeating: nil, count: workers)
-        run.values.withUnsafeMutableBufferPointer { values in
+        let shares = run.shares
+        run.ends.withUnsafeMutableBufferPointer { ends in
             run.outputs.withUnsafeMutableBufferPointer { outputs in
-                failures.withUnsafeMutableBufferPointer { failures in
-                    do {
+                run.blobs.withUnsafeMutableBufferPointer { blobs in
+                    failures.withUnsafeMutableBufferPointer { failures in
                         // Each worker writes only its own elements of the buffers.
-                        nonisolated(unsafe) let values = values
+                        nonisolated(unsafe) let ends = ends
                         nonisolated(unsafe) let outputs = outputs
+                        nonisolated(unsafe) let blobs = blobs
                         nonisolated(unsafe) let failures = failures
                         nonisolated(unsafe) let bytes = window
                         DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                            let share =
-                                (count * worker / workers)..<(count * (worker + 1) / workers)
                             var framed = outputs[worker]
                             outputs[worker] = ByteWriter()
                             framed.removeAll()
-                            defer { outputs[worker] = framed }
+                            var referenced = blobs[worker]
+                            blobs[worker] = []
+                            referenced.removeAll(keepingCapacity: true)
+                            defer {
+                                outputs[worker] = framed
+                                blobs[worker] = referenced
+                            }
                             var output: [UInt8] = []
                             do {
-                                for slot in share {
+                                for slot in shares[worker] {
                                     let item = items[start + slot]
-                                    let at = Int(item.location.offset - windowStart)
+                                    let offset = item.location.offset
+                                    let at = Int(offset - windowStart)
                                     let record = UnsafeRawBufferPointer(
                                         rebasing: bytes[at..<(at + Int(item.location.length))]
                                     )
                                     let (frame, payload, contents) = try checkedPut(
                                         record,
                                         key: item.key,
-                                        offset: item.location.offset,
+                                        offset: offset,
                                         layout: layout
                                     )
+                                    let value = UnsafeRawBufferPointer(
+                                        rebasing: payload[contents.valueStart...]
+                                    )
+                                    let recordBlobs = contents.blobs(in: payload)
+                                    let isInsert = frame.flags & PutFlags.insert != 0
                                     output.removeAll(keepingCapacity: true)
                                     if try rewrites[worker](
                                         frame.key,
                                         frame.entity,
-                                        item.location.offset,
-                                        UnsafeRawBufferPointer(
-                                            rebasing: payload[contents.valueStart...]
-                                        ),
+                                        offset,
+                                        value,
                                         &output
                                     ) {
-                                        let blobs = contents.blobs(in: payload)
-                                        let start = framed.count
                                         output.withUnsafeBytes { value in
                                             newLayout.appendPut(
                                                 key: frame.key,
                                                 entity: frame.entity,
-                                                isInsert: frame.flags & PutFlags.insert != 0,
-                                                blobs: blobs,
+                                                isInsert: isInsert,
+                                                blobs: recordBlobs,
                                                 value: value,
                                                 into: &framed
                                             )
                                         }
-                                        values[slot] = (worker, start..<framed.count, blobs)
+                                    } else if let upgrade, offset < upgrade.boundary {
+                                        try upgrade.deliver(
+                                            value,
+                                            entity: frame.entity,
+                                            offset: offset
+                                        ) { value in
+                                            newLayout.appendPut(
+                                                key: frame.key,
+                                                entity: frame.entity,
+                                                isInsert: isInsert,
+                                                blobs: recordBlobs,
+                                                value: value,
+                                                into: &framed
+                                            )
+                                        }
+                                    } else if layout == newLayout {
+                                        framed.append(contentsOf: record)
+                                    } else {
+                                        newLayout.appendPut(
+                                            key: frame.key,
+                                            entity: frame.entity,
+                                            isInsert: isInsert,
+                                            blobs: recordBlobs,
+                                            value: value,
+                                            into: &framed
+                                        )
                                     }
+                                    referenced.append(contentsOf: recordBlobs)
+                                    ends[slot] = framed.count
                                 }
                             } catch {
                                 failures[worker] = error

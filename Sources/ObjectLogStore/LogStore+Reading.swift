@@ -332,8 +332,7 @@ extension LogStore {
         _ bytes: UnsafeRawBufferPointer,
         key: ObjectKey,
         offset: UInt64,
-        layout: RecordLayout,
-        verifyingChecksum: Bool = true
+        layout: RecordLayout
     ) throws -> (frame: RecordFrame, payload: UnsafeRawBufferPointer, contents: PutContents) {
         guard let frame = RecordFrame.decodePut(bytes, layout: layout),
             frame.totalLength == bytes.count, frame.key == key
@@ -345,8 +344,8 @@ extension LogStore {
                 offset: offset
             )
         }
-        let computed = verifyingChecksum ? RecordFrame.checksum(of: bytes) : frame.checksum
-        guard !verifyingChecksum || checksumsMatch(frame.checksum, computed) else {
+        let computed = RecordFrame.checksum(of: bytes)
+        guard checksumsMatch(frame.checksum, computed) else {
             throw StoreError(
                 .corrupt,
                 "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
