@@ -15,6 +15,22 @@ import Glibc
 #endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+
+// Asking for help prints the usage; it must not start an hour of benchmarks.
+if arguments.first != "--child", arguments.dropFirst().first != "--child",
+    arguments.contains(where: { $0 == "--help" || $0 == "-h" })
+{
+    print(
+        """
+        usage: objectlog-bench [--scale N] [--json PATH] [--svg PATH]   everything
+               objectlog-bench store [--scale N] [--json PATH] [--svg PATH]
+               objectlog-bench solver [--scale S] [--samples N] [--size N]
+               objectlog-bench thumbnails [--runs N] [--quick]
+        --scale N sets the number of objects of the store workloads (default 1,000,000).
+        """
+    )
+    exit(0)
+}
 let group = arguments.first.flatMap { $0.hasPrefix("-") ? nil : $0 }
 let rest = group == nil ? arguments : Array(arguments.dropFirst())
 
