@@ -212,30 +212,35 @@ extension LogStore {
             // Records in an older layout of the engine's values are written in the current one:
             // the new file is a later generation, where nothing marks a record as older.
             let upgrade = activeUpgrade
-            // With rewrites, each window's records are checked, rewritten (or copied) and framed
-            // by the workers; this thread only places them.
-            var run = RewrittenRun()
-            var next = rewrites == nil ? items.count : 0
-            while let rewrites, next < items.count {
-                let first = items[next].location
-                let total = Int(first.length)
+            /// Reads the window from `offset`, which must hold at least `total` bytes.
+            func readWindow(at offset: UInt64, holding total: Int) throws {
                 let wanted = max(windowSize, total)
                 if window.count < wanted { window = [UInt8](repeating: 0, count: wanted) }
                 windowCount = try window.withUnsafeMutableBytes { buffer in
                     try file.read(
                         into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]),
-                        at: first.offset
+                        at: offset
                     )
                 }
-                windowStart = first.offset
+                windowStart = offset
                 guard windowCount >= total else {
                     throw StoreError(
                         .corrupt,
                         "record runs past the end of the file",
                         path: path,
-                        offset: first.offset
+                        offset: offset
                     )
                 }
+            }
+            // With rewrites, each window's records are checked, rewritten (or copied) and framed
+            // by the workers; this thread only places them.
+            var run = RewrittenRun()
+            var next = 0
+            while let rewrites, next < items.count {
+                try readWindow(
+                    at: items[next].location.offset,
+                    holding: Int(items[next].location.length)
+                )
                 try window.withUnsafeBytes { bytes in
                     try rewriteRun(
                         into: &run,
@@ -288,23 +293,7 @@ extension LogStore {
                 if !(offset >= windowStart
                     && offset + UInt64(total) <= windowStart + UInt64(windowCount))
                 {
-                    let wanted = max(windowSize, total)
-                    if window.count < wanted { window = [UInt8](repeating: 0, count: wanted) }
-                    windowCount = try window.withUnsafeMutableBytes { buffer in
-                        try file.read(
-                            into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]),
-                            at: offset
-                        )
-                    }
-                    windowStart = offset
-                    guard windowCount >= total else {
-                        throw StoreError(
-                            .corrupt,
-                            "record runs past the end of the file",
-                            path: path,
-                            offset: offset
-                        )
-                    }
+                    try readWindow(at: offset, holding: total)
                 }
                 let at = Int(offset - windowStart)
                 let newStart = buffer.count
@@ -317,34 +306,17 @@ extension LogStore {
                         layout: sourceLayout
                     )
                     let blobs = contents.blobs(in: payload)
-                    if let upgrade, offset < upgrade.boundary {
-                        let value = UnsafeRawBufferPointer(
-                            rebasing: payload[contents.valueStart...]
-                        )
-                        try upgrade.deliver(value, entity: frame.entity, offset: offset) {
-                            layout.appendPut(
-                                key: frame.key,
-                                entity: frame.entity,
-                                isInsert: frame.flags & PutFlags.insert != 0,
-                                blobs: blobs,
-                                value: $0,
-                                into: &buffer
-                            )
-                        }
-                    } else if sourceLayout == layout {
-                        buffer.append(contentsOf: record)
-                    } else {
-                        layout.appendPut(
-                            key: frame.key,
-                            entity: frame.entity,
-                            isInsert: frame.flags & PutFlags.insert != 0,
-                            blobs: blobs,
-                            value: UnsafeRawBufferPointer(
-                                rebasing: payload[contents.valueStart...]
-                            ),
-                            into: &buffer
-                        )
-                    }
+                    try Self.appendCopy(
+                        of: record,
+                        frame: frame,
+                        value: UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...]),
+                        blobs: blobs,
+                        offset: offset,
+                        from: sourceLayout,
+                        to: layout,
+                        upgrade: upgrade,
+                        into: &buffer
+                    )
                     return blobs
                 }
                 referenced.formUnion(blobs)
@@ -407,6 +379,39 @@ extension LogStore {
             output.close()
             try? fileSystem.remove(target)
             throw error
+        }
+    }
+
+    /// Appends a checked put record as compaction copies it: translated if it is older than the
+    /// upgrade's boundary, verbatim when the layouts agree, framed anew otherwise.
+    @inline(__always)
+    static func appendCopy(
+        of record: UnsafeRawBufferPointer,
+        frame: RecordFrame,
+        value: UnsafeRawBufferPointer,
+        blobs: [BlobID],
+        offset: UInt64,
+        from sourceLayout: RecordLayout,
+        to layout: RecordLayout,
+        upgrade: ActiveUpgrade?,
+        into output: inout ByteWriter
+    ) throws {
+        func put(_ value: UnsafeRawBufferPointer) {
+            layout.appendPut(
+                key: frame.key,
+                entity: frame.entity,
+                isInsert: frame.flags & PutFlags.insert != 0,
+                blobs: blobs,
+                value: value,
+                into: &output
+            )
+        }
+        if let upgrade, offset < upgrade.boundary {
+            try upgrade.deliver(value, entity: frame.entity, offset: offset) { put($0) }
+        } else if sourceLayout == layout {
+            output.append(contentsOf: record)
+        } else {
+            put(value)
         }
     }
 
@@ -500,7 +505,6 @@ extension LogStore {
                                         rebasing: payload[contents.valueStart...]
                                     )
                                     let recordBlobs = contents.blobs(in: payload)
-                                    let isInsert = frame.flags & PutFlags.insert != 0
                                     output.removeAll(keepingCapacity: true)
                                     if try rewrites[worker](
                                         frame.key,
@@ -513,36 +517,22 @@ extension LogStore {
                                             newLayout.appendPut(
                                                 key: frame.key,
                                                 entity: frame.entity,
-                                                isInsert: isInsert,
+                                                isInsert: frame.flags & PutFlags.insert != 0,
                                                 blobs: recordBlobs,
                                                 value: value,
                                                 into: &framed
                                             )
                                         }
-                                    } else if let upgrade, offset < upgrade.boundary {
-                                        try upgrade.deliver(
-                                            value,
-                                            entity: frame.entity,
-                                            offset: offset
-                                        ) { value in
-                                            newLayout.appendPut(
-                                                key: frame.key,
-                                                entity: frame.entity,
-                                                isInsert: isInsert,
-                                                blobs: recordBlobs,
-                                                value: value,
-                                                into: &framed
-                                            )
-                                        }
-                                    } else if layout == newLayout {
-                                        framed.append(contentsOf: record)
                                     } else {
-                                        newLayout.appendPut(
-                                            key: frame.key,
-                                            entity: frame.entity,
-                                            isInsert: isInsert,
-                                            blobs: recordBlobs,
+                                        try Self.appendCopy(
+                                            of: record,
+                                            frame: frame,
                                             value: value,
+                                            blobs: recordBlobs,
+                                            offset: offset,
+                                            from: layout,
+                                            to: newLayout,
+                                            upgrade: upgrade,
                                             into: &framed
                                         )
                                     }
