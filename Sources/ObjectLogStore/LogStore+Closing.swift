@@ -23,19 +23,27 @@ extension LogStore {
     ///
     /// The caller holds `lock`.
     func writeIndex() throws {
-        let entries = live.sortedEntries()
-        let index = StoreIndex(
-            storeUUID: header.storeUUID,
-            generation: header.generation,
-            coveredLength: endOffset,
-            lastCommitChecksum: lastCommitChecksum ?? 0,
-            lastNumber: lastNumber,
-            nextKey: nextKey,
-            metadataOffset: metadataOffset,
-            liveBytes: liveRecordBytes,
-            entries: entries
+        try writeIndex(
+            StoreIndex(
+                storeUUID: header.storeUUID,
+                generation: header.generation,
+                coveredLength: endOffset,
+                lastCommitChecksum: lastCommitChecksum ?? 0,
+                lastNumber: lastNumber,
+                nextKey: nextKey,
+                metadataOffset: metadataOffset,
+                liveBytes: liveRecordBytes,
+                entries: live.sortedEntries()
+            ),
+            besideStoreAt: path
         )
-        let temporary = path + LogFormat.indexSuffix + LogFormat.creationSuffix
+        indexedEnd = (header.generation, endOffset)
+    }
+
+    /// Writes `index` as the index checkpoint of the store file at `storePath`: to a new file,
+    /// synced, then renamed into place.
+    func writeIndex(_ index: StoreIndex, besideStoreAt storePath: String) throws {
+        let temporary = storePath + LogFormat.indexSuffix + LogFormat.creationSuffix
         let indexFile = try fileSystem.open(temporary, mode: .create(permissions: options.fileMode))
         do {
             try indexFile.truncate(to: 0)
@@ -47,9 +55,8 @@ extension LogStore {
             try? fileSystem.remove(temporary)
             throw error
         }
-        try fileSystem.rename(temporary, to: path + LogFormat.indexSuffix)
-        try fileSystem.syncDirectory(directoryOf(path))
-        indexedEnd = (header.generation, endOffset)
+        try fileSystem.rename(temporary, to: storePath + LogFormat.indexSuffix)
+        try fileSystem.syncDirectory(directoryOf(storePath))
     }
 
     /// Writes the index checkpoint now, so a later open need not replay the log.

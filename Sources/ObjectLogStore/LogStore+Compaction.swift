@@ -148,6 +148,77 @@ extension LogStore {
         )
     }
 
+    /// Writes the live objects, with every record offered to `rewrites` first and
+    /// `transaction` folded in as if it had been committed before, to a new store at `target`
+    /// (the next generation, with its index), leaving this store as it is.
+    ///
+    /// A compaction into another file: the engine's rewriting migration stages write the
+    /// migrated store beside the old one, which stays untouched (and readable by the old
+    /// version) until the new one replaces it. The store may be open read-only; records in an
+    /// older layout need its translation installed, as for ``compact(progress:)``.
+    ///
+    /// - Parameters:
+    ///   - target: The new store's path; a file there is replaced.
+    ///   - transaction: Puts, deletes and metadata to fold in (keys from
+    ///     ``allocateKeys(_:)``); the copy counts it as one more transaction.
+    ///   - progress: Called now and then with the fraction done, from 0 to 1.
+    ///   - rewrites: One rewrite per worker thread, as for ``compact(progress:rewriting:)``.
+    /// - Returns: The number of live objects in the copy.
+    /// - Throws: ``StoreError`` `.invalidArgument`, `.poisoned`, `.io`, or what a rewrite
+    ///   throws; the copy is then removed.
+    package func writeCompactedCopy(
+        to target: String,
+        folding transaction: Transaction,
+        progress: ((Double) -> Void)?,
+        rewriting rewrites: [RecordRewrite]
+    ) throws -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isClosed else { throw StoreError(.closed, "the store is closed", path: path) }
+        guard !isPoisoned else {
+            throw StoreError(
+                .poisoned,
+                "an earlier fsync failed; reopen the store before copying it",
+                path: path
+            )
+        }
+        if lacksUpgrade {
+            throw StoreError(
+                .invalidArgument,
+                "records in an older model's layout need the engine's translation to be copied",
+                path: path
+            )
+        }
+        let copy = try writeCopy(
+            to: target,
+            generation: header.generation + 1,
+            progress: progress,
+            rewrites: rewrites,
+            folding: transaction
+        )
+        do {
+            try writeIndex(
+                StoreIndex(
+                    storeUUID: copy.header.storeUUID,
+                    generation: copy.header.generation,
+                    coveredLength: copy.end,
+                    lastCommitChecksum: copy.commitChecksum,
+                    lastNumber: copy.header.baseTransactionCount,
+                    nextKey: copy.header.nextKey,
+                    metadataOffset: 0,
+                    liveBytes: copy.recordBytes,
+                    entries: copy.live.sortedEntries()
+                ),
+                besideStoreAt: target
+            )
+        } catch {
+            try? fileSystem.remove(target)
+            throw error
+        }
+        progress?(1)
+        return copy.live.count
+    }
+
     /// A copy of the live state written to a new file.
     struct Copy {
         var header: StoreHeader
@@ -164,31 +235,46 @@ extension LogStore {
     /// Writes the live objects and the latest metadata to a new synced file at `target`.
     ///
     /// They form one compaction commit. The caller holds `lock`.
+    ///
+    /// With `folded`, the copy holds the state as if that transaction had been committed
+    /// first: its deletes and replaced objects are left out, its puts follow the copied
+    /// records, and its metadata (when it has some) is the copy's.
     func writeCopy(
         to target: String,
         generation: UInt64,
         progress: ((Double) -> Void)?,
-        rewrites: [RecordRewrite]? = nil
+        rewrites: [RecordRewrite]? = nil,
+        folding folded: Transaction? = nil
     ) throws -> Copy {
         var newHeader = StoreHeader(
             storeUUID: header.storeUUID,
             generation: generation,
             nextKey: nextKey,
-            baseTransactionCount: lastNumber,
-            metadata: currentMetadata
+            baseTransactionCount: lastNumber + (folded == nil ? 0 : 1),
+            metadata: folded?.metadata ?? currentMetadata
         )
         let headerBytes = newHeader.encoded()
         let output = try fileSystem.open(target, mode: .create(permissions: options.fileMode))
         var newLive = KeyDirectory(minimumCapacity: live.count)
         var recordBytes: UInt64 = 0
         var referenced: Set<BlobID> = []
+        // The output is written a window behind: each window's write runs while the next
+        // window's records are checked and copied.
+        let behind = WriteBehind(output)
         do {
             try output.truncate(to: 0)
             try output.write(headerBytes, at: 0)
             var position = UInt64(headerBytes.count)
             var items: [(key: ObjectKey, location: RecordLocation)] = []
             items.reserveCapacity(live.count)
-            live.forEachEntry { items.append(($0, $1)) }
+            if let folded, folded.count > 0 {
+                let changed = Set(folded.entries.lazy.map(\.key))
+                live.forEachEntry { key, location in
+                    if !changed.contains(key) { items.append((key, location)) }
+                }
+            } else {
+                live.forEachEntry { items.append(($0, $1)) }
+            }
             items.sort { $0.location.offset < $1.location.offset }
             var buffer = ByteWriter(capacity: 8 << 20)
             var copied = 0
@@ -281,9 +367,9 @@ extension LogStore {
                 next += run.ends.count
                 copied = next
                 if buffer.count >= 8 << 20 {
-                    try buffer.withUnsafeBytes { try output.write($0, at: position) }
-                    position += UInt64(buffer.count)
-                    buffer.removeAll()
+                    let count = buffer.count
+                    try behind.write(&buffer, at: position)
+                    position += UInt64(count)
                     progress?(Double(copied) / Double(max(items.count, 1)))
                 }
             }
@@ -335,13 +421,41 @@ extension LogStore {
                 recordBytes += UInt64(newLength)
                 copied += 1
                 if buffer.count >= 8 << 20 {
-                    try buffer.withUnsafeBytes { try output.write($0, at: position) }
-                    position += UInt64(buffer.count)
-                    buffer.removeAll()
+                    let count = buffer.count
+                    try behind.write(&buffer, at: position)
+                    position += UInt64(count)
                     progress?(Double(copied) / Double(max(items.count, 1)))
                 }
             }
             var recordCount = items.count
+            if let folded {
+                folded.records.withUnsafeBytes { records in
+                    for (index, entry) in folded.entries.enumerated() where !entry.isDelete {
+                        let newStart = buffer.count
+                        let blobs = folded.blobs(ofEntry: index)
+                        layout.appendPut(
+                            key: entry.key,
+                            entity: entry.entity,
+                            isInsert: entry.isInsert,
+                            blobs: blobs,
+                            value: UnsafeRawBufferPointer(rebasing: records[entry.valueRange]),
+                            into: &buffer
+                        )
+                        referenced.formUnion(blobs)
+                        let newLength = buffer.count - newStart
+                        newLive.updateValue(
+                            RecordLocation(
+                                entity: entry.entity,
+                                offset: position + UInt64(newStart),
+                                length: UInt32(newLength)
+                            ),
+                            forKey: entry.key
+                        )
+                        recordBytes += UInt64(newLength)
+                        recordCount += 1
+                    }
+                }
+            }
             let beforePadding = buffer.count
             layout.appendPaddingBeforeCommit(base: position, into: &buffer)
             if buffer.count != beforePadding { recordCount += 1 }
@@ -361,6 +475,7 @@ extension LogStore {
                 commit,
                 into: &buffer
             )
+            try behind.finish()
             try buffer.withUnsafeBytes { try output.write($0, at: position) }
             let end = position + UInt64(buffer.count)
             try output.sync()
@@ -376,6 +491,7 @@ extension LogStore {
                 newOffsets: newOffsets
             )
         } catch {
+            try? behind.finish()
             output.close()
             try? fileSystem.remove(target)
             throw error

@@ -63,7 +63,9 @@ struct StagedMigration {
             )
             defer { lock.close() }
             try lock.lockExclusive()
-            stages = try pendingStages()
+            let store = try openReadOnly(path)
+            defer { try? store.close() }
+            stages = try pendingStages(of: store)
             guard stages.contains(where: \.isCustom) || stages.count > 1 else { return }
             guard !options.readOnly else {
                 throw ObjectLogError(
@@ -71,8 +73,10 @@ struct StagedMigration {
                     "the store '\(path)' needs migration stages, which a read-only open cannot run"
                 )
             }
-            try makeCopy()
             do {
+                // The store itself until the first stage has made the copy: a rewriting stage
+                // writes its copy straight from it, the others copy it first.
+                var original: LogStore? = store
                 for (index, stage) in stages.enumerated() {
                     progress?(
                         MigrationProgress(
@@ -81,7 +85,7 @@ struct StagedMigration {
                             nextStage: "\(stage.source) -> \(stage.destination)"
                         )
                     )
-                    try apply(stage) { fraction in
+                    try apply(stage, original: original) { fraction in
                         progress?(
                             MigrationProgress(
                                 completedStages: index,
@@ -90,6 +94,10 @@ struct StagedMigration {
                                 stageFraction: fraction
                             )
                         )
+                    }
+                    if let done = original {
+                        try done.close()
+                        original = nil
                     }
                 }
                 try install()
@@ -130,14 +138,19 @@ struct StagedMigration {
         }
     }
 
-    /// The stages from the version the store is at to the plan's last.
-    private func pendingStages() throws -> [MigrationStage] {
+    /// Opens the store file at `path` read-only, through the store's file system.
+    func openReadOnly(_ path: String) throws -> LogStore {
         var options = StoreOptions()
         options.readOnly = true
         options.createIfMissing = false
         options.fileSystem = fileSystem
-        let store = try LogStore.open(path: path, options: options)
-        defer { try? store.close() }
+        // A copy written from it takes the mode the caller asked for.
+        options.fileMode = self.options.fileMode
+        return try LogStore.open(path: path, options: options)
+    }
+
+    /// The stages from the version `store` is at to the plan's last.
+    private func pendingStages(of store: LogStore) throws -> [MigrationStage] {
         guard let history = try ModelHistory.read(from: store), let stored = history.current
         else { return [] }
         var current: String?
@@ -173,10 +186,9 @@ struct StagedMigration {
 
     /// Copies the store file and hard-links its blobs beside the copy.
     ///
-    /// The copy's data is not synced here: every stage's first commit syncs it (but a
-    /// rewriting stage's, which does not sync its commits: it replaces the whole file with one
-    /// its compaction syncs), and ``install()`` syncs it again before it replaces the store, so
-    /// a sync here would be paid twice.
+    /// The copy's data is not synced here: every stage's first commit syncs it (a rewriting
+    /// stage replaces it with a synced file of its own), and ``install()`` syncs it again
+    /// before it replaces the store, so a sync here would be paid twice.
     private func makeCopy() throws {
         try copyFile(path, to: copyPath, syncing: false)
         // The index describes the copy as well as the store (same bytes): with it, the stages'
@@ -184,6 +196,11 @@ struct StagedMigration {
         if fileSystem.kind(of: path + LogFormat.indexSuffix) == .regular {
             try copyFile(path + LogFormat.indexSuffix, to: copyPath + LogFormat.indexSuffix)
         }
+        try linkBlobs()
+    }
+
+    /// Hard-links (or copies) the store's blobs into the copy's blob directory.
+    func linkBlobs() throws {
         let blobs = path + LogFormat.blobsSuffix
         guard fileSystem.kind(of: blobs) == .directory else { return }
         let copyBlobs = copyPath + LogFormat.blobsSuffix
@@ -211,23 +228,35 @@ struct StagedMigration {
     }
 
     /// Runs one stage on the copy, reporting the share of it done to `progress` where it can.
-    private func apply(_ stage: MigrationStage, progress: (Double) -> Void) throws {
+    ///
+    /// - Parameter original: The store, open read-only, while there is no copy yet (the first
+    ///   stage): a rewriting stage writes the copy from it, another stage copies it first.
+    private func apply(
+        _ stage: MigrationStage,
+        original: LogStore?,
+        progress: (Double) -> Void
+    ) throws {
         guard let version = plan.versions.first(where: { $0.identifier == stage.destination })
         else { return }
         let model = try ManagedObjectModel(version.entities)
         var options = self.options
         options.createIfMissing = false
-        switch stage {
-        case .lightweight:
-            try PersistentContainer(path: copyPath, model: model, options: options).close()
-        case .rewrite(let from, let to, let entities):
+        if case .rewrite(let from, let to, let entities) = stage {
             try rewrite(
                 model: model,
                 entities: entities,
                 stage: "\(from) -> \(to)",
-                options: options,
+                from: original,
                 progress: progress
             )
+            return
+        }
+        if original != nil { try makeCopy() }
+        switch stage {
+        case .rewrite:
+            break  // Above.
+        case .lightweight:
+            try PersistentContainer(path: copyPath, model: model, options: options).close()
         case .custom(let from, let to, let migrate):
             // The old objects, as the old version stored them.
             var readOnly = options
@@ -327,7 +356,12 @@ struct StagedMigration {
 
     /// Removes the copy and everything beside it (a crash's leftovers too).
     func removeCopy() {
-        for suffix in ["", LogFormat.lockSuffix, LogFormat.indexSuffix, LogFormat.creationSuffix] {
+        for suffix in [
+            "", LogFormat.lockSuffix, LogFormat.indexSuffix, LogFormat.creationSuffix,
+            LogFormat.indexSuffix + LogFormat.creationSuffix, LogFormat.compactionSuffix,
+            LogFormat.compactionSuffix + LogFormat.indexSuffix,
+            LogFormat.compactionSuffix + LogFormat.indexSuffix + LogFormat.creationSuffix,
+        ] {
             try? fileSystem.remove(copyPath + suffix)
         }
         let copyBlobs = copyPath + LogFormat.blobsSuffix

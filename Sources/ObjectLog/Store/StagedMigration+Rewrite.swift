@@ -2,87 +2,105 @@ import Foundation
 import ObjectLogStore
 
 extension StagedMigration {
-    /// Runs a ``MigrationStage/rewrite(from:to:entities:)`` stage on the copy.
+    /// Runs a ``MigrationStage/rewrite(from:to:entities:)`` stage: writes the copy anew, every
+    /// object in the new layout, the named entities' objects as their closures make them.
     ///
-    /// The inferred migration is recorded (so every object is below the upgrade boundary),
-    /// then one compaction writes every object in the new layout, the named entities' objects
-    /// as their closures make them. Each record is decoded and encoded once, with no context
-    /// or managed object in between.
+    /// It is one compaction into another file, with the new model version (what the plain
+    /// open would record) folded in: each record is read once, decoded and encoded once, with
+    /// no context or managed object in between, and nothing is written to the store it reads.
+    ///
+    /// - Parameter original: The store, open read-only, for the first stage: the copy is written
+    ///   straight from it (no copy of the old file is made to be rewritten). Nil for a later
+    ///   stage, which rewrites the copy into a new file that then replaces it.
     func rewrite(
         model: ManagedObjectModel,
         entities: [String: MigrationStage.ObjectRewrite],
         stage: String,
-        options: StoreOptions,
+        from original: LogStore?,
         progress: (Double) -> Void
     ) throws {
-        // The copy's commits (the inferred migration's) are not synced: the compaction below
-        // replaces the whole file with one it syncs, and a crash before that leaves a copy the
-        // next open removes. A sync here flushed the whole copy, which the compaction then
-        // replaced unread.
-        var copyOptions = options
-        copyOptions.durable = false
-        let coordinator = try PersistentStoreCoordinator(
-            model: model,
-            path: copyPath,
-            options: copyOptions,
+        let source = try original ?? openReadOnly(copyPath)
+        defer { if original == nil { try? source.close() } }
+        let target = original == nil ? copyPath + LogFormat.compactionSuffix : copyPath
+        // Reads see every record in the new layout, as for a read-only open, which infers
+        // what it can and leaves the rest (the stage's changes) at their defaults.
+        let model = try PersistentStoreCoordinator.prepare(
+            source,
+            for: model,
+            path: path,
+            readOnly: true,
             acceptingUninferred: true
         )
-        let container = PersistentContainer(coordinator: coordinator)
-        do {
-            let store = coordinator.store
-            guard let history = try ModelHistory.read(from: store) else {
-                throw ObjectLogError(.corrupt, "the store '\(path)' records no model")
-            }
-            // One rewriter per processor: objects are rewritten a window of records at a time,
-            // by all of them at once.
-            let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
-            var rewrites: [LogStore.RecordRewrite] = []
-            for _ in 0..<workers {
-                let rewriter = try ObjectRewriter(
-                    history: history,
-                    store: store,
-                    entities: entities,
-                    stage: stage
-                )
-                rewrites.append { key, tag, offset, value, output in
-                    try rewriter.rewrite(
-                        key: key,
-                        entity: tag,
-                        offset: offset,
-                        value: value,
-                        into: &output
-                    )
-                }
-            }
-            do {
-                try withoutActuallyEscaping(progress) { progress in
-                    _ = try store.compact(progress: progress, rewriting: rewrites)
-                }
-            } catch {
-                throw ObjectLogError(
-                    .modelMismatch,
-                    "the migration stage \(stage) failed: \(error); the store '\(path)' is "
-                        + "unchanged",
-                    errors: (error as? ObjectLogError).map { [$0] } ?? []
-                )
-            }
-            // Every constraint of the new version, now that the stage has set the values.
-            let constraints = Dictionary(
-                uniqueKeysWithValues: coordinator.model.entities.map { entity in
-                    (entity.tag, entity.schema.uniquenessConstraints)
-                }
-            )
-            try PersistentStoreCoordinator.checkNewConstraints(
-                constraints.filter { !$0.value.isEmpty },
-                model: coordinator.model,
-                store: store,
-                path: path
-            )
-            try container.close()
-        } catch {
-            try? container.close()
-            throw error
+        guard let history = try ModelHistory.read(from: source), let stored = history.current
+        else {
+            throw ObjectLogError(.corrupt, "the store '\(path)' records no model")
         }
+        // The transaction the plain open would commit: the new version, and the objects of
+        // entities it removed deleted.
+        var transaction = Transaction()
+        for tag in SchemaMapping(from: stored.schema, to: model.schema).removedTags {
+            for key in source.liveKeys(entity: tag) { transaction.delete(key: key, entity: tag) }
+        }
+        let recorded = history.recording(
+            model.schema,
+            in: source,
+            metadata: source.metadata,
+            into: &transaction
+        )
+        // One rewriter per processor: objects are rewritten a window of records at a time, by
+        // all of them at once.
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+        var rewrites: [LogStore.RecordRewrite] = []
+        for _ in 0..<workers {
+            let rewriter = try ObjectRewriter(
+                history: recorded,
+                store: source,
+                entities: entities,
+                stage: stage
+            )
+            rewrites.append { key, tag, offset, value, output in
+                try rewriter.rewrite(key: key, entity: tag, offset: offset, value: value, into: &output)
+            }
+        }
+        do {
+            try withoutActuallyEscaping(progress) { progress in
+                _ = try source.writeCompactedCopy(
+                    to: target,
+                    folding: transaction,
+                    progress: progress,
+                    rewriting: rewrites
+                )
+            }
+        } catch {
+            throw ObjectLogError(
+                .modelMismatch,
+                "the migration stage \(stage) failed: \(error); the store '\(path)' is unchanged",
+                errors: (error as? ObjectLogError).map { [$0] } ?? []
+            )
+        }
+        if original == nil {
+            try source.close()
+            try fileSystem.rename(target, to: copyPath)
+            try fileSystem.rename(target + LogFormat.indexSuffix, to: copyPath + LogFormat.indexSuffix)
+            try fileSystem.syncDirectory(directoryOf(copyPath))
+        } else {
+            try linkBlobs()
+        }
+        // Every constraint of the new version, now that the stage has set the values.
+        let constraints = Dictionary(
+            uniqueKeysWithValues: model.entities.map { entity in
+                (entity.tag, entity.schema.uniquenessConstraints)
+            }
+        ).filter { !$0.value.isEmpty }
+        guard !constraints.isEmpty else { return }
+        let copy = try openReadOnly(copyPath)
+        defer { try? copy.close() }
+        try PersistentStoreCoordinator.checkNewConstraints(
+            constraints,
+            model: model,
+            store: copy,
+            path: path
+        )
     }
 }
 
