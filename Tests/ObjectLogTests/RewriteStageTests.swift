@@ -1,6 +1,7 @@
 import Foundation
 import ObjectLog
 import ObjectLogStore
+import Synchronization
 import TestSupport
 import Testing
 
@@ -312,5 +313,63 @@ struct RewriteStageTests {
         let fresh = try PersistentContainer(path: directory.file("new.objectlog"), plan: plan)
         #expect(try fresh.newContext().fetch(Plan2.Recipe.self).isEmpty)
         try fresh.close()
+    }
+
+    @Test("a first rewriting stage only reads the store and writes the new version with the copy")
+    func firstStageReadsTheStore() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        try writeVersion1(at: path, count: 3_000)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let transactionsBefore = try {
+            var options = StoreOptions()
+            options.readOnly = true
+            let store = try LogStore.open(path: path, options: options)
+            defer { try? store.close() }
+            return store.transactionCount
+        }()
+        // While the stage runs (the copy being written), the store's bytes are the old ones.
+        let unchanged = Mutex(true)
+        let plan = MigrationPlan(
+            versions: [Plan1.version, Plan2.version],
+            stages: [
+                .rewrite(
+                    from: "1",
+                    to: "2",
+                    entities: [
+                        "Recipe": { old, new in
+                            if old.key % 1_000 == 0 {
+                                let now = try Data(contentsOf: URL(fileURLWithPath: path))
+                                if now != before { unchanged.withLock { $0 = false } }
+                            }
+                            guard case .string(let text)? = old["servings"] else { return }
+                            new["servings"] = .int(Int64(text.prefix { $0.isNumber }) ?? 1)
+                        }
+                    ]
+                )
+            ]
+        )
+        try PersistentContainer(path: path, plan: plan).close()
+        #expect(unchanged.withLock { $0 })
+        // The new version is one transaction more, recorded as the plain open would record it.
+        var options = StoreOptions()
+        options.readOnly = true
+        let store = try LogStore.open(path: path, options: options)
+        #expect(store.transactionCount == transactionsBefore + 1)
+        let history = try #require(try ModelHistory.read(from: store))
+        #expect(history.versions.count == 2)
+        #expect(history.current?.transaction == transactionsBefore + 1)
+        #expect(history.versions.first?.hash != history.current?.hash)
+        try store.close()
+        // The plain open of the new version finds nothing left to migrate, and saves.
+        let container = try PersistentContainer(path: path, for: Plan2.version.entities)
+        let context = container.newContext()
+        let recipes = try context.fetch(Plan2.Recipe.self)
+        #expect(recipes.count == 3_000)
+        #expect(recipes.allSatisfy { $0.servings % 2 == 0 })
+        recipes.first?.servings = 99
+        try context.save()
+        try container.close()
+        #expect(FileManager.default.fileExists(atPath: path + "-migrating") == false)
     }
 }

@@ -6,7 +6,8 @@ extension PersistentContainer {
     /// the plan's stages from the version the store is at.
     ///
     /// The stages run on a copy of the store (`PATH-migrating`, its blobs hard-linked), each
-    /// with ordinary commits; when all have succeeded, the copy is renamed over the store, the
+    /// with ordinary commits (a first rewriting stage writes the copy as a compaction of the
+    /// store, which it only reads); when all have succeeded, the copy is renamed over the store, the
     /// one step that switches versions. An error thrown by a stage, a failed check or a crash
     /// anywhere before that rename leaves the store untouched, at its old version; the copy is
     /// removed (a crash's leftover copy by the next open with a plan).
@@ -229,8 +230,12 @@ struct StagedMigration {
 
     /// Runs one stage on the copy, reporting the share of it done to `progress` where it can.
     ///
-    /// - Parameter original: The store, open read-only, while there is no copy yet (the first
-    ///   stage): a rewriting stage writes the copy from it, another stage copies it first.
+    /// - Parameters:
+    ///   - stage: The stage.
+    ///   - original: The store, open read-only, while there is no copy yet (the first stage):
+    ///     a rewriting stage writes the copy from it, another stage copies it first.
+    ///   - progress: Called with the share of the stage done, where the stage reports it.
+    /// - Throws: What the stage throws, or what reading or writing the files throws.
     private func apply(
         _ stage: MigrationStage,
         original: LogStore?,

@@ -9,9 +9,16 @@ extension StagedMigration {
     /// open would record) folded in: each record is read once, decoded and encoded once, with
     /// no context or managed object in between, and nothing is written to the store it reads.
     ///
-    /// - Parameter original: The store, open read-only, for the first stage: the copy is written
-    ///   straight from it (no copy of the old file is made to be rewritten). Nil for a later
-    ///   stage, which rewrites the copy into a new file that then replaces it.
+    /// - Parameters:
+    ///   - model: The stage's new version.
+    ///   - entities: The stage's closures, by entity name.
+    ///   - stage: The stage's name, for errors.
+    ///   - original: The store, open read-only, for the first stage: the copy is written
+    ///     straight from it (no copy of the old file is made to be rewritten). Nil for a later
+    ///     stage, which rewrites the copy into a new file that then replaces it.
+    ///   - progress: Called now and then with the share of the stage done.
+    /// - Throws: ``ObjectLogError/Code/modelMismatch`` when a closure fails (with its error);
+    ///   what reading the store or writing the copy throws.
     func rewrite(
         model: ManagedObjectModel,
         entities: [String: MigrationStage.ObjectRewrite],
@@ -59,7 +66,13 @@ extension StagedMigration {
                 stage: stage
             )
             rewrites.append { key, tag, offset, value, output in
-                try rewriter.rewrite(key: key, entity: tag, offset: offset, value: value, into: &output)
+                try rewriter.rewrite(
+                    key: key,
+                    entity: tag,
+                    offset: offset,
+                    value: value,
+                    into: &output
+                )
             }
         }
         do {
@@ -81,7 +94,10 @@ extension StagedMigration {
         if original == nil {
             try source.close()
             try fileSystem.rename(target, to: copyPath)
-            try fileSystem.rename(target + LogFormat.indexSuffix, to: copyPath + LogFormat.indexSuffix)
+            try fileSystem.rename(
+                target + LogFormat.indexSuffix,
+                to: copyPath + LogFormat.indexSuffix
+            )
             try fileSystem.syncDirectory(directoryOf(copyPath))
         } else {
             try linkBlobs()
