@@ -174,21 +174,8 @@ extension LogStore {
     ) throws -> Int {
         lock.lock()
         defer { lock.unlock() }
-        guard !isClosed else { throw StoreError(.closed, "the store is closed", path: path) }
-        guard !isPoisoned else {
-            throw StoreError(
-                .poisoned,
-                "an earlier fsync failed; reopen the store before copying it",
-                path: path
-            )
-        }
-        if lacksUpgrade {
-            throw StoreError(
-                .invalidArgument,
-                "records in an older model's layout need the engine's translation to be copied",
-                path: path
-            )
-        }
+        try checkOpen()
+        try checkCopyable()
         let copy = try writeCopy(
             to: target,
             generation: header.generation + 1,
@@ -688,13 +675,7 @@ extension LogStore {
         defer { try? source.close() }
         // The copy is a later generation, where older records would pass for current ones.
         if let upgrade { source.installPayloadUpgrade(try upgrade(source)) }
-        if source.locked({ source.lacksUpgrade }) {
-            throw StoreError(
-                .invalidArgument,
-                "records in an older model's layout need the engine's translation to be copied",
-                path: path
-            )
-        }
+        try source.locked { try source.checkCopyable() }
         let fileSystem = source.fileSystem
         guard fileSystem.kind(of: output) == .missing else {
             throw StoreError(

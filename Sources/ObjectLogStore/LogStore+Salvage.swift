@@ -193,13 +193,7 @@ extension LogStore {
     /// without one.
     private func prepareCopy(_ upgrade: ((LogStore) throws -> PayloadUpgrade?)?) throws {
         if let upgrade { installPayloadUpgrade(try? upgrade(self)) }
-        if locked({ lacksUpgrade }) {
-            throw StoreError(
-                .invalidArgument,
-                "records in an older model's layout need the engine's translation to be copied",
-                path: path
-            )
-        }
+        try locked { try checkCopyable() }
     }
 
     /// Opens `path` read-only with salvage, replaying the whole log (an index checkpoint could

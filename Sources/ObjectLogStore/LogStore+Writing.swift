@@ -18,8 +18,16 @@ extension LogStore {
     }
 
     func checkWritable() throws {
-        if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+        // A read-only handle never writes, so it is never poisoned: the order of the checks
+        // does not matter past the first.
+        try checkOpen()
         if isReadOnly { throw StoreError(.readOnly, "the store is open read-only", path: path) }
+    }
+
+    /// Refuses a closed handle, and one whose earlier fsync failed (what it holds in memory may
+    /// not be what the file holds).
+    func checkOpen() throws {
+        if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
         if isPoisoned {
             throw StoreError(
                 .poisoned,

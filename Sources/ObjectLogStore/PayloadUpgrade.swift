@@ -101,6 +101,20 @@ extension LogStore {
         return installedUpgrade.active
     }
 
+    /// Refuses to copy the file into a later generation while it has records in an older
+    /// layout and nothing to translate them: there they would pass for current ones.
+    ///
+    /// The caller holds `lock`.
+    func checkCopyable() throws {
+        if lacksUpgrade {
+            throw StoreError(
+                .invalidArgument,
+                "records in an older model's layout need the engine's translation to be copied",
+                path: path
+            )
+        }
+    }
+
     /// Whether the current file has records in an older layout and nothing to translate them.
     ///
     /// The caller holds `lock`.

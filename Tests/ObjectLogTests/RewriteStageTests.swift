@@ -21,13 +21,14 @@ struct RewriteStageTests {
     static let servings = MigrationStage.rewrite(
         from: "1",
         to: "2",
-        entities: [
-            "Recipe": { old, new in
-                guard case .string(let text)? = old["servings"] else { return }
-                new["servings"] = .int(Int64(text.prefix { $0.isNumber }) ?? 1)
-            }
-        ]
+        entities: ["Recipe": servingsAsNumber]
     )
+
+    /// The rewrite of ``servings``: "N people" becomes N.
+    @Sendable static func servingsAsNumber(_ old: StoredObject, _ new: inout MigratedObject) {
+        guard case .string(let text)? = old["servings"] else { return }
+        new["servings"] = .int(Int64(text.prefix { $0.isNumber }) ?? 1)
+    }
 
     static let plan = MigrationPlan(
         versions: [Plan1.version, Plan2.version, Plan3.version],
@@ -321,10 +322,13 @@ struct RewriteStageTests {
         let path = directory.file("recipes.objectlog")
         try writeVersion1(at: path, count: 3_000)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        let transactionsBefore = try {
+        func openReadOnly() throws -> LogStore {
             var options = StoreOptions()
             options.readOnly = true
-            let store = try LogStore.open(path: path, options: options)
+            return try LogStore.open(path: path, options: options)
+        }
+        let transactionsBefore = try {
+            let store = try openReadOnly()
             defer { try? store.close() }
             return store.transactionCount
         }()
@@ -342,8 +346,7 @@ struct RewriteStageTests {
                                 let now = try Data(contentsOf: URL(fileURLWithPath: path))
                                 if now != before { unchanged.withLock { $0 = false } }
                             }
-                            guard case .string(let text)? = old["servings"] else { return }
-                            new["servings"] = .int(Int64(text.prefix { $0.isNumber }) ?? 1)
+                            Self.servingsAsNumber(old, &new)
                         }
                     ]
                 )
@@ -352,9 +355,7 @@ struct RewriteStageTests {
         try PersistentContainer(path: path, plan: plan).close()
         #expect(unchanged.withLock { $0 })
         // The new version is one transaction more, recorded as the plain open would record it.
-        var options = StoreOptions()
-        options.readOnly = true
-        let store = try LogStore.open(path: path, options: options)
+        let store = try openReadOnly()
         #expect(store.transactionCount == transactionsBefore + 1)
         let history = try #require(try ModelHistory.read(from: store))
         #expect(history.versions.count == 2)

@@ -101,6 +101,29 @@ extension PersistentStoreCoordinator {
         path: String,
         deleting removed: [EntityTag] = []
     ) throws(ObjectLogError) -> ModelHistory {
+        let (transaction, recorded) = recording(
+            schema,
+            history: history,
+            in: store,
+            deleting: removed
+        )
+        do {
+            _ = try store.commit(transaction)
+        } catch {
+            throw ObjectLogError.store(error, "cannot record the model in '\(path)'")
+        }
+        return recorded
+    }
+
+    /// The transaction that records `schema` as the store's newest model version, with deletes
+    /// of every object of the entities in `deleting`, and the history it makes: committed by a
+    /// migrating open, folded into its copy by a rewriting migration stage.
+    static func recording(
+        _ schema: ModelSchema,
+        history: ModelHistory,
+        in store: LogStore,
+        deleting removed: [EntityTag]
+    ) -> (Transaction, ModelHistory) {
         var transaction = Transaction()
         for tag in removed {
             for key in store.liveKeys(entity: tag) { transaction.delete(key: key, entity: tag) }
@@ -111,12 +134,7 @@ extension PersistentStoreCoordinator {
             metadata: store.metadata,
             into: &transaction
         )
-        do {
-            _ = try store.commit(transaction)
-        } catch {
-            throw ObjectLogError.store(error, "cannot record the model in '\(path)'")
-        }
-        return recorded
+        return (transaction, recorded)
     }
 
     /// Refuses a version that makes an entity abstract while the store holds objects of it:

@@ -42,17 +42,12 @@ extension StagedMigration {
         else {
             throw ObjectLogError(.corrupt, "the store '\(path)' records no model")
         }
-        // The transaction the plain open would commit: the new version, and the objects of
-        // entities it removed deleted.
-        var transaction = Transaction()
-        for tag in SchemaMapping(from: stored.schema, to: model.schema).removedTags {
-            for key in source.liveKeys(entity: tag) { transaction.delete(key: key, entity: tag) }
-        }
-        let recorded = history.recording(
+        // What the plain open would commit, folded into the copy.
+        let (transaction, recorded) = PersistentStoreCoordinator.recording(
             model.schema,
+            history: history,
             in: source,
-            metadata: source.metadata,
-            into: &transaction
+            deleting: SchemaMapping(from: stored.schema, to: model.schema).removedTags
         )
         // One rewriter per processor: objects are rewritten a window of records at a time, by
         // all of them at once.
