@@ -17,6 +17,12 @@ package struct ByteWriter {
         storage = [UInt8](repeating: 0, count: capacity)
     }
 
+    /// A writer whose bytes written are `bytes`.
+    package init(adopting bytes: [UInt8]) {
+        storage = bytes
+        count = bytes.count
+    }
+
     /// The bytes written so far.
     package var bytes: [UInt8] {
         count == storage.count ? storage : Array(storage[..<count])

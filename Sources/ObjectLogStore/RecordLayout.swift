@@ -433,20 +433,52 @@ extension RecordLayout {
         into writer: inout ByteWriter,
         fill: (UnsafeMutableRawBufferPointer) -> Void
     ) {
-        let length = RecordLayout.compact.putPayloadLength(blobCount: 0, valueLength: valueCount)
-        let total =
-            6 + ByteWriter.varintLength(UInt64(entity)) + ByteWriter.varintLength(key)
-            + ByteWriter.varintLength(UInt64(length)) + length
-        writer.append(count: total) { record in
-            record[4] = RecordType.put.rawValue
-            record[5] = isInsert ? PutFlags.insert : 0
-            var offset = ByteWriter.storeVarint(UInt64(entity), at: 6, in: record)
-            offset = ByteWriter.storeVarint(key, at: offset, in: record)
-            offset = ByteWriter.storeVarint(UInt64(length), at: offset, in: record)
-            fill(UnsafeMutableRawBufferPointer(rebasing: record[offset...]))
-            let checksum = RecordFrame.checksum(of: UnsafeRawBufferPointer(record))
-            record.storeBytes(of: checksum.littleEndian, toByteOffset: 0, as: UInt32.self)
+        writer.append(
+            count: compactPutLength(key: key, entity: entity, valueCount: valueCount)
+        ) { record in
+            storeCompactPut(
+                key: key,
+                entity: entity,
+                isInsert: isInsert,
+                valueCount: valueCount,
+                in: record,
+                fill: fill
+            )
         }
+    }
+
+    /// The length of the record ``appendCompactPut(key:entity:isInsert:valueCount:into:fill:)``
+    /// appends.
+    @inline(__always)
+    package static func compactPutLength(key: ObjectKey, entity: EntityTag, valueCount: Int) -> Int
+    {
+        let length = RecordLayout.compact.putPayloadLength(blobCount: 0, valueLength: valueCount)
+        return 6 + ByteWriter.varintLength(UInt64(entity)) + ByteWriter.varintLength(key)
+            + ByteWriter.varintLength(UInt64(length)) + length
+    }
+
+    /// Writes the record ``appendCompactPut(key:entity:isInsert:valueCount:into:fill:)``
+    /// appends into `record`, which is exactly ``compactPutLength(key:entity:valueCount:)``
+    /// bytes long and zeroed.
+    @inline(__always)
+    package static func storeCompactPut(
+        key: ObjectKey,
+        entity: EntityTag,
+        isInsert: Bool,
+        valueCount: Int,
+        in record: UnsafeMutableRawBufferPointer,
+        fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) {
+        // Without blobs, the payload is the value alone.
+        let length = RecordLayout.compact.putPayloadLength(blobCount: 0, valueLength: valueCount)
+        record[4] = RecordType.put.rawValue
+        record[5] = isInsert ? PutFlags.insert : 0
+        var offset = ByteWriter.storeVarint(UInt64(entity), at: 6, in: record)
+        offset = ByteWriter.storeVarint(key, at: offset, in: record)
+        offset = ByteWriter.storeVarint(UInt64(length), at: offset, in: record)
+        fill(UnsafeMutableRawBufferPointer(rebasing: record[offset...]))
+        let checksum = RecordFrame.checksum(of: UnsafeRawBufferPointer(record))
+        record.storeBytes(of: checksum.littleEndian, toByteOffset: 0, as: UInt32.self)
     }
 
     /// Appends a delete record.

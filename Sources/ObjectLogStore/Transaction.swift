@@ -188,6 +188,14 @@ public struct Transaction: Sendable {
     /// Creates an empty transaction.
     public init() {}
 
+    /// A transaction of the puts whose records are `records`, back to back, as `entries` locate
+    /// them (see ``buildingInParallel(rooms:_:)``).
+    init(records: ByteWriter, entries: [Entry], blobLists: [Int: [BlobID]]) {
+        self.records = records
+        self.entries = entries
+        self.blobLists = blobLists
+    }
+
     /// Reserves room for `changes` puts and deletes whose values total `valueBytes` bytes.
     public mutating func reserveCapacity(changes: Int, valueBytes: Int) {
         entries.reserveCapacity(changes)

@@ -186,4 +186,56 @@ struct BatchUpdateSpliceTests {
         }
         try container.close()
     }
+
+    @Test(
+        "a batch update on several threads of values an older model wrote, lengthened by the mapping"
+    )
+    func parallelUpdateOfUpgradedValues() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("upgraded.olog")
+        let old = try PersistentContainer(path: path, for: [SpliceItemV1.Item.self])
+        let writing = old.newContext()
+        for index in 0..<200 { SpliceItemV1.Item(context: writing).value = index }
+        try writing.save()
+        try old.close()
+
+        // Each old record is a few bytes; read through the new model, its value gains a long
+        // default, more than the room a part reckons from the records it reads.
+        let container = try PersistentContainer(path: path, for: [SpliceItemV2.Item.self])
+        let context = container.newContext()
+        context.tuning.parallelBatchThreshold = 2
+        context.tuning.parallelPartSize = 16
+        let changed = try context.execute(
+            BatchUpdateRequest<SpliceItemV2.Item>(
+                predicate: #Predicate { $0.value < 100 },
+                updates: [.set(\.value, to: -1)]
+            )
+        )
+        #expect(changed.updated.count == 100)
+        #expect(context.statistics.parallelBatchUpdates == 1)
+        let items = try container.newContext().fetch(FetchRequest<SpliceItemV2.Item>())
+        #expect(items.count == 200)
+        #expect(items.filter { $0.value == -1 }.count == 100)
+        #expect(Set(items.map(\.value)).subtracting([-1]) == Set(100..<200))
+        #expect(items.allSatisfy { $0.remark == SpliceItemV2.defaultRemark })
+        try container.close()
+    }
+}
+
+/// One entity before and after an added attribute with a long default.
+enum SpliceItemV1 {
+    final class Item: ManagedObject {
+        @Attribute var value = 0
+        override class var entityName: String { "SpliceItem" }
+    }
+}
+
+enum SpliceItemV2 {
+    static let defaultRemark = String(repeating: "a long default remark ", count: 6)
+
+    final class Item: ManagedObject {
+        @Attribute var value = 0
+        @Attribute var remark = SpliceItemV2.defaultRemark
+        override class var entityName: String { "SpliceItem" }
+    }
 }

@@ -149,7 +149,7 @@ struct BatchUpdateSplice {
         key: ObjectKey,
         entity: EntityTag,
         pieces: inout Pieces,
-        into transaction: inout Transaction
+        into transaction: inout some FilledPutSink
     ) throws(PayloadError) {
         try plan(value, into: &pieces)
         let found = pieces

@@ -92,7 +92,9 @@ extension ManagedObjectContext {
             } else {
                 transaction?.append(putsOf: part.transaction)
             }
-            updated += part.keys.map { ObjectID(entityName: member.name, key: $0) }
+            let name = member.name
+            let ids = part.keys.map { ObjectID(entityName: name, key: $0) }
+            if updated.isEmpty { updated = ids } else { updated += ids }
         }
         guard let transaction else { return ObjectChanges() }
         return try commitBatch(
@@ -318,13 +320,14 @@ extension ManagedObjectContext {
     }
 
     /// The puts of a large batch update, spliced on two threads or more; nil when the update
-    /// does not qualify (fewer than `tuning.parallelBatchThreshold` objects, or one processor),
-    /// and is then spliced on the calling thread.
+    /// does not qualify (fewer than `tuning.parallelBatchThreshold` objects, or one processor)
+    /// or its new records outgrow the room reckoned for them (values that an older model wrote
+    /// and that the inferred mapping lengthens), and is then spliced on the calling thread.
     ///
-    /// The plan is cut into parts between read windows; each part is read and spliced into a
-    /// transaction of its own (the first one with room for all), and the parts are joined in
-    /// order, so that the records are byte for byte those of the update on one thread. Only updates without uniqueness constraints
-    /// to check come here.
+    /// The plan is cut into parts between read windows; each part is read and spliced straight
+    /// into its region of the one transaction, and the regions are closed up in order, so that
+    /// the records are byte for byte those of the update on one thread. Only updates without
+    /// uniqueness constraints to check come here.
     private func spliceInParallel(
         _ plan: LogStore.ReadPlan,
         _ splice: BatchUpdateSplice,
@@ -336,45 +339,24 @@ extension ManagedObjectContext {
         let plans = store.split(plan, parts: tuning.parts(for: plan.count))
         guard plans.count > 1 else { return nil }
         statistics.parallelBatchUpdates += 1
-        let parts = PartSlots<Transaction?>(count: plans.count, initial: nil)
-        let errors = PartSlots<(any Error)?>(count: plans.count, initial: nil)
         // Safe to share: the store and the splice are only read.
         let shared = UncheckedSendable((store, splice))
-        let whole = plan
-        DispatchQueue.concurrentPerform(iterations: plans.count) { part in
-            let (store, splice) = shared.value
-            // The first part's transaction has room for all: the others join it.
-            let room = part == 0 ? whole : plans[part]
-            var transaction = Transaction()
-            transaction.reserveCapacity(
-                changes: room.count,
-                valueBytes: room.recordBytes + room.count * growth
+        // A new record is its old one (frame included) with the new encodings in place of
+        // the old ones, framed anew.
+        let rooms = plans.map {
+            (
+                changes: $0.count,
+                recordBytes: $0.recordBytes
+                    + $0.count * (growth + RecordLayout.compact.maximumFrameLength)
             )
-            let plan = plans[part]
+        }
+        return try Transaction.buildingInParallel(rooms: rooms) { part, writer in
+            let (store, splice) = shared.value
             var pieces = BatchUpdateSplice.Pieces()
-            do {
-                try store.forEachObject(in: plan) { key, tag, value in
-                    try splice.put(
-                        value,
-                        key: key,
-                        entity: tag,
-                        pieces: &pieces,
-                        into: &transaction
-                    )
-                }
-                parts[part] = transaction
-            } catch {
-                errors[part] = error
+            try store.forEachObject(in: plans[part]) { key, tag, value in
+                try splice.put(value, key: key, entity: tag, pieces: &pieces, into: &writer)
             }
         }
-        if let error = errors.firstError() { throw error }
-        var joined = parts[0] ?? Transaction()
-        parts[0] = nil
-        for index in parts.values.indices.dropFirst() {
-            if let part = parts[index] { joined.append(putsOf: part) }
-            parts[index] = nil
-        }
-        return joined
     }
 
     /// Deletes through a context of its own, where delete rules apply.

@@ -1,0 +1,254 @@
+import Foundation
+
+// A large batch of puts is encoded on several threads. Each thread used to fill a transaction
+// of its own, which were then joined by copying every part after the first into it: the joining
+// thread copied, and faulted in fresh memory for, a tenth of a million records while the others
+// waited. Here every part writes its records and entries straight into the one transaction's
+// buffers, each into a region with room for its worst case; the regions are then closed up.
+
+/// Where a put whose value is written in place can go: a transaction, or a part of one.
+package protocol FilledPutSink {
+    /// Adds a put whose value, `valueCount` bytes, `fill` writes in place (zeroed first, and
+    /// `fill` must write all of them).
+    mutating func put(
+        key: ObjectKey,
+        entity: EntityTag,
+        valueCount: Int,
+        blobs: [BlobID],
+        isInsert: Bool,
+        fill: (UnsafeMutableRawBufferPointer) -> Void
+    )
+}
+
+extension Transaction: FilledPutSink {}
+extension Transaction.PartWriter: FilledPutSink {}
+
+extension Transaction {
+    /// Where one part of ``buildingInParallel(rooms:_:)`` writes its puts: a region of the
+    /// transaction's record buffer and one of its entries.
+    package struct PartWriter {
+        fileprivate let records: UnsafeMutableRawBufferPointer
+        /// The offset of `records` in the whole record buffer.
+        fileprivate let recordBase: Int
+        fileprivate let entries: UnsafeMutableBufferPointer<Entry>
+        fileprivate var recordCount = 0
+        fileprivate var entryCount = 0
+        /// The blobs of this part's puts that refer to some, by index among its entries.
+        fileprivate var blobLists: [Int: [BlobID]] = [:]
+        /// A record with blobs, framed by the general writer before it is copied in.
+        fileprivate var scratch = ByteWriter()
+        /// Whether a put did not fit in the room: it and every later one were dropped.
+        fileprivate var outgrewRoom = false
+
+        /// Adds a put whose value, `valueCount` bytes, `fill` writes in place (zeroed first):
+        /// the record ``Transaction/put(key:entity:valueCount:blobs:isInsert:fill:)`` adds.
+        ///
+        /// A put that does not fit in the part's room (see
+        /// ``buildingInParallel(rooms:_:)``) is dropped, with every later one, and the
+        /// build then makes no transaction.
+        package mutating func put(
+            key: ObjectKey,
+            entity: EntityTag,
+            valueCount: Int,
+            blobs: [BlobID] = [],
+            isInsert: Bool,
+            fill: (UnsafeMutableRawBufferPointer) -> Void
+        ) {
+            guard !outgrewRoom, entryCount < entries.count else {
+                outgrewRoom = true
+                return
+            }
+            let start = recordCount
+            if blobs.isEmpty {
+                let length = RecordLayout.compactPutLength(
+                    key: key,
+                    entity: entity,
+                    valueCount: valueCount
+                )
+                guard let record = room(length) else { return }
+                record.initializeMemory(as: UInt8.self, repeating: 0)
+                RecordLayout.storeCompactPut(
+                    key: key,
+                    entity: entity,
+                    isInsert: isInsert,
+                    valueCount: valueCount,
+                    in: record,
+                    fill: fill
+                )
+            } else {
+                // Rare (external data kept in blobs): framed apart, then copied in.
+                let value = [UInt8](unsafeUninitializedCapacity: valueCount) { buffer, count in
+                    let bytes = UnsafeMutableRawBufferPointer(buffer)
+                    bytes.initializeMemory(as: UInt8.self, repeating: 0)
+                    fill(bytes)
+                    count = valueCount
+                }
+                scratch.removeAll()
+                value.withUnsafeBytes {
+                    RecordLayout.compact.appendPut(
+                        key: key,
+                        entity: entity,
+                        isInsert: isInsert,
+                        blobs: blobs,
+                        value: $0,
+                        into: &scratch
+                    )
+                }
+                let copied = scratch.withUnsafeBytes { framed in
+                    guard let record = room(framed.count) else { return false }
+                    record.copyMemory(from: framed)
+                    return true
+                }
+                guard copied else { return }
+                blobLists[entryCount] = blobs
+            }
+            (entries.baseAddress! + entryCount).initialize(
+                to: Entry(
+                    key: key,
+                    recordStart: recordBase + start,
+                    recordLength: UInt32(clamping: recordCount - start),
+                    valueCount: UInt32(clamping: valueCount),
+                    entity: entity,
+                    isInsert: isInsert,
+                    isDelete: false,
+                    hasBlobs: !blobs.isEmpty
+                )
+            )
+            entryCount += 1
+        }
+
+        /// The next `count` bytes of the region, counted as written; nil when the region has
+        /// not that many left.
+        private mutating func room(_ count: Int) -> UnsafeMutableRawBufferPointer? {
+            guard recordCount + count <= records.count else {
+                outgrewRoom = true
+                return nil
+            }
+            defer { recordCount += count }
+            return UnsafeMutableRawBufferPointer(
+                rebasing: records[recordCount..<recordCount + count]
+            )
+        }
+    }
+
+    /// A transaction of puts written by as many threads as there are `rooms`, part `k` by
+    /// `body(k, &writer)`: the transaction their puts, one part after the other, would make.
+    ///
+    /// - Parameters:
+    ///   - rooms: For each part, the most puts it adds and the most bytes their records take (a
+    ///     put's record is its value plus at most ``RecordLayout/maximumFrameLength`` bytes,
+    ///     and any blob list).
+    ///   - body: Adds part `k`'s puts to the writer.
+    /// - Returns: The transaction, or nil when a part's puts outgrew the room `room` gave it.
+    /// - Throws: the first error a part throws.
+    package static func buildingInParallel(
+        rooms: [(changes: Int, recordBytes: Int)],
+        _ body: (Int, inout PartWriter) throws -> Void
+    ) throws -> Transaction? {
+        let parts = rooms.count
+        var starts: (records: [Int], entries: [Int]) = ([0], [0])
+        for room in rooms {
+            starts.records.append(starts.records[starts.records.count - 1] + room.recordBytes)
+            starts.entries.append(starts.entries[starts.entries.count - 1] + room.changes)
+        }
+        let (recordStarts, entryStarts) = starts
+        let writers = Slots<PartWriter>(count: parts)
+        let errors = Slots<any Error>(count: parts)
+        var entries: [Entry] = []
+        var recordCount = 0
+        var entryCount = 0
+        // Not zeroed: only the bytes written become part of the arrays.
+        let records = [UInt8](unsafeUninitializedCapacity: recordStarts[parts]) { records, count in
+            entries = [Entry](unsafeUninitializedCapacity: entryStarts[parts]) { entries, count in
+                // Safe to share: each part writes only its own regions of the two buffers, and
+                // `body` runs on each thread with its own writer.
+                withoutActuallyEscaping(body) { body in
+                    let shared = UncheckedSendableBox((records, entries, body))
+                    DispatchQueue.concurrentPerform(iterations: parts) { part in
+                        let (records, entries, body) = shared.value
+                        var writer = PartWriter(
+                            records: UnsafeMutableRawBufferPointer(
+                                rebasing: UnsafeMutableRawBufferPointer(records)[
+                                    recordStarts[part]..<recordStarts[part + 1]
+                                ]
+                            ),
+                            recordBase: recordStarts[part],
+                            entries: UnsafeMutableBufferPointer(
+                                rebasing: entries[entryStarts[part]..<entryStarts[part + 1]]
+                            )
+                        )
+                        do {
+                            try body(part, &writer)
+                        } catch {
+                            errors[part] = error
+                        }
+                        writers[part] = writer
+                    }
+                }
+                // Close up the regions, in part order: each moves down (or stays).
+                let bytes = UnsafeMutableRawBufferPointer(records)
+                for part in 0..<parts {
+                    guard let writer = writers[part] else { continue }
+                    let shift = recordStarts[part] - recordCount
+                    if shift > 0, writer.recordCount > 0 {
+                        (bytes.baseAddress! + recordCount).copyMemory(
+                            from: bytes.baseAddress! + recordStarts[part],
+                            byteCount: writer.recordCount
+                        )
+                    }
+                    // Entries are plain values: moving one is copying its bytes.
+                    for index in 0..<writer.entryCount {
+                        var entry = entries[entryStarts[part] + index]
+                        entry.recordStart -= shift
+                        entries[entryCount + index] = entry
+                    }
+                    recordCount += writer.recordCount
+                    entryCount += writer.entryCount
+                }
+                count = entryCount
+            }
+            count = recordCount
+        }
+        if let error = (0..<parts).lazy.compactMap({ errors[$0] }).first { throw error }
+        guard (0..<parts).allSatisfy({ writers[$0]?.outgrewRoom == false }) else { return nil }
+        var blobLists: [Int: [BlobID]] = [:]
+        var first = 0
+        for part in 0..<parts {
+            guard let writer = writers[part] else { continue }
+            for (index, blobs) in writer.blobLists { blobLists[first + index] = blobs }
+            first += writer.entryCount
+        }
+        return Transaction(
+            records: ByteWriter(adopting: records),
+            entries: entries,
+            blobLists: blobLists
+        )
+    }
+}
+
+/// One value per part, written by that part's thread alone and read after all have finished.
+private final class Slots<Value>: @unchecked Sendable {
+    // `@unchecked`: each slot is written by one thread, and read only after that thread is done.
+    private let values: UnsafeMutableBufferPointer<Value?>
+
+    init(count: Int) {
+        values = .allocate(capacity: count)
+        values.initialize(repeating: nil)
+    }
+
+    deinit {
+        _ = values.deinitialize()
+        values.deallocate()
+    }
+
+    subscript(part: Int) -> Value? {
+        get { values[part] }
+        set { values[part] = newValue }
+    }
+}
+
+/// Values handed to the threads of ``Transaction/buildingInParallel(rooms:_:)``.
+private struct UncheckedSendableBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
