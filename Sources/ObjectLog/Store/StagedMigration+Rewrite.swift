@@ -219,17 +219,21 @@ final class ObjectRewriter: @unchecked Sendable {
         guard version <= oldVersion else { return false }
         // The value in the old version's layout, in the last record's storage when no object
         // still refers to it (a stage may keep objects), else in a new one.
-        if isKnownUniquelyReferenced(&reusable) {
-            reusable?.layout = entry.old
-        } else {
+        // (Each reference counted costs an atomic increment and decrement a record: the layout
+        // is set only when it changes, and the steps are looked at only for older records.)
+        if !isKnownUniquelyReferenced(&reusable) {
             reusable = StoredRecord(layout: entry.old)
+        } else if let record = reusable, record.layout !== entry.old {
+            record.layout = entry.old
         }
         guard let record = reusable else { return false }
         record.bytes.replaceSubrange(record.bytes.indices, with: value)
-        for step in steps[version..<oldVersion] {
-            guard let transcoder = step.transcoder(forOldTag: tag) else { return false }
-            record.bytes = try record.bytes.withUnsafeBytes {
-                try transcoder.transcode($0, blob: blob)
+        if version < oldVersion {
+            for step in steps[version..<oldVersion] {
+                guard let transcoder = step.transcoder(forOldTag: tag) else { return false }
+                record.bytes = try record.bytes.withUnsafeBytes {
+                    try transcoder.transcode($0, blob: blob)
+                }
             }
         }
         try record.bytes.withUnsafeBytes { try findRanges(in: $0, entry, into: &record.ranges) }
@@ -295,12 +299,16 @@ final class ObjectRewriter: @unchecked Sendable {
             )
         }
         writer.removeAll()
-        let ranges = object.old.record.ranges
-        try object.old.record.bytes.withUnsafeBytes { value in
-            writer.write(varint: UInt64(entry.new.shapes.count))
-            for index in entry.new.shapes.indices {
-                guard let change = object.changes[index] else {
-                    try entry.transcoder.write(
+        let record = object.old.record
+        let ranges = record.ranges
+        let shapes = entry.new.shapes
+        let transcoder = entry.transcoder
+        let changes = object.changes
+        try record.bytes.withUnsafeBytes { value in
+            writer.write(varint: UInt64(shapes.count))
+            for index in shapes.indices {
+                guard let change = changes[index] else {
+                    try transcoder.write(
                         step: index,
                         of: value,
                         ranges: ranges,
@@ -310,7 +318,7 @@ final class ObjectRewriter: @unchecked Sendable {
                     continue
                 }
                 try check(change, at: index, of: object)
-                if let problem = change.encode(as: entry.new.shapes[index], into: &writer) {
+                if let problem = change.encode(as: shapes[index], into: &writer) {
                     let name = entry.new.names[index]
                     throw ObjectLogError(
                         .invalidArgument,
