@@ -156,6 +156,61 @@ extension LogStore {
         }
     }
 
+    /// ``readPlan(keys:)`` of the keys of every part, looked up on as many threads: for a plan
+    /// of very many keys, whose lookups (one cache miss each in a large key directory) cost
+    /// milliseconds on one thread.
+    package func readPlan(keyParts: [[ObjectKey]]) throws -> ReadPlan {
+        try locked {
+            if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+            var offsets = [0]
+            for part in keyParts { offsets.append(offsets[offsets.count - 1] + part.count) }
+            let starts = offsets
+            let live = self.live
+            var found = [Item](unsafeUninitializedCapacity: starts[keyParts.count]) {
+                buffer,
+                count in
+                let counts = UnsafeMutableBufferPointer<Int>.allocate(capacity: keyParts.count)
+                defer { counts.deallocate() }
+                // Safe to share: each part writes only its own region of `buffer` and its own
+                // count, and the key directory is only read (under the store's lock).
+                let shared = UncheckedSendableLookups(value: (buffer, counts, live))
+                DispatchQueue.concurrentPerform(iterations: keyParts.count) { part in
+                    let (buffer, counts, live) = shared.value
+                    var next = buffer.baseAddress! + starts[part]
+                    for key in keyParts[part] {
+                        guard let location = live[key] else { continue }
+                        next.initialize(
+                            to: (location.offset, key, location.length, location.entity)
+                        )
+                        next += 1
+                    }
+                    counts[part] = next - (buffer.baseAddress! + starts[part])
+                }
+                // Close up the regions (keys of no live object leave gaps).
+                var end = 0
+                for part in keyParts.indices {
+                    if starts[part] != end {
+                        (buffer.baseAddress! + end).moveInitialize(
+                            from: buffer.baseAddress! + starts[part],
+                            count: counts[part]
+                        )
+                    }
+                    end += counts[part]
+                }
+                count = end
+            }
+            found.sort { $0.offset < $1.offset }
+            return ReadPlan(
+                items: found,
+                range: found.indices,
+                file: file,
+                end: endOffset,
+                layout: header.layout,
+                upgrade: activeUpgrade
+            )
+        }
+    }
+
     /// Records to read, in file order, from one handle (see ``readPlan(keys:)``).
     package struct ReadPlan: @unchecked Sendable {
         // `@unchecked`: the file is only read through, which store files allow from any
@@ -309,4 +364,9 @@ extension LogStore {
             }
         }
     }
+}
+
+/// What the threads of ``LogStore/readPlan(keyParts:)`` share.
+private struct UncheckedSendableLookups<Value>: @unchecked Sendable {
+    let value: Value
 }

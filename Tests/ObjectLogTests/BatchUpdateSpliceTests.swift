@@ -90,6 +90,7 @@ struct BatchUpdateSpliceTests {
             let context = container.newContext()
             if way == .parallel {
                 context.tuning.parallelBatchThreshold = 2
+                context.tuning.parallelPlanThreshold = 2
                 context.tuning.parallelPartSize = 16
             } else {
                 context.tuning.parallelBatchThreshold = .max

@@ -97,6 +97,51 @@ struct ParallelFaultLoadTests {
     }
 
     @Test(
+        "a fetch through the attribute columns lists and locates its objects on two threads or more: the same objects as on one, registered ones included",
+        arguments: [2, 16]
+    )
+    func columnPlanOnTwoThreads(parts: Int) throws {
+        let (directory, path) = try Self.madeStore()
+        defer { withExtendedLifetime(directory) {} }
+        let container = try PersistentContainer(path: path, for: [Sample.self, Marker.self])
+        let predicates = [
+            #Predicate<Sample> { $0.number >= 10 },
+            #Predicate<Sample> { !($0.number < 0) },
+            #Predicate<Sample> { $0.number < 25 },
+        ]
+        // The first filter builds the attribute columns from the store, without them.
+        _ = try container.newContext().count(
+            FetchRequest<Sample>(predicate: #Predicate { $0.number < 0 })
+        )
+        for (number, predicate) in predicates.enumerated() {
+            let serial = container.newContext()
+            serial.tuning.parallelPlanThreshold = .max
+            let expected = try serial.fetchIdentifiers(FetchRequest(predicate: predicate))
+
+            let context = container.newContext()
+            context.tuning.parallelPlanThreshold = 2
+            context.tuning.parallelPartSize = parts == 2 ? 1 << 20 : 10
+            // A few objects registered first: the columns leave them to the registry.
+            let registered = try context.fetch(
+                FetchRequest<Sample>(predicate: #Predicate { $0.number == 7 })
+            )
+            #expect(!registered.isEmpty)
+            let before = context.statistics.parallelPlans
+            let found = try context.fetchIdentifiers(FetchRequest(predicate: predicate))
+            #expect(
+                context.statistics.parallelPlans - before
+                    == (ParallelSaveTests.hasTwoProcessors ? 1 : 0),
+                "predicate \(number)"
+            )
+            #expect(serial.statistics.parallelPlans == 0)
+            #expect(expected.count > 100)
+            #expect(Set(found) == Set(expected))
+            #expect(found.count == expected.count)
+        }
+        try container.close()
+    }
+
+    @Test(
         "a large fetch makes its faults on two threads: the same objects in the same order as on one, registered objects and pending inserts kept"
     )
     func faultsMadeOnTwoThreads() throws {

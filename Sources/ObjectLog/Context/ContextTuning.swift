@@ -17,6 +17,9 @@ struct ContextTuning {
     /// The least number of objects a batch update rewrites on two threads (see
     /// `BatchUpdateSplice`).
     var parallelBatchThreshold = 16_384
+    /// The least number of objects found through the attribute columns for which a fetch or a
+    /// batch request lists and locates them on two threads (see `keysInParallel`).
+    var parallelPlanThreshold = 32_768
     /// About how many objects each part of parallel work gets.
     var parallelPartSize = 16_384
 
@@ -47,4 +50,6 @@ struct ContextStatistics {
     var parallelTextCounts = 0
     /// How many batch updates rewrote their records on two threads or more.
     var parallelBatchUpdates = 0
+    /// How many column scans listed and located their objects on two threads or more.
+    var parallelPlans = 0
 }

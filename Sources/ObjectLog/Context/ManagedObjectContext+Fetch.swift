@@ -772,6 +772,8 @@ extension ManagedObjectContext {
                         candidates.append(columns.key(ofSlot: slot))
                     }
                 }
+            } else if let parts = keysInParallel(bits, columns) {
+                return (try store.readPlan(keyParts: parts + [registered]), 0)
             } else {
                 forEachSlot { candidates.append(columns.key(ofSlot: $0)) }
             }
@@ -779,6 +781,38 @@ extension ManagedObjectContext {
             return (try store.readPlan(keys: candidates), 0)
         }
         return plan ?? nil
+    }
+
+    /// The keys of the rows set in `bits`, in parts of about equal size made on two threads or
+    /// more, in row order; nil when there are fewer than `tuning.parallelPlanThreshold` (or
+    /// one processor), and one thread lists them.
+    private func keysInParallel(_ bits: [UInt64], _ columns: AttributeColumns) -> [[ObjectKey]]? {
+        let matched = bits.reduce(0) { $0 + $1.nonzeroBitCount }
+        guard matched >= max(tuning.parallelPlanThreshold, 2),
+            ProcessInfo.processInfo.activeProcessorCount >= 2
+        else { return nil }
+        statistics.parallelPlans += 1
+        let parts = tuning.parts(for: matched)
+        let words = bits.count
+        let keys = PartSlots<[ObjectKey]>(count: parts, initial: [])
+        // Safe to share: the bits and the columns are only read (the columns under the
+        // coordinator's lock, which the caller holds).
+        let shared = UncheckedSendable((bits, columns))
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let (bits, columns) = shared.value
+            let range = (words * part / parts)..<(words * (part + 1) / parts)
+            var found: [ObjectKey] = []
+            found.reserveCapacity(bits[range].reduce(0) { $0 + $1.nonzeroBitCount })
+            for word in range {
+                var remaining = bits[word]
+                while remaining != 0 {
+                    found.append(columns.key(ofSlot: word << 6 | remaining.trailingZeroBitCount))
+                    remaining &= remaining &- 1
+                }
+            }
+            keys[part] = found
+        }
+        return Array(keys.values)
     }
 
     /// Sorts by the request's descriptors, then by key; with a small window only the first

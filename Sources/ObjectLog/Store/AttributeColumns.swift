@@ -531,11 +531,14 @@ final class AttributeColumns: @unchecked Sendable {
         let capacity = capacity
         @inline(__always)
         func run(_ test: (Value) -> Bool) {
+            // Without a branch per value: a tenth of random values matching made the branch
+            // mispredict on every tenth value, and kept the loop from being vectorized.
             var slot = 0
             for word in 0..<bits.count {
                 var packed: UInt64 = 0
-                for bit in 0..<min(64, capacity - slot) where test(decode(values[slot + bit])) {
-                    packed |= 1 << UInt64(bit)
+                for bit in 0..<min(64, capacity - slot) {
+                    let isMatch: UInt64 = test(decode(values[slot &+ bit])) ? 1 : 0
+                    packed |= isMatch &<< UInt64(truncatingIfNeeded: bit)
                 }
                 bits[word] = packed
                 slot += 64

@@ -1,0 +1,52 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ObjectLogStore
+
+@Suite("Read plans of keys looked up in parts")
+struct ReadPlanTests {
+    @Test(
+        "a plan of keys in parts reads what the plan of all the keys reads",
+        arguments: [1, 3, 8]
+    )
+    func partsEqualWhole(parts: Int) throws {
+        let directory = TemporaryDirectory()
+        let store = try LogStore.open(path: directory.file("plan.olog"))
+        let keys = Array(store.allocateKeys(300))
+        var transaction = Transaction()
+        for key in keys {
+            transaction.put(
+                key: key,
+                entity: 1,
+                payload: Array("value \(key)".utf8),
+                isInsert: true
+            )
+        }
+        try store.commit(transaction)
+        // Updates and deletes, so that the log's order is not the keys' order and some keys
+        // are no longer live.
+        var later = Transaction()
+        for key in keys where key % 5 == 0 {
+            later.put(key: key, entity: 1, payload: Array("new \(key)".utf8), isInsert: false)
+        }
+        for key in keys where key % 7 == 0 { later.delete(key: key, entity: 1) }
+        try store.commit(later)
+
+        var random = SeededGenerator(seed: 0x91A7)
+        let wanted = (keys + [keys.last! + 10]).shuffled(using: &random)
+        let cuts = (0...parts).map { wanted.count * $0 / parts }
+        let keyParts = (0..<parts).map { Array(wanted[cuts[$0]..<cuts[$0 + 1]]) }
+        func read(_ plan: LogStore.ReadPlan) throws -> [(ObjectKey, [UInt8])] {
+            var read: [(ObjectKey, [UInt8])] = []
+            try store.forEachObject(in: plan) { key, _, value in read.append((key, Array(value))) }
+            return read
+        }
+        let whole = try read(store.readPlan(keys: wanted))
+        let inParts = try read(store.readPlan(keyParts: keyParts))
+        #expect(whole.count == keys.filter { $0 % 7 != 0 }.count)
+        #expect(inParts.map(\.0) == whole.map(\.0))
+        #expect(inParts.map(\.1) == whole.map(\.1))
+        try store.close()
+    }
+}
