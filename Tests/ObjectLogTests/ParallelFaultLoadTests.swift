@@ -108,6 +108,8 @@ struct ParallelFaultLoadTests {
             #Predicate<Sample> { $0.number >= 10 },
             #Predicate<Sample> { !($0.number < 0) },
             #Predicate<Sample> { $0.number < 25 },
+            // A negative constant is decided by the columns as well.
+            #Predicate<Sample> { $0.number > -30 && $0.number < 40 },
         ]
         // The first filter builds the attribute columns from the store, without them.
         _ = try container.newContext().count(

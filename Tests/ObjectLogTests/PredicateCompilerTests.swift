@@ -32,6 +32,9 @@ struct PredicateCompilerTests {
             #Predicate { $0.notes == nil },
             #Predicate { $0.notes != "n1" && $0.timestep > 2 },
             #Predicate { 3 > $0.width },
+            // Negative literals, and the negation of an attribute.
+            #Predicate { $0.width <= -1 },
+            #Predicate { -$0.width > 2 || $0.feed > -0.5 },
         ]
         for predicate in compiled {
             let fast = try #require(PredicateCompiler.compile(predicate, entity: entity))
@@ -48,7 +51,6 @@ struct PredicateCompilerTests {
             #Predicate { $0.doubledFeed > 1 },
             #Predicate { $0.feed * 2 > 1 },
             #Predicate { $0.snapshots.isEmpty },
-            #Predicate { $0.width <= -1 },
         ]
         for predicate in uncompiled {
             #expect(PredicateCompiler.compile(predicate, entity: entity) == nil)

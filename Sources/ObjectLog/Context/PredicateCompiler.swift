@@ -99,6 +99,21 @@ extension PredicateExpressions.Value: CompilableValue {
     }
 }
 
+// A negative literal (`$0.count > -1`) is the negation of a positive one in a predicate: a
+// constant, so that comparisons with it can go through the attribute columns too.
+extension PredicateExpressions.UnaryMinus: CompilableValue
+where Wrapped: CompilableValue, Wrapped.Output == Output {
+    func compileValue(_ compiler: PredicateCompiler) -> CompiledValue<Output>? {
+        guard let inner = wrapped.compileValue(compiler) else { return nil }
+        if let constant = inner.constant {
+            let negated = -constant
+            return CompiledValue(read: { _ in negated }, constant: negated)
+        }
+        let read = inner.read
+        return CompiledValue(read: { -read($0) })
+    }
+}
+
 extension PredicateExpressions.NilLiteral: CompilableValue {
     func compileValue(_ compiler: PredicateCompiler) -> CompiledValue<Output>? {
         CompiledValue(read: { _ in nil }, constant: .some(nil))
