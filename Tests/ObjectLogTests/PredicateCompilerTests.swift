@@ -24,6 +24,7 @@ struct PredicateCompilerTests {
         }
         let limit = 0.5
         let negative: Int32 = -1
+        let least = Int32.min
         let compiled: [Predicate<Configuration>] = [
             #Predicate { $0.feed < limit },
             #Predicate { $0.feed >= 0.3 && $0.width != 2 },
@@ -32,9 +33,9 @@ struct PredicateCompilerTests {
             #Predicate { $0.notes == nil },
             #Predicate { $0.notes != "n1" && $0.timestep > 2 },
             #Predicate { 3 > $0.width },
-            // Negative literals, and the negation of an attribute.
+            // Negative literals.
             #Predicate { $0.width <= -1 },
-            #Predicate { -$0.width > 2 || $0.feed > -0.5 },
+            #Predicate { $0.width > -3 || $0.feed > -0.5 },
         ]
         for predicate in compiled {
             let fast = try #require(PredicateCompiler.compile(predicate, entity: entity))
@@ -51,6 +52,9 @@ struct PredicateCompilerTests {
             #Predicate { $0.doubledFeed > 1 },
             #Predicate { $0.feed * 2 > 1 },
             #Predicate { $0.snapshots.isEmpty },
+            // The negation of an attribute, and of the least integer (which overflows).
+            #Predicate { -$0.width > 2 },
+            #Predicate { $0.width > -least },
         ]
         for predicate in uncompiled {
             #expect(PredicateCompiler.compile(predicate, entity: entity) == nil)

@@ -104,13 +104,19 @@ extension PredicateExpressions.Value: CompilableValue {
 extension PredicateExpressions.UnaryMinus: CompilableValue
 where Wrapped: CompilableValue, Wrapped.Output == Output {
     func compileValue(_ compiler: PredicateCompiler) -> CompiledValue<Output>? {
-        guard let inner = wrapped.compileValue(compiler) else { return nil }
-        if let constant = inner.constant {
-            let negated = -constant
-            return CompiledValue(read: { _ in negated }, constant: negated)
-        }
-        let read = inner.read
-        return CompiledValue(read: { -read($0) })
+        // Anything else, and the negation of the least integer (which overflows), is left to
+        // Foundation.
+        guard let constant = wrapped.compileValue(compiler)?.constant,
+            !Self.isLeastInteger(constant)
+        else { return nil }
+        let negated = -constant
+        return CompiledValue(read: { _ in negated }, constant: negated)
+    }
+
+    private static func isLeastInteger(_ value: Output) -> Bool {
+        func isLeast<Integer: FixedWidthInteger>(_ value: Integer) -> Bool { value == .min }
+        guard let integer = value as? any FixedWidthInteger else { return false }
+        return isLeast(integer)
     }
 }
 
