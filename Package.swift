@@ -4,6 +4,7 @@
 //
 // Layers, lowest first (nothing lower imports anything higher):
 //   ObjectLogStore   bytes and files: header, records, CRC, reader/writer, recovery, index, compaction
+//                    (CObjectLogStoreSupport: the cache prefetch hints Swift has no way to give)
 //   ObjectLog        the object engine users link
 //   ObjectLogTool    the `objectlog` commands, as a library; `objectlog` only calls it
 //   ReactionDiffusion, Thumbnails   clients' libraries, which know nothing of storage
@@ -47,7 +48,9 @@ let package = Package(
         ),
 
         // MARK: Storage
-        .target(name: "ObjectLogStore", dependencies: ["CZlib"]),
+        // Cache prefetch hints, which Swift has no way to give.
+        .target(name: "CObjectLogStoreSupport"),
+        .target(name: "ObjectLogStore", dependencies: ["CZlib", "CObjectLogStoreSupport"]),
         .target(name: "ObjectLog", dependencies: ["ObjectLogStore"]),
         .target(name: "ObjectLogTool", dependencies: ["ObjectLog", "ObjectLogStore"]),
         .executableTarget(name: "objectlog", dependencies: ["ObjectLogTool"]),

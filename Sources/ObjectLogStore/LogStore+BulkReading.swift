@@ -177,7 +177,12 @@ extension LogStore {
                 DispatchQueue.concurrentPerform(iterations: keyParts.count) { part in
                     let (buffer, counts, live) = shared.value
                     var next = buffer.baseAddress! + starts[part]
-                    for key in keyParts[part] {
+                    let keys = keyParts[part]
+                    for index in keys.indices {
+                        if index &+ LogStore.prefetchDistance < keys.count {
+                            live.prefetch(keys[index &+ LogStore.prefetchDistance])
+                        }
+                        let key = keys[index]
                         guard let location = live[key] else { continue }
                         next.initialize(
                             to: (location.offset, key, location.length, location.entity)

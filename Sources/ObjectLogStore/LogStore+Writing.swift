@@ -70,6 +70,9 @@ extension LogStore {
         _ = try? compact()
     }
 
+    /// How many keys ahead the key-directory updates of a commit prefetch their entries.
+    static var prefetchDistance: Int { 16 }
+
     private func commitTransaction(_ transaction: Transaction) throws -> CommitInfo {
         lock.lock()
         defer { lock.unlock() }
@@ -263,6 +266,9 @@ extension LogStore {
         if writesFramedPuts {
             entries.withUnsafeBufferPointer { entries in
                 for index in entries.indices where !entries[index].isDelete {
+                    if index &+ Self.prefetchDistance < entries.count {
+                        live.prefetch(entries[index &+ Self.prefetchDistance].key)
+                    }
                     let location = RecordLocation(
                         entity: entries[index].entity,
                         offset: start + UInt64(entries[index].recordStart),
