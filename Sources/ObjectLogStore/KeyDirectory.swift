@@ -185,8 +185,8 @@ package struct KeyDirectory {
     /// it, when the directory is dense (a hash table's slot depends on the probe).
     ///
     /// A large commit or read plan visits its keys' entries in file order, scattered over a
-    /// directory far larger than the caches: each visit waited for its entry's cache line in
-    /// turn. Asking a few keys ahead overlaps those waits.
+    /// directory far larger than the caches, and each visit would wait for its entry's cache
+    /// line in turn. Asking a few keys ahead overlaps those waits.
     @inline(__always)
     package func prefetch(_ key: ObjectKey) {
         guard let dense, key &- 1 < UInt64(dense.capacity) else { return }

@@ -1,10 +1,11 @@
 import Foundation
 
-// A large batch of puts is encoded on several threads. Each thread used to fill a transaction
-// of its own, which were then joined by copying every part after the first into it: the joining
-// thread copied, and faulted in fresh memory for, a tenth of a million records while the others
-// waited. Here every part writes its records and entries straight into the one transaction's
-// buffers, each into a region with room for its worst case; the regions are then closed up.
+// A large batch of puts is encoded on several threads. Were each thread to fill a transaction
+// of its own, joining them would leave one thread copying every part after the first, and
+// faulting in fresh memory for it, while the others wait (a tenth of a batch update's time at a
+// million objects). So every part writes its records and entries straight into the one
+// transaction's buffers, each into a region with room for its worst case, and the regions are
+// then closed up.
 
 /// Where a put whose value is written in place can go: a transaction, or a part of one.
 package protocol FilledPutSink {
