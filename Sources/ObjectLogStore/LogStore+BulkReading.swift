@@ -135,30 +135,12 @@ extension LogStore {
     /// Records never move within a file, so the snapshot stays readable; it shows the objects
     /// as they were when it was taken.
     package func readPlan(keys: [ObjectKey]) throws -> ReadPlan {
-        try locked {
-            if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
-            var found: [Item] = []
-            found.reserveCapacity(keys.count)
-            for key in keys {
-                if let location = live[key] {
-                    found.append((location.offset, key, location.length, location.entity))
-                }
-            }
-            found.sort { $0.offset < $1.offset }
-            return ReadPlan(
-                items: found,
-                range: found.indices,
-                file: file,
-                end: endOffset,
-                layout: header.layout,
-                upgrade: activeUpgrade
-            )
-        }
+        try readPlan(keyParts: [keys])
     }
 
-    /// ``readPlan(keys:)`` of the keys of every part, looked up on as many threads: for a plan
-    /// of very many keys, whose lookups (one cache miss each in a large key directory) cost
-    /// milliseconds on one thread.
+    /// ``readPlan(keys:)`` of the keys of every part, looked up on as many threads (one part on
+    /// the calling thread): for a plan of very many keys, whose lookups (one cache miss each in
+    /// a large key directory) cost milliseconds on one thread.
     package func readPlan(keyParts: [[ObjectKey]]) throws -> ReadPlan {
         try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
@@ -173,8 +155,8 @@ extension LogStore {
                 defer { counts.deallocate() }
                 // Safe to share: each part writes only its own region of `buffer` and its own
                 // count, and the key directory is only read (under the store's lock).
-                let shared = UncheckedSendableLookups(value: (buffer, counts, live))
-                DispatchQueue.concurrentPerform(iterations: keyParts.count) { part in
+                let shared = UncheckedSendable((buffer, counts, live))
+                @Sendable func lookUp(_ part: Int) {
                     let (buffer, counts, live) = shared.value
                     var next = buffer.baseAddress! + starts[part]
                     let keys = keyParts[part]
@@ -190,6 +172,11 @@ extension LogStore {
                         next += 1
                     }
                     counts[part] = next - (buffer.baseAddress! + starts[part])
+                }
+                if keyParts.count == 1 {
+                    lookUp(0)
+                } else {
+                    DispatchQueue.concurrentPerform(iterations: keyParts.count, execute: lookUp)
                 }
                 // Close up the regions (keys of no live object leave gaps).
                 var end = 0
@@ -369,9 +356,4 @@ extension LogStore {
             }
         }
     }
-}
-
-/// What the threads of ``LogStore/readPlan(keyParts:)`` share.
-private struct UncheckedSendableLookups<Value>: @unchecked Sendable {
-    let value: Value
 }

@@ -78,12 +78,7 @@ extension Transaction {
                 )
             } else {
                 // Rare (external data kept in blobs): framed apart, then copied in.
-                let value = [UInt8](unsafeUninitializedCapacity: valueCount) { buffer, count in
-                    let bytes = UnsafeMutableRawBufferPointer(buffer)
-                    bytes.initializeMemory(as: UInt8.self, repeating: 0)
-                    fill(bytes)
-                    count = valueCount
-                }
+                let value = Transaction.filledValue(count: valueCount, fill)
                 scratch.removeAll()
                 value.withUnsafeBytes {
                     RecordLayout.compact.appendPut(
@@ -153,8 +148,8 @@ extension Transaction {
             starts.entries.append(starts.entries[starts.entries.count - 1] + room.changes)
         }
         let (recordStarts, entryStarts) = starts
-        let writers = Slots<PartWriter>(count: parts)
-        let errors = Slots<any Error>(count: parts)
+        let writers = PartSlots<PartWriter?>(count: parts, initial: nil)
+        let errors = PartSlots<(any Error)?>(count: parts, initial: nil)
         var entries: [Entry] = []
         var recordCount = 0
         var entryCount = 0
@@ -164,7 +159,7 @@ extension Transaction {
                 // Safe to share: each part writes only its own regions of the two buffers, and
                 // `body` runs on each thread with its own writer.
                 withoutActuallyEscaping(body) { body in
-                    let shared = UncheckedSendableBox((records, entries, body))
+                    let shared = UncheckedSendable((records, entries, body))
                     DispatchQueue.concurrentPerform(iterations: parts) { part in
                         let (records, entries, body) = shared.value
                         var writer = PartWriter(
@@ -210,7 +205,7 @@ extension Transaction {
             }
             count = recordCount
         }
-        if let error = (0..<parts).lazy.compactMap({ errors[$0] }).first { throw error }
+        if let error = errors.firstError() { throw error }
         guard (0..<parts).allSatisfy({ writers[$0]?.outgrewRoom == false }) else { return nil }
         var blobLists: [Int: [BlobID]] = [:]
         var first = 0
@@ -225,31 +220,4 @@ extension Transaction {
             blobLists: blobLists
         )
     }
-}
-
-/// One value per part, written by that part's thread alone and read after all have finished.
-private final class Slots<Value>: @unchecked Sendable {
-    // `@unchecked`: each slot is written by one thread, and read only after that thread is done.
-    private let values: UnsafeMutableBufferPointer<Value?>
-
-    init(count: Int) {
-        values = .allocate(capacity: count)
-        values.initialize(repeating: nil)
-    }
-
-    deinit {
-        _ = values.deinitialize()
-        values.deallocate()
-    }
-
-    subscript(part: Int) -> Value? {
-        get { values[part] }
-        set { values[part] = newValue }
-    }
-}
-
-/// Values handed to the threads of ``Transaction/buildingInParallel(rooms:_:)``.
-private struct UncheckedSendableBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -274,12 +274,7 @@ public struct Transaction: Sendable {
     ) {
         guard blobs.isEmpty else {
             // Rare (external data kept in blobs): through a value of its own.
-            let value = [UInt8](unsafeUninitializedCapacity: valueCount) { buffer, count in
-                let bytes = UnsafeMutableRawBufferPointer(buffer)
-                bytes.initializeMemory(as: UInt8.self, repeating: 0)
-                fill(bytes)
-                count = valueCount
-            }
+            let value = Self.filledValue(count: valueCount, fill)
             put(key: key, entity: entity, payload: value, blobs: blobs, isInsert: isInsert)
             return
         }
@@ -305,6 +300,19 @@ public struct Transaction: Sendable {
                 hasBlobs: false
             )
         )
+    }
+
+    /// A value of `count` bytes that `fill` writes, zeroed first.
+    static func filledValue(
+        count: Int,
+        _ fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let bytes = UnsafeMutableRawBufferPointer(buffer)
+            bytes.initializeMemory(as: UInt8.self, repeating: 0)
+            fill(bytes)
+            initialized = count
+        }
     }
 
     /// Appends the puts of `other`, in order, after this transaction's (for puts encoded in

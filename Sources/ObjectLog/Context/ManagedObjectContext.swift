@@ -850,46 +850,6 @@ struct ExternalReference {
     var data: Data?
 }
 
-/// A value handed to worker threads that only read it while its owner waits for them.
-struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
-
-/// One value per part of work spread over threads by `concurrentPerform`.
-///
-/// `@unchecked Sendable`: each part writes only its own slot of a buffer allocated up front (no
-/// array storage is shared between threads), and the slots are read after `concurrentPerform`
-/// has returned, which orders those writes before the reads.
-final class PartSlots<Value>: @unchecked Sendable {
-    private let slots: UnsafeMutableBufferPointer<Value>
-
-    init(count: Int, initial: Value) {
-        slots = .allocate(capacity: count)
-        slots.initialize(repeating: initial)
-    }
-
-    deinit {
-        _ = slots.deinitialize()
-        slots.deallocate()
-    }
-
-    subscript(part: Int) -> Value {
-        get { slots[part] }
-        set { slots[part] = newValue }
-    }
-
-    /// The slots, in part order.
-    var values: UnsafeMutableBufferPointer<Value> { slots }
-}
-
-extension PartSlots {
-    /// The error of the first part (in part order) that failed.
-    func firstError<Failure>() -> Failure? where Value == Failure? {
-        slots.lazy.compactMap { $0 }.first
-    }
-}
-
 /// The outcome of each part of a parallel bulk fault load, one slot each.
 private final class ParallelDecodeResults: Sendable {
     private let loadedCounts: PartSlots<Int>

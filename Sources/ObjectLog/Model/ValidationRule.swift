@@ -1,4 +1,5 @@
 import Foundation
+import ObjectLogStore
 
 /// A rule an attribute's value must satisfy for a save to write it: a range, a length, a
 /// pattern or a closure.
