@@ -64,7 +64,7 @@ extension LogStore {
     /// - Parameters:
     ///   - progress: Called now and then with the fraction done, from 0 to 1.
     ///   - rewrites: One rewrite per worker thread; each is called from one thread at a time,
-    ///     for the records of a contiguous run, so it may keep scratch state.
+    ///     for one record after another, so it may keep scratch state.
     /// - Returns: What was reclaimed.
     /// - Throws: ``StoreError`` `.readOnly`, `.poisoned`, `.io`, or what a rewrite throws.
     @discardableResult
@@ -90,7 +90,8 @@ extension LogStore {
             to: temporary,
             generation: header.generation + 1,
             progress: progress,
-            rewrites: rewrites
+            rewrites: rewrites,
+            mappingOffsets: true
         )
         try fileSystem.rename(temporary, to: path)
         try fileSystem.syncDirectory(directoryOf(path))
@@ -214,7 +215,7 @@ extension LogStore {
         var referencedBlobs: Set<BlobID>
         var commitChecksum: UInt32
         var end: UInt64
-        /// Old and new offsets of the copied records, in log order.
+        /// Old and new offsets of the copied records, in log order (empty unless asked for).
         var oldOffsets: [UInt64]
         var newOffsets: [UInt64]
     }
@@ -226,12 +227,18 @@ extension LogStore {
     /// With `folded`, the copy holds the state as if that transaction had been committed
     /// first: its deletes and replaced objects are left out, its puts follow the copied
     /// records, and its metadata (when it has some) is the copy's.
+    ///
+    /// With `mappingOffsets`, the copy lists each copied record's old and new offsets (what a
+    /// compaction of this store keeps to translate offsets loaded before it); a copy into
+    /// another file has no use for them, and two 8-byte entries a record are memory that
+    /// would be faulted in and filled for nothing.
     func writeCopy(
         to target: String,
         generation: UInt64,
         progress: ((Double) -> Void)?,
         rewrites: [RecordRewrite]? = nil,
-        folding folded: Transaction? = nil
+        folding folded: Transaction? = nil,
+        mappingOffsets: Bool = false
     ) throws -> Copy {
         var newHeader = StoreHeader(
             storeUUID: header.storeUUID,
@@ -254,8 +261,14 @@ extension LogStore {
             var position = UInt64(headerBytes.count)
             var items: [(key: ObjectKey, location: RecordLocation)] = []
             items.reserveCapacity(live.count)
-            if let folded, folded.count > 0 {
-                let changed = Set(folded.entries.lazy.map(\.key))
+            // Only the live keys the folded transaction deletes or replaces are left out. Its
+            // inserts are new keys, normally none of them live (a migration folds in the
+            // records of its model version): with no other change, no key is looked up.
+            let changed = Set(
+                (folded?.entries ?? []).lazy.filter { !$0.isInsert || self.live[$0.key] != nil }
+                    .map(\.key)
+            )
+            if !changed.isEmpty {
                 live.forEachEntry { key, location in
                     if !changed.contains(key) { items.append((key, location)) }
                 }
@@ -267,8 +280,10 @@ extension LogStore {
             var copied = 0
             var oldOffsets: [UInt64] = []
             var newOffsets: [UInt64] = []
-            oldOffsets.reserveCapacity(items.count)
-            newOffsets.reserveCapacity(items.count)
+            if mappingOffsets {
+                oldOffsets.reserveCapacity(items.count)
+                newOffsets.reserveCapacity(items.count)
+            }
             // Records are read through an 8 MiB window (one pread per record made compaction
             // run at a tenth of the disk's write speed) and copied verbatim: a record's bytes
             // do not depend on where it lies, and its checksum is verified on the way.
@@ -327,16 +342,18 @@ extension LogStore {
                         rewrites: rewrites
                     )
                 }
-                // Each worker's output holds its share's records, framed, in log order.
-                for worker in run.shares.indices {
+                // Each part's output holds its records, framed, in log order.
+                for part in run.parts.indices {
                     let base = position + UInt64(buffer.count)
                     var previous = 0
-                    for slot in run.shares[worker] {
+                    for slot in run.parts[part] {
                         let item = items[next + slot]
                         let end = run.ends[slot]
                         let newOffset = base + UInt64(previous)
-                        oldOffsets.append(item.location.offset)
-                        newOffsets.append(newOffset)
+                        if mappingOffsets {
+                            oldOffsets.append(item.location.offset)
+                            newOffsets.append(newOffset)
+                        }
                         newLive.updateValue(
                             RecordLocation(
                                 entity: item.location.entity,
@@ -348,8 +365,8 @@ extension LogStore {
                         previous = end
                     }
                     recordBytes += UInt64(previous)
-                    run.outputs[worker].withUnsafeBytes { buffer.append(contentsOf: $0) }
-                    referenced.formUnion(run.blobs[worker])
+                    run.outputs[part].withUnsafeBytes { buffer.append(contentsOf: $0) }
+                    referenced.formUnion(run.blobs[part])
                 }
                 next += run.ends.count
                 copied = next
@@ -395,8 +412,10 @@ extension LogStore {
                 referenced.formUnion(blobs)
                 let newLength = buffer.count - newStart
                 let newOffset = position + UInt64(newStart)
-                oldOffsets.append(offset)
-                newOffsets.append(newOffset)
+                if mappingOffsets {
+                    oldOffsets.append(offset)
+                    newOffsets.append(newOffset)
+                }
                 newLive.updateValue(
                     RecordLocation(
                         entity: item.location.entity,
@@ -519,23 +538,28 @@ extension LogStore {
     }
 
     /// The records of a run, checked, rewritten or copied, and framed in the new file's layout
-    /// by the workers, each over a contiguous share of the run.
+    /// by the workers, in contiguous parts that they take in turn.
     struct RewrittenRun {
-        /// Per worker: the slots (indices into the run) of its share.
-        var shares: [Range<Int>] = []
-        /// Per slot: where its record ends in its worker's output.
+        /// Per part: its slots (indices into the run).
+        var parts: [Range<Int>] = []
+        /// Per slot: where its record ends in its part's output.
         var ends: [Int] = []
-        /// Per worker: its share's records, one after the other.
+        /// Per part: its records, one after the other.
         var outputs: [ByteWriter] = []
-        /// Per worker: the blobs its share's records refer to.
+        /// Per part: the blobs its records refer to.
         var blobs: [[BlobID]] = []
     }
+
+    /// Records in one part of a rewritten run: a few milliseconds of rewriting, so that a worker
+    /// the host stops for a while holds up the others for at most that long at the run's end
+    /// (with one share per worker, the other workers waited out the whole stop).
+    static var rewritePartSize: Int { 8_192 }
 
     /// The records `items[start...]` that lie wholly in `window`, each checked, then rewritten
     /// (or, where its rewrite declines, copied as compaction copies it) and framed, by the
     /// rewrites at once.
     ///
-    /// An error of the earliest share that failed is thrown.
+    /// An error of the earliest part that failed is thrown.
     private func rewriteRun(
         into run: inout RewrittenRun,
         _ items: [(key: ObjectKey, location: RecordLocation)],
@@ -557,93 +581,104 @@ extension LogStore {
         let count = end - start
         // Small runs are not worth a thread.
         let workers = max(1, min(rewrites.count, count / 256))
-        run.shares = (0..<workers).map { worker in
-            (count * worker / workers)..<(count * (worker + 1) / workers)
+        let partCount = max(workers, (count + Self.rewritePartSize - 1) / Self.rewritePartSize)
+        run.parts = (0..<partCount).map { part in
+            (count * part / partCount)..<(count * (part + 1) / partCount)
         }
         // The buffers of the run before are reused: fresh ones of a window's size each time
         // cost as much in page faults as the rewriting.
         run.ends.removeAll(keepingCapacity: true)
         run.ends.append(contentsOf: repeatElement(0, count: count))
-        while run.outputs.count < workers { run.outputs.append(ByteWriter()) }
-        while run.blobs.count < workers { run.blobs.append([]) }
-        var failures = [(any Error)?](repeating: nil, count: workers)
-        let shares = run.shares
+        while run.outputs.count < partCount { run.outputs.append(ByteWriter()) }
+        while run.blobs.count < partCount { run.blobs.append([]) }
+        var failures = [(any Error)?](repeating: nil, count: partCount)
+        let parts = run.parts
+        // The next part to take; each worker takes one at a time until none is left.
+        let taken = LockedValue(0)
         run.ends.withUnsafeMutableBufferPointer { ends in
             run.outputs.withUnsafeMutableBufferPointer { outputs in
                 run.blobs.withUnsafeMutableBufferPointer { blobs in
                     failures.withUnsafeMutableBufferPointer { failures in
-                        // Each worker writes only its own elements of the buffers.
+                        // Each part's elements of the buffers are written by the worker that
+                        // took it, alone.
                         nonisolated(unsafe) let ends = ends
                         nonisolated(unsafe) let outputs = outputs
                         nonisolated(unsafe) let blobs = blobs
                         nonisolated(unsafe) let failures = failures
                         nonisolated(unsafe) let bytes = window
                         DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                            var framed = outputs[worker]
-                            outputs[worker] = ByteWriter()
-                            framed.removeAll()
-                            var referenced = blobs[worker]
-                            blobs[worker] = []
-                            referenced.removeAll(keepingCapacity: true)
-                            defer {
-                                outputs[worker] = framed
-                                blobs[worker] = referenced
-                            }
                             var output: [UInt8] = []
-                            do {
-                                for slot in shares[worker] {
-                                    let item = items[start + slot]
-                                    let offset = item.location.offset
-                                    let at = Int(offset - windowStart)
-                                    let record = UnsafeRawBufferPointer(
-                                        rebasing: bytes[at..<(at + Int(item.location.length))]
-                                    )
-                                    let (frame, payload, contents) = try checkedPut(
-                                        record,
-                                        key: item.key,
-                                        offset: offset,
-                                        layout: layout
-                                    )
-                                    let value = UnsafeRawBufferPointer(
-                                        rebasing: payload[contents.valueStart...]
-                                    )
-                                    let recordBlobs = contents.blobs(in: payload)
-                                    output.removeAll(keepingCapacity: true)
-                                    if try rewrites[worker](
-                                        frame.key,
-                                        frame.entity,
-                                        offset,
-                                        value,
-                                        &output
-                                    ) {
-                                        output.withUnsafeBytes { value in
-                                            newLayout.appendPut(
-                                                key: frame.key,
-                                                entity: frame.entity,
-                                                isInsert: frame.flags & PutFlags.insert != 0,
-                                                blobs: recordBlobs,
+                            while true {
+                                let part = taken.withLock { next in
+                                    defer { next += 1 }
+                                    return next
+                                }
+                                guard part < partCount else { return }
+                                var framed = outputs[part]
+                                outputs[part] = ByteWriter()
+                                framed.removeAll()
+                                var referenced = blobs[part]
+                                blobs[part] = []
+                                referenced.removeAll(keepingCapacity: true)
+                                defer {
+                                    outputs[part] = framed
+                                    blobs[part] = referenced
+                                }
+                                do {
+                                    for slot in parts[part] {
+                                        let item = items[start + slot]
+                                        let offset = item.location.offset
+                                        let at = Int(offset - windowStart)
+                                        let record = UnsafeRawBufferPointer(
+                                            rebasing: bytes[at..<(at + Int(item.location.length))]
+                                        )
+                                        let (frame, payload, contents) = try checkedPut(
+                                            record,
+                                            key: item.key,
+                                            offset: offset,
+                                            layout: layout
+                                        )
+                                        let value = UnsafeRawBufferPointer(
+                                            rebasing: payload[contents.valueStart...]
+                                        )
+                                        let recordBlobs = contents.blobs(in: payload)
+                                        output.removeAll(keepingCapacity: true)
+                                        if try rewrites[worker](
+                                            frame.key,
+                                            frame.entity,
+                                            offset,
+                                            value,
+                                            &output
+                                        ) {
+                                            output.withUnsafeBytes { value in
+                                                newLayout.appendPut(
+                                                    key: frame.key,
+                                                    entity: frame.entity,
+                                                    isInsert: frame.flags & PutFlags.insert != 0,
+                                                    blobs: recordBlobs,
+                                                    value: value,
+                                                    into: &framed
+                                                )
+                                            }
+                                        } else {
+                                            try Self.appendCopy(
+                                                of: record,
+                                                frame: frame,
                                                 value: value,
+                                                blobs: recordBlobs,
+                                                offset: offset,
+                                                from: layout,
+                                                to: newLayout,
+                                                upgrade: upgrade,
                                                 into: &framed
                                             )
                                         }
-                                    } else {
-                                        try Self.appendCopy(
-                                            of: record,
-                                            frame: frame,
-                                            value: value,
-                                            blobs: recordBlobs,
-                                            offset: offset,
-                                            from: layout,
-                                            to: newLayout,
-                                            upgrade: upgrade,
-                                            into: &framed
-                                        )
+                                        referenced.append(contentsOf: recordBlobs)
+                                        ends[slot] = framed.count
                                     }
-                                    referenced.append(contentsOf: recordBlobs)
-                                    ends[slot] = framed.count
+                                } catch {
+                                    failures[part] = error
                                 }
-                            } catch {
-                                failures[worker] = error
                             }
                         }
                     }

@@ -86,25 +86,34 @@ struct PayloadFormatTests {
         )
     }
 
-    @Test("varints read the same with and without room for the longest one after them")
+    @Test("varints read and skip the same with and without room for the longest one after them")
     func varintsNearTheEnd() throws {
         var values: [UInt64] = [0, 127, 128, 300, UInt64.max, UInt64.max >> 1]
         for bits in 1...64 { values.append(UInt64.max >> (64 - bits)) }
+        // Every 7-bit group set to a different pattern, so that a group moved to the wrong
+        // place shows.
+        for bytes in 1...10 { values.append(0x0123_4567_89AB_CDEF >> (64 - min(64, 7 * bytes))) }
         for value in values {
             var writer = PayloadWriter()
             writer.write(varint: value)
             let encoded = writer.bytes
-            // Alone (the byte-by-byte path), then followed by 12 more bytes (the unrolled one).
-            for padding in [0, 1, 12] {
+            // Alone (the byte-by-byte path), then followed by bytes with their high bits set
+            // (which must not count): enough for the eight-byte look at short varints, and
+            // for the unrolled path at long ones.
+            for padding in [0, 1, 3, 7, 12] {
                 let bytes = encoded + [UInt8](repeating: 0xFF, count: padding)
                 let read = bytes.withUnsafeBytes { buffer in
-                    Result { () throws(PayloadError) -> (UInt64, Int) in
+                    Result { () throws(PayloadError) -> (UInt64, Int, Int) in
                         var reader = PayloadReader(buffer)
-                        return (try reader.readVarint(), reader.offset)
+                        let value = try reader.readVarint()
+                        var skipper = PayloadReader(buffer)
+                        try skipper.skipVarint()
+                        return (value, reader.offset, skipper.offset)
                     }
                 }
-                let (decoded, offset) = try read.get()
+                let (decoded, offset, skipped) = try read.get()
                 #expect(decoded == value && offset == encoded.count, "\(value) + \(padding)")
+                #expect(skipped == encoded.count, "skip \(value) + \(padding)")
             }
         }
         // Too long, and cut short: the same errors whatever follows.
@@ -123,6 +132,13 @@ struct PayloadFormatTests {
                 }
             }
             #expect(throws: expected) { try read.get() }
+            let skip = bytes.withUnsafeBytes { buffer in
+                Result { () throws(PayloadError) in
+                    var reader = PayloadReader(buffer)
+                    try reader.skipVarint()
+                }
+            }
+            #expect(throws: expected) { try skip.get() }
         }
     }
 

@@ -206,6 +206,44 @@ struct RewriteStageTests {
         return caught
     }
 
+    @Test("names made at run time find their properties as literals do")
+    func namesMadeAtRunTime() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        try writeVersion1(at: path, count: 50)
+        // Stored out of line (reserved room), so not bit for bit the model's inline name: the
+        // lookup falls back to comparing characters.
+        @Sendable func spelt(_ name: String) -> String {
+            var copy = ""
+            copy.reserveCapacity(64)
+            copy += name
+            return copy
+        }
+        let stage = MigrationStage.rewrite(
+            from: "1",
+            to: "2",
+            entities: [
+                "Recipe": { old, new in
+                    guard case .string(let text)? = old[spelt("servings")],
+                        old[spelt("serving")] == nil
+                    else { return }
+                    new[spelt("servings")] = .int(Int64(text.prefix { $0.isNumber }) ?? 1)
+                }
+            ]
+        )
+        let plan = MigrationPlan(versions: [Plan1.version, Plan2.version], stages: [stage])
+        let container = try PersistentContainer(path: path, plan: plan)
+        let recipes = try container.newContext().fetch(Plan2.Recipe.self)
+        #expect(recipes.count == 50)
+        #expect(
+            recipes.allSatisfy { recipe in
+                let index = Int(recipe.title.dropFirst("recipe ".count)) ?? -1
+                return recipe.servings == (index % 2 == 0 ? index : index + 1)
+            }
+        )
+        try container.close()
+    }
+
     @Test("an error in a rewrite leaves the store as it was, and says what went wrong")
     func failures() throws {
         let directory = TemporaryDirectory()

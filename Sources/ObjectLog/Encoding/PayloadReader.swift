@@ -40,6 +40,25 @@ public struct PayloadReader {
         return try readLongVarint()
     }
 
+    /// Moves past a varint, as ``readVarint()`` reads it.
+    @inline(__always)
+    public mutating func skipVarint() throws(PayloadError) {
+        // With eight bytes to look at, the varint's length is where the first byte without
+        // its high bit is: found at once, where a byte-by-byte walk costs a test per byte.
+        // (A varint of eight bytes or fewer holds at most 56 bits, so it cannot overflow.)
+        if buffer.count - offset >= 8 {
+            let word = UInt64(
+                littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            )
+            let ends = ~word & 0x8080_8080_8080_8080
+            if ends != 0 {
+                offset += ends.trailingZeroBitCount >> 3 + 1
+                return
+            }
+        }
+        _ = try readVarint()
+    }
+
     /// Reads a varint of more than one byte (or reports a truncated one).
     private mutating func readLongVarint() throws(PayloadError) -> UInt64 {
         // With room for the longest varint (10 bytes), no byte needs its own bounds check.

@@ -269,7 +269,7 @@ struct CompiledSkip: Sendable {
         }
         switch kind {
         case .byte: _ = try reader.readByte()
-        case .varint: _ = try reader.readVarint()
+        case .varint: try reader.skipVarint()
         case .fixed32: _ = try reader.readFixed32()
         case .fixed64: _ = try reader.readFixed64()
         case .uuid: _ = try reader.readRaw(count: 16)

@@ -172,6 +172,11 @@ final class EntityLayout: Sendable {
     /// one (the same small string) is cheaper than hashing it, which a stage would pay for
     /// every object it visits.
     func index(of name: String) -> Int? {
+        // A stage names properties with literals, and a literal short enough to be stored
+        // inline (15 UTF-8 bytes) is bit for bit the name the model holds: two words compared
+        // per property, where even a comparison of unequal names of one length costs several
+        // times that.
+        for index in names.indices where names[index]._isIdentical(to: name) { return index }
         // Lengths first (kept, not recomputed): most names differ in length, which is cheaper
         // to see than a mismatch of their characters.
         let length = name.utf8.count
