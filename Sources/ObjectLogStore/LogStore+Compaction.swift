@@ -46,15 +46,46 @@ extension LogStore {
     /// migration stages.
     ///
     /// Called with the record's key, entity tag, offset and value as stored (before any
-    /// translation), and a buffer: appends the value to write instead, in the current layout,
-    /// to the buffer and returns true, or returns false to have the record copied as
-    /// compaction does (translated if it is older). An error ends the compaction with the store
-    /// unchanged.
+    /// translation), and the framer of the new record: puts the value to write instead, in the
+    /// current layout, once, with ``RewrittenRecord/put(_:)``, and returns true, or returns
+    /// false (putting nothing) to have the record copied as compaction does (translated if it
+    /// is older). An error ends the compaction with the store unchanged.
     package typealias RecordRewrite =
         @Sendable (
             _ key: ObjectKey, _ entity: EntityTag, _ offset: UInt64,
-            _ value: UnsafeRawBufferPointer, _ output: inout [UInt8]
+            _ value: UnsafeRawBufferPointer, _ record: inout RewrittenRecord
         ) throws -> Bool
+
+    /// Where a ``RecordRewrite`` puts the new value of a record: framed as it is, straight
+    /// into the part's output, with no copy in between (and, unlike a function handed to the
+    /// rewrite, with nothing allocated for each record).
+    package struct RewrittenRecord {
+        fileprivate var output: ByteWriter
+        fileprivate let layout: RecordLayout
+        fileprivate var key: ObjectKey = 0
+        fileprivate var entity: EntityTag = 0
+        fileprivate var isInsert = false
+        fileprivate var blobs: [BlobID] = []
+        fileprivate var puts = 0
+
+        fileprivate init(output: consuming ByteWriter, layout: RecordLayout) {
+            self.output = output
+            self.layout = layout
+        }
+
+        /// Frames `value` as the record's new value.
+        package mutating func put(_ value: UnsafeRawBufferPointer) {
+            layout.appendPut(
+                key: key,
+                entity: entity,
+                isInsert: isInsert,
+                blobs: blobs,
+                value: value,
+                into: &output
+            )
+            puts += 1
+        }
+    }
 
     /// ``compact(progress:)``, with every live record's value offered to a rewrite first.
     ///
@@ -607,7 +638,6 @@ extension LogStore {
                         nonisolated(unsafe) let failures = failures
                         nonisolated(unsafe) let bytes = window
                         DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                            var output: [UInt8] = []
                             while true {
                                 let part = taken.withLock { next in
                                     defer { next += 1 }
@@ -625,57 +655,20 @@ extension LogStore {
                                     blobs[part] = referenced
                                 }
                                 do {
-                                    for slot in parts[part] {
-                                        let item = items[start + slot]
-                                        let offset = item.location.offset
-                                        let at = Int(offset - windowStart)
-                                        let record = UnsafeRawBufferPointer(
-                                            rebasing: bytes[at..<(at + Int(item.location.length))]
-                                        )
-                                        let (frame, payload, contents) = try checkedPut(
-                                            record,
-                                            key: item.key,
-                                            offset: offset,
-                                            layout: layout
-                                        )
-                                        let value = UnsafeRawBufferPointer(
-                                            rebasing: payload[contents.valueStart...]
-                                        )
-                                        let recordBlobs = contents.blobs(in: payload)
-                                        output.removeAll(keepingCapacity: true)
-                                        if try rewrites[worker](
-                                            frame.key,
-                                            frame.entity,
-                                            offset,
-                                            value,
-                                            &output
-                                        ) {
-                                            output.withUnsafeBytes { value in
-                                                newLayout.appendPut(
-                                                    key: frame.key,
-                                                    entity: frame.entity,
-                                                    isInsert: frame.flags & PutFlags.insert != 0,
-                                                    blobs: recordBlobs,
-                                                    value: value,
-                                                    into: &framed
-                                                )
-                                            }
-                                        } else {
-                                            try Self.appendCopy(
-                                                of: record,
-                                                frame: frame,
-                                                value: value,
-                                                blobs: recordBlobs,
-                                                offset: offset,
-                                                from: layout,
-                                                to: newLayout,
-                                                upgrade: upgrade,
-                                                into: &framed
-                                            )
-                                        }
-                                        referenced.append(contentsOf: recordBlobs)
-                                        ends[slot] = framed.count
-                                    }
+                                    try rewritePart(
+                                        parts[part],
+                                        of: items,
+                                        from: start,
+                                        window: bytes,
+                                        windowStart: windowStart,
+                                        layout: layout,
+                                        newLayout: newLayout,
+                                        upgrade: upgrade,
+                                        rewrite: rewrites[worker],
+                                        ends: ends,
+                                        into: &framed,
+                                        referencing: &referenced
+                                    )
                                 } catch {
                                     failures[part] = error
                                 }
@@ -686,6 +679,74 @@ extension LogStore {
             }
         }
         if let failure = failures.lazy.compactMap({ $0 }).first { throw failure }
+    }
+
+    /// Checks the records at `slots` of the run from `items[start]`, rewrites each (or, where
+    /// its rewrite declines, copies it as compaction copies it) and frames it into `framed`,
+    /// noting where each ends in `ends` and the blobs each refers to in `referenced`.
+    private func rewritePart(
+        _ slots: Range<Int>,
+        of items: [(key: ObjectKey, location: RecordLocation)],
+        from start: Int,
+        window: UnsafeRawBufferPointer,
+        windowStart: UInt64,
+        layout: RecordLayout,
+        newLayout: RecordLayout,
+        upgrade: ActiveUpgrade?,
+        rewrite: RecordRewrite,
+        ends: UnsafeMutableBufferPointer<Int>,
+        into framed: inout ByteWriter,
+        referencing referenced: inout [BlobID]
+    ) throws {
+        // (On an error, the part's buffer is dropped with the compaction.)
+        var rewritten = RewrittenRecord(output: framed, layout: newLayout)
+        framed = ByteWriter()
+        for slot in slots {
+            let item = items[start + slot]
+            let offset = item.location.offset
+            let at = Int(offset - windowStart)
+            let record = UnsafeRawBufferPointer(
+                rebasing: window[at..<(at + Int(item.location.length))]
+            )
+            let (frame, payload, contents) = try checkedPut(
+                record,
+                key: item.key,
+                offset: offset,
+                layout: layout
+            )
+            let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+            let recordBlobs = contents.blobs(in: payload)
+            rewritten.key = frame.key
+            rewritten.entity = frame.entity
+            rewritten.isInsert = frame.flags & PutFlags.insert != 0
+            rewritten.blobs = recordBlobs
+            rewritten.puts = 0
+            let isRewritten = try rewrite(frame.key, frame.entity, offset, value, &rewritten)
+            guard rewritten.puts == (isRewritten ? 1 : 0) else {
+                throw StoreError(
+                    .invalidArgument,
+                    "the rewrite of object #\(frame.key) returned \(isRewritten) after putting "
+                        + "\(rewritten.puts) values",
+                    path: path
+                )
+            }
+            if !isRewritten {
+                try Self.appendCopy(
+                    of: record,
+                    frame: frame,
+                    value: value,
+                    blobs: recordBlobs,
+                    offset: offset,
+                    from: layout,
+                    to: newLayout,
+                    upgrade: upgrade,
+                    into: &rewritten.output
+                )
+            }
+            referenced.append(contentsOf: recordBlobs)
+            ends[slot] = rewritten.output.count
+        }
+        framed = rewritten.output
     }
 
     /// Salvages a damaged store: writes what precedes the damage (the live objects and metadata

@@ -15,6 +15,28 @@ enum Plan0 {
     static let version = ModelVersion("0", [Recipe.self])
 }
 
+/// Four text properties the inferred mapping copies one after another (one run), and a number
+/// that becomes text.
+enum RunPlan {
+    final class NoteV1: ManagedObject {
+        @Attribute var a = ""
+        @Attribute var b = ""
+        @Attribute var c = ""
+        @Attribute var d = ""
+        @Attribute var n = 0
+        override class var entityName: String { "Note" }
+    }
+    final class NoteV2: ManagedObject {
+        @Attribute var a = ""
+        @Attribute var b = ""
+        @Attribute var c = ""
+        @Attribute var d = ""
+        @Attribute var n = ""
+        override class var entityName: String { "Note" }
+    }
+    static let versions = [ModelVersion("1", [NoteV1.self]), ModelVersion("2", [NoteV2.self])]
+}
+
 @Suite("Rewriting migration stages: object by object, in one compaction")
 struct RewriteStageTests {
     /// Servings as text (version 1) become a number (version 2), object by object.
@@ -204,6 +226,53 @@ struct RewriteStageTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
         #expect(!FileManager.default.fileExists(atPath: path + "-migrating"))
         return caught
+    }
+
+    @Test("properties copied one after another keep their values whichever of them a stage sets")
+    func runsOfCopies() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("notes.objectlog")
+        let container = try PersistentContainer(path: path, for: RunPlan.versions[0].entities)
+        let context = container.newContext()
+        for index in 0..<300 {
+            let note = RunPlan.NoteV1(context: context)
+            (note.a, note.b, note.c, note.d, note.n) = (
+                "a\(index)", "b\(index)", "c\(index)", "d\(index)", index
+            )
+        }
+        try context.save()
+        try container.close()
+        // By the number: none of the run set, its second, its last, or both.
+        let stage = MigrationStage.rewrite(
+            from: "1",
+            to: "2",
+            entities: [
+                "Note": { old, new in
+                    guard case .int(let number)? = old["n"] else { return }
+                    new["n"] = .string("#\(number)")
+                    if number % 2 == 1 { new["b"] = .string("B\(number)") }
+                    if number % 3 == 2 { new["d"] = .string("D\(number)") }
+                }
+            ]
+        )
+        let plan = MigrationPlan(versions: RunPlan.versions, stages: [stage])
+        let migrated = try PersistentContainer(path: path, plan: plan)
+        let notes = try migrated.newContext().fetch(RunPlan.NoteV2.self)
+        #expect(notes.count == 300)
+        var wrong: [String] = []
+        for note in notes {
+            guard let number = Int(note.n.dropFirst()) else {
+                wrong.append(note.n)
+                continue
+            }
+            let expected = (
+                "a\(number)", number % 2 == 1 ? "B\(number)" : "b\(number)", "c\(number)",
+                number % 3 == 2 ? "D\(number)" : "d\(number)"
+            )
+            if (note.a, note.b, note.c, note.d) != expected { wrong.append("\(number)") }
+        }
+        #expect(wrong.isEmpty, "wrong notes: \(wrong.prefix(5))")
+        try migrated.close()
     }
 
     @Test("names made at run time find their properties as literals do")

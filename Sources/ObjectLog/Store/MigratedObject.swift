@@ -87,6 +87,9 @@ public struct MigratedObject: Sendable {
     private(set) var changes: [StoredValue?]
     /// Names set that the entity does not have (reported once the stage returns).
     private(set) var unknownNames: [String] = []
+    /// Bit `i` set when the stage set the property at index `i` (below 64): the rewriter
+    /// asks whether a run of properties was set without looking at each of their changes.
+    private var changedBits: UInt64 = 0
 
     init(
         key: ObjectKey,
@@ -122,7 +125,18 @@ public struct MigratedObject: Sendable {
                 return
             }
             changes[index] = newValue ?? .null
+            if index < 64 { changedBits |= 1 << UInt64(index) }
         }
+    }
+
+    /// Whether the stage may have set a property at `indices`: false only when it set none of
+    /// them (properties from index 64 on are not tracked, so they may always have been).
+    func mayHaveChanges(in indices: Range<Int>) -> Bool {
+        guard indices.upperBound <= 64 else { return true }
+        let count = UInt64(indices.count)
+        let ones: UInt64 = count == 64 ? ~0 : (1 << count) - 1
+        let run = ones << UInt64(indices.lowerBound)
+        return changedBits & run != 0
     }
 
     /// The value the inferred migration gives the property at `index`.
@@ -200,6 +214,13 @@ final class RewriteEntry: Sendable {
     /// How to skip each old property, decided once (the rewriter finds every record's ranges
     /// with them).
     let oldSkips: [CompiledSkip]
+    /// Where each new property's run of unchanged copies starts in the old version and ends.
+    ///
+    /// For a property the inferred mapping copies unchanged: the old property it comes from,
+    /// and the index after the last new property of the run of copies of the old properties
+    /// that follow it (its own index + 1 or less: no run). The rewriter writes such a run's
+    /// bytes at once.
+    let copies: [(source: Int, end: Int)]
     init(
         tag: EntityTag,
         old: ModelSchema.Entity,
@@ -215,5 +236,14 @@ final class RewriteEntry: Sendable {
         self.closure = closure
         self.blob = blob
         oldSkips = self.old.shapes.map(CompiledSkip.init)
+        let steps = transcoder.steps
+        var copies = [(source: Int, end: Int)](repeating: (0, 0), count: steps.count)
+        for index in steps.indices.reversed() {
+            guard case .copy(let source) = steps[index] else { continue }
+            let continues =
+                index + 1 < steps.count && steps[index + 1] == .copy(source + 1)
+            copies[index] = (source, continues ? copies[index + 1].end : index + 1)
+        }
+        self.copies = copies
     }
 }

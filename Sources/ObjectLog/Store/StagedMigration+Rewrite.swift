@@ -60,13 +60,13 @@ extension StagedMigration {
                 entities: entities,
                 stage: stage
             )
-            rewrites.append { key, tag, offset, value, output in
+            rewrites.append { key, tag, offset, value, record in
                 try rewriter.rewrite(
                     key: key,
                     entity: tag,
                     offset: offset,
                     value: value,
-                    into: &output
+                    into: &record
                 )
             }
         }
@@ -204,15 +204,15 @@ final class ObjectRewriter: @unchecked Sendable {
         self.blob = blob
     }
 
-    /// Appends the new value of the record to `output` and returns true, or returns false for
-    /// a record of another entity (or one the new version wrote), which compaction copies as
-    /// usual.
+    /// Puts the new value of the record into `rewritten` and returns true, or returns false
+    /// for a record of another entity (or one the new version wrote), which compaction copies
+    /// as usual.
     func rewrite(
         key: ObjectKey,
         entity tag: EntityTag,
         offset: UInt64,
         value: UnsafeRawBufferPointer,
-        into output: inout [UInt8]
+        into rewritten: inout LogStore.RewrittenRecord
     ) throws -> Bool {
         guard let entry = entries.first(where: { $0.tag == tag }) else { return false }
         let version = ModelHistory.version(writing: offset, generation: generation, starts: starts)
@@ -252,7 +252,7 @@ final class ObjectRewriter: @unchecked Sendable {
             try encode(new)
             changes = new.takeChanges()
         }
-        writer.withUnsafeBytes { output.append(contentsOf: $0) }
+        writer.withUnsafeBytes { rewritten.put($0) }
         return true
     }
 
@@ -304,9 +304,22 @@ final class ObjectRewriter: @unchecked Sendable {
         let shapes = entry.new.shapes
         let transcoder = entry.transcoder
         let changes = object.changes
+        let copies = entry.copies
         try record.bytes.withUnsafeBytes { value in
             writer.write(varint: UInt64(shapes.count))
-            for index in shapes.indices {
+            var index = 0
+            while index < shapes.count {
+                // Properties the inferred mapping copies one after another, none of them set,
+                // go over in one piece.
+                let copy = copies[index]
+                if copy.end > index + 1, !object.mayHaveChanges(in: index..<copy.end) {
+                    let last = copy.source + (copy.end - index - 1)
+                    let bytes = ranges[copy.source].lowerBound..<ranges[last].upperBound
+                    writer.write(bytes: UnsafeRawBufferPointer(rebasing: value[bytes]))
+                    index = copy.end
+                    continue
+                }
+                defer { index += 1 }
                 guard let change = changes[index] else {
                     try transcoder.write(
                         step: index,
