@@ -397,7 +397,7 @@ extension LogStore {
                     }
                     recordBytes += UInt64(previous)
                     run.outputs[part].withUnsafeBytes { buffer.append(contentsOf: $0) }
-                    referenced.formUnion(run.blobs[part])
+                    if !run.blobs[part].isEmpty { referenced.formUnion(run.blobs[part]) }
                 }
                 next += run.ends.count
                 copied = next
@@ -743,7 +743,8 @@ extension LogStore {
                     into: &rewritten.output
                 )
             }
-            referenced.append(contentsOf: recordBlobs)
+            // (Appending no blobs to an array with no room yet still costs a new buffer.)
+            if !recordBlobs.isEmpty { referenced.append(contentsOf: recordBlobs) }
             ends[slot] = rewritten.output.count
         }
         framed = rewritten.output
