@@ -89,7 +89,7 @@ public struct MigratedObject: Sendable {
     private(set) var unknownNames: [String] = []
     /// Bit `i` set when the stage set the property at index `i` (below 64): the rewriter
     /// asks whether a run of properties was set without looking at each of their changes.
-    private var changedBits: UInt64 = 0
+    private(set) var changedBits: UInt64 = 0
 
     init(
         key: ObjectKey,

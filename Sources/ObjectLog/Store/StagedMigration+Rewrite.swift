@@ -140,6 +140,8 @@ final class ObjectRewriter: @unchecked Sendable {
     @exclusivity(unchecked) private var reusable: StoredRecord?
     @exclusivity(unchecked) private var writer = PayloadWriter()
     @exclusivity(unchecked) private var changes: [StoredValue?] = []
+    /// Which of `changes` the last object's stage set (``MigratedObject/changedBits``).
+    @exclusivity(unchecked) private var changedBits: UInt64 = 0
 
     /// - Throws: ``ObjectLogError/Code/invalidArgument`` for a name that is no entity of the
     ///   old version, or one the new version removed.
@@ -240,7 +242,16 @@ final class ObjectRewriter: @unchecked Sendable {
         var scratch = changes
         changes = []
         if scratch.count == entry.new.names.count {
-            for index in scratch.indices { scratch[index] = nil }
+            // Only what the last object's stage set is cleared (each clear destroys a value).
+            if scratch.count > 64 {
+                for index in scratch.indices { scratch[index] = nil }
+            } else {
+                var set = changedBits
+                while set != 0 {
+                    scratch[set.trailingZeroBitCount] = nil
+                    set &= set &- 1
+                }
+            }
         } else {
             scratch = Array(repeating: nil, count: entry.new.names.count)
         }
@@ -250,6 +261,7 @@ final class ObjectRewriter: @unchecked Sendable {
             var new = MigratedObject(key: key, entry: entry, old: old, changes: consume scratch)
             try entry.closure(old, &new)
             try encode(new)
+            changedBits = new.changedBits
             changes = new.takeChanges()
         }
         writer.withUnsafeBytes { rewritten.put($0) }
