@@ -42,12 +42,16 @@ extension LogStore {
 
     /// Writes `index` as the index checkpoint of the store file at `storePath`: to a new file,
     /// synced, then renamed into place.
-    func writeIndex(_ index: StoreIndex, besideStoreAt storePath: String) throws {
+    ///
+    /// - Returns: The bytes written.
+    @discardableResult
+    func writeIndex(_ index: StoreIndex, besideStoreAt storePath: String) throws -> [UInt8] {
         let temporary = storePath + LogFormat.indexSuffix + LogFormat.creationSuffix
         let indexFile = try fileSystem.open(temporary, mode: .create(permissions: options.fileMode))
+        let bytes = index.encoded()
         do {
             try indexFile.truncate(to: 0)
-            try indexFile.write(index.encoded(), at: 0)
+            try indexFile.write(bytes, at: 0)
             try indexFile.sync()
             indexFile.close()
         } catch {
@@ -57,6 +61,7 @@ extension LogStore {
         }
         try fileSystem.rename(temporary, to: storePath + LogFormat.indexSuffix)
         try fileSystem.syncDirectory(directoryOf(storePath))
+        return bytes
     }
 
     /// Writes the index checkpoint now, so a later open need not replay the log.

@@ -216,20 +216,22 @@ extension LogStore {
             folding: transaction
         )
         do {
-            try writeIndex(
-                StoreIndex(
-                    storeUUID: copy.header.storeUUID,
-                    generation: copy.header.generation,
-                    coveredLength: copy.end,
-                    lastCommitChecksum: copy.commitChecksum,
-                    lastNumber: copy.header.baseTransactionCount,
-                    nextKey: copy.header.nextKey,
-                    metadataOffset: 0,
-                    liveBytes: copy.recordBytes,
-                    entries: copy.live.sortedEntries()
-                ),
-                besideStoreAt: target
+            let index = StoreIndex(
+                storeUUID: copy.header.storeUUID,
+                generation: copy.header.generation,
+                coveredLength: copy.end,
+                lastCommitChecksum: copy.commitChecksum,
+                lastNumber: copy.header.baseTransactionCount,
+                nextKey: copy.header.nextKey,
+                metadataOffset: 0,
+                liveBytes: copy.recordBytes,
+                entries: copy.live.sortedEntries()
             )
+            let bytes = try writeIndex(index, besideStoreAt: target)
+            // The copy is opened next (a migration's new store): its directory goes with it.
+            var counts = EntityCounter()
+            copy.live.forEachEntry { counts.add($1.entity, 1) }
+            IndexHandover.shared.offer(copy.live, counts: counts, index: index, encoded: bytes)
         } catch {
             try? fileSystem.remove(target)
             throw error

@@ -53,26 +53,17 @@ extension LogStore {
         guard fileSystem.kind(of: path + LogFormat.indexSuffix) == .regular,
             let indexFile = try? fileSystem.open(path + LogFormat.indexSuffix, mode: .read),
             let size = try? indexFile.size(), size <= UInt64(Int.max),
-            size >= UInt64(StoreIndex.fixedLength + 4),
-            let bytes = try? indexFile.read(at: 0, count: Int(size))
+            size >= UInt64(StoreIndex.fixedLength + 4)
         else { return nil }
-        // Entries go straight into the keydir, sized from the count in the file (bounded by the
-        // bytes present). The decoder checks keys are strictly ascending, so each is new.
-        // Its keys lie below the next key it records, which sizes a dense directory (one that
-        // would be too sparse for that many entries starts as a hash table).
-        let declared = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 56) }
-        let keysBelow = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 72) }
-        let bounded = min(declared, UInt64(bytes.count / StoreIndex.minimumEntryLength))
-        var directory = KeyDirectory(minimumCapacity: Int(bounded), keysBelow: keysBelow)
-        var counts = EntityCounter()
+        defer { indexFile.close() }
+        // An index this process has just written comes with its directory (a migration's new
+        // store, opened after it is written).
         guard
-            let index = StoreIndex.decode(
-                bytes,
-                visit: { key, location in
-                    directory.insertUnique(key, location)
-                    counts.add(location.entity, 1)
-                }
-            ),
+            let (index, directory, counts) = IndexHandover.shared.take(
+                for: indexFile,
+                size: Int(size)
+            )
+                ?? decodeIndex(indexFile, size: Int(size)),
             index.storeUUID == header.storeUUID, index.generation == header.generation,
             index.coveredLength >= UInt64(header.length), index.coveredLength <= fileSize
         else { return nil }
@@ -89,6 +80,33 @@ extension LogStore {
                     .commitRecord(endingAt: index.coveredLength)) != nil
             else { return nil }
         }
+        return (index, directory, counts)
+    }
+
+    /// Reads and decodes the index in `file` (`size` bytes); nil for one that is not valid.
+    private static func decodeIndex(
+        _ file: any StoreFile,
+        size: Int
+    ) -> (StoreIndex, KeyDirectory, EntityCounter)? {
+        guard let bytes = try? file.read(at: 0, count: size) else { return nil }
+        // Entries go straight into the keydir, sized from the count in the file (bounded by the
+        // bytes present). The decoder checks keys are strictly ascending, so each is new.
+        // Its keys lie below the next key it records, which sizes a dense directory (one that
+        // would be too sparse for that many entries starts as a hash table).
+        let declared = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 56) }
+        let keysBelow = bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: 72) }
+        let bounded = min(declared, UInt64(bytes.count / StoreIndex.minimumEntryLength))
+        var directory = KeyDirectory(minimumCapacity: Int(bounded), keysBelow: keysBelow)
+        var counts = EntityCounter()
+        guard
+            let index = StoreIndex.decode(
+                bytes,
+                visit: { key, location in
+                    directory.insertUnique(key, location)
+                    counts.add(location.entity, 1)
+                }
+            )
+        else { return nil }
         return (index, directory, counts)
     }
 }
