@@ -49,10 +49,29 @@ extension LogStore {
     ///   `.invalidArgument` (a key never allocated), `.io`.
     @discardableResult
     public func commit(_ transaction: Transaction) throws -> CommitInfo {
-        let info = try commitTransaction(transaction)
+        try commit(transaction, whileSyncing: {})
+    }
+
+    /// Commits `transaction`, running `work` once its records are written: while the flush of
+    /// a large one waits for the disk, else after it.
+    ///
+    /// For what the caller derives from the transaction alone (the engine's attribute columns).
+    /// When the commit throws after `work` ran (its flush failed), the caller must drop what
+    /// `work` derived.
+    package func commit(
+        _ transaction: Transaction,
+        whileSyncing work: () -> Void
+    ) throws -> CommitInfo {
+        let info = try commitTransaction(transaction, whileSyncing: work)
         compactIfWorthwhile()
         return info
     }
+
+    /// Commits of at least this many changes update the key directory while their flush runs
+    /// on another thread: at 100,000 changes the update took about half as long as the flush,
+    /// one after the other. Smaller commits flush on the calling thread (handing a flush to
+    /// another thread costs tens of microseconds, a fifth of a small durable save).
+    static var overlappedSyncChanges: Int { 4_096 }
 
     /// Compacts when ``StoreOptions/autoCompactionThreshold`` says so; a failure leaves the
     /// store as it was, and the commit before stands.
@@ -73,7 +92,10 @@ extension LogStore {
     /// How many keys ahead the key-directory updates of a commit prefetch their entries.
     static var prefetchDistance: Int { 16 }
 
-    private func commitTransaction(_ transaction: Transaction) throws -> CommitInfo {
+    private func commitTransaction(
+        _ transaction: Transaction,
+        whileSyncing work: () -> Void
+    ) throws -> CommitInfo {
         lock.lock()
         defer { lock.unlock() }
         try checkWritable()
@@ -242,21 +264,33 @@ extension LogStore {
             throw error
         }
         counters.bytesWritten += UInt64(transactionLength)
+        // A large commit's flush runs on another thread while this one updates the key
+        // directory. Readers wait for the store's lock, which this thread holds until the flush
+        // is done, so none sees the new locations before they are durable; if the flush fails,
+        // the old locations, kept meanwhile, are put back.
+        var flush: PendingFlush?
         if options.durable {
-            do {
-                counters.logSyncs += 1
-                try file.sync()
-            } catch {
-                isPoisoned = true
-                throw error
+            counters.logSyncs += 1
+            if entries.count >= Self.overlappedSyncChanges {
+                flush = PendingFlush(file)
+            } else {
+                do {
+                    try file.sync()
+                } catch {
+                    isPoisoned = true
+                    throw error
+                }
             }
         }
-        counters.commits += 1
 
-        // The transaction is committed: update the keydir (on locals, see `apply`).
+        // The transaction is written: update the keydir (on locals, see `apply`).
         var live = self.live
         var counts = self.entityCounts
         var recordBytes = self.liveRecordBytes
+        let (countsBefore, recordBytesBefore) = (counts, recordBytes)
+        // The old location of each key changed, while the flush may still fail.
+        var undo: [(key: ObjectKey, location: RecordLocation?)] = []
+        if flush != nil { undo.reserveCapacity(entries.count) }
         self.live = KeyDirectory()
         // Grown once, not doubled (and rehashed) again and again while a bulk save's keys go in.
         // Only inserts add keys: reserving for every put made a save that updates a tenth of a
@@ -275,6 +309,7 @@ extension LogStore {
                         length: entries[index].recordLength
                     )
                     let old = live.updateValue(location, forKey: entries[index].key)
+                    if flush != nil { undo.append((entries[index].key, old)) }
                     // An update within its entity leaves the counts as they are.
                     if old?.entity != location.entity {
                         if let old { counts.add(old.entity, -1) }
@@ -293,11 +328,27 @@ extension LogStore {
             } else {
                 old = live.removeValue(forKey: key)
             }
+            if flush != nil { undo.append((key, old)) }
             if let old {
                 counts.add(old.entity, -1)
                 recordBytes -= UInt64(old.length)
             }
         }
+        work()
+        if let failure = flush?.wait() {
+            for (key, old) in undo.reversed() {
+                if let old {
+                    live.updateValue(old, forKey: key)
+                } else {
+                    live.removeValue(forKey: key)
+                }
+            }
+            self.live = live
+            (self.entityCounts, self.liveRecordBytes) = (countsBefore, recordBytesBefore)
+            isPoisoned = true
+            throw failure
+        }
+        counters.commits += 1
         self.live = live
         self.entityCounts = counts
         self.liveRecordBytes = recordBytes
@@ -316,5 +367,34 @@ extension LogStore {
             updated: Int(updated),
             deleted: Int(deleted)
         )
+    }
+}
+
+/// An fdatasync running on another thread, waited for once.
+private final class PendingFlush: @unchecked Sendable {
+    // `@unchecked Sendable`: `failure` is written by the flushing thread before it leaves the
+    // group, and read only after `wait` has seen it leave.
+    private let group = DispatchGroup()
+    private var failure: (any Error)?
+
+    init(_ file: any StoreFile) {
+        group.enter()
+        // The file is touched by no other thread until `wait` returns: its owner holds the
+        // store's lock meanwhile.
+        nonisolated(unsafe) let file = file
+        DispatchQueue.global().async {
+            do {
+                try file.sync()
+            } catch {
+                self.failure = error
+            }
+            self.group.leave()
+        }
+    }
+
+    /// Waits for the flush; its error, if it failed.
+    func wait() -> (any Error)? {
+        group.wait()
+        return failure
     }
 }

@@ -132,6 +132,48 @@ struct FaultInjectionTests {
         #expect(try reopened.readObject(afterwards)?.payload == [4])
     }
 
+    @Test("a large save whose flush fails leaves the handle's directory as it was before it")
+    func failedOverlappedFlushIsUndone() throws {
+        let fileSystem = FaultyFileSystem()
+        let options = StoreOptions(fileSystem: fileSystem)
+        let store = try LogStore.open(path: "/l.olog", options: options)
+        // Large enough that the key directory is updated while the flush runs.
+        let count = LogStore.overlappedSyncChanges + 100
+        var first = Transaction()
+        let keys = Array(store.allocateKeys(count))
+        for key in keys { first.put(key: key, entity: 1, payload: [1], isInsert: true) }
+        try store.commit(first)
+        let before = try snapshot(store)
+        let bytesBefore = store.liveRecordBytes
+        // Half updated (one moved to entity 2), a quarter deleted, as many new.
+        var second = Transaction()
+        for key in keys[..<(count / 2)] {
+            second.put(key: key, entity: key == keys[0] ? 2 : 1, payload: [2, 2], isInsert: false)
+        }
+        for key in keys[(count / 2)..<(3 * count / 4)] { second.delete(key: key, entity: 1) }
+        for key in store.allocateKeys(count / 4) {
+            second.put(key: key, entity: 1, payload: [3], isInsert: true)
+        }
+        fileSystem.fail(.sync, after: 1)
+        var ranWork = false
+        #expect(throws: StoreError.self) {
+            _ = try store.commit(second) { ranWork = true }
+        }
+        #expect(ranWork)
+        // Reads still work on the poisoned handle, and see the state before the failed save.
+        #expect(try snapshot(store) == before)
+        #expect(store.liveCount(entity: 1) == count && store.liveCount(entity: 2) == 0)
+        #expect(store.liveRecordBytes == bytesBefore)
+        let poisoned = #expect(throws: StoreError.self) { _ = try insert(store, 9) }
+        #expect(poisoned?.code == .poisoned)
+        try store.close()
+        // A reopen shows the acknowledged save (and the unsynced one only if it reached the
+        // disk whole).
+        let reopened = try LogStore.open(path: "/l.olog", options: options)
+        #expect(try reopened.readObject(keys[count - 1])?.payload == [1])
+        try reopened.close()
+    }
+
     @Test("a failed write is cut back, so the next save follows the last commit")
     func failedWriteIsCutBack() throws {
         let fileSystem = FaultyFileSystem()

@@ -321,14 +321,19 @@ public final class PersistentStoreCoordinator: Sendable {
                 guard !transaction.isEmpty else { return .success((nil, 0, 0, conflicts)) }
                 let info: CommitInfo
                 do {
-                    info = try store.commit(transaction)
+                    // The columns follow the saved values while a large save's flush runs.
+                    info = try store.commit(transaction) {
+                        updateColumns(with: transaction, state: &state)
+                    }
                 } catch {
+                    // They may hold the values of a save whose flush failed: they are built
+                    // again from the store when next needed.
+                    state.columns = [:]
                     return .failure(ObjectLogError(.store, "cannot commit the save: \(error)"))
                 }
                 state.hasStagedMetadata = false
                 state.stagedMetadata = [:]
                 applyUniqueness(uniqueChanges, state: &state)
-                updateColumns(with: transaction, state: &state)
                 // This process is the store's only writer and saves are serialised by this lock,
                 // so the log's end is the end of this transaction.
                 let (end, generation) = store.endAndGeneration
