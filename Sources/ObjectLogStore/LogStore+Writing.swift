@@ -70,8 +70,9 @@ extension LogStore {
     /// Commits of at least this many changes update the key directory while their flush runs.
     ///
     /// The flush then runs on another thread: at 100,000 changes the directory and column
-    /// updates took about as long as the flush, one after the other. Smaller commits flush on the calling thread (handing a flush to
-    /// another thread costs tens of microseconds, a fifth of a small durable save).
+    /// updates took about as long as the flush, one after the other. Smaller commits flush on
+    /// the calling thread (handing a flush to another thread costs tens of microseconds, a fifth
+    /// of a small durable save).
     static var overlappedSyncChanges: Int { 4_096 }
 
     /// Compacts when ``StoreOptions/autoCompactionThreshold`` says so; a failure leaves the
