@@ -1,4 +1,5 @@
 import Foundation
+import ObjectLogStore
 import TestSupport
 import Testing
 
@@ -149,6 +150,79 @@ struct AttributeColumnTests {
         }
         // Reopened, the columns are built again from the log.
         let container = try PersistentContainer(path: path, for: [Sample.self, Marker.self])
+        try Self.checkFetches(container)
+        try container.close()
+    }
+
+    @Test("batch updates keep the columns right, and take the values they set without reading")
+    func batchUpdatesKeepColumns() throws {
+        let directory = TemporaryDirectory()
+        let container = try PersistentContainer(
+            path: directory.path + "/batch.olog",
+            for: [Sample.self, Marker.self]
+        )
+        let writer = container.newContext()
+        var generator = SeededGenerator(seed: 11)
+        for _ in 0..<600 { Self.randomize(Sample(context: writer), &generator) }
+        try writer.save()
+        try Self.checkFetches(container)
+        let entity = try #require(container.model.entity(for: Sample.self))
+        let columns = try #require(container.coordinator.state.withLock { $0.columns[entity.tag] })
+        // Attributes with columns (a number, a string, a Bool) and none set at all.
+        let context = container.newContext()
+        let first = try context.execute(
+            BatchUpdateRequest<Sample>(
+                predicate: #Predicate { $0.value < 100 },
+                updates: [.set(\.value, to: 7), .set(\.label, to: "zeta"), .set(\.flag, to: true)]
+            )
+        )
+        #expect(first.updated.count > 100)
+        try Self.checkFetches(container)
+        let second = try context.execute(
+            BatchUpdateRequest<Sample>(
+                predicate: #Predicate { $0.flag == true },
+                updates: [.set(\.number, to: -3), .set(\.wide, to: Int64.max)]
+            )
+        )
+        #expect(second.updated.count > first.updated.count)
+        try Self.checkFetches(container)
+        // The same columns served throughout: the updates did not drop them.
+        #expect(container.coordinator.state.withLock { $0.columns[entity.tag] } === columns)
+
+        // A batch update whose objects changed before it committed: its records are what the
+        // columns must follow, not the values it set. Here its one put keeps the stored value
+        // while claiming to set `value` to 12,345, with the store's state from before a save.
+        let basis = container.coordinator.store.endAndGeneration
+        let changer = container.newContext()
+        let changed = try #require(try changer.fetch(FetchRequest<Sample>()).first)
+        changed.value = 55
+        try changer.save()
+        let key = changed.objectID.key
+        let record = try #require(try container.coordinator.store.readObject(key))
+        var transaction = Transaction()
+        transaction.put(key: key, entity: entity.tag, payload: record.payload, isInsert: false)
+        var claimed = PayloadWriter()
+        (12_345.0).encode(to: &claimed)
+        let valueIndex = try #require(entity.accessors.firstIndex { $0.name == "value" })
+        _ = try container.coordinator.commit(
+            transaction,
+            lockChecks: [],
+            uniqueChanges: [],
+            objectIDs: { ObjectID(entityName: entity.name, key: $0) },
+            policy: .overwrite,
+            columnChange: PersistentStoreCoordinator.BatchColumnChange(
+                encodings: [valueIndex: claimed.bytes],
+                basis: basis
+            )
+        )
+        let fetcher = container.newContext()
+        #expect(
+            try fetcher.count(FetchRequest<Sample>(predicate: #Predicate { $0.value == 55 })) >= 1
+        )
+        #expect(
+            try fetcher.count(FetchRequest<Sample>(predicate: #Predicate { $0.value == 12_345 }))
+                == 0
+        )
         try Self.checkFetches(container)
         try container.close()
     }

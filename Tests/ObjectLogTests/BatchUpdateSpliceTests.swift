@@ -188,6 +188,101 @@ struct BatchUpdateSpliceTests {
         try container.close()
     }
 
+    @Test("values of plain attributes read straight from their bytes splice as through a reader")
+    func bytesReadDirectlySpliceAlike() throws {
+        // Every plain attribute type, required and optional.
+        var shapes: [ValueShape] = []
+        for type in AttributeType.allCases {
+            for optional in [false, true] {
+                let json = """
+                    {"name": "p", "kind": "attribute", "type": "\(type.rawValue)",
+                     "isOptional": \(optional), "isUnique": false, "isExternal": false,
+                     "isToMany": false, "isOrdered": false, "minimumCount": 0, "maximumCount": 0}
+                    """
+                shapes.append(
+                    ValueShape(
+                        try JSONDecoder().decode(ModelSchema.Property.self, from: Data(json.utf8))
+                    )
+                )
+            }
+        }
+        var random = SeededGenerator(seed: 0xB17E5)
+        /// A value of the shape: valid bytes most of the time, sometimes a long varint (up to
+        /// ten bytes) or a presence byte of 2.
+        func value(of shape: ValueShape) -> [UInt8] {
+            var bytes: [UInt8] = []
+            if shape.isOptional, shape.type != .codable {
+                let presence = UInt8.random(in: 0...9, using: &random)
+                if presence == 0 { return [0] }
+                bytes.append(presence == 9 ? 2 : 1)
+            }
+            func varint() -> [UInt8] {
+                let length = Int.random(in: 1...10, using: &random)
+                return (0..<length).map { index in
+                    UInt8.random(in: 0...127, using: &random) | (index < length - 1 ? 0x80 : 0)
+                }
+            }
+            switch shape.type ?? .codable {
+            case .bool, .int8, .uint8: bytes.append(UInt8.random(in: 0...1, using: &random))
+            case .float: bytes += [1, 2, 3, 4]
+            case .double, .date: bytes += [1, 2, 3, 4, 5, 6, 7, 8]
+            case .uuid: bytes += Array(repeating: 9, count: 16)
+            case .string, .data, .url, .codable:
+                let count = Int.random(in: 0...20, using: &random)
+                bytes.append(UInt8(count))
+                bytes += Array(repeating: 0x61, count: count)
+            default: bytes += varint()
+            }
+            return bytes
+        }
+        func outcome(_ splice: BatchUpdateSplice, _ bytes: [UInt8]) -> String {
+            var transaction = Transaction()
+            var pieces = BatchUpdateSplice.Pieces()
+            return bytes.withUnsafeBytes { buffer in
+                do {
+                    try splice.put(buffer, key: 1, entity: 1, pieces: &pieces, into: &transaction)
+                    return "\(transaction.changes.map(\.payload))"
+                } catch {
+                    return "\(error)"
+                }
+            }
+        }
+        var compared = 0
+        var spliced = 0
+        for _ in 0..<300 {
+            let chosen = (0..<Int.random(in: 1...8, using: &random)).map { _ in
+                shapes[Int.random(in: 0..<shapes.count, using: &random)]
+            }
+            var replacements: [Int: [UInt8]] = [:]
+            for index in chosen.indices where Int.random(in: 0..<3, using: &random) == 0 {
+                replacements[index] = value(of: chosen[index])
+            }
+            let direct = BatchUpdateSplice(shapes: chosen, replacements: replacements)
+            let throughReader = BatchUpdateSplice(
+                shapes: chosen,
+                replacements: replacements,
+                readsBytesDirectly: false
+            )
+            for _ in 0..<20 {
+                var bytes = [UInt8(chosen.count)]
+                for shape in chosen { bytes += value(of: shape) }
+                // Cut short or lengthened now and then.
+                switch Int.random(in: 0..<6, using: &random) {
+                case 0: bytes.removeLast(Int.random(in: 0...bytes.count, using: &random))
+                case 1: bytes.append(0x55)
+                default: break
+                }
+                let expected = outcome(throughReader, bytes)
+                #expect(outcome(direct, bytes) == expected, "\(chosen), \(bytes)")
+                compared += 1
+                if expected.hasPrefix("[") { spliced += 1 }
+            }
+        }
+        #expect(compared == 6000)
+        // Both outcomes occur often: values spliced and values refused.
+        #expect(spliced > 1000 && spliced < 5500)
+    }
+
     @Test(
         "a batch update on several threads of values an older model wrote, lengthened by the mapping"
     )

@@ -71,6 +71,7 @@ struct CompiledSkipTests {
         }
         var random = SeededGenerator(seed: 0x5C1F)
         var compared = 0
+        var answered = 0
         for shape in shapes {
             let compiled = CompiledSkip(shape)
             for _ in 0..<400 {
@@ -86,9 +87,27 @@ struct CompiledSkipTests {
                 let expected = outcome(bytes) { try shape.skip(&$0) }
                 let found = outcome(bytes) { try compiled.skip(&$0) }
                 #expect(found == expected, "\(shape), \(bytes)")
+                // Straight from the bytes: the same end, or no answer (never a wrong one).
+                let direct = bytes.withUnsafeBytes { buffer -> String in
+                    var offset = 0
+                    guard let base = buffer.baseAddress,
+                        compiled.skip(base, buffer.count, &offset)
+                    else { return "none" }
+                    return "at \(offset)"
+                }
+                if direct != "none" {
+                    #expect(direct == expected, "\(shape), \(bytes)")
+                    answered += 1
+                } else {
+                    #expect(
+                        !compiled.isPlain || !expected.hasPrefix("at") || bytes.count > 8,
+                        "no answer for a value it can read: \(shape), \(bytes)"
+                    )
+                }
                 compared += 1
             }
         }
         #expect(compared == shapes.count * 400)
+        #expect(answered > compared / 4)
     }
 }

@@ -73,6 +73,9 @@ extension ManagedObjectContext {
         guard !replacements.isEmpty else { return ObjectChanges() }
         var fetched = FetchRequest<T>(predicate: request.predicate)
         fetched.includesSubentities = request.includesSubentities
+        // Taken before the objects are looked for: the columns can take the new values
+        // without reading the records only if nothing is committed after it.
+        let basis = store.endAndGeneration
         // The inherited attributes have the same indices in every entity of the hierarchy, so
         // the replacements hold for each; all their puts go into one transaction.
         var transaction: Transaction?
@@ -101,7 +104,11 @@ extension ManagedObjectContext {
             transaction,
             unique: unique,
             entity: entity,
-            changes: ObjectChanges(updated: updated)
+            changes: ObjectChanges(updated: updated),
+            columnChange: PersistentStoreCoordinator.BatchColumnChange(
+                encodings: replacements,
+                basis: basis
+            )
         )
     }
 
@@ -302,7 +309,8 @@ extension ManagedObjectContext {
         _ transaction: Transaction,
         unique: [PersistentStoreCoordinator.UniqueChange],
         entity: EntityDescription,
-        changes: ObjectChanges
+        changes: ObjectChanges,
+        columnChange: PersistentStoreCoordinator.BatchColumnChange? = nil
     ) throws(ObjectLogError) -> ObjectChanges {
         guard !transaction.isEmpty else { return changes }
         let (info, _, _, _) = try coordinator.commit(
@@ -310,7 +318,8 @@ extension ManagedObjectContext {
             lockChecks: [],
             uniqueChanges: unique,
             objectIDs: { ObjectID(entityName: entity.name, key: $0) },
-            policy: .overwrite
+            policy: .overwrite,
+            columnChange: columnChange
         )
         var changes = changes
         changes.transactionNumber = info?.number

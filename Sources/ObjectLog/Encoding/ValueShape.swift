@@ -277,4 +277,83 @@ struct CompiledSkip: Sendable {
         case .shape: try shape.skip(&reader)
         }
     }
+
+    /// Whether ``skip(_:_:_:)`` can move past this shape's values: every attribute but an
+    /// external-storage one.
+    var isPlain: Bool { kind != .shape }
+
+    /// Moves past one value at `offset` of the `end` bytes at `base`, as ``skip(_:)`` does, but
+    /// straight from the bytes; false where it cannot tell at once, and the caller then skips
+    /// the whole value through ``skip(_:)`` from its start (`offset` is left anywhere).
+    ///
+    /// It cannot tell where ``skip(_:)`` would throw (a value cut short, a presence byte other
+    /// than 0 or 1), for a varint of more than eight bytes (its value may overflow, which
+    /// ``skip(_:)`` decides), and for a shape that is not plain.
+    @inline(__always)
+    func skip(_ base: UnsafeRawPointer, _ end: Int, _ offset: inout Int) -> Bool {
+        if hasPresenceByte {
+            guard offset < end else { return false }
+            let presence = base.load(fromByteOffset: offset, as: UInt8.self)
+            offset += 1
+            if presence == 0 { return true }
+            guard presence == 1 else { return false }
+        }
+        switch kind {
+        case .byte:
+            guard offset < end else { return false }
+            offset += 1
+        case .varint:
+            // A varint's length is where the first byte without its high bit is.
+            if end - offset >= 8 {
+                let word = UInt64(
+                    littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                )
+                let ends = ~word & 0x8080_8080_8080_8080
+                guard ends != 0 else { return false }
+                offset += ends.trailingZeroBitCount >> 3 + 1
+            } else {
+                guard Self.varint(base, end, &offset) != nil else { return false }
+            }
+        case .fixed32:
+            guard end - offset >= 4 else { return false }
+            offset += 4
+        case .fixed64:
+            guard end - offset >= 8 else { return false }
+            offset += 8
+        case .uuid:
+            guard end - offset >= 16 else { return false }
+            offset += 16
+        case .lengthPrefixed:
+            guard let length = Self.varint(base, end, &offset), length <= UInt64(end - offset)
+            else { return false }
+            offset += Int(length)
+        case .shape:
+            return false
+        }
+        return true
+    }
+
+    /// Reads a varint of at most eight bytes at `offset` (nil for one cut short or longer),
+    /// which cannot overflow.
+    @inline(__always)
+    static func varint(_ base: UnsafeRawPointer, _ end: Int, _ offset: inout Int) -> UInt64? {
+        guard offset < end else { return nil }
+        let first = base.load(fromByteOffset: offset, as: UInt8.self)
+        if first < 0x80 {
+            offset += 1
+            return UInt64(first)
+        }
+        var result = UInt64(first & 0x7F)
+        var index = 1
+        while index < 8, offset + index < end {
+            let byte = base.load(fromByteOffset: offset + index, as: UInt8.self)
+            result |= UInt64(byte & 0x7F) << UInt64(7 * index)
+            index += 1
+            if byte < 0x80 {
+                offset += index
+                return result
+            }
+        }
+        return nil
+    }
 }

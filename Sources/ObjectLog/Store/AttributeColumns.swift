@@ -177,6 +177,44 @@ final class AttributeColumns: @unchecked Sendable {
         }
     }
 
+    /// Records a committed batch update of the objects of the puts `range` of `entries`, each
+    /// of which had a row: the attributes at the payload indices of `encodings` were set to
+    /// those encodings, and the others kept their values.
+    ///
+    /// Only the columns of set attributes change, without reading the records.
+    ///
+    /// - Returns: False if an encoding cannot be read or an object has no row; the columns
+    ///   must then be dropped.
+    func set(
+        _ encodings: [Int: [UInt8]],
+        of entries: UnsafeBufferPointer<Transaction.Entry>,
+        _ range: Range<Int>
+    ) -> Bool {
+        var changed: [(column: Column, value: UInt64, isOrdered: Bool)] = []
+        for (index, encoding) in encodings {
+            guard let column = columns[index] else { continue }
+            let decoded = encoding.withUnsafeBytes { bytes -> (UInt64, Bool)? in
+                var reader = PayloadReader(bytes)
+                guard let value = try? column.kind.columnValue(from: &reader),
+                    reader.offset == bytes.count
+                else { return nil }
+                return value
+            }
+            guard let (value, isOrdered) = decoded else { return false }
+            changed.append((column, value, isOrdered))
+        }
+        guard !changed.isEmpty else { return true }
+        for index in range {
+            guard let row = rows[entries[index].key],
+                present[row >> 6] & (1 << UInt64(row & 63)) != 0
+            else { return false }
+            for change in changed {
+                Self.store(change.value, isOrdered: change.isOrdered, in: change.column, row: row)
+            }
+        }
+        return true
+    }
+
     /// Records `count` committed values, the `index`th object's key and encoding given by
     /// `value(index)`, in order.
     @inline(__always)

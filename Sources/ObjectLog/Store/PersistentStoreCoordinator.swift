@@ -242,7 +242,19 @@ public final class PersistentStoreCoordinator: Sendable {
         var values: [[UInt8]]
     }
 
+    /// What a batch update changed, for the attribute columns: the new encodings of the
+    /// attributes it set (by payload index), which each of its puts sets while keeping every
+    /// other value as its record had it, and the store's end and generation before it looked
+    /// for its objects.
+    struct BatchColumnChange {
+        var encodings: [Int: [UInt8]]
+        var basis: (end: UInt64, generation: UInt64)
+    }
+
     /// Checks conflicts and uniqueness and commits, all under the lock.
+    ///
+    /// A batch update's `columnChange` lets the columns take its new values without reading
+    /// its records, when nothing was committed since it looked for its objects.
     ///
     /// - Returns: The commit (nil if nothing was written), the log's end after it, and the keys
     ///   of conflicting objects that the `.rollback` policy left out.
@@ -251,7 +263,8 @@ public final class PersistentStoreCoordinator: Sendable {
         lockChecks: [LockCheck],
         uniqueChanges: [UniqueChange],
         objectIDs: (ObjectKey) -> ObjectID,
-        policy: MergePolicy
+        policy: MergePolicy,
+        columnChange: BatchColumnChange? = nil
     ) throws(ObjectLogError) -> (
         CommitInfo?, endOffset: UInt64, generation: UInt64, conflicts: [ObjectKey]
     ) {
@@ -319,11 +332,20 @@ public final class PersistentStoreCoordinator: Sendable {
                 }
                 if state.hasStagedMetadata { transaction.metadata = state.stagedMetadata }
                 guard !transaction.isEmpty else { return .success((nil, 0, 0, conflicts)) }
+                // A batch update's records hold the values it found, which a commit since then
+                // may have changed: the columns then read them as any save's.
+                let setValues = columnChange.flatMap {
+                    store.endAndGeneration == $0.basis ? $0.encodings : nil
+                }
                 let info: CommitInfo
                 do {
                     // The columns follow the saved values while a large save's flush runs.
                     info = try store.commit(transaction) {
-                        updateColumns(with: transaction, state: &state)
+                        if let setValues {
+                            updateColumns(setting: setValues, by: transaction, state: &state)
+                        } else {
+                            updateColumns(with: transaction, state: &state)
+                        }
                     }
                 } catch {
                     // They may hold the values of a save whose flush failed: they are built
@@ -407,6 +429,30 @@ public final class PersistentStoreCoordinator: Sendable {
                     }
                     if !keeps { state.columns[tag] = nil }
                 }
+            }
+        }
+    }
+
+    /// Brings the columns up to date with a committed batch update, whose puts (of objects
+    /// live before it) set the attributes of `encodings` and keep the others.
+    private func updateColumns(
+        setting encodings: [Int: [UInt8]],
+        by transaction: Transaction,
+        state: inout State
+    ) {
+        guard !state.columns.isEmpty else { return }
+        transaction.entries.withUnsafeBufferPointer { entries in
+            var index = 0
+            while index < entries.count {
+                let tag = entries[index].entity
+                var end = index + 1
+                while end < entries.count, entries[end].entity == tag { end += 1 }
+                if let columns = state.columns[tag],
+                    !columns.set(encodings, of: entries, index..<end)
+                {
+                    state.columns[tag] = nil
+                }
+                index = end
             }
         }
     }
