@@ -290,9 +290,14 @@ extension LogStore {
         var counts = self.entityCounts
         var recordBytes = self.liveRecordBytes
         let (countsBefore, recordBytesBefore) = (counts, recordBytes)
-        // The old location of each key changed, while the flush may still fail.
+        // The old location of each key changed, while the flush may still fail: of the framed
+        // puts in their order (16 bytes each, their keys are the entries'), then of the rest.
+        var undoFramed: [PreviousLocation] = []
         var undo: [(key: ObjectKey, location: RecordLocation?)] = []
-        if flush != nil { undo.reserveCapacity(entries.count) }
+        if flush != nil {
+            undoFramed.reserveCapacity(writesFramedPuts ? entries.count : 0)
+            undo.reserveCapacity(written.count)
+        }
         self.live = KeyDirectory()
         // Grown once, not doubled (and rehashed) again and again while a bulk save's keys go in.
         // Only inserts add keys: reserving for every put made a save that updates a tenth of a
@@ -311,7 +316,7 @@ extension LogStore {
                         length: entries[index].recordLength
                     )
                     let old = live.updateValue(location, forKey: entries[index].key)
-                    if flush != nil { undo.append((entries[index].key, old)) }
+                    if flush != nil { undoFramed.append(PreviousLocation(old)) }
                     // An update within its entity leaves the counts as they are.
                     if old?.entity != location.entity {
                         if let old { counts.add(old.entity, -1) }
@@ -345,6 +350,16 @@ extension LogStore {
                     live.removeValue(forKey: key)
                 }
             }
+            // In reverse, so that a key put twice gets back its location from before both.
+            var previous = undoFramed.count
+            for entry in entries.reversed() where !entry.isDelete && previous > 0 {
+                previous -= 1
+                if let old = undoFramed[previous].location {
+                    live.updateValue(old, forKey: entry.key)
+                } else {
+                    live.removeValue(forKey: entry.key)
+                }
+            }
             self.live = live
             (self.entityCounts, self.liveRecordBytes) = (countsBefore, recordBytesBefore)
             isPoisoned = true
@@ -369,6 +384,25 @@ extension LogStore {
             updated: Int(updated),
             deleted: Int(deleted)
         )
+    }
+}
+
+/// A key's location before a commit, or none, in 16 bytes (a `RecordLocation?` takes 24,
+/// and a large commit keeps one for each of its puts while its flush runs).
+private struct PreviousLocation {
+    private var offset: UInt64
+    /// 0 for no location: no record is empty.
+    private var length: UInt32
+    private var entity: EntityTag
+
+    init(_ location: RecordLocation?) {
+        offset = location?.offset ?? 0
+        length = location?.length ?? 0
+        entity = location?.entity ?? 0
+    }
+
+    var location: RecordLocation? {
+        length == 0 ? nil : RecordLocation(entity: entity, offset: offset, length: length)
     }
 }
 

@@ -132,8 +132,11 @@ struct FaultInjectionTests {
         #expect(try reopened.readObject(afterwards)?.payload == [4])
     }
 
-    @Test("a large save whose flush fails leaves the handle's directory as it was before it")
-    func failedOverlappedFlushIsUndone() throws {
+    @Test(
+        "a large save whose flush fails leaves the handle's directory as it was before it",
+        arguments: [false, true]
+    )
+    func failedOverlappedFlushIsUndone(putsFirst: Bool) throws {
         let fileSystem = FaultyFileSystem()
         let options = StoreOptions(fileSystem: fileSystem)
         let store = try LogStore.open(path: "/l.olog", options: options)
@@ -145,14 +148,23 @@ struct FaultInjectionTests {
         try store.commit(first)
         let before = try snapshot(store)
         let bytesBefore = store.liveRecordBytes
-        // Half updated (one moved to entity 2), a quarter deleted, as many new.
+        // Half updated (one moved to entity 2, one put twice), a quarter deleted, as many new.
+        // With every put ahead of the deletes, the puts keep the transaction's framing (the
+        // directory's old locations are then kept apart from those of the deletes).
         var second = Transaction()
         for key in keys[..<(count / 2)] {
             second.put(key: key, entity: key == keys[0] ? 2 : 1, payload: [2, 2], isInsert: false)
         }
-        for key in keys[(count / 2)..<(3 * count / 4)] { second.delete(key: key, entity: 1) }
+        second.put(key: keys[1], entity: 1, payload: [2, 2, 2], isInsert: false)
+        let deletes = keys[(count / 2)..<(3 * count / 4)]
+        if !putsFirst {
+            for key in deletes { second.delete(key: key, entity: 1) }
+        }
         for key in store.allocateKeys(count / 4) {
             second.put(key: key, entity: 1, payload: [3], isInsert: true)
+        }
+        if putsFirst {
+            for key in deletes { second.delete(key: key, entity: 1) }
         }
         fileSystem.fail(.sync, after: 1)
         var ranWork = false
