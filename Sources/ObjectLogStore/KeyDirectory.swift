@@ -31,7 +31,7 @@ package struct KeyDirectory {
     }
 
     /// The location of key `index + 1` in a dense directory; `isLive` false for no key.
-    private struct DenseSlot {
+    fileprivate struct DenseSlot {
         var offset: UInt64 = 0
         var length: UInt32 = 0
         var entity: EntityTag = 0
@@ -396,6 +396,70 @@ package struct KeyDirectory {
             return dense.slots[Int(key &- 1)].isLive ? key : 0
         }
         return storage.slots[home(key)].key
+    }
+
+    /// A dense directory's slots, for a run of updates of keys it has room for.
+    package struct DenseUpdate {
+        fileprivate let slots: UnsafeMutablePointer<DenseSlot>
+        fileprivate let capacity: Int
+        fileprivate var added = 0
+        fileprivate var highest: ObjectKey = 0
+
+        /// Asks the processor for the memory of `key`'s slot (see ``KeyDirectory/prefetch(_:)``).
+        @inline(__always)
+        package func prefetch(_ key: ObjectKey) {
+            guard key &- 1 < UInt64(capacity) else { return }
+            objectlog_prefetch_for_write(slots + Int(key &- 1))
+        }
+
+        /// Sets `key`'s location; returns the previous one.
+        ///
+        /// - Precondition: `key` is one of those the update was made for.
+        @inline(__always)
+        package mutating func updateValue(
+            _ location: RecordLocation,
+            forKey key: ObjectKey
+        ) -> RecordLocation? {
+            precondition(key &- 1 < UInt64(capacity), "key \(key) is beyond the dense update")
+            let slot = slots + Int(key &- 1)
+            let old = slot.pointee
+            slot.pointee = DenseSlot(
+                offset: location.offset,
+                length: location.length,
+                entity: location.entity,
+                isLive: true
+            )
+            if key > highest { highest = key }
+            if old.isLive {
+                return RecordLocation(entity: old.entity, offset: old.offset, length: old.length)
+            }
+            added += 1
+            return nil
+        }
+    }
+
+    /// Runs `body` with the slots of a dense directory that has room for keys 1 through
+    /// `highest`, made this directory's own.
+    ///
+    /// A commit's updates then skip the checks ``updateValue(_:forKey:)`` makes for each key.
+    /// - Returns: False, without running `body`, for a hash table or a dense directory without
+    ///   that room.
+    @inline(__always)
+    package mutating func updatingDense(
+        through highest: ObjectKey,
+        _ body: (inout DenseUpdate) -> Void
+    ) -> Bool {
+        guard highest > 0, let capacity = dense?.capacity, highest <= UInt64(capacity) else {
+            return false
+        }
+        // No local reference to the array here: it would make the array look shared.
+        if !isKnownUniquelyReferenced(&dense) { copyDense(toCapacity: capacity) }
+        guard let slots = dense?.slots else { return false }
+        var update = DenseUpdate(slots: slots, capacity: Int(highest))
+        body(&update)
+        count += update.added
+        highestKey = max(highestKey, update.highest)
+        return true
     }
 
     /// Sets `key`'s location; returns the previous one.

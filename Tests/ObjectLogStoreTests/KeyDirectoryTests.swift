@@ -126,6 +126,52 @@ struct KeyDirectoryTests {
         #expect(directory.count == 1_001)
     }
 
+    @Test("a run of dense updates sets what updateValue sets, and only where there is room")
+    func denseUpdates() {
+        var random = SeededGenerator(seed: 0xDE45E)
+        var directory = KeyDirectory(minimumCapacity: 1_000)
+        var model = KeyDirectory(minimumCapacity: 1_000)
+        for key in stride(from: 1, through: 800, by: 2) as StrideThrough<ObjectKey> {
+            directory.updateValue(location(key), forKey: key)
+            model.updateValue(location(key), forKey: key)
+        }
+        let shared = directory
+        // Updates of live keys and new ones, some twice, up to the directory's room.
+        let keys = (0..<2_000).map { _ in ObjectKey.random(in: 1...1_000, using: &random) }
+        var returned: [RecordLocation?] = []
+        let updated = directory.updatingDense(through: keys.max()!) { dense in
+            for (index, key) in keys.enumerated() {
+                dense.prefetch(key)
+                returned.append(
+                    dense.updateValue(
+                        RecordLocation(entity: 2, offset: UInt64(index), length: 9),
+                        forKey: key
+                    )
+                )
+            }
+        }
+        #expect(updated)
+        var expected: [RecordLocation?] = []
+        for (index, key) in keys.enumerated() {
+            expected.append(
+                model.updateValue(
+                    RecordLocation(entity: 2, offset: UInt64(index), length: 9),
+                    forKey: key
+                )
+            )
+        }
+        #expect(returned == expected)
+        #expect(directory.count == model.count)
+        #expect(directory.sortedEntries().elementsEqual(model.sortedEntries()) { $0 == $1 })
+        // The copy taken before is untouched, and keys past the room are left to updateValue.
+        #expect(shared.count == 400 && shared[2] == nil && shared[1] == location(1))
+        #expect(!directory.updatingDense(through: ObjectKey(directory.capacity + 1)) { _ in })
+        var hashed = KeyDirectory(minimumCapacity: 16)
+        hashed.updateValue(location(1 << 40), forKey: 1 << 40)
+        #expect(!hashed.isDense)
+        #expect(!hashed.updatingDense(through: 1) { _ in })
+    }
+
     @Test("removing most keys of a large dense directory keeps the rest in a hash table")
     func removalsTurnHashed() {
         var directory = KeyDirectory(minimumCapacity: 100_000)
