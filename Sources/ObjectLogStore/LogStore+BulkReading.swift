@@ -70,7 +70,8 @@ extension LogStore {
                     file: plan.file,
                     end: plan.end,
                     layout: plan.layout,
-                    upgrade: plan.upgrade
+                    upgrade: plan.upgrade,
+                    generation: plan.generation
                 )
         }
     }
@@ -110,7 +111,8 @@ extension LogStore {
                 file: self.file,
                 end: endOffset,
                 layout: header.layout,
-                upgrade: activeUpgrade
+                upgrade: activeUpgrade,
+                generation: header.generation
             )
         }
     }
@@ -198,7 +200,8 @@ extension LogStore {
                 file: file,
                 end: endOffset,
                 layout: header.layout,
-                upgrade: activeUpgrade
+                upgrade: activeUpgrade,
+                generation: header.generation
             )
         }
     }
@@ -214,6 +217,8 @@ extension LogStore {
         fileprivate let layout: RecordLayout
         /// The translation of older records, taken with the file it applies to.
         fileprivate let upgrade: ActiveUpgrade?
+        /// The generation of the file the records' offsets are in.
+        package let generation: UInt64
 
         fileprivate init(
             items: [Item],
@@ -221,7 +226,8 @@ extension LogStore {
             file: any StoreFile,
             end: UInt64,
             layout: RecordLayout,
-            upgrade: ActiveUpgrade?
+            upgrade: ActiveUpgrade?,
+            generation: UInt64
         ) {
             self.allItems = items
             self.range = range
@@ -229,6 +235,7 @@ extension LogStore {
             self.end = end
             self.layout = layout
             self.upgrade = upgrade
+            self.generation = generation
         }
 
         fileprivate var items: ArraySlice<Item> { allItems[range] }
@@ -241,6 +248,11 @@ extension LogStore {
 
         /// The keys of the records, in the plan's order.
         package var keys: [ObjectKey] { items.map(\.key) }
+
+        /// Each record's key and offset (in the file of ``generation``), in the plan's order.
+        package var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] {
+            items.map { ($0.key, $0.offset) }
+        }
     }
 
     /// Calls `body` with each object of `plan`, checking each record's checksum.

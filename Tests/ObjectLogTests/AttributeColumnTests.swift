@@ -189,32 +189,56 @@ struct AttributeColumnTests {
         // The same columns served throughout: the updates did not drop them.
         #expect(container.coordinator.state.withLock { $0.columns[entity.tag] } === columns)
 
-        // A batch update whose objects changed before it committed: its records are what the
-        // columns must follow, not the values it set. Here its one put keeps the stored value
-        // while claiming to set `value` to 12,345, with the store's state from before a save.
-        let basis = container.coordinator.store.endAndGeneration
+        // A batch update committed after another save: its records are what the columns must
+        // follow, not the values it set. Here its one put keeps the stored value while claiming
+        // to set `value` to 12,345, with the store's state from before a save.
+        let store = container.coordinator.store
+        let basis = store.endAndGeneration
         let changer = container.newContext()
         let changed = try #require(try changer.fetch(FetchRequest<Sample>()).first)
+        let key = changed.objectID.key
+        let before = try #require(store.recordOffsetsAndGeneration(of: [key]).offsets.first ?? nil)
         changed.value = 55
         try changer.save()
-        let key = changed.objectID.key
-        let record = try #require(try container.coordinator.store.readObject(key))
+        let (offsets, generation) = store.recordOffsetsAndGeneration(of: [key])
+        let after = try #require(offsets.first ?? nil)
+        let record = try #require(try store.readObject(key))
         var transaction = Transaction()
         transaction.put(key: key, entity: entity.tag, payload: record.payload, isInsert: false)
         var claimed = PayloadWriter()
         (12_345.0).encode(to: &claimed)
         let valueIndex = try #require(entity.accessors.firstIndex { $0.name == "value" })
-        _ = try container.coordinator.commit(
-            transaction,
-            lockChecks: [],
-            uniqueChanges: [],
-            objectIDs: { ObjectID(entityName: entity.name, key: $0) },
-            policy: .overwrite,
-            columnChange: PersistentStoreCoordinator.BatchColumnChange(
-                encodings: [valueIndex: claimed.bytes],
-                basis: basis
+        func commit(expecting offset: UInt64) throws {
+            _ = try container.coordinator.commit(
+                transaction,
+                lockChecks: [],
+                uniqueChanges: [],
+                objectIDs: { ObjectID(entityName: entity.name, key: $0) },
+                policy: .overwrite,
+                batchUpdate: PersistentStoreCoordinator.BatchUpdateBasis(
+                    basis: basis,
+                    lockChecks: {
+                        [
+                            PersistentStoreCoordinator.LockCheck(
+                                key: key,
+                                expectedOffset: offset,
+                                offsetBound: 0,
+                                generation: UInt32(truncatingIfNeeded: generation)
+                            )
+                        ]
+                    },
+                    encodings: [valueIndex: claimed.bytes]
+                )
             )
-        )
+        }
+        // Read before the save: refused, and nothing written.
+        let end = store.endAndGeneration
+        let refused = #expect(throws: ObjectLogError.self) { try commit(expecting: before) }
+        #expect(refused?.code == .conflict)
+        #expect(store.endAndGeneration == end)
+        // Read after it: committed, and the columns read its record.
+        try commit(expecting: after)
+        #expect(store.endAndGeneration != end)
         let fetcher = container.newContext()
         #expect(
             try fetcher.count(FetchRequest<Sample>(predicate: #Predicate { $0.value == 55 })) >= 1

@@ -17,6 +17,9 @@ struct ContextTuning {
     /// The least number of objects a batch update rewrites on two threads (see
     /// `BatchUpdateSplice`).
     var parallelBatchThreshold = 16_384
+    /// Run by a batch update between reading its objects and committing their new records:
+    /// tests save there, as another context could.
+    var beforeBatchUpdateCommit: (() -> Void)?
     /// The least number of objects found through the attribute columns for which a fetch or a
     /// batch request lists and locates them on two threads (see `keysInParallel`).
     var parallelPlanThreshold = 32_768

@@ -58,12 +58,17 @@ extension ManagedObjectContext {
 
     /// Sets the request's attribute values on every saved object that matches its predicate.
     ///
+    /// The objects' records are read, and written again with the new values in place, in one
+    /// transaction. If a save changes any of them in between, the update looks for its objects
+    /// and reads them again, so that it overwrites nothing that save wrote.
+    ///
     /// - Returns: The objects updated.
     /// - Throws: ``ObjectLogError/Code/invalidArgument`` for an update of something that is
     ///   not a stored attribute, or of an external-storage attribute;
     ///   ``ObjectLogError/Code/uniqueness`` when the new values break a uniqueness constraint
-    ///   (nothing is written); ``ObjectLogError/Code/entityNotInModel``;
-    ///   ``ObjectLogError/Code/store``.
+    ///   (nothing is written); ``ObjectLogError/Code/conflict`` when saves changed its objects
+    ///   every time it ran (four times; nothing is written);
+    ///   ``ObjectLogError/Code/entityNotInModel``; ``ObjectLogError/Code/store``.
     @discardableResult
     public func execute<T: ManagedObject>(
         _ request: BatchUpdateRequest<T>
@@ -73,14 +78,50 @@ extension ManagedObjectContext {
         guard !replacements.isEmpty else { return ObjectChanges() }
         var fetched = FetchRequest<T>(predicate: request.predicate)
         fetched.includesSubentities = request.includesSubentities
-        // Taken before the objects are looked for: the columns can take the new values
-        // without reading the records only if nothing is committed after it.
+        var attempt = 1
+        while true {
+            do throws(ObjectLogError) {
+                return try updateOnce(
+                    request,
+                    fetched,
+                    entity: entity,
+                    replacements: replacements
+                )
+            } catch  where error.code == .conflict {
+                // A save changed some of the objects while the update ran: it looks for them
+                // and reads them again.
+                guard attempt < Self.batchUpdateAttempts else {
+                    throw ObjectLogError(
+                        .conflict,
+                        "the objects of a batch update of \(entity.name) changed while it ran, "
+                            + "\(attempt) times; nothing was written",
+                        objectID: error.objectID
+                    )
+                }
+                attempt += 1
+            }
+        }
+    }
+
+    /// How many times a batch update runs when saves keep changing its objects meanwhile.
+    static var batchUpdateAttempts: Int { 4 }
+
+    /// One run of a batch update: looks for the objects, splices their new records and commits
+    /// them, unless a save changed any of them since they were read.
+    private func updateOnce<T: ManagedObject>(
+        _ request: BatchUpdateRequest<T>,
+        _ fetched: FetchRequest<T>,
+        entity: EntityDescription,
+        replacements: [Int: [UInt8]]
+    ) throws(ObjectLogError) -> ObjectChanges {
+        // Taken before the objects are looked for: a commit after it may have changed them.
         let basis = store.endAndGeneration
         // The inherited attributes have the same indices in every entity of the hierarchy, so
         // the replacements hold for each; all their puts go into one transaction.
         var transaction: Transaction?
         var unique: [PersistentStoreCoordinator.UniqueChange] = []
         var updated: [ObjectID] = []
+        var plans: [LogStore.ReadPlan] = []
         for member in try fetchedEntities(fetched) {
             guard
                 let part = try spliceUpdate(
@@ -95,19 +136,34 @@ extension ManagedObjectContext {
             } else {
                 transaction?.append(putsOf: part.transaction)
             }
+            plans.append(part.plan)
             let name = member.name
-            let ids = part.keys.map { ObjectID(entityName: name, key: $0) }
+            let ids = part.plan.keys.map { ObjectID(entityName: name, key: $0) }
             if updated.isEmpty { updated = ids } else { updated += ids }
         }
         guard let transaction else { return ObjectChanges() }
+        tuning.beforeBatchUpdateCommit?()
         return try commitBatch(
             transaction,
             unique: unique,
             entity: entity,
             changes: ObjectChanges(updated: updated),
-            columnChange: PersistentStoreCoordinator.BatchColumnChange(
-                encodings: replacements,
-                basis: basis
+            batchUpdate: PersistentStoreCoordinator.BatchUpdateBasis(
+                basis: basis,
+                lockChecks: {
+                    plans.flatMap { plan in
+                        let generation = UInt32(truncatingIfNeeded: plan.generation)
+                        return plan.keysAndOffsets.map {
+                            PersistentStoreCoordinator.LockCheck(
+                                key: $0.key,
+                                expectedOffset: $0.offset,
+                                offsetBound: 0,
+                                generation: generation
+                            )
+                        }
+                    }
+                },
+                encodings: replacements
             )
         )
     }
@@ -148,7 +204,7 @@ extension ManagedObjectContext {
     }
 
     /// The puts of a batch update for the saved objects of one entity, `T`'s or a
-    /// subentity's, and their keys; nil when none match.
+    /// subentity's, and the plan they were read by; nil when none match.
     ///
     /// The uniqueness changes to check are added to `unique`.
     private func spliceUpdate<T: ManagedObject>(
@@ -156,10 +212,9 @@ extension ManagedObjectContext {
         entity: EntityDescription,
         replacements: [Int: [UInt8]],
         unique: inout [PersistentStoreCoordinator.UniqueChange]
-    ) throws(ObjectLogError) -> (transaction: Transaction, keys: [ObjectKey])? {
+    ) throws(ObjectLogError) -> (transaction: Transaction, plan: LogStore.ReadPlan)? {
         let plan = try savedObjects(of: T.self, entity: entity, matching: request.predicate)
-        let keys = plan.keys
-        guard !keys.isEmpty else { return nil }
+        guard plan.count > 0 else { return nil }
         let splice = BatchUpdateSplice(
             shapes: entity.schema.properties.map(ValueShape.init),
             replacements: replacements
@@ -200,7 +255,7 @@ extension ManagedObjectContext {
         } catch {
             throw ObjectLogError(.store, "cannot read the objects to update: \(error)")
         }
-        return (transaction, keys)
+        return (transaction, plan)
     }
 
     /// Inserts the request's objects into the store.
@@ -310,7 +365,7 @@ extension ManagedObjectContext {
         unique: [PersistentStoreCoordinator.UniqueChange],
         entity: EntityDescription,
         changes: ObjectChanges,
-        columnChange: PersistentStoreCoordinator.BatchColumnChange? = nil
+        batchUpdate: PersistentStoreCoordinator.BatchUpdateBasis? = nil
     ) throws(ObjectLogError) -> ObjectChanges {
         guard !transaction.isEmpty else { return changes }
         let (info, _, _, _) = try coordinator.commit(
@@ -319,7 +374,7 @@ extension ManagedObjectContext {
             uniqueChanges: unique,
             objectIDs: { ObjectID(entityName: entity.name, key: $0) },
             policy: .overwrite,
-            columnChange: columnChange
+            batchUpdate: batchUpdate
         )
         var changes = changes
         changes.transactionNumber = info?.number

@@ -242,19 +242,24 @@ public final class PersistentStoreCoordinator: Sendable {
         var values: [[UInt8]]
     }
 
-    /// What a batch update changed, for the attribute columns: the new encodings of the
-    /// attributes it set (by payload index), which each of its puts sets while keeping every
-    /// other value as its record had it, and the store's end and generation before it looked
-    /// for its objects.
-    struct BatchColumnChange {
-        var encodings: [Int: [UInt8]]
+    /// What a batch update's commit rests on: the store's end and generation before it looked
+    /// for its objects, where it found their records, and the new encodings of the attributes
+    /// it set (by payload index), which each of its puts sets while keeping every other value
+    /// as its record had it.
+    struct BatchUpdateBasis {
         var basis: (end: UInt64, generation: UInt64)
+        /// A check of each object's record against the one the update read (made only when
+        /// something was committed since `basis`).
+        var lockChecks: () -> [LockCheck]
+        var encodings: [Int: [UInt8]]
     }
 
     /// Checks conflicts and uniqueness and commits, all under the lock.
     ///
-    /// A batch update's `columnChange` lets the columns take its new values without reading
-    /// its records, when nothing was committed since it looked for its objects.
+    /// A batch update's records hold the values it found: its `batchUpdate` basis makes the
+    /// commit fail with ``ObjectLogError/Code/conflict`` if any of its objects changed since it
+    /// read them (a save meanwhile would be overwritten), and, when nothing at all was
+    /// committed since, lets the columns take its new values without reading its records.
     ///
     /// - Returns: The commit (nil if nothing was written), the log's end after it, and the keys
     ///   of conflicting objects that the `.rollback` policy left out.
@@ -264,7 +269,7 @@ public final class PersistentStoreCoordinator: Sendable {
         uniqueChanges: [UniqueChange],
         objectIDs: (ObjectKey) -> ObjectID,
         policy: MergePolicy,
-        columnChange: BatchColumnChange? = nil
+        batchUpdate: BatchUpdateBasis? = nil
     ) throws(ObjectLogError) -> (
         CommitInfo?, endOffset: UInt64, generation: UInt64, conflicts: [ObjectKey]
     ) {
@@ -272,6 +277,17 @@ public final class PersistentStoreCoordinator: Sendable {
             state
             .withLock {
                 state in
+                var lockChecks = lockChecks
+                var policy = policy
+                var setValues: [Int: [UInt8]]?
+                if let batchUpdate {
+                    if store.endAndGeneration == batchUpdate.basis {
+                        setValues = batchUpdate.encodings
+                    } else {
+                        lockChecks = batchUpdate.lockChecks()
+                        policy = .error
+                    }
+                }
                 var conflicts: [ObjectKey] = []
                 if policy != .overwrite, !lockChecks.isEmpty {
                     // Every record offset in one round trip to the store's lock.
@@ -332,11 +348,6 @@ public final class PersistentStoreCoordinator: Sendable {
                 }
                 if state.hasStagedMetadata { transaction.metadata = state.stagedMetadata }
                 guard !transaction.isEmpty else { return .success((nil, 0, 0, conflicts)) }
-                // A batch update's records hold the values it found, which a commit since then
-                // may have changed: the columns then read them as any save's.
-                let setValues = columnChange.flatMap {
-                    store.endAndGeneration == $0.basis ? $0.encodings : nil
-                }
                 let info: CommitInfo
                 do {
                     // The columns follow the saved values while a large save's flush runs.
