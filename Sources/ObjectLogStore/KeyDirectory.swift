@@ -36,6 +36,27 @@ package struct KeyDirectory {
         var length: UInt32 = 0
         var entity: EntityTag = 0
         var isLive = false
+
+        /// The location the slot holds, if any.
+        var location: RecordLocation? {
+            isLive ? RecordLocation(entity: entity, offset: offset, length: length) : nil
+        }
+
+        /// Puts `location` in the slot at `slot`; returns what the slot was.
+        @inline(__always)
+        static func exchange(
+            _ slot: UnsafeMutablePointer<DenseSlot>,
+            for location: RecordLocation
+        ) -> DenseSlot {
+            let old = slot.pointee
+            slot.pointee = DenseSlot(
+                offset: location.offset,
+                length: location.length,
+                entity: location.entity,
+                isLive: true
+            )
+            return old
+        }
     }
 
     /// `capacity` slots in zeroed memory, which is all slots empty for both kinds of slot
@@ -198,10 +219,7 @@ package struct KeyDirectory {
     package subscript(key: ObjectKey) -> RecordLocation? {
         if let dense {
             guard key &- 1 < UInt64(dense.capacity) else { return nil }
-            let slot = dense.slots[Int(key &- 1)]
-            return slot.isLive
-                ? RecordLocation(entity: slot.entity, offset: slot.offset, length: slot.length)
-                : nil
+            return dense.slots[Int(key &- 1)].location
         }
         let slots = storage.slots
         var index = home(key)
@@ -310,20 +328,10 @@ package struct KeyDirectory {
         forKey key: ObjectKey
     ) -> RecordLocation? {
         guard let dense else { return nil }
-        let slot = dense.slots + Int(key - 1)
-        let old = slot.pointee
-        slot.pointee = DenseSlot(
-            offset: location.offset,
-            length: location.length,
-            entity: location.entity,
-            isLive: true
-        )
+        let old = DenseSlot.exchange(dense.slots + Int(key - 1), for: location)
         if key > highestKey { highestKey = key }
-        if old.isLive {
-            return RecordLocation(entity: old.entity, offset: old.offset, length: old.length)
-        }
-        count += 1
-        return nil
+        if !old.isLive { count += 1 }
+        return old.location
     }
 
     /// Makes the storage this directory's own, with room for one more key.
@@ -421,20 +429,10 @@ package struct KeyDirectory {
             forKey key: ObjectKey
         ) -> RecordLocation? {
             precondition(key &- 1 < UInt64(capacity), "key \(key) is beyond the dense update")
-            let slot = slots + Int(key &- 1)
-            let old = slot.pointee
-            slot.pointee = DenseSlot(
-                offset: location.offset,
-                length: location.length,
-                entity: location.entity,
-                isLive: true
-            )
+            let old = DenseSlot.exchange(slots + Int(key &- 1), for: location)
             if key > highest { highest = key }
-            if old.isLive {
-                return RecordLocation(entity: old.entity, offset: old.offset, length: old.length)
-            }
-            added += 1
-            return nil
+            if !old.isLive { added += 1 }
+            return old.location
         }
     }
 

@@ -39,29 +39,43 @@ struct BatchUpdateConcurrencyTests {
         }
     }
 
-    @Test("a save in between is kept: the update reads the objects again and sets both")
-    func saveInBetweenIsKept() throws {
-        let directory = TemporaryDirectory()
-        let container = try cells(directory)
-        let context = container.newContext()
-        var runs = 0
-        context.tuning.beforeBatchUpdateCommit = {
-            runs += 1
-            if runs == 1 { moveCell(valued: 95, in: container) }
-        }
-        let result = try context.execute(
+    /// Sets `value` to -1 on the cells from 90 up through `context`, running `saving` between
+    /// each run's reading of the cells and its commit.
+    func updateNineties(
+        in context: ManagedObjectContext,
+        between saving: @escaping () -> Void
+    ) throws -> ObjectChanges {
+        context.tuning.beforeBatchUpdateCommit = saving
+        return try context.execute(
             BatchUpdateRequest<Cell>(
                 predicate: #Predicate { $0.value >= 90 },
                 updates: [.set(\.value, to: -1)]
             )
         )
+    }
+
+    /// How many cells of `container` match `predicate`, counted in a new context.
+    func count(_ container: PersistentContainer, _ predicate: Predicate<Cell>) throws -> Int {
+        try container.newContext().count(FetchRequest<Cell>(predicate: predicate))
+    }
+
+    @Test("a save in between is kept: the update reads the objects again and sets both")
+    func saveInBetweenIsKept() throws {
+        let directory = TemporaryDirectory()
+        let container = try cells(directory)
+        var runs = 0
+        let result = try updateNineties(in: container.newContext()) {
+            runs += 1
+            if runs == 1 { moveCell(valued: 95, in: container) }
+        }
         #expect(runs == 2, "the update ran again after the save")
         #expect(result.updated.count == 10)
-        let check = container.newContext()
-        let moved = try check.fetch(FetchRequest<Cell>(predicate: #Predicate { $0.column >= 100 }))
+        let moved = try container.newContext().fetch(
+            FetchRequest<Cell>(predicate: #Predicate { $0.column >= 100 })
+        )
         #expect(moved.count == 1)
         #expect(moved.first?.value == -1, "the save's column and the update's value both hold")
-        #expect(try check.count(FetchRequest<Cell>(predicate: #Predicate { $0.value == -1 })) == 10)
+        #expect(try count(container, #Predicate { $0.value == -1 }) == 10)
         try container.close()
     }
 
@@ -69,25 +83,15 @@ struct BatchUpdateConcurrencyTests {
     func unrelatedSaveInBetween() throws {
         let directory = TemporaryDirectory()
         let container = try cells(directory)
-        let context = container.newContext()
         var runs = 0
-        context.tuning.beforeBatchUpdateCommit = {
+        let result = try updateNineties(in: container.newContext()) {
             runs += 1
             if runs == 1 { moveCell(valued: 5, in: container) }
         }
-        let result = try context.execute(
-            BatchUpdateRequest<Cell>(
-                predicate: #Predicate { $0.value >= 90 },
-                updates: [.set(\.value, to: -1)]
-            )
-        )
         #expect(runs == 1)
         #expect(result.updated.count == 10)
-        let check = container.newContext()
-        #expect(try check.count(FetchRequest<Cell>(predicate: #Predicate { $0.value == -1 })) == 10)
-        #expect(
-            try check.count(FetchRequest<Cell>(predicate: #Predicate { $0.column >= 100 })) == 1
-        )
+        #expect(try count(container, #Predicate { $0.value == -1 }) == 10)
+        #expect(try count(container, #Predicate { $0.column >= 100 }) == 1)
         try container.close()
     }
 
@@ -95,25 +99,19 @@ struct BatchUpdateConcurrencyTests {
     func savesEveryTimeConflict() throws {
         let directory = TemporaryDirectory()
         let container = try cells(directory)
-        let context = container.newContext()
         var runs = 0
-        context.tuning.beforeBatchUpdateCommit = {
-            runs += 1
-            moveCell(valued: 95, in: container)
-        }
         let error = #expect(throws: ObjectLogError.self) {
-            try context.execute(
-                BatchUpdateRequest<Cell>(
-                    predicate: #Predicate { $0.value >= 90 },
-                    updates: [.set(\.value, to: -1)]
-                )
-            )
+            try updateNineties(in: container.newContext()) {
+                runs += 1
+                moveCell(valued: 95, in: container)
+            }
         }
         #expect(error?.code == .conflict)
         #expect(runs == ManagedObjectContext.batchUpdateAttempts)
-        let check = container.newContext()
-        #expect(try check.count(FetchRequest<Cell>(predicate: #Predicate { $0.value == -1 })) == 0)
-        let moved = try check.fetch(FetchRequest<Cell>(predicate: #Predicate { $0.value == 95 }))
+        #expect(try count(container, #Predicate { $0.value == -1 }) == 0)
+        let moved = try container.newContext().fetch(
+            FetchRequest<Cell>(predicate: #Predicate { $0.value == 95 })
+        )
         #expect(moved.first?.column == 5 + 100 * runs)
         try container.close()
     }

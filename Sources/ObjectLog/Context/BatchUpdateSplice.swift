@@ -155,7 +155,7 @@ struct BatchUpdateSplice {
         guard let base = value.baseAddress else { return false }
         let end = value.count
         var offset = 0
-        guard let propertyCount = CompiledSkip.varint(base, end, &offset) else { return false }
+        guard let propertyCount = PayloadReader.varint(base, end, &offset) else { return false }
         var length = ByteWriter.varintLength(propertyCount)
         var count = 0
         let found = quickSteps.withUnsafeBufferPointer { steps in

@@ -43,20 +43,65 @@ public struct PayloadReader {
     /// Moves past a varint, as ``readVarint()`` reads it.
     @inline(__always)
     public mutating func skipVarint() throws(PayloadError) {
-        // With eight bytes to look at, the varint's length is where the first byte without
-        // its high bit is: found at once, where a byte-by-byte walk costs a test per byte.
-        // (A varint of eight bytes or fewer holds at most 56 bits, so it cannot overflow.)
-        if buffer.count - offset >= 8 {
-            let word = UInt64(
-                littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        if buffer.count - offset >= 8,
+            let length = Self.shortVarintLength(
+                buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
             )
-            let ends = ~word & 0x8080_8080_8080_8080
-            if ends != 0 {
-                offset += ends.trailingZeroBitCount >> 3 + 1
-                return
-            }
+        {
+            offset += length
+            return
         }
         _ = try readVarint()
+    }
+
+    /// The length of the varint that starts the eight bytes of `word` (as loaded from memory),
+    /// or nil if it does not end within them.
+    ///
+    /// Its length is where the first byte without its high bit is: found at once, where a
+    /// byte-by-byte walk costs a test per byte. (A varint of eight bytes or fewer holds at most
+    /// 56 bits, so it cannot overflow.)
+    @inline(__always)
+    static func shortVarintLength(_ word: UInt64) -> Int? {
+        let ends = ~UInt64(littleEndian: word) & 0x8080_8080_8080_8080
+        return ends != 0 ? ends.trailingZeroBitCount >> 3 + 1 : nil
+    }
+
+    /// Reads a varint at `offset` of the `end` bytes at `base`, as ``readVarint()`` does; nil
+    /// where it throws (cut short, or longer than ten bytes), `offset` then left anywhere.
+    ///
+    /// For loops that read many values straight from their bytes (the attribute columns, the
+    /// batch update's splice), where a reader per value costs more than the value.
+    @inline(__always)
+    static func varint(_ base: UnsafeRawPointer, _ end: Int, _ offset: inout Int) -> UInt64? {
+        guard offset < end else { return nil }
+        let first = base.load(fromByteOffset: offset, as: UInt8.self)
+        offset += 1
+        if first < 0x80 { return UInt64(first) }
+        var result = UInt64(first & 0x7F)
+        var shift: UInt64 = 7
+        while true {
+            guard offset < end else { return nil }
+            let byte = base.load(fromByteOffset: offset, as: UInt8.self)
+            offset += 1
+            guard shift < 64 else { return nil }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    /// Moves past a varint at `offset`, as ``varint(_:_:_:)`` reads it; false where that is nil.
+    @inline(__always)
+    static func skipVarint(_ base: UnsafeRawPointer, _ end: Int, _ offset: inout Int) -> Bool {
+        if end - offset >= 8,
+            let length = shortVarintLength(
+                base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            )
+        {
+            offset += length
+            return true
+        }
+        return varint(base, end, &offset) != nil
     }
 
     /// Reads a varint of more than one byte (or reports a truncated one).

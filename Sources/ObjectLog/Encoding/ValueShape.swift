@@ -287,8 +287,7 @@ struct CompiledSkip: Sendable {
     /// the whole value through ``skip(_:)`` from its start (`offset` is left anywhere).
     ///
     /// It cannot tell where ``skip(_:)`` would throw (a value cut short, a presence byte other
-    /// than 0 or 1), for a varint of more than eight bytes (its value may overflow, which
-    /// ``skip(_:)`` decides), and for a shape that is not plain.
+    /// than 0 or 1, a varint too long), nor for a shape that is not plain.
     @inline(__always)
     func skip(_ base: UnsafeRawPointer, _ end: Int, _ offset: inout Int) -> Bool {
         if hasPresenceByte {
@@ -303,17 +302,7 @@ struct CompiledSkip: Sendable {
             guard offset < end else { return false }
             offset += 1
         case .varint:
-            // A varint's length is where the first byte without its high bit is.
-            if end - offset >= 8 {
-                let word = UInt64(
-                    littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                )
-                let ends = ~word & 0x8080_8080_8080_8080
-                guard ends != 0 else { return false }
-                offset += ends.trailingZeroBitCount >> 3 + 1
-            } else {
-                guard Self.varint(base, end, &offset) != nil else { return false }
-            }
+            guard PayloadReader.skipVarint(base, end, &offset) else { return false }
         case .fixed32:
             guard end - offset >= 4 else { return false }
             offset += 4
@@ -324,36 +313,13 @@ struct CompiledSkip: Sendable {
             guard end - offset >= 16 else { return false }
             offset += 16
         case .lengthPrefixed:
-            guard let length = Self.varint(base, end, &offset), length <= UInt64(end - offset)
+            guard let length = PayloadReader.varint(base, end, &offset),
+                length <= UInt64(end - offset)
             else { return false }
             offset += Int(length)
         case .shape:
             return false
         }
         return true
-    }
-
-    /// Reads a varint of at most eight bytes at `offset` (nil for one cut short or longer),
-    /// which cannot overflow.
-    @inline(__always)
-    static func varint(_ base: UnsafeRawPointer, _ end: Int, _ offset: inout Int) -> UInt64? {
-        guard offset < end else { return nil }
-        let first = base.load(fromByteOffset: offset, as: UInt8.self)
-        if first < 0x80 {
-            offset += 1
-            return UInt64(first)
-        }
-        var result = UInt64(first & 0x7F)
-        var index = 1
-        while index < 8, offset + index < end {
-            let byte = base.load(fromByteOffset: offset + index, as: UInt8.self)
-            result |= UInt64(byte & 0x7F) << UInt64(7 * index)
-            index += 1
-            if byte < 0x80 {
-                offset += index
-                return result
-            }
-        }
-        return nil
     }
 }

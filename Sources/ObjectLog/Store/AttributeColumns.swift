@@ -295,11 +295,11 @@ final class AttributeColumns: @unchecked Sendable {
         guard let base = payload.baseAddress else { return false }
         let end = payload.count
         var offset = 0
-        guard readVarint(base, end, &offset) == UInt64(properties) else { return false }
+        guard PayloadReader.varint(base, end, &offset) == UInt64(properties) else { return false }
         for step in steps {
             switch step.kind {
             case .int, .int64:
-                guard let raw = readVarint(base, end, &offset) else { return false }
+                guard let raw = PayloadReader.varint(base, end, &offset) else { return false }
                 if let column = step.column {
                     // Zigzag, as `PayloadReader.readZigzag` undoes it.
                     let value = (raw >> 1) ^ (0 &- (raw & 1))
@@ -329,7 +329,7 @@ final class AttributeColumns: @unchecked Sendable {
                     }
                 }
             case .string:
-                guard let length = readVarint(base, end, &offset),
+                guard let length = PayloadReader.varint(base, end, &offset),
                     length <= UInt64(end - offset)
                 else { return false }
                 if let column = step.column {
@@ -344,31 +344,6 @@ final class AttributeColumns: @unchecked Sendable {
             }
         }
         return true
-    }
-
-    /// Reads a LEB128 varint at `offset`, as `PayloadReader.readVarint` does (nil where it
-    /// throws: cut short, or longer than ten bytes).
-    @inline(__always)
-    private static func readVarint(
-        _ base: UnsafeRawPointer,
-        _ end: Int,
-        _ offset: inout Int
-    ) -> UInt64? {
-        guard offset < end else { return nil }
-        let first = base.load(fromByteOffset: offset, as: UInt8.self)
-        offset += 1
-        if first < 0x80 { return UInt64(first) }
-        var result = UInt64(first & 0x7F)
-        var shift: UInt64 = 7
-        while true {
-            guard offset < end else { return nil }
-            let byte = base.load(fromByteOffset: offset, as: UInt8.self)
-            offset += 1
-            guard shift < 64 else { return nil }
-            result |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return result }
-            shift += 7
-        }
     }
 
     /// Reads the attributes of `targets` from an object's encoding into `row` of their
