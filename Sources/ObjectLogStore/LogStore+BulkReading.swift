@@ -162,6 +162,11 @@ extension LogStore {
                     let (buffer, counts, live) = shared.value
                     var next = buffer.baseAddress! + starts[part]
                     let keys = keyParts[part]
+                    FreshMemory.prepareForWriting(
+                        UnsafeMutableRawBufferPointer(
+                            UnsafeMutableBufferPointer(start: next, count: keys.count)
+                        )
+                    )
                     for index in keys.indices {
                         if index &+ LogStore.prefetchDistance < keys.count {
                             live.prefetch(keys[index &+ LogStore.prefetchDistance])
@@ -248,6 +253,19 @@ extension LogStore {
 
         /// The keys of the records, in the plan's order.
         package var keys: [ObjectKey] { items.map(\.key) }
+
+        /// `transform` of each record's key, in the plan's order, into an array faulted in at
+        /// once (see ``FreshMemory``): a batch request's list of the IDs it changed.
+        package func mapKeys<T>(_ transform: (ObjectKey) -> T) -> [T] {
+            let items = self.items
+            return [T](unsafeUninitializedCapacity: items.count) { buffer, count in
+                FreshMemory.prepareForWriting(UnsafeMutableRawBufferPointer(buffer))
+                for (index, item) in items.enumerated() {
+                    (buffer.baseAddress! + index).initialize(to: transform(item.key))
+                }
+                count = items.count
+            }
+        }
 
         /// Each record's key and offset (in the file of ``generation``), in the plan's order.
         package var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] {
@@ -345,10 +363,14 @@ extension LogStore {
                 let length = Int(min(UInt64(windowSize + spill), end - aligned))
                 let buffer =
                     window
-                    ?? UnsafeMutableRawBufferPointer.allocate(
-                        byteCount: windowSize + spill,
-                        alignment: 16
-                    )
+                    ?? {
+                        let fresh = UnsafeMutableRawBufferPointer.allocate(
+                            byteCount: windowSize + spill,
+                            alignment: 16
+                        )
+                        FreshMemory.prepareForWriting(fresh)
+                        return fresh
+                    }()
                 window = buffer
                 // Marked empty first: a read that throws leaves no stale window behind.
                 windowCount = 0

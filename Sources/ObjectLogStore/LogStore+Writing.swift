@@ -297,7 +297,13 @@ extension LogStore {
         var undoFramed: [PreviousLocation] = []
         var undo: [(key: ObjectKey, location: RecordLocation?)] = []
         if flush != nil {
-            undoFramed.reserveCapacity(writesFramedPuts ? entries.count : 0)
+            // Faulted in at once (see ``FreshMemory``): 16 bytes for each put.
+            undoFramed = [PreviousLocation](
+                unsafeUninitializedCapacity: writesFramedPuts ? entries.count : 0
+            ) { buffer, count in
+                FreshMemory.prepareForWriting(UnsafeMutableRawBufferPointer(buffer))
+                count = 0
+            }
             undo.reserveCapacity(written.count)
         }
         self.live = KeyDirectory()

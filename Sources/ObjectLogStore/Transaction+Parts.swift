@@ -173,6 +173,9 @@ extension Transaction {
                                 rebasing: entries[entryStarts[part]..<entryStarts[part + 1]]
                             )
                         )
+                        // Each part faults in its own regions, all at once (see ``FreshMemory``).
+                        FreshMemory.prepareForWriting(writer.records)
+                        FreshMemory.prepareForWriting(UnsafeMutableRawBufferPointer(writer.entries))
                         do {
                             try body(part, &writer)
                         } catch {

@@ -49,4 +49,37 @@ struct ReadPlanTests {
         #expect(inParts.map(\.1) == whole.map(\.1))
         try store.close()
     }
+
+    @Test("a plan's keys mapped into a prepared array come in the plan's order, also for its parts")
+    func mappedKeysFollowThePlan() throws {
+        let store = try LogStore.open(
+            path: "/mapped.olog",
+            options: StoreOptions(fileSystem: MemoryFileSystem())
+        )
+        // Enough keys for the mapped array to pass the threshold of ``FreshMemory``.
+        let keys = Array(store.allocateKeys(40_000))
+        var transaction = Transaction()
+        for key in keys { transaction.put(key: key, entity: 1, payload: [1, 2], isInsert: true) }
+        try store.commit(transaction)
+        // Later records for every third key, so the plan's (file) order is not the keys'.
+        var later = Transaction()
+        for key in keys where key % 3 == 0 {
+            later.put(key: key, entity: 1, payload: [3], isInsert: false)
+        }
+        try store.commit(later)
+        var random = SeededGenerator(seed: 0x4D4B)
+        let plan = try store.readPlan(keys: keys.shuffled(using: &random))
+        let mapped = plan.mapKeys { (key: $0, doubled: $0 &* 2, label: "k\($0)") }
+        #expect(
+            MemoryLayout<(ObjectKey, ObjectKey, String)>.stride * mapped.count
+                >= FreshMemory.threshold
+        )
+        #expect(mapped.map(\.key) == plan.keys)
+        #expect(mapped.allSatisfy { $0.doubled == $0.key &* 2 && $0.label == "k\($0.key)" })
+        #expect(plan.keys.suffix(keys.count / 3).allSatisfy { $0 % 3 == 0 })
+        let parts = store.split(plan, parts: 4)
+        #expect(parts.count > 1)
+        #expect(parts.flatMap { $0.mapKeys { $0 } } == plan.keys)
+        try store.close()
+    }
 }

@@ -138,7 +138,7 @@ extension ManagedObjectContext {
             }
             plans.append(part.plan)
             let name = member.name
-            let ids = part.plan.keys.map { ObjectID(entityName: name, key: $0) }
+            let ids = part.plan.mapKeys { ObjectID(entityName: name, key: $0) }
             if updated.isEmpty { updated = ids } else { updated += ids }
         }
         guard let transaction else { return ObjectChanges() }

@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Large buffers about to be written from end to end, faulted in ahead in one request.
+///
+/// The first write to each 4 KiB page of fresh memory traps into the kernel, which finds,
+/// zeroes and maps a page and returns. A batch update of a tenth of a million objects writes
+/// some 7 MB of new records and entries this way: a fifth of its splicing time went to the
+/// traps (`perf`: `exc_page_fault`, `clear_page_erms` and the fault handling between them).
+/// Asking for the whole range at once (`MADV_POPULATE_WRITE`, Linux 5.14) does the same work
+/// without a trap per page, on the thread that is about to write there. Elsewhere, and on older
+/// kernels (which refuse the advice), the pages fault in one by one as before.
+package enum FreshMemory {
+    /// Buffers smaller than this are left alone: they most often come from memory the
+    /// allocator already holds.
+    package static let threshold = 256 << 10
+
+    /// Faults in the whole pages of `buffer`, to be written next.
+    ///
+    /// A hint: the contents are untouched, and nothing is reported if the kernel declines.
+    package static func prepareForWriting(_ buffer: UnsafeMutableRawBufferPointer) {
+        #if os(Linux)
+        guard let base = buffer.baseAddress, buffer.count >= threshold else { return }
+        let page = 4_096
+        let start = (Int(bitPattern: base) + page - 1) & ~(page - 1)
+        let end = (Int(bitPattern: base) + buffer.count) & ~(page - 1)
+        guard end > start, let first = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(first, end - start, populateWrite)
+        #endif
+    }
+
+    #if os(Linux)
+    /// `MADV_POPULATE_WRITE` (older C headers lack the name; the value is the kernel's ABI).
+    private static let populateWrite: Int32 = 23
+    #endif
+}
