@@ -30,6 +30,11 @@ package enum FreshMemory {
         #endif
     }
 
+    /// Faults in the whole pages of `buffer`'s elements, to be written next.
+    package static func prepareForWriting<Element>(_ buffer: UnsafeMutableBufferPointer<Element>) {
+        prepareForWriting(UnsafeMutableRawBufferPointer(buffer))
+    }
+
     #if os(Linux)
     /// `MADV_POPULATE_WRITE` (older C headers lack the name; the value is the kernel's ABI).
     private static let populateWrite: Int32 = 23

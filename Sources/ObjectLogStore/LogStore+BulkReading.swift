@@ -163,9 +163,7 @@ extension LogStore {
                     var next = buffer.baseAddress! + starts[part]
                     let keys = keyParts[part]
                     FreshMemory.prepareForWriting(
-                        UnsafeMutableRawBufferPointer(
-                            UnsafeMutableBufferPointer(start: next, count: keys.count)
-                        )
+                        UnsafeMutableBufferPointer(start: next, count: keys.count)
                     )
                     for index in keys.indices {
                         if index &+ LogStore.prefetchDistance < keys.count {
@@ -259,7 +257,7 @@ extension LogStore {
         package func mapKeys<T>(_ transform: (ObjectKey) -> T) -> [T] {
             let items = self.items
             return [T](unsafeUninitializedCapacity: items.count) { buffer, count in
-                FreshMemory.prepareForWriting(UnsafeMutableRawBufferPointer(buffer))
+                FreshMemory.prepareForWriting(buffer)
                 for (index, item) in items.enumerated() {
                     (buffer.baseAddress! + index).initialize(to: transform(item.key))
                 }
@@ -368,7 +366,12 @@ extension LogStore {
                             byteCount: windowSize + spill,
                             alignment: 16
                         )
-                        FreshMemory.prepareForWriting(fresh)
+                        // Only the bytes this first read fills (a small store's file is far
+                        // shorter than a window); later windows lie nearer the file's end and
+                        // read no more than it.
+                        FreshMemory.prepareForWriting(
+                            UnsafeMutableRawBufferPointer(rebasing: fresh[..<length])
+                        )
                         return fresh
                     }()
                 window = buffer

@@ -301,7 +301,7 @@ extension LogStore {
             undoFramed = [PreviousLocation](
                 unsafeUninitializedCapacity: writesFramedPuts ? entries.count : 0
             ) { buffer, count in
-                FreshMemory.prepareForWriting(UnsafeMutableRawBufferPointer(buffer))
+                FreshMemory.prepareForWriting(buffer)
                 count = 0
             }
             undo.reserveCapacity(written.count)

@@ -175,7 +175,7 @@ extension Transaction {
                         )
                         // Each part faults in its own regions, all at once (see ``FreshMemory``).
                         FreshMemory.prepareForWriting(writer.records)
-                        FreshMemory.prepareForWriting(UnsafeMutableRawBufferPointer(writer.entries))
+                        FreshMemory.prepareForWriting(writer.entries)
                         do {
                             try body(part, &writer)
                         } catch {
