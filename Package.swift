@@ -4,7 +4,8 @@
 //
 // Layers, lowest first (nothing lower imports anything higher):
 //   ObjectLogStore   bytes and files: header, records, CRC, reader/writer, recovery, index, compaction
-//                    (CObjectLogStoreSupport: the cache prefetch hints Swift has no way to give)
+//                    (CObjectLogStoreSupport: what Swift has no way to say: cache prefetch hints,
+//                    the carry-less multiplication of the CRC)
 //   ObjectLog        the object engine users link
 //   ObjectLogTool    the `objectlog` commands, as a library; `objectlog` only calls it
 //   ReactionDiffusion, Thumbnails   clients' libraries, which know nothing of storage

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLog
+import ObjectLogStore
 
 #if canImport(Glibc)
 import Glibc
@@ -899,6 +900,41 @@ private func runChild(_ arguments: [String]) {
             seconds = try measure {
                 for _ in 0..<5 { checksum += Double(try context.count(search)) }
             }
+        case ("crc", 2):
+            // The two ways of CRC32 alone, for comparing by hand (not part of the report):
+            // `crc folding` or `crc slicing` checks a million records of 30 to 74 bytes (the
+            // benchmark's are about 51), laid end to end as in a log, five times over.
+            guard arguments[1] == "folding" || arguments[1] == "slicing" else {
+                print("error: unknown crc way '\(arguments[1])'; use folding or slicing")
+                exit(64)
+            }
+            let tables =
+                arguments[1] == "slicing" ? CRC32.lookupTables.slicingOnly : CRC32.lookupTables
+            if arguments[1] == "folding", !CRC32.foldingIsAvailable {
+                print("error: this processor cannot fold (no PCLMULQDQ)")
+                exit(69)
+            }
+            var generator = SystemRandomNumberGenerator()
+            let lengths = (0..<1_000_000).map { _ in Int.random(in: 30...74, using: &generator) }
+            let bytes = (0..<lengths.reduce(0, +)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
+            var crc: UInt32 = 0
+            seconds = bytes.withUnsafeBytes { bytes in
+                measure {
+                    for _ in 0..<5 {
+                        var start = 0
+                        for length in lengths {
+                            crc ^= CRC32.checksum(
+                                UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)]),
+                                tables: tables
+                            )
+                            start += length
+                        }
+                    }
+                }
+            }
+            checksum = Double(crc)
         case ("update", 2), ("update", 3):
             // Workload 4 alone on an existing store, for profiling by hand (it writes); with a
             // third argument `columns`, after an unmeasured workload-3 query has built the

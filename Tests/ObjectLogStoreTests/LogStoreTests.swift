@@ -514,9 +514,12 @@ struct LogStoreTests {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
     }
 
-    @Test("the sliced CRC-32 equals a bitwise CRC-32 for every length and split")
-    func crcMatchesBitwiseReference() {
-        func reference(_ bytes: [UInt8]) -> UInt32 {
+    @Test(
+        "both ways of computing CRC-32 equal a bitwise CRC-32 for every length and split",
+        arguments: [false, true]
+    )
+    func crcMatchesBitwiseReference(slicingOnly: Bool) {
+        func reference(_ bytes: some Collection<UInt8>) -> UInt32 {
             var crc: UInt32 = 0xFFFF_FFFF
             for byte in bytes {
                 crc ^= UInt32(byte)
@@ -524,17 +527,29 @@ struct LogStoreTests {
             }
             return ~crc
         }
+        let tables = slicingOnly ? CRC32.lookupTables.slicingOnly : CRC32.lookupTables
+        func checksum(_ bytes: ArraySlice<UInt8>, continuing crc: UInt32 = 0) -> UInt32 {
+            bytes.withUnsafeBytes { CRC32.checksum($0, continuing: crc, tables: tables) }
+        }
         var generator = SystemRandomNumberGenerator()
-        for length in 0..<200 {
-            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            let expected = reference(bytes)
-            #expect(CRC32.checksum(bytes) == expected, "length \(length)")
-            for split in 0...length {
-                let head = CRC32.checksum(Array(bytes[..<split]))
-                #expect(
-                    CRC32.checksum(Array(bytes[split...]), continuing: head) == expected,
-                    "length \(length), split at \(split)"
-                )
+        // Every split of the short lengths; past 200 (the four-chain folding starts at 128
+        // bytes), every length to 1,100 at each of eight alignments and one random split.
+        for length in 0..<1_100 {
+            let bytes = (0..<(length + 8)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            for offset in 0..<(length < 200 ? 1 : 8) {
+                let message = bytes[offset..<(offset + length)]
+                let expected = reference(message)
+                #expect(checksum(message) == expected, "length \(length), offset \(offset)")
+                let splits =
+                    length < 200
+                    ? Array(0...length) : [Int.random(in: 0...length, using: &generator)]
+                for split in splits {
+                    let head = checksum(message.prefix(split))
+                    #expect(
+                        checksum(message.dropFirst(split), continuing: head) == expected,
+                        "length \(length), offset \(offset), split at \(split)"
+                    )
+                }
             }
         }
     }
