@@ -46,13 +46,13 @@ package enum CRC32 {
     }()
 
     /// The lookup tables and the choice of way, for a loop that computes many CRCs to fetch
-    /// once (each access of a static property checks that it is initialized).
-    package static var lookupTables: Tables {
-        Tables(pointer: tables, folding: foldingIsAvailable)
-    }
+    /// once: each access of a static property calls `swift_once`, which a batch update's
+    /// 200,000 CRCs felt.
+    package static let lookupTables = Tables(pointer: tables, folding: foldingIsAvailable)
 
     /// What ``checksum(_:continuing:tables:)`` computes with.
-    package struct Tables {
+    // Safe to send: the pointer is to the tables, which are never written after they are made.
+    package struct Tables: @unchecked Sendable {
         fileprivate let pointer: UnsafePointer<UInt32>
         fileprivate let folding: Bool
 

@@ -321,13 +321,15 @@ extension LogStore {
         var windowStart: UInt64 = 0
         var windowCount = 0
         var single: [UInt8] = []
+        let tables = CRC32.lookupTables
 
         func deliver(_ record: UnsafeRawBufferPointer, _ item: Item) throws {
             let (_, payload, contents) = try checkedPut(
                 record,
                 key: item.key,
                 offset: item.offset,
-                layout: layout
+                layout: layout,
+                tables: tables
             )
             let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
             guard let upgrade, item.offset < upgrade.boundary else {

@@ -332,7 +332,8 @@ extension LogStore {
         _ bytes: UnsafeRawBufferPointer,
         key: ObjectKey,
         offset: UInt64,
-        layout: RecordLayout
+        layout: RecordLayout,
+        tables: CRC32.Tables = CRC32.lookupTables
     ) throws -> (frame: RecordFrame, payload: UnsafeRawBufferPointer, contents: PutContents) {
         guard let frame = RecordFrame.decodePut(bytes, layout: layout),
             frame.totalLength == bytes.count, frame.key == key
@@ -344,7 +345,7 @@ extension LogStore {
                 offset: offset
             )
         }
-        let computed = RecordFrame.checksum(of: bytes)
+        let computed = RecordFrame.checksum(of: bytes, tables: tables)
         guard checksumsMatch(frame.checksum, computed) else {
             throw StoreError(
                 .corrupt,

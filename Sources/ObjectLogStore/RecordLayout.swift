@@ -289,7 +289,16 @@ package struct RecordFrame: Sendable {
     ///
     /// `record` is the whole record, frame and payload.
     package static func checksum(of record: UnsafeRawBufferPointer) -> UInt32 {
-        CRC32.checksum(UnsafeRawBufferPointer(rebasing: record[4...]))
+        checksum(of: record, tables: CRC32.lookupTables)
+    }
+
+    /// The CRC-32 a record must carry, with tables a loop fetched once.
+    @inline(__always)
+    package static func checksum(
+        of record: UnsafeRawBufferPointer,
+        tables: CRC32.Tables
+    ) -> UInt32 {
+        CRC32.checksum(UnsafeRawBufferPointer(rebasing: record[4...]), tables: tables)
     }
 }
 
@@ -442,6 +451,7 @@ extension RecordLayout {
                 isInsert: isInsert,
                 valueCount: valueCount,
                 in: record,
+                tables: CRC32.lookupTables,
                 fill: fill
             )
         }
@@ -459,7 +469,7 @@ extension RecordLayout {
 
     /// Writes the record ``appendCompactPut(key:entity:isInsert:valueCount:into:fill:)``
     /// appends into `record`, which is exactly ``compactPutLength(key:entity:valueCount:)``
-    /// bytes long and zeroed.
+    /// bytes long and zeroed; its checksum computed with `tables`.
     @inline(__always)
     package static func storeCompactPut(
         key: ObjectKey,
@@ -467,6 +477,7 @@ extension RecordLayout {
         isInsert: Bool,
         valueCount: Int,
         in record: UnsafeMutableRawBufferPointer,
+        tables: CRC32.Tables,
         fill: (UnsafeMutableRawBufferPointer) -> Void
     ) {
         // Without blobs, the payload is the value alone.
@@ -477,7 +488,7 @@ extension RecordLayout {
         offset = ByteWriter.storeVarint(key, at: offset, in: record)
         offset = ByteWriter.storeVarint(UInt64(length), at: offset, in: record)
         fill(UnsafeMutableRawBufferPointer(rebasing: record[offset...]))
-        let checksum = RecordFrame.checksum(of: UnsafeRawBufferPointer(record))
+        let checksum = RecordFrame.checksum(of: UnsafeRawBufferPointer(record), tables: tables)
         record.storeBytes(of: checksum.littleEndian, toByteOffset: 0, as: UInt32.self)
     }
 

@@ -40,6 +40,12 @@ extension Transaction {
         fileprivate var scratch = ByteWriter()
         /// Whether a put did not fit in the room: it and every later one were dropped.
         fileprivate var outgrewRoom = false
+        /// Fetched once for the part's records (see ``CRC32/lookupTables``).
+        fileprivate let tables = CRC32.lookupTables
+        /// How much of `records` is faulted in (see ``FreshMemory``): a step at a time as
+        /// records reach it, since the room is sized for the worst case and most records
+        /// leave a third of theirs unused.
+        fileprivate var prepared = 0
 
         /// Adds a put whose value, `valueCount` bytes, `fill` writes in place (zeroed first):
         /// the record ``Transaction/put(key:entity:valueCount:blobs:isInsert:fill:)`` adds.
@@ -74,6 +80,7 @@ extension Transaction {
                     isInsert: isInsert,
                     valueCount: valueCount,
                     in: record,
+                    tables: tables,
                     fill: fill
                 )
             } else {
@@ -120,10 +127,26 @@ extension Transaction {
                 outgrewRoom = true
                 return nil
             }
+            if recordCount + count > prepared { prepare(through: recordCount + count) }
             defer { recordCount += count }
             return UnsafeMutableRawBufferPointer(
                 rebasing: records[recordCount..<recordCount + count]
             )
+        }
+
+        /// Faults in the region's next step, at least through `end`.
+        @inline(never)
+        private mutating func prepare(through end: Int) {
+            let page = 4_096
+            let base = Int(bitPattern: records.baseAddress)
+            // Each step ends on a page boundary, so the next starts on one and no page is left
+            // between them to fault in alone.
+            let wanted = max(end, prepared + FreshMemory.threshold)
+            let step = min(((base + wanted + page - 1) & ~(page - 1)) - base, records.count)
+            FreshMemory.prepareForWriting(
+                UnsafeMutableRawBufferPointer(rebasing: records[prepared..<step])
+            )
+            prepared = step
         }
     }
 
@@ -173,8 +196,8 @@ extension Transaction {
                                 rebasing: entries[entryStarts[part]..<entryStarts[part + 1]]
                             )
                         )
-                        // Each part faults in its own regions, all at once (see ``FreshMemory``).
-                        FreshMemory.prepareForWriting(writer.records)
+                        // Each part faults in its own regions (see ``FreshMemory``): its entries
+                        // at once, its records as they fill them.
                         FreshMemory.prepareForWriting(writer.entries)
                         do {
                             try body(part, &writer)
