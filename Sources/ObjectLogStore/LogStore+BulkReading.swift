@@ -252,19 +252,6 @@ extension LogStore {
         /// The keys of the records, in the plan's order.
         package var keys: [ObjectKey] { items.map(\.key) }
 
-        /// `transform` of each record's key, in the plan's order, into an array faulted in at
-        /// once (see ``FreshMemory``): a batch request's list of the IDs it changed.
-        package func mapKeys<T>(_ transform: (ObjectKey) -> T) -> [T] {
-            let items = self.items
-            return [T](unsafeUninitializedCapacity: items.count) { buffer, count in
-                FreshMemory.prepareForWriting(buffer)
-                for (index, item) in items.enumerated() {
-                    (buffer.baseAddress! + index).initialize(to: transform(item.key))
-                }
-                count = items.count
-            }
-        }
-
         /// Each record's key and offset (in the file of ``generation``), in the plan's order.
         package var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] {
             items.map { ($0.key, $0.offset) }
