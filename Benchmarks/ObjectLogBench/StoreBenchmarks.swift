@@ -558,14 +558,15 @@ private struct StoreBenchmark {
         // 10. Batch requests: deleting and updating the tenth of the objects whose value is
         // below 100, in the store, against fetching the objects and changing them one by one in
         // a context; child processes on fresh copies (the open, a first query that builds the
-        // attribute columns, and the close not timed), medians of three alternating rounds.
+        // attribute columns, and the close not timed), medians of five alternating rounds: a
+        // side takes some 20 ms, where the host's noise moves single rounds by a fifth.
         for (batch, oneByOne, label) in [
             ("batch-delete", "fetch-delete", "delete"), ("batch-update", "fetch-update", "update"),
         ] {
             let (batchTimes, oneByOneTimes) = try alternatingChildren(
                 batch,
                 oneByOne,
-                rounds: 3
+                rounds: 5
             )
             let batchTime = percentile(batchTimes, 0.5)
             let oneByOneTime = percentile(oneByOneTimes, 0.5)

@@ -202,6 +202,12 @@ public struct Transaction: Sendable {
         records.reserveCapacity(valueBytes + changes * RecordLayout.compact.maximumFrameLength)
     }
 
+    /// Reserves room for `count` more deletes (which take no record bytes until the commit
+    /// frames them).
+    package mutating func reserveCapacity(deletes count: Int) {
+        entries.reserveCapacity(entries.count + count)
+    }
+
     /// Adds the full new value of an object.
     ///
     /// - Parameters:

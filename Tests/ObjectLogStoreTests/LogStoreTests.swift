@@ -8,6 +8,43 @@ import Testing
 @Suite("Store basics")
 struct LogStoreTests {
     @Test(
+        "a delete in a transaction sees the transaction's own earlier puts and deletes of its key",
+        arguments: [false, true]
+    )
+    func deletesFollowTheTransaction(sparseKeys: Bool) throws {
+        let options = StoreOptions(fileSystem: MemoryFileSystem())
+        let store = try LogStore.open(path: "/deletes.olog", options: options)
+        // Keys far beyond the few live ones are tracked by hashing, dense ones by bits.
+        if sparseKeys { _ = store.allocateKeys(200_000) }
+        let keys = Array(store.allocateKeys(5))
+        var first = Transaction()
+        for key in keys[0..<2] { first.put(key: key, entity: 1, payload: [1], isInsert: true) }
+        try store.commit(first)
+        // keys[0] and keys[1] are live, keys[2...] never were.
+        var second = Transaction()
+        second.delete(key: keys[0], entity: 1)
+        second.delete(key: keys[0], entity: 1)  // no longer live: skipped
+        second.put(key: keys[0], entity: 1, payload: [2], isInsert: false)
+        second.delete(key: keys[0], entity: 1)
+        second.delete(key: keys[2], entity: 1)  // not live yet: skipped
+        second.put(key: keys[2], entity: 1, payload: [3], isInsert: true)
+        second.delete(key: keys[2], entity: 1)
+        second.put(key: keys[1], entity: 1, payload: [4], isInsert: false)
+        second.delete(key: keys[1], entity: 1)
+        second.delete(key: keys[3], entity: 1)  // never live: skipped
+        second.put(key: keys[4], entity: 1, payload: [5], isInsert: true)
+        let info = try store.commit(second)
+        #expect(info.deleted == 4)
+        #expect(info.inserted == 2 && info.updated == 2)
+        #expect(try snapshot(store) == [keys[4]: [5]])
+        try store.close()
+        // The log says the same when replayed.
+        let reopened = try LogStore.open(path: "/deletes.olog", options: options)
+        #expect(try snapshot(reopened) == [keys[4]: [5]])
+        try reopened.close()
+    }
+
+    @Test(
         "loading one object reads exactly its record, checks it, and reports damage with its offset"
     )
     func withObjectReadsOneRecord() throws {

@@ -35,6 +35,7 @@ extension ManagedObjectContext {
         for member in entities {
             let keys = try savedObjects(of: T.self, entity: member, matching: request.predicate)
                 .keys
+            transaction.reserveCapacity(deletes: keys.count)
             for key in keys { transaction.delete(key: key, entity: member.tag) }
             if !member.uniquenessConstraints.isEmpty {
                 unique += keys.map {
@@ -46,7 +47,7 @@ extension ManagedObjectContext {
                     )
                 }
             }
-            deleted += keys.map { ObjectID(entityName: member.name, key: $0) }
+            deleted += Self.objectIDs(of: keys, entityName: member.name)
         }
         return try commitBatch(
             transaction,
@@ -423,7 +424,7 @@ extension ManagedObjectContext {
     }
 
     /// The IDs of `keys`' objects of the entity `entityName`, in an array faulted in at once
-    /// (see ``FreshMemory``): a batch update's list of what it changed.
+    /// (see ``FreshMemory``): a batch request's list of what it changed.
     ///
     /// Built here, where `ObjectID` is known: a generic transform passed to the store's module
     /// ran unspecialized, copying each 24-byte ID through a value witness (a tenth of a million
