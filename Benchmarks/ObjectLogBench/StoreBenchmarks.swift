@@ -589,6 +589,10 @@ private struct StoreBenchmark {
 
     /// The times of the child workloads `first` and `second` (each given a fresh copy of the
     /// benchmark's store as its argument), run in turn for `rounds` rounds.
+    ///
+    /// Each copy is made just before its own child runs, so that both sides start alike (with
+    /// both copies made first, the first side always ran straight after both copies' writes
+    /// and flushes).
     private func alternatingChildren(
         _ first: String,
         _ second: String,
@@ -596,14 +600,17 @@ private struct StoreBenchmark {
     ) throws -> (first: [Double], second: [Double]) {
         var times: (first: [Double], second: [Double]) = ([], [])
         for round in 0..<rounds {
-            let firstCopy = directory + "/first\(round).olog"
-            let secondCopy = directory + "/second\(round).olog"
-            try copyStore(to: firstCopy)
-            try copyStore(to: secondCopy)
-            times.first.append(try child([first, firstCopy]).seconds)
-            times.second.append(try child([second, secondCopy]).seconds)
-            try removeFiles(startingWith: "first\(round).")
-            try removeFiles(startingWith: "second\(round).")
+            for (workload, name) in [(first, "first"), (second, "second")] {
+                let copy = directory + "/\(name)\(round).olog"
+                try copyStore(to: copy)
+                let seconds = try child([workload, copy]).seconds
+                if name == "first" {
+                    times.first.append(seconds)
+                } else {
+                    times.second.append(seconds)
+                }
+                try removeFiles(startingWith: "\(name)\(round).")
+            }
         }
         return times
     }
