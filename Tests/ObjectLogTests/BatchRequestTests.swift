@@ -1,8 +1,9 @@
 import Foundation
-import ObjectLog
 import ObjectLogStore
 import TestSupport
 import Testing
+
+@testable import ObjectLog
 
 @Suite("Batch delete, update and insert, in the store, without loading objects")
 struct BatchRequestTests {
@@ -87,6 +88,37 @@ struct BatchRequestTests {
             }
             try fixing.save()
         }
+        try container.close()
+    }
+
+    @Test(
+        "a batch reports each object it changed once, its ID list made beside the commit or not",
+        arguments: [2, Int.max]
+    )
+    func reportedIDs(threshold: Int) throws {
+        let directory = TemporaryDirectory()
+        let container = try grid(directory)
+        let context = container.newContext()
+        // 2: the list is made on another thread while the commit runs.
+        context.tuning.parallelBatchThreshold = threshold
+        let updating = #Predicate<Cell> { $0.column % 3 == 0 }
+        let toUpdate = try context.fetch(FetchRequest<Cell>(predicate: updating)).map(\.objectID)
+        let updated = try context.execute(
+            BatchUpdateRequest<Cell>(predicate: updating, updates: [.set(\.value, to: -1)])
+        ).updated
+        #expect(updated.count == 40)
+        #expect(updated.count == Set(updated).count)
+        #expect(Set(updated) == Set(toUpdate))
+
+        let deleting = #Predicate<Cell> { $0.row >= 7 }
+        let toDelete = try context.fetch(FetchRequest<Cell>(predicate: deleting)).map(\.objectID)
+        let deleted = try context.execute(BatchDeleteRequest<Cell>(predicate: deleting)).deleted
+        #expect(deleted.count == 30)
+        #expect(deleted.count == Set(deleted).count)
+        #expect(Set(deleted) == Set(toDelete))
+        #expect(try context.count(FetchRequest<Cell>()) == 70)
+        let stillUpdated = #Predicate<Cell> { $0.value == -1 }
+        #expect(try context.count(FetchRequest<Cell>(predicate: stillUpdated)) == 28)
         try container.close()
     }
 
