@@ -31,12 +31,61 @@ struct ObserverTokenTests {
         events = []
         context.removeObserver(will)
         context.removeObserver(change)
-        // Removing twice, or a token of another context, changes nothing.
+        // Removing twice changes nothing.
         context.removeObserver(change)
-        container.newContext().removeObserver(ObserverToken(number: 4))
         _ = Tag(context: context)
         try context.save()
         #expect(events == ["kept"])
+    }
+
+    @Test("a token of another context or coordinator removes nothing there")
+    func foreignTokensRemoveNothing() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let first = container.newContext()
+        let second = container.newContext()
+        var events: [String] = []
+        // Each context's first handler: the tokens would be equal if each counted alone.
+        let firstToken = first.onDidSave { _ in events.append("first") }
+        let secondToken = second.onDidSave { _ in events.append("second") }
+        #expect(firstToken != secondToken)
+        second.removeObserver(firstToken)
+        _ = Tag(context: second)
+        try second.save()
+        #expect(events == ["second"])
+
+        // Between a context and the coordinator, both ways.
+        let calls = CallCount()
+        let observerToken = container.coordinator.addSaveObserver { _ in calls.add() }
+        container.coordinator.removeObserver(firstToken)
+        container.coordinator.removeObserver(secondToken)
+        second.removeObserver(observerToken)
+        _ = Tag(context: second)
+        try second.save()
+        #expect(calls.value == 1)
+        #expect(events == ["second", "second"])
+
+        // Between two coordinators.
+        let other = try PersistentContainer.inMemory(for: testEntities)
+        let otherCalls = CallCount()
+        other.coordinator.addSaveObserver { _ in otherCalls.add() }
+        other.coordinator.removeObserver(observerToken)
+        let otherContext = other.newContext()
+        _ = Tag(context: otherContext)
+        try otherContext.save()
+        #expect(otherCalls.value == 1)
+    }
+
+    @Test("a context's token leaves the main context's merge observer registered")
+    @MainActor
+    func contextTokenKeepsMergeObserver() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        // The merge observer is the coordinator's first.
+        _ = container.mainContext
+        #expect(container.coordinator.hasSaveObservers)
+        let context = container.newContext()
+        let token = context.onDidSave { _ in }
+        container.coordinator.removeObserver(token)
+        #expect(container.coordinator.hasSaveObservers)
     }
 
     @Test("objects-did-change fires on save, merge and rollback, not on each change")

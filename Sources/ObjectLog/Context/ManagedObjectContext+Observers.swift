@@ -14,7 +14,7 @@ extension ManagedObjectContext {
     public func onWillSave(
         _ handler: @escaping (ManagedObjectContext) throws -> Void
     ) -> ObserverToken {
-        let token = makeObserverToken()
+        let token = ObserverToken.make()
         willSaveHandlers.append((token.number, handler))
         return token
     }
@@ -26,7 +26,7 @@ extension ManagedObjectContext {
     ///   it.
     @discardableResult
     public func onDidSave(_ handler: @escaping (ObjectChanges) -> Void) -> ObserverToken {
-        let token = makeObserverToken()
+        let token = ObserverToken.make()
         didSaveHandlers.append((token.number, handler))
         return token
     }
@@ -50,7 +50,7 @@ extension ManagedObjectContext {
     ///   it.
     @discardableResult
     public func onObjectsDidChange(_ handler: @escaping (ObjectChanges) -> Void) -> ObserverToken {
-        let token = makeObserverToken()
+        let token = ObserverToken.make()
         changeHandlers.append((token.number, handler))
         return token
     }
@@ -64,11 +64,6 @@ extension ManagedObjectContext {
         willSaveHandlers.removeAll { $0.token == token.number }
         didSaveHandlers.removeAll { $0.token == token.number }
         changeHandlers.removeAll { $0.token == token.number }
-    }
-
-    private func makeObserverToken() -> ObserverToken {
-        defer { nextObserverNumber += 1 }
-        return ObserverToken(number: nextObserverNumber)
     }
 
     /// Whether anything listens for this context's saves: its own handlers or the

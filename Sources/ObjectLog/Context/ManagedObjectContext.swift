@@ -71,8 +71,6 @@ public final class ManagedObjectContext {
     var willSaveHandlers: [(token: UInt64, handler: (ManagedObjectContext) throws -> Void)] = []
     var didSaveHandlers: [(token: UInt64, handler: (ObjectChanges) -> Void)] = []
     var changeHandlers: [(token: UInt64, handler: (ObjectChanges) -> Void)] = []
-    /// The number of the next handler's ``ObserverToken``.
-    var nextObserverNumber: UInt64 = 1
     /// The first error met while loading a fault (a property getter cannot throw, so it
     /// returns the default value), kept until the next ``save()`` or fetch throws it.
     ///

@@ -28,7 +28,6 @@ public final class PersistentStoreCoordinator: Sendable {
         var stagedMetadata: Metadata = [:]
         var hasStagedMetadata = false
         var observers: [UInt64: @Sendable (ObjectChanges) -> Void] = [:]
-        var nextObserver: UInt64 = 1
         /// Per uniqueness constraint: encoded values to key, and key to encoded values.
         var uniqueIndexes: [UniqueScope: UniqueIndex] = [:]
         /// In-memory attribute columns, per entity, that fetches filter with.
@@ -154,17 +153,16 @@ public final class PersistentStoreCoordinator: Sendable {
     public func addSaveObserver(
         _ handler: @escaping @Sendable (ObjectChanges) -> Void
     ) -> ObserverToken {
-        state.withLock { state in
-            let number = state.nextObserver
-            state.nextObserver += 1
-            state.observers[number] = handler
-            return ObserverToken(number: number)
-        }
+        let token = ObserverToken.make()
+        state.withLock { $0.observers[token.number] = handler }
+        return token
     }
 
     /// Removes a save observer: it is not called for saves that commit afterwards.
     ///
-    /// A save broadcasting at the same moment on another thread may still call it once.
+    /// A save broadcasting at the same moment on another thread may still call it once. A
+    /// token of a context's handler or of another coordinator, or one already removed,
+    /// changes nothing.
     public func removeObserver(_ token: ObserverToken) {
         _ = state.withLock { $0.observers.removeValue(forKey: token.number) }
     }
