@@ -134,6 +134,40 @@ struct MisuseTests {
         #expect(saved.configuration?.name == "Spots")
     }
 
+    @Test("every misuse since the last save is reported, in one error that lists each")
+    func severalMisuses() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let first = container.newContext()
+        let second = container.newContext()
+        let configuration = Configuration(context: first)
+        let snapshots = [Snapshot(context: second), Snapshot(context: second)]
+        try first.save()
+        try second.save()
+
+        for snapshot in snapshots { snapshot.configuration = configuration }
+        let stranger = Stranger(context: second)
+        let error = try #require(throws: ObjectLogError.self) { try second.save() }
+        #expect(error.code == .contextMismatch)
+        #expect(error.objectID == snapshots[0].objectID)
+        #expect(error.property == "configuration")
+        #expect(error.message == "3 misuses since the last save; nothing was saved")
+        #expect(
+            error.errors.map(\.code) == [.contextMismatch, .contextMismatch, .entityNotInModel]
+        )
+        #expect(error.errors.prefix(2).map(\.objectID) == snapshots.map(\.objectID))
+        #expect(stranger.managedObjectContext == nil)
+        #expect(snapshots.allSatisfy { $0.configuration == nil })
+        // Reported once, every one of them: the retry saves what is left.
+        try second.save()
+
+        // One misuse is thrown as it is, not wrapped.
+        snapshots[1].configuration = configuration
+        let single = try #require(throws: ObjectLogError.self) { try second.save() }
+        #expect(single.code == .contextMismatch)
+        #expect(single.objectID == snapshots[1].objectID)
+        #expect(single.errors.isEmpty)
+    }
+
     @Test("inserting an object of a released context throws instead of copying it")
     func insertObjectOfReleasedContext() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)

@@ -7,7 +7,7 @@ extension ManagedObject {
     ///
     /// A relationship setter cannot throw, so a destination of another context (or a class
     /// outside the model) is recorded on the context, whose next save throws it (see
-    /// ``ManagedObjectContext/misuseError``). Two objects outside any context have no context
+    /// ``ManagedObjectContext/misuseErrors``). Two objects outside any context have no context
     /// to record it on: that stays a trap, with a message that release builds keep too.
     final func adoptContext(for destinations: [ManagedObject], property: AnyKeyPath) -> Bool {
         let context =

@@ -27,8 +27,9 @@ extension ManagedObjectContext {
     ///   `contextMismatch` or `entityNotInModel` for a misuse that a call which cannot throw
     ///   met since the last save: a relationship set to an object of another context (the
     ///   assignment was not made), or ``ManagedObject/init(context:)`` of a class outside the
-    ///   model (the object was not inserted); that error is thrown once, and nothing is saved
-    ///   with it.
+    ///   model (the object was not inserted). Several such misuses are thrown as one error
+    ///   listing each in ``ObjectLogError/errors``, with the code of the first. They are
+    ///   thrown once, and nothing is saved with them.
     public func save() throws(ObjectLogError) {
         try throwMisuseError()
         try throwFaultError()

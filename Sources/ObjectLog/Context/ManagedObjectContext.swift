@@ -62,10 +62,10 @@ public final class ManagedObjectContext {
     /// Emptied whenever no object is updated or deleted any more (after a save, a rollback or
     /// a reset), the only objects that hold snapshots.
     @exclusivity(unchecked) private var snapshotBuffer = PayloadWriter()
-    /// The first misuse that a call which cannot throw met (``ManagedObject/init(context:)``
-    /// of a class outside the model, a relationship set to an object of another context),
-    /// kept until the next ``save()`` throws it.
-    var misuseError: ObjectLogError?
+    /// The misuses that calls which cannot throw met (``ManagedObject/init(context:)`` of a
+    /// class outside the model, a relationship set to an object of another context), in order,
+    /// kept until the next ``save()`` throws them.
+    var misuseErrors: [ObjectLogError] = []
     // In registration order, which is the order they run in; each with the number its
     // token carries.
     var willSaveHandlers: [(token: UInt64, handler: (ManagedObjectContext) throws -> Void)] = []
@@ -325,16 +325,29 @@ public final class ManagedObjectContext {
         }
     }
 
-    /// Keeps the first misuse met by a call that cannot throw until the next save reports it.
+    /// Keeps a misuse met by a call that cannot throw until the next save reports it.
+    ///
+    /// Every one is kept, not just the first: the save reports and forgets them all, and a
+    /// misuse dropped here would leave its assignment undone without a word at the retry.
     func recordMisuse(_ error: ObjectLogError) {
-        if misuseError == nil { misuseError = error }
+        misuseErrors.append(error)
     }
 
-    /// Throws (and clears) the misuse a call that cannot throw recorded.
+    /// Throws (and clears) the misuses calls that cannot throw recorded: one as it is, several
+    /// in one error that lists each in ``ObjectLogError/errors`` and has the code, object and
+    /// property of the first.
     func throwMisuseError() throws(ObjectLogError) {
-        guard let error = misuseError else { return }
-        misuseError = nil
-        throw error
+        guard let first = misuseErrors.first else { return }
+        let errors = misuseErrors
+        misuseErrors = []
+        if errors.count == 1 { throw first }
+        throw ObjectLogError(
+            first.code,
+            "\(errors.count) misuses since the last save; nothing was saved",
+            objectID: first.objectID,
+            property: first.property,
+            errors: errors
+        )
     }
 
     /// Keeps the first fault-loading error until a save or fetch reports it.

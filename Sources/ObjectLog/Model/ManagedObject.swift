@@ -222,7 +222,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     ///
     /// An initializer that cannot throw cannot report a class that is not an entity of the
     /// context's model: the object then stays outside any context, and the context's next
-    /// ``ManagedObjectContext/save()`` throws ``ObjectLogError/Code/entityNotInModel``. Call
+    /// ``ManagedObjectContext/save()`` throws ``ObjectLogError/Code/entityNotInModel`` (listed
+    /// in ``ObjectLogError/errors`` with any other misuse since the last save). Call
     /// ``ManagedObjectContext/insert(_:)`` to get that error at once.
     public convenience init(context: ManagedObjectContext) {
         self.init()

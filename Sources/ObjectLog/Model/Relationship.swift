@@ -89,7 +89,8 @@ extension Array: RelationshipValue where Element: ManagedObject {
 /// - Relating objects of two different contexts (or a destination whose class is not in the
 ///   model) leaves the relationship as it was, and the context's next
 ///   ``ManagedObjectContext/save()`` throws ``ObjectLogError/Code/contextMismatch`` (or
-///   ``ObjectLogError/Code/entityNotInModel``) naming both objects, saving nothing.
+///   ``ObjectLogError/Code/entityNotInModel``) naming both objects, saving nothing; several
+///   such misuses before a save are listed in one error's ``ObjectLogError/errors``.
 /// - Relating two objects that are both outside any context, which leaves no context to
 ///   report to, stops the program with a message naming both objects (`fatalError`, so
 ///   release builds print it too). Insert one of them first.
