@@ -1,4 +1,6 @@
 import Foundation
+import ObjectLogStore
+import TestSupport
 import Testing
 
 @testable import ObjectLog
@@ -50,6 +52,71 @@ struct ErrorReportingTests {
         #expect(error.underlyingError == nil)
     }
 
+    @Test("a commit the store refuses keeps the store's error")
+    func commitKeepsStoreError() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("test.objectlog")
+        try makeContainer(directory).close()
+        let container = try PersistentContainer(path: path, for: testEntities, options: readOnly)
+        let context = container.newContext()
+        _ = Cell(context: context)
+        let error = try #require(throws: ObjectLogError.self) { try context.save() }
+        #expect(error.code == .store)
+        #expect(error.storeError?.code == .readOnly)
+        #expect(error.storeError?.path == path)
+        #expect(error.message == "cannot commit the save: \(path): the store is open read-only")
+    }
+
+    @Test("external data the store cannot write keeps the store's error")
+    func externalDataKeepsStoreError() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("test.objectlog")
+        try makeContainer(directory).close()
+        let container = try PersistentContainer(path: path, for: testEntities, options: readOnly)
+        let context = container.newContext()
+        let snapshot = Snapshot(context: context)
+        snapshot.state = Data(count: StoreOptions().externalStorageMinimumByteCount)
+        let error = try #require(throws: ObjectLogError.self) { try context.save() }
+        #expect(error.code == .store)
+        #expect(error.storeError?.code == .readOnly)
+        #expect(error.message.hasPrefix("cannot write external data of 'state': "))
+    }
+
+    @Test("a damaged record met by a bulk fault load keeps the store's error")
+    func bulkFaultLoadKeepsStoreError() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory)
+        let writer = container.newContext()
+        // Enough faults left after the single loads for the context to load the rest at once.
+        let count =
+            ManagedObjectContext.faultsForBulkLoad + ManagedObjectContext.faultsBeforeBulkLoad
+        for row in 0..<count { Cell(context: writer).row = row }
+        try writer.save()
+        // Damage the last record (its checksum no longer matches), which the single loads
+        // before the bulk load do not read.
+        let ids = try container.newContext().fetchIdentifiers(FetchRequest<Cell>())
+        let last = try #require(ids.max { $0.key < $1.key })
+        let location = try #require(container.coordinator.store.location(of: last.key))
+        let handle = try #require(FileHandle(forUpdatingAtPath: directory.file("test.objectlog")))
+        let offset = location.offset + UInt64(location.length) - 1
+        try handle.seek(toOffset: offset)
+        let byte = try #require(try handle.read(upToCount: 1)?.first)
+        try handle.seek(toOffset: offset)
+        try handle.write(contentsOf: Data([byte ^ 0xFF]))
+        try handle.close()
+
+        let context = container.newContext()
+        let cells = try ids.sorted { $0.key < $1.key }.map {
+            try context.object(with: $0, as: Cell.self)
+        }
+        for cell in cells.prefix(ManagedObjectContext.faultsBeforeBulkLoad) { _ = cell.row }
+        #expect(context.statistics.bulkFaultLoads == 1)
+        let error = try #require(context.faultError)
+        #expect(error.code == .store)
+        #expect(error.storeError?.code == .corrupt)
+        #expect(error.storeError?.offset != nil)
+    }
+
     @Test("a Codable attribute's encoding error is kept as the underlying error")
     func codableErrorIsKept() throws {
         let container = try PersistentContainer.inMemory(for: [Gadget.self])
@@ -59,6 +126,13 @@ struct ErrorReportingTests {
         let error = try #require(throws: ObjectLogError.self) { try context.save() }
         #expect(error.code == .invalidValue)
         #expect(error.underlyingError is Part.Refusal)
+    }
+
+    private var readOnly: StoreOptions {
+        var options = StoreOptions()
+        options.readOnly = true
+        options.createIfMissing = false
+        return options
     }
 }
 

@@ -20,8 +20,9 @@ extension ManagedObjectContext {
     /// processors; the objects are only read meanwhile, while `save()` waits, and the log is
     /// the same as on one thread.
     /// - Throws: ``ObjectLogError`` with code `validation`, `uniqueness` or `conflict` naming the
-    ///   objects, properties and rules, or `store`. After a failure the store is unchanged and
-    ///   the context keeps its changes, to be fixed or rolled back. `callbackFailed` when a
+    ///   objects, properties and rules, or `store` (the store's own error, such as a read-only
+    ///   store's, is its ``ObjectLogError/storeError``). After a failure the store is unchanged
+    ///   and the context keeps its changes, to be fixed or rolled back. `callbackFailed` when a
     ///   will-save handler threw (its error is the ``ObjectLogError/underlyingError``);
     ///   `willSaveLoop` when `willSave()` hooks kept changing other objects.
     ///   `contextMismatch` or `entityNotInModel` for a misuse that a call which cannot throw

@@ -406,11 +406,10 @@ public final class ManagedObjectContext {
                     )
                 }
             }
-        } catch let error as ObjectLogError {
-            recordFaultError(error)
         } catch {
+            // A store error (a damaged record) stays reachable as the cause.
             recordFaultError(
-                ObjectLogError(.store, "cannot load the faults of \(entity.name): \(error)")
+                ObjectLogError.store(error, "cannot load the faults of \(entity.name)")
             )
         }
     }

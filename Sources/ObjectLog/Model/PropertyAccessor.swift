@@ -319,7 +319,7 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
             do {
                 id = try store.writeBlob(data)
             } catch {
-                throw ObjectLogError(.store, "cannot write external data of '\(name)': \(error)")
+                throw ObjectLogError.store(error, "cannot write external data of '\(name)'")
             }
             blobs.context?.recordExternalData(data, in: id, of: object, propertyIndex: index)
         }

@@ -360,7 +360,7 @@ public final class PersistentStoreCoordinator: Sendable {
                     // They may hold the values of a save whose flush failed: they are built
                     // again from the store when next needed.
                     state.columns = [:]
-                    return .failure(ObjectLogError(.store, "cannot commit the save: \(error)"))
+                    return .failure(ObjectLogError.store(error, "cannot commit the save"))
                 }
                 state.hasStagedMetadata = false
                 state.stagedMetadata = [:]
