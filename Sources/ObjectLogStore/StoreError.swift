@@ -1,3 +1,5 @@
+import Foundation
+
 /// An error from the store file layer.
 ///
 /// Every error names what failed in a sentence (`message`), and where known the file (`path`)
@@ -10,7 +12,11 @@
 ///     print("another process is writing to the store")
 /// }
 /// ```
-public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
+///
+/// The error is a `LocalizedError`, so `localizedDescription` (what most logging and alert
+/// code shows) is its ``description`` too, not Foundation's "The operation could not be
+/// completed".
+public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable, LocalizedError {
     /// What kind of failure this is.
     public enum Code: String, Sendable, Equatable {
         /// The file does not exist (and was not to be created).
@@ -72,4 +78,7 @@ public struct StoreError: Error, Sendable, CustomStringConvertible, Equatable {
         if let offset { parts.append("offset \(offset)") }
         return parts.isEmpty ? message : parts.joined(separator: ", ") + ": " + message
     }
+
+    /// The same as ``description``: what `localizedDescription` shows.
+    public var errorDescription: String? { description }
 }

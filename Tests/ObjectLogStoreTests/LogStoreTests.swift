@@ -1027,6 +1027,22 @@ struct LogStoreTests {
         #expect(readBytes(directory.file("text.olog")) == Array("hello, world, this is text".utf8))
     }
 
+    @Test("a store error's localizedDescription is its description, not Foundation's sentence")
+    func localizedDescription() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("none.olog")
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let error = try #require(throws: StoreError.self) {
+            try LogStore.open(path: path, options: readOnly)
+        }
+        // Through `any Error`, as logging and alert code sees it.
+        let erased: any Error = error
+        #expect(erased.localizedDescription == "\(path): \(error.message)")
+        let damaged: any Error = StoreError(.corrupt, "bad checksum", path: "a.olog", offset: 64)
+        #expect(damaged.localizedDescription == "a.olog, offset 64: bad checksum")
+    }
+
     @Test("a second writer is refused; readers are allowed")
     func writerLock() throws {
         let directory = TemporaryDirectory()
