@@ -65,4 +65,17 @@ struct BatchArticleTests {
         )
         try container.close()
     }
+
+    @Test("this file holds the article's code exactly")
+    func articleCodeIsHere() throws {
+        let (blocks, source) = try articleCodeBlocks(
+            "BatchRequests.md",
+            asIn: #filePath,
+            indentation: 8
+        )
+        #expect(blocks.count == 1)
+        for expected in blocks {
+            #expect(source.contains(expected), "not in this file: \(expected.prefix(44))")
+        }
+    }
 }

@@ -3,7 +3,8 @@ import ObjectLog
 import TestSupport
 import Testing
 
-// README "Use it as a framework": this file is the example, compiled and run by the tests.
+// README "Use it as a framework": this file is the example, compiled and run by the tests, which
+// also check that the README shows the code between the markers exactly.
 
 // BEGIN README EXAMPLE
 final class Experiment: ManagedObject {
@@ -64,5 +65,24 @@ struct ReadmeExampleTests {
         let directory = TemporaryDirectory()
         let output = try readmeExample(path: directory.file("Lab.objectlog"))
         #expect(output == ["Spots", "frames: 2", "zoom: 3.0"])
+    }
+
+    @Test("the README shows the example of this file exactly")
+    func readmeMatchesThisFile() throws {
+        let readme = try String(
+            contentsOf: packageRoot(of: #filePath).appendingPathComponent("README.md"),
+            encoding: .utf8
+        )
+        let section = try #require(
+            readme.components(separatedBy: "## Use it as a framework\n").dropFirst().first,
+            "the README has no section \"Use it as a framework\""
+        )
+        let shown = try #require(swiftCodeBlocks(in: section).first, "no Swift block in it")
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let compiled = try #require(
+            source.components(separatedBy: "// BEGIN README EXAMPLE\n").dropFirst().first?
+                .components(separatedBy: "// END README EXAMPLE\n").first
+        )
+        #expect(shown == compiled)
     }
 }

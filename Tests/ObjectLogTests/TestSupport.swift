@@ -73,27 +73,42 @@ func makeContainer(
     try PersistentContainer(path: directory.file(name), for: testEntities)
 }
 
+/// The package's root directory, from the path of a file in `Tests/<Target>/` (`#filePath`).
+func packageRoot(of testFile: String) -> URL {
+    URL(fileURLWithPath: testFile).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+}
+
+/// The Swift code blocks of a Markdown text, each as written, up to and including the newline
+/// of its last line.
+func swiftCodeBlocks(in markdown: String) -> [String] {
+    markdown.components(separatedBy: "```swift\n").dropFirst().map {
+        $0.components(separatedBy: "```")[0]
+    }
+}
+
 /// The Swift code blocks of the DocC article `name` (in ObjectLog's catalog), each as the test
-/// file at `testFile` holds it: indented into the file's namespace, with functions made static.
+/// file at `testFile` holds it: indented by `indentation` spaces (into the file's namespace,
+/// by default, with functions made static).
 /// - Returns: The blocks so written, and the test file's text to look for them in.
 func articleCodeBlocks(
     _ name: String,
-    asIn testFile: String
+    asIn testFile: String,
+    indentation: Int = 4
 ) throws -> (blocks: [String], source: String) {
-    let tests = URL(fileURLWithPath: testFile)
-    let root = tests.deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
     let article = try String(
-        contentsOf: root.appendingPathComponent("Sources/ObjectLog/ObjectLog.docc/\(name)"),
+        contentsOf: packageRoot(of: testFile)
+            .appendingPathComponent("Sources/ObjectLog/ObjectLog.docc/\(name)"),
         encoding: .utf8
     )
-    let blocks = article.components(separatedBy: "```swift\n").dropFirst().map { block in
-        block.components(separatedBy: "```")[0]
-            .split(separator: "\n", omittingEmptySubsequences: false)
+    let indent = String(repeating: " ", count: indentation)
+    let blocks = swiftCodeBlocks(in: article).map { block in
+        block.split(separator: "\n", omittingEmptySubsequences: false)
             .map { line in
-                line.isEmpty ? "" : line.hasPrefix("func ") ? "    static " + line : "    " + line
+                if line.isEmpty { return "" }
+                return indent + (line.hasPrefix("func ") ? "static " : "") + line
             }
             .joined(separator: "\n")
     }
-    return (blocks, try String(contentsOf: tests, encoding: .utf8))
+    return (blocks, try String(contentsOf: URL(fileURLWithPath: testFile), encoding: .utf8))
 }
