@@ -226,6 +226,153 @@ struct TextMatchTests {
         #expect(context.statistics.parallelTextCounts > 0)
     }
 
+    @Test(
+        "with a predicate the columns decide, a text match reads only their candidates and finds what a filter of every object finds",
+        arguments: [false, true]
+    )
+    func narrowedByColumns(withChanges: Bool) throws {
+        let container = try PersistentContainer.inMemory(for: [Dish.self])
+        let words = [
+            "Crème", "brûlée", "creamy", "soup", "Spot", "kale", "Straße", "Café", "salad",
+        ]
+        var generator = SeededGenerator(seed: 11)
+        // What the context should see, by note (each dish's own).
+        var model: [String: (title: String, servings: Int)] = [:]
+        let writer = container.newContext()
+        for index in 0..<1_200 {
+            let first = words[Int(generator.next() % UInt64(words.count))]
+            let second = words[Int(generator.next() % UInt64(words.count))]
+            let dish = Dish(context: writer)
+            dish.note = "n" + String(1_000_000 + index).dropFirst()
+            dish.title = index % 2 == 0 ? first : first + " " + second
+            dish.servings = Int(generator.next() % 60)
+            model[dish.note] = (dish.title, dish.servings)
+        }
+        try writer.save()
+        // Each about a tenth of the dishes, so that a combination's fetches register few.
+        let predicates: [(Predicate<Dish>, (Int) -> Bool)] = [
+            (#Predicate { $0.servings < 6 }, { $0 < 6 }),
+            (#Predicate { $0.servings >= 20 && $0.servings < 26 }, { $0 >= 20 && $0 < 26 }),
+            (#Predicate { !($0.servings < 54) }, { !($0 < 54) }),
+        ]
+        let matches: [(TextMatch<Dish>, (String) -> Bool)] = [
+            (.contains(\.title, "re"), { $0.range(of: "re", options: .caseInsensitive) != nil }),
+            (
+                .hasPrefix(\.title, "s"),
+                { $0.range(of: "s", options: [.caseInsensitive, .anchored]) != nil }
+            ),
+            (
+                .contains(\.title, "e", options: .diacriticInsensitive),
+                { $0.range(of: "e", options: .diacriticInsensitive) != nil }
+            ),
+            (
+                .equals(\.title, "KALE"),
+                { $0.compare("KALE", options: .caseInsensitive) == .orderedSame }
+            ),
+        ]
+        for (number, (predicate, selects)) in predicates.enumerated() {
+            for (textNumber, (match, finds)) in matches.enumerated() {
+                let label = "predicate \(number), text match \(textNumber), changes \(withChanges)"
+                let context = container.newContext()
+                var seen = model
+                if withChanges {
+                    // Registered objects changed into and out of the predicates, deleted ones
+                    // that match them, and inserted ones: the columns leave all to the scan.
+                    let changed = try context.fetch(
+                        FetchRequest<Dish>(predicate: #Predicate { $0.servings == 30 })
+                    )
+                    #expect(changed.count > 3)
+                    for (index, dish) in changed.enumerated() {
+                        dish.title = index % 2 == 0 ? "Spot soup" : "creamy kale"
+                        dish.servings = [3, 22, 57][index % 3]
+                        seen[dish.note] = (dish.title, dish.servings)
+                    }
+                    for servings in [4, 23, 58] {
+                        let saved = try context.fetch(
+                            FetchRequest<Dish>(predicate: #Predicate { $0.servings == servings })
+                        )
+                        #expect(saved.count > 3)
+                        for (index, dish) in saved.prefix(4).enumerated() {
+                            if index % 2 == 0 {
+                                context.delete(dish)
+                                seen[dish.note] = nil
+                            } else {
+                                dish.servings = 40
+                                seen[dish.note] = (dish.title, 40)
+                            }
+                        }
+                    }
+                    for (index, title) in ["salad crème", "kale"].enumerated() {
+                        let dish = Dish(context: context)
+                        dish.note = "p\(index)"
+                        dish.title = title
+                        dish.servings = [2, 55][index]
+                        seen[dish.note] = (title, dish.servings)
+                    }
+                }
+                let expected = seen.filter { selects($0.value.servings) && finds($0.value.title) }
+                    .sorted { ($0.value.servings, $1.key) > ($1.value.servings, $0.key) }
+                #expect(expected.count >= 3 && expected.count < 200, "\(label): \(expected.count)")
+                let before = context.statistics.columnScans
+                // The windows first, while few objects are registered (the columns leave
+                // registered objects to the scan, so they would hide a candidate missed).
+                // Unique values: the best four by the column alone are seldom the best four that
+                // also match the text.
+                var request = FetchRequest<Dish>(
+                    predicate: predicate,
+                    sortBy: [SortDescriptor(\.note, order: .reverse)],
+                    fetchLimit: 4,
+                    textMatch: match
+                )
+                #expect(
+                    try context.fetch(request).map(\.note)
+                        == Array(expected.map(\.key).sorted(by: >).prefix(4)),
+                    "\(label)"
+                )
+                request.sortDescriptors = [
+                    SortDescriptor(\.servings, order: .reverse), SortDescriptor(\.note),
+                ]
+                request.fetchLimit = 5
+                request.fetchOffset = 2
+                #expect(
+                    try context.fetch(request).map(\.note)
+                        == expected.dropFirst(2).prefix(5).map(\.key),
+                    "\(label)"
+                )
+                #expect(try context.count(request) == min(5, expected.count - 2), "\(label)")
+                request.sortDescriptors = [SortDescriptor(\.servings)]
+                request.fetchOffset = 0
+                request.fetchLimit = 3
+                #expect(
+                    try context.fetch(request).map(\.servings)
+                        == expected.reversed().prefix(3).map(\.value.servings),
+                    "\(label)"
+                )
+                request = FetchRequest<Dish>(predicate: predicate, textMatch: match)
+                #expect(try context.count(request) == expected.count, "\(label)")
+                #expect(try context.fetchIdentifiers(request).count == expected.count, "\(label)")
+                #expect(
+                    try context.fetch(request).map(\.note).sorted() == expected.map(\.key).sorted(),
+                    "\(label)"
+                )
+                #expect(context.statistics.columnScans - before == 7, "\(label)")
+                // Without a predicate the columns are not used: they would pick the best
+                // servings without the text match.
+                let unfiltered = seen.filter { finds($0.value.title) }.map(\.value.servings)
+                let scans = context.statistics.columnScans
+                let best = try context.fetch(
+                    FetchRequest<Dish>(
+                        sortBy: [SortDescriptor(\.servings)],
+                        fetchLimit: 3,
+                        textMatch: match
+                    )
+                )
+                #expect(best.map(\.servings) == Array(unfiltered.sorted().prefix(3)), "\(label)")
+                #expect(context.statistics.columnScans == scans, "\(label)")
+            }
+        }
+    }
+
     @Test("a key path that is not a String attribute is refused")
     func refusesOtherKeyPaths() throws {
         let (_, context) = try makeDishes()

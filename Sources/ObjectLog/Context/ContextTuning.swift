@@ -55,4 +55,7 @@ struct ContextStatistics {
     var parallelBatchUpdates = 0
     /// How many column scans listed and located their objects on two threads or more.
     var parallelPlans = 0
+    /// How many fetches and counts read only the records the attribute columns let through,
+    /// not every record of the entity.
+    var columnScans = 0
 }

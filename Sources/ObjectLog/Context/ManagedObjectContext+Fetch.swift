@@ -546,22 +546,26 @@ extension ManagedObjectContext {
         // Attribute columns narrow the scan to the records that can match, when they can
         // decide the predicate or the first sort (before the log's end is read below).
         var plan: LogStore.ReadPlan?
-        // Not with a text match, which columns cannot decide: they would count or pick the
-        // best objects without it.
-        if text == nil, predicate == nil || compilation?.columns != nil {
+        // A text match, which columns cannot decide, is tested on every record the scan reads:
+        // with one, the columns only narrow the scan to the records the predicate's condition
+        // lets through (so without such a predicate they are not used). Counting those, or
+        // keeping the best of them, would leave the text match out.
+        let narrowsOnly = text != nil
+        if compilation?.columns != nil || (predicate == nil && !narrowsOnly) {
             do {
                 let candidates = try candidatePlan(
                     of: entity,
                     condition: compilation?.columns,
-                    order: columnOrder,
-                    keepBest: keepBest,
-                    countOnly: countOnly
+                    order: narrowsOnly ? nil : columnOrder,
+                    keepBest: narrowsOnly ? nil : keepBest,
+                    countOnly: narrowsOnly ? false : countOnly
                 )
                 plan = candidates?.plan
                 count += candidates?.counted ?? 0
             } catch {
                 throw ObjectLogError.store(error, "cannot scan \(entity.name)")
             }
+            if plan != nil { statistics.columnScans += 1 }
         }
         func scan(_ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void) throws {
             if let plan {

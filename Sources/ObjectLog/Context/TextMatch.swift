@@ -20,6 +20,11 @@ import Foundation
 /// text are ASCII the comparison is a byte loop with ASCII case folding. Other text is
 /// compared by Foundation (`range(of:options:)` with `.caseInsensitive` and
 /// `.diacriticInsensitive`), so "É" matches "e" when diacritics are ignored.
+///
+/// Combined with a predicate on scalar attributes (`servings >= 2` above), the search reads
+/// only the records the attribute columns let through: those whose saved values satisfy the
+/// predicate, and the objects registered in the context. Otherwise it reads every record of
+/// the entity.
 public struct TextMatch<Root: ManagedObject> {
     /// How text is compared (``TextMatchOptions``).
     public typealias Options = TextMatchOptions
