@@ -128,6 +128,31 @@ struct ErrorReportingTests {
         #expect(error.underlyingError is Part.Refusal)
     }
 
+    @Test("a schema that cannot be decoded keeps the decoder's error")
+    func schemaDecodingErrorIsKept() throws {
+        let error = try #require(throws: ObjectLogError.self) {
+            try ModelSchema.decode(json: Data(#"{"entities": 3}"#.utf8))
+        }
+        #expect(error.code == .corrupt)
+        #expect(error.underlyingError is DecodingError)
+    }
+
+    @Test("a payload the store inspector cannot decode keeps the payload error")
+    func payloadErrorIsKept() throws {
+        let model = try ManagedObjectModel(testEntities)
+        let entity = try #require(model.schema.entity(named: "Configuration"))
+        // No property count at all, then a count followed by a string cut short.
+        for bytes: [UInt8] in [[], [UInt8(entity.properties.count), 0x05, 0x41]] {
+            let error = try bytes.withUnsafeBytes { buffer in
+                try #require(throws: ObjectLogError.self) {
+                    try StoreInspector.decode(payload: buffer, entity: entity)
+                }
+            }
+            #expect(error.code == .corrupt)
+            #expect(error.underlyingError is PayloadError, "\(bytes)")
+        }
+    }
+
     private var readOnly: StoreOptions {
         var options = StoreOptions()
         options.readOnly = true

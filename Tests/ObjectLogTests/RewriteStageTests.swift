@@ -324,6 +324,7 @@ struct RewriteStageTests {
         }
         #expect(thrown?.code == .modelMismatch)
         #expect(thrown?.message.contains("the migration stage 1 -> 2 failed") == true)
+        #expect(thrown?.underlyingError is Refused)
         let misspelt = try failure(at: path) { _, new in new["serving"] = .int(1) }
         #expect(misspelt?.message.contains("no property 'serving'") == true)
         let mistyped = try failure(at: path) { _, new in new["servings"] = .string("4") }

@@ -92,7 +92,8 @@ public final class StoreInspector: Sendable {
     }
 
     /// Decodes a payload of an entity into named values.
-    /// - Throws: ``ObjectLogError/Code/corrupt`` naming the property and byte offset.
+    /// - Throws: ``ObjectLogError/Code/corrupt`` naming the property and byte offset, with the
+    ///   ``PayloadError`` as ``ObjectLogError/underlyingError``.
     public static func decode(
         payload: UnsafeRawBufferPointer,
         entity: ModelSchema.Entity
@@ -103,7 +104,11 @@ public final class StoreInspector: Sendable {
         do {
             count = try reader.readVarint()
         } catch {
-            throw ObjectLogError(.corrupt, "\(entity.name) payload: \(error)")
+            throw ObjectLogError(
+                .corrupt,
+                "\(entity.name) payload: \(error)",
+                underlyingError: error
+            )
         }
         guard count == UInt64(entity.properties.count) else {
             throw ObjectLogError(
@@ -118,7 +123,8 @@ public final class StoreInspector: Sendable {
                 throw ObjectLogError(
                     .corrupt,
                     "\(entity.name).\(property.name): \(error)",
-                    property: property.name
+                    property: property.name,
+                    underlyingError: error
                 )
             }
         }

@@ -259,11 +259,17 @@ public struct ModelSchema: Codable, Sendable, Hashable {
     }
 
     /// Decodes a schema from the JSON stored in metadata.
+    /// - Throws: ``ObjectLogError/Code/corrupt`` if the JSON is not a schema, with the decoder's
+    ///   error as ``ObjectLogError/underlyingError``.
     public static func decode(json: Data) throws(ObjectLogError) -> ModelSchema {
         do {
             return try JSONDecoder().decode(ModelSchema.self, from: json)
         } catch {
-            throw ObjectLogError(.corrupt, "the stored model description is not readable: \(error)")
+            throw ObjectLogError(
+                .corrupt,
+                "the stored model description is not readable: \(error)",
+                underlyingError: error
+            )
         }
     }
 

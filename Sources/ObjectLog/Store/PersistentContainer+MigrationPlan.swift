@@ -16,8 +16,9 @@ extension PersistentContainer {
     /// stages only that the plain open infers) is opened without a copy.
     /// - Throws: ``ObjectLogError/Code/invalidArgument`` for a plan whose versions or stages do
     ///   not chain; ``ObjectLogError/Code/modelMismatch`` for a store at no version of the plan
-    ///   that cannot be inferred, or when a stage fails (an ``ObjectLogError`` it threw is kept
-    ///   in ``ObjectLogError/errors``);
+    ///   that cannot be inferred, or when a stage fails (what it threw is kept as
+    ///   ``ObjectLogError/underlyingError``, and an ``ObjectLogError`` in
+    ///   ``ObjectLogError/errors`` too);
     ///   ``ObjectLogError/Code/store`` for a store that cannot be opened.
     ///
     /// - Parameters:

@@ -17,8 +17,9 @@ extension StagedMigration {
     ///     straight from it (no copy of the old file is made to be rewritten). Nil for a later
     ///     stage, which rewrites the copy into a new file that then replaces it.
     ///   - progress: Called now and then with the share of the stage done.
-    /// - Throws: ``ObjectLogError/Code/modelMismatch`` when a closure fails (with its error);
-    ///   what reading the store or writing the copy throws.
+    /// - Throws: ``ObjectLogError/Code/modelMismatch`` when a closure fails (its error is the
+    ///   `underlyingError`) or the copy cannot be made (the store's error is the `storeError`);
+    ///   what opening or preparing the store throws.
     func rewrite(
         model: ManagedObjectModel,
         entities: [String: MigrationStage.ObjectRewrite],
@@ -80,10 +81,14 @@ extension StagedMigration {
                 )
             }
         } catch {
+            // The cause stays at hand to catch by: a store's error as `storeError` (with its
+            // code, path and offset), any other (the closure's own) as `underlyingError`.
             throw ObjectLogError(
                 .modelMismatch,
                 "the migration stage \(stage) failed: \(error); the store '\(path)' is unchanged",
-                errors: (error as? ObjectLogError).map { [$0] } ?? []
+                errors: (error as? ObjectLogError).map { [$0] } ?? [],
+                storeError: error as? StoreError,
+                underlyingError: error is StoreError ? nil : error
             )
         }
         if original == nil {
