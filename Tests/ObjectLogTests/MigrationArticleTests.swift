@@ -4,7 +4,7 @@ import TestSupport
 import Testing
 
 // The classes of the "Migrating your model" article (ObjectLog.docc/MigratingYourModel.md),
-// exactly as the article shows them; keep the two the same.
+// exactly as the article shows them: `articleCodeIsHere` fails when the two differ.
 
 enum ArticleVersion1 {
     final class Recipe: ManagedObject {
@@ -71,9 +71,25 @@ struct MigrationArticleTests {
         #expect(dish.variants.isEmpty)
         try container.close()
     }
+
+    @Test("every Swift block of the article is in this file as written")
+    func articleCodeIsHere() throws {
+        // The classes sit in the version enums; the plans in the test functions below.
+        let classes = try articleCodeBlocks("MigratingYourModel.md", asIn: #filePath)
+        let plans = try articleCodeBlocks(
+            "MigratingYourModel.md",
+            asIn: #filePath,
+            indentation: 8
+        )
+        #expect(classes.blocks.count == 4)
+        let expected = Array(classes.blocks.prefix(2)) + plans.blocks.dropFirst(2)
+        for block in expected {
+            #expect(classes.source.contains(block), "not in this file: \(block.prefix(44))")
+        }
+    }
 }
 
-// The migration plan example of the same article.
+// The migration plan examples of the same article (checked by `articleCodeIsHere` above).
 
 final class RecipeV1: ManagedObject {
     @Attribute var servings = ""
