@@ -126,6 +126,21 @@ struct KeyDirectoryTests {
         #expect(directory.count == 1_001)
     }
 
+    @Test("a dense directory takes 16 bytes a key, and a location of one byte is live")
+    func denseSlotSize() {
+        #expect(KeyDirectory.denseBytesPerKey == 16)
+        var directory = KeyDirectory(minimumCapacity: 100)
+        let short = RecordLocation(entity: 7, offset: 0, length: 1)
+        #expect(directory.updateValue(short, forKey: 1) == nil)
+        #expect(directory.isDense)
+        #expect(directory[1] == short)
+        #expect(directory[2] == nil)
+        #expect(directory.count == 1)
+        #expect(directory.removeValue(forKey: 1) == short)
+        #expect(directory[1] == nil)
+        #expect(directory.count == 0)
+    }
+
     @Test("a run of dense updates sets what updateValue sets, and only where there is room")
     func denseUpdates() {
         var random = SeededGenerator(seed: 0xDE45E)
