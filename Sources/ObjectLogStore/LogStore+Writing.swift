@@ -39,8 +39,9 @@ extension LogStore {
 
     /// Appends `transaction` and, with durable options, makes it durable before returning.
     ///
-    /// The records and a commit record are written at the end of the log in one `write` (two for
-    /// more than 64 KiB of object records: those records, then the rest), then flushed with one
+    /// The records and a commit record are written at the end of the log in one `write` (for
+    /// more than 64 KiB of object records, one for those records, or for each run of them
+    /// between the transaction's holes, then one for the rest), then flushed with one
     /// `fdatasync`. If a write fails, the log is cut back to where it was; if the flush fails,
     /// the handle is poisoned (rule 3).
     ///
@@ -116,7 +117,7 @@ extension LogStore {
         // and when no put follows a delete (records keep the transaction's order), they are
         // written as they are, ahead of the deletes, metadata and commit record framed here.
         let writesFramedPuts = layout == .compact && !transaction.hasPutAfterDelete
-        let framedLength = writesFramedPuts ? transaction.records.count : 0
+        let framedLength = writesFramedPuts ? transaction.recordByteCount : 0
         // The file offset of `writer`'s first byte.
         let base = start + UInt64(framedLength)
         var size =
@@ -260,11 +261,16 @@ extension LogStore {
         let bytes = writer.takeBytes()
         do {
             if framedLength > 64 << 10 {
-                try records.withUnsafeBytes { try file.write($0, at: start) }
+                // A run at a time, around the transaction's holes.
+                var position = start
+                try transaction.forEachRecordRun { run in
+                    try file.write(run, at: position)
+                    position += UInt64(run.count)
+                }
                 try file.write(bytes, at: base)
             } else if framedLength > 0 {
                 // A small transaction (the common durable save) goes out in one write call.
-                var whole = records.bytes
+                var whole = transaction.recordBytes
                 whole += bytes
                 try file.write(whole, at: start)
             } else {
@@ -324,6 +330,7 @@ extension LogStore {
             entries.withUnsafeBufferPointer { entries in
                 var update = FramedPutUpdate(
                     entries: entries,
+                    holes: transaction.holes,
                     start: start,
                     keepsUndo: flush != nil,
                     undo: undoFramed,
@@ -467,6 +474,9 @@ extension KeyDirectory.DenseUpdate: LocationSetter {}
 /// live bytes and old locations that follow from them.
 private struct FramedPutUpdate {
     let entries: UnsafeBufferPointer<Transaction.Entry>
+    /// The transaction's holes, which are not written: a record's offset in the file is its
+    /// start in the transaction's records less the bytes of the holes before it.
+    let holes: [Transaction.Hole]
     /// The transaction's offset in the file.
     let start: UInt64
     let keepsUndo: Bool
@@ -479,13 +489,21 @@ private struct FramedPutUpdate {
     @inline(__always)
     mutating func apply(to target: inout some LocationSetter) {
         let distance = LogStore.prefetchDistance
+        // The holes before the entry, and their bytes (entries are in record order).
+        var hole = 0
+        var skipped = 0
         for index in entries.indices where !entries[index].isDelete {
             if index &+ distance < entries.count {
                 target.prefetch(entries[index &+ distance].key)
             }
+            let recordStart = entries[index].recordStart
+            while hole < holes.count, holes[hole].start <= recordStart {
+                skipped += holes[hole].count
+                hole += 1
+            }
             let location = RecordLocation(
                 entity: entries[index].entity,
-                offset: start + UInt64(entries[index].recordStart),
+                offset: start + UInt64(recordStart - skipped),
                 length: entries[index].recordLength
             )
             let old = target.updateValue(location, forKey: entries[index].key)

@@ -4,8 +4,10 @@ import Foundation
 // of its own, joining them would leave one thread copying every part after the first, and
 // faulting in fresh memory for it, while the others wait (a tenth of a batch update's time at a
 // million objects). So every part writes its records and entries straight into the one
-// transaction's buffers, each into a region with room for its worst case, and the regions are
-// then closed up.
+// transaction's buffers, each into a region with room for its worst case. The entries are then
+// closed up; the records stay where they are, and the room each part left unused is one of
+// the transaction's holes, which the store writes around (moving the records instead cost as
+// long as writing them to the file, a memory-bound copy of the whole batch on one thread).
 
 /// Where a put whose value is written in place can go: a transaction, or a part of one.
 package protocol FilledPutSink {
@@ -174,7 +176,8 @@ extension Transaction {
         let writers = PartSlots<PartWriter?>(count: parts, initial: nil)
         let errors = PartSlots<(any Error)?>(count: parts, initial: nil)
         var entries: [Entry] = []
-        var recordCount = 0
+        var holes: [Hole] = []
+        var recordEnd = 0
         var entryCount = 0
         // Not zeroed: only the bytes written become part of the arrays.
         let records = [UInt8](unsafeUninitializedCapacity: recordStarts[parts]) { records, count in
@@ -207,29 +210,31 @@ extension Transaction {
                         writers[part] = writer
                     }
                 }
-                // Close up the regions, in part order: each moves down (or stays).
-                let bytes = UnsafeMutableRawBufferPointer(records)
+                // Close up the entries, in part order: each region moves down (or stays). The
+                // room a part left unused in the records, up to the next part's, is a hole.
                 for part in 0..<parts {
                     guard let writer = writers[part] else { continue }
-                    let shift = recordStarts[part] - recordCount
-                    if shift > 0, writer.recordCount > 0 {
-                        (bytes.baseAddress! + recordCount).copyMemory(
-                            from: bytes.baseAddress! + recordStarts[part],
-                            byteCount: writer.recordCount
+                    if entryStarts[part] != entryCount {
+                        // Entries are plain values: moving one is copying its bytes.
+                        (entries.baseAddress! + entryCount).moveInitialize(
+                            from: entries.baseAddress! + entryStarts[part],
+                            count: writer.entryCount
                         )
                     }
-                    // Entries are plain values: moving one is copying its bytes.
-                    for index in 0..<writer.entryCount {
-                        var entry = entries[entryStarts[part] + index]
-                        entry.recordStart -= shift
-                        entries[entryCount + index] = entry
-                    }
-                    recordCount += writer.recordCount
                     entryCount += writer.entryCount
+                    if writer.recordCount > 0 {
+                        if recordStarts[part] > recordEnd {
+                            holes.append(
+                                Hole(start: recordEnd, count: recordStarts[part] - recordEnd)
+                            )
+                        }
+                        recordEnd = recordStarts[part] + writer.recordCount
+                    }
                 }
                 count = entryCount
             }
-            count = recordCount
+            // Up to the last record: the room after it is not part of the array.
+            count = recordEnd
         }
         if let error = errors.firstError() { throw error }
         guard (0..<parts).allSatisfy({ writers[$0]?.outgrewRoom == false }) else { return nil }
@@ -242,6 +247,7 @@ extension Transaction {
         }
         return Transaction(
             records: ByteWriter(adopting: records),
+            holes: holes,
             entries: entries,
             blobLists: blobLists
         )

@@ -151,11 +151,51 @@ public struct Transaction: Sendable {
     package func blobs(ofEntry index: Int) -> [BlobID] {
         entries[index].hasBlobs ? blobLists[index] ?? [] : []
     }
-    /// Every put as a whole record in the compact layout (FORMAT.md section 4), back to back.
+    /// Every put as a whole record in the compact layout (FORMAT.md section 4), back to back
+    /// but for ``holes``.
     ///
     /// A store in that layout writes them as they are; one in the older fixed layout frames
     /// the values again.
     package private(set) var records = ByteWriter()
+    /// The runs of ``records`` that hold no record, in ascending order.
+    ///
+    /// They are room that the parts of a transaction built on several threads left unused (see
+    /// ``buildingInParallel(rooms:_:)``). Nothing reads them, and the store writes the records
+    /// around them.
+    package private(set) var holes: [Hole] = []
+
+    /// A run of bytes of ``records`` that holds no record.
+    package struct Hole: Sendable, Equatable {
+        package var start: Int
+        package var count: Int
+    }
+
+    /// The bytes the records take without the ``holes``: what they take in the file.
+    package var recordByteCount: Int { holes.reduce(records.count) { $0 - $1.count } }
+
+    /// The records back to back, without the ``holes``.
+    package var recordBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(recordByteCount)
+        forEachRecordRun { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    /// Calls `body` with each run of records between the ``holes``, in order.
+    package func forEachRecordRun(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        try records.withUnsafeBytes { bytes in
+            var start = 0
+            for hole in holes {
+                if hole.start > start {
+                    try body(UnsafeRawBufferPointer(rebasing: bytes[start..<hole.start]))
+                }
+                start = hole.start + hole.count
+            }
+            if bytes.count > start {
+                try body(UnsafeRawBufferPointer(rebasing: bytes[start...]))
+            }
+        }
+    }
     /// Whether some put comes after a delete (the records then cannot be written ahead of the
     /// deletes as one block).
     package private(set) var hasPutAfterDelete = false
@@ -188,10 +228,11 @@ public struct Transaction: Sendable {
     /// Creates an empty transaction.
     public init() {}
 
-    /// A transaction of the puts whose records are `records`, back to back, as `entries` locate
-    /// them (see ``buildingInParallel(rooms:_:)``).
-    init(records: ByteWriter, entries: [Entry], blobLists: [Int: [BlobID]]) {
+    /// A transaction of the puts whose records are `records`, back to back but for `holes`, as
+    /// `entries` locate them (see ``buildingInParallel(rooms:_:)``).
+    init(records: ByteWriter, holes: [Hole], entries: [Entry], blobLists: [Int: [BlobID]]) {
         self.records = records
+        self.holes = holes
         self.entries = entries
         self.blobLists = blobLists
     }
@@ -330,6 +371,7 @@ public struct Transaction: Sendable {
         let base = records.count
         let firstIndex = entries.count
         other.records.withUnsafeBytes { records.append(contentsOf: $0) }
+        holes += other.holes.map { Hole(start: base + $0.start, count: $0.count) }
         entries.reserveCapacity(entries.count + other.entries.count)
         for var entry in other.entries {
             entry.recordStart += base

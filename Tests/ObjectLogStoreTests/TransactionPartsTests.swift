@@ -74,12 +74,34 @@ struct TransactionPartsTests {
             }
         }
         let built = try #require(made)
-        #expect(built.records.bytes == sequential.records.bytes)
+        // The records stay where their parts wrote them: the room a part left unused is a hole,
+        // and without the holes the records are those of the puts one after the other.
+        #expect(built.recordBytes == sequential.records.bytes)
+        #expect(built.recordByteCount == sequential.records.count)
+        // A hole after each part that has records after it (with two parts, the second is the
+        // empty one).
+        #expect(built.holes.count == max(0, parts - 2))
+        for (hole, next) in zip(built.holes, built.holes.dropFirst()) {
+            #expect(hole.count > 0)
+            #expect(hole.start + hole.count < next.start)
+        }
         #expect(built.entries.count == sequential.entries.count)
         for (index, (left, right)) in zip(built.entries, sequential.entries).enumerated() {
             #expect(left.key == right.key)
             #expect(left.entity == right.entity)
-            #expect(left.recordStart == right.recordStart)
+            // Where the record lies once the holes before it are left out.
+            let skipped = built.holes.filter { $0.start <= left.recordStart }.reduce(0) {
+                $0 + $1.count
+            }
+            #expect(left.recordStart - skipped == right.recordStart)
+            built.records.withUnsafeBytes { builtBytes in
+                sequential.records.withUnsafeBytes { sequentialBytes in
+                    #expect(
+                        Array(builtBytes[left.valueRange])
+                            == Array(sequentialBytes[right.valueRange])
+                    )
+                }
+            }
             #expect(left.recordLength == right.recordLength)
             #expect(left.valueCount == right.valueCount)
             #expect(left.isInsert == right.isInsert)
@@ -118,15 +140,24 @@ struct TransactionPartsTests {
         }
     }
 
-    @Test("a transaction built in parts commits and reads back")
-    func builtTransactionCommits() throws {
+    @Test(
+        "a transaction built in parts commits around its holes and reads back, with an index",
+        arguments: [false, true]
+    )
+    func builtTransactionCommits(firstPartEmpty: Bool) throws {
         let directory = TemporaryDirectory()
         let store = try LogStore.open(path: directory.file("parts.olog"))
         let keys = store.allocateKeys(40)
-        let rooms = Array(repeating: (changes: 20, recordBytes: 20 * 64), count: 2)
+        // More room than the records take, so that each part leaves a hole; a first part that
+        // writes nothing leaves one at the start.
+        let rooms =
+            (firstPartEmpty ? [(changes: 0, recordBytes: 300)] : [])
+            + Array(repeating: (changes: 20, recordBytes: 20 * 64), count: 2)
         let made = try Transaction.buildingInParallel(rooms: rooms) {
             part,
             writer in
+            guard !firstPartEmpty || part > 0 else { return }
+            let part = firstPartEmpty ? part - 1 : part
             for index in 0..<20 {
                 let key = keys.lowerBound + ObjectKey(part * 20 + index)
                 let value = Array("object \(key)".utf8)
@@ -136,11 +167,66 @@ struct TransactionPartsTests {
                 }
             }
         }
-        try store.commit(try #require(made))
-        try store.close()
-        let reopened = try LogStore.open(path: directory.file("parts.olog"))
+        let transaction = try #require(made)
+        #expect(transaction.holes.count == (firstPartEmpty ? 2 : 1))
+        #expect(transaction.holes.first?.start == 0 || !firstPartEmpty)
+        try store.commit(transaction)
+        // Read back through the directory the commit updated, then from the file alone (by
+        // log rebuild) and through the index the close writes.
         for key in keys {
-            #expect(try reopened.readObject(key)?.payload == Array("object \(key)".utf8))
+            #expect(try store.readObject(key)?.payload == Array("object \(key)".utf8))
+        }
+        try store.close()
+        for usesIndex in [false, true] {
+            var options = StoreOptions()
+            options.usesIndex = usesIndex
+            let reopened = try LogStore.open(path: directory.file("parts.olog"), options: options)
+            for key in keys {
+                #expect(try reopened.readObject(key)?.payload == Array("object \(key)".utf8))
+            }
+            try reopened.close()
+        }
+    }
+
+    @Test("appending a transaction with holes keeps them, and the whole commits and reads back")
+    func appendedHolesCommit() throws {
+        let directory = TemporaryDirectory()
+        let store = try LogStore.open(path: directory.file("appended.olog"))
+        let keys = Array(store.allocateKeys(60))
+        func built(_ keys: ArraySlice<ObjectKey>) throws -> Transaction {
+            let rooms = Array(repeating: (changes: 10, recordBytes: 10 * 64), count: 3)
+            return try #require(
+                try Transaction.buildingInParallel(rooms: rooms) { part, writer in
+                    for key in keys.dropFirst(part * 10).prefix(10) {
+                        let value = Array("appended \(key)".utf8)
+                        writer.put(
+                            key: key,
+                            entity: 3,
+                            valueCount: value.count,
+                            blobs: [],
+                            isInsert: true
+                        ) { target in value.withUnsafeBytes { target.copyMemory(from: $0) } }
+                    }
+                }
+            )
+        }
+        var first = try built(keys[..<30])
+        let second = try built(keys[30...])
+        let firstBytes = first.recordBytes
+        let base = first.records.count
+        first.append(putsOf: second)
+        #expect(
+            first.holes == first.holes.prefix(2)
+                + second.holes.map {
+                    Transaction.Hole(start: base + $0.start, count: $0.count)
+                }
+        )
+        #expect(first.recordBytes == firstBytes + second.recordBytes)
+        try store.commit(first)
+        try store.close()
+        let reopened = try LogStore.open(path: directory.file("appended.olog"))
+        for key in keys {
+            #expect(try reopened.readObject(key)?.payload == Array("appended \(key)".utf8))
         }
         try reopened.close()
     }
