@@ -343,7 +343,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Called when the object is deleted, before its relationships' delete rules run (the
     /// relationships still hold their objects).
     ///
-    /// The base implementation does nothing.
+    /// A cascade calls it on each object it deletes; such an object no longer holds the object
+    /// whose delete cascaded to it. The base implementation does nothing.
     open func prepareForDeletion() {}
 
     /// Checks an inserted object before a save writes it; throw to refuse the save.
