@@ -190,15 +190,13 @@ struct BatchRequestTests {
         let configuration = Configuration(context: context)
         configuration.name = "spots"
         try context.save()
-        #expect(throws: ObjectLogError.self) {
-            try context.execute(
-                BatchUpdateRequest<Configuration>(updates: [.set(\.thumbnail, to: Data([1]))])
-            )
-        }
-        #expect(throws: ObjectLogError.self) {
-            try context.execute(
-                BatchUpdateRequest<Configuration>(updates: [.set(\.snapshots, to: [])])
-            )
+        for refused in [
+            BatchUpdateRequest<Configuration>(updates: [.set(\.thumbnail, to: Data([1]))]),
+            BatchUpdateRequest<Configuration>(updates: [.set(\.snapshots, to: [])]),
+        ] {
+            #expect {
+                try context.execute(refused)
+            } throws: { ($0 as? ObjectLogError)?.code == .invalidArgument }
         }
         // An attribute beside external data: the data's blob stays referred to.
         let state = Data(repeating: 9, count: ExternalStorage.minimumByteCount)
@@ -238,9 +236,9 @@ struct BatchRequestTests {
             }
         )
         let commits = container.coordinator.store.statistics.commits
-        #expect(throws: ObjectLogError.self) {
+        #expect {
             try context.execute(BatchInsertRequest<Cell>(count: 1) { _, cell in cell.row = 0 })
-        }
+        } throws: { ($0 as? ObjectLogError)?.code == .uniqueness }
         struct Refused: Error {}
         do {
             try context.execute(
@@ -287,10 +285,44 @@ struct BatchRequestTests {
         #expect(try check.count(FetchRequest<Snapshot>()) == 3)
         #expect(try check.fetch(Configuration.self).map(\.name) == ["b"])
         // Deny: a folder with notes stays.
-        #expect(throws: ObjectLogError.self) {
+        #expect {
             try context.execute(BatchDeleteRequest<Folder>())
-        }
+        } throws: { ($0 as? ObjectLogError)?.code == .validation }
         #expect(try check.count(FetchRequest<Folder>()) == 1)
+        try container.close()
+    }
+
+    @Test("batch requests for a class outside the model throw entityNotInModel and write nothing")
+    func outsideTheModel() throws {
+        let directory = TemporaryDirectory()
+        let container = try grid(directory)
+        let context = container.newContext()
+        let commits = container.coordinator.store.statistics.commits
+        let outside: [(String, () throws -> Void)] = [
+            ("delete", { _ = try context.execute(BatchDeleteRequest<Tally>()) }),
+            (
+                "update",
+                {
+                    _ = try context.execute(
+                        BatchUpdateRequest<Tally>(updates: [.set(\.count, to: 1)])
+                    )
+                }
+            ),
+            (
+                "insert",
+                { _ = try context.execute(BatchInsertRequest<Tally>(count: 2) { _, _ in }) }
+            ),
+        ]
+        for (name, request) in outside {
+            do {
+                try request()
+                Issue.record("a batch \(name) of a class outside the model did not throw")
+            } catch let error as ObjectLogError {
+                #expect(error.code == .entityNotInModel, "batch \(name)")
+            }
+        }
+        #expect(container.coordinator.store.statistics.commits == commits)
+        #expect(try context.count(FetchRequest<Cell>()) == 100)
         try container.close()
     }
 }
