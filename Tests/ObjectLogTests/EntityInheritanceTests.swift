@@ -556,6 +556,83 @@ struct EntityInheritanceTests {
         #expect(try context.count(FetchRequest<Shape>()) == 2)
     }
 
+    @Test("adding a subentity under an entity that has objects is lightweight; both keep theirs")
+    func subentityAddedUnderEntityWithObjects() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("shelves.olog")
+        do {
+            let container = try PersistentContainer(path: path, for: [ShelfV1.Shelf.self])
+            let context = container.newContext()
+            for width in [60, 80, 120] {
+                let shelf = ShelfV1.Shelf(context: context)
+                shelf.name = "shelf \(width)"
+                shelf.width = width
+            }
+            try context.save()
+            try container.close()
+        }
+        for reopen in 0..<2 {
+            let container = try PersistentContainer(path: path, for: ShelfV2.entities)
+            let context = container.newContext()
+            if reopen == 0 {
+                let bookshelf = ShelfV2.Bookshelf(context: context)
+                bookshelf.name = "bookshelf"
+                bookshelf.width = 90
+                bookshelf.books = 40
+                try context.save()
+            }
+            let all = try context.fetch(
+                FetchRequest<ShelfV2.Shelf>(sortBy: [SortDescriptor(\.width)])
+            )
+            #expect(all.map(\.width) == [60, 80, 90, 120])
+            #expect(all.map { $0 is ShelfV2.Bookshelf } == [false, false, true, false])
+            var own = FetchRequest<ShelfV2.Shelf>(predicate: #Predicate { $0.width >= 80 })
+            own.includesSubentities = false
+            #expect(try context.fetch(own).map(\.name).sorted() == ["shelf 120", "shelf 80"])
+            let bookshelves = try context.fetch(FetchRequest<ShelfV2.Bookshelf>())
+            #expect(bookshelves.map(\.books) == [40])
+            try container.close()
+        }
+        let history = try #require(
+            try ModelHistory.read(from: LogStore.open(path: path, options: readOnly))
+        )
+        #expect(history.versions.count == 2)
+        #expect(history.current?.schema.entity(named: "Bookshelf")?.superentity == "Shelf")
+    }
+
+    @Test("a batch insert that repeats a value unique across the hierarchy fails, writing nothing")
+    func batchInsertUniqueAcrossHierarchy() throws {
+        let directory = TemporaryDirectory()
+        let container = try PersistentContainer(
+            path: directory.file("ledger.olog"),
+            for: InheritedLedger.entities
+        )
+        let context = container.newContext()
+        let credit = InheritedLedger.Credit(context: context)
+        credit.reference = "r1"
+        try context.save()
+        let commits = container.coordinator.store.statistics.commits
+        let error = #expect(throws: ObjectLogError.self) {
+            try context.execute(
+                BatchInsertRequest<InheritedLedger.Debit>(count: 2) { index, debit in
+                    debit.reference = "r\(index)"
+                }
+            )
+        }
+        #expect(error?.code == .uniqueness)
+        #expect(container.coordinator.store.statistics.commits == commits)
+        #expect(try context.count(FetchRequest<InheritedLedger.Entry>()) == 1)
+        // Values that clash with nothing in the hierarchy go in.
+        let inserted = try context.execute(
+            BatchInsertRequest<InheritedLedger.Debit>(count: 2) { index, debit in
+                debit.reference = "d\(index)"
+            }
+        )
+        #expect(inserted.inserted.count == 2)
+        #expect(try context.count(FetchRequest<InheritedLedger.Entry>()) == 3)
+        try container.close()
+    }
+
     private var readOnly: StoreOptions {
         var options = StoreOptions()
         options.readOnly = true
@@ -632,4 +709,29 @@ enum InheritedLedger {
     }
 
     static let entities: [ManagedObject.Type] = [Entry.self, Credit.self, Debit.self]
+}
+
+/// An entity with objects of its own, before it has a subentity.
+enum ShelfV1 {
+    final class Shelf: ManagedObject {
+        @Attribute var name = ""
+        @Attribute var width = 0
+        override class var entityName: String { "Shelf" }
+    }
+}
+
+/// The same entity with a new subentity.
+enum ShelfV2 {
+    class Shelf: ManagedObject {
+        @Attribute var name = ""
+        @Attribute var width = 0
+        override class var entityName: String { "Shelf" }
+    }
+
+    final class Bookshelf: Shelf {
+        @Attribute var books = 0
+        override class var entityName: String { "Bookshelf" }
+    }
+
+    static let entities: [ManagedObject.Type] = [Shelf.self, Bookshelf.self]
 }
