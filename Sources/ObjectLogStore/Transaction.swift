@@ -163,39 +163,6 @@ public struct Transaction: Sendable {
     /// ``buildingInParallel(rooms:_:)``). Nothing reads them, and the store writes the records
     /// around them.
     package private(set) var holes: [Hole] = []
-
-    /// A run of bytes of ``records`` that holds no record.
-    package struct Hole: Sendable, Equatable {
-        package var start: Int
-        package var count: Int
-    }
-
-    /// The bytes the records take without the ``holes``: what they take in the file.
-    package var recordByteCount: Int { holes.reduce(records.count) { $0 - $1.count } }
-
-    /// The records back to back, without the ``holes``.
-    package var recordBytes: [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(recordByteCount)
-        forEachRecordRun { bytes.append(contentsOf: $0) }
-        return bytes
-    }
-
-    /// Calls `body` with each run of records between the ``holes``, in order.
-    package func forEachRecordRun(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        try records.withUnsafeBytes { bytes in
-            var start = 0
-            for hole in holes {
-                if hole.start > start {
-                    try body(UnsafeRawBufferPointer(rebasing: bytes[start..<hole.start]))
-                }
-                start = hole.start + hole.count
-            }
-            if bytes.count > start {
-                try body(UnsafeRawBufferPointer(rebasing: bytes[start...]))
-            }
-        }
-    }
     /// Whether some put comes after a delete (the records then cannot be written ahead of the
     /// deletes as one block).
     package private(set) var hasPutAfterDelete = false
