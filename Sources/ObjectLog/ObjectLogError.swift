@@ -128,8 +128,8 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible, Localize
         }
     }
 
-    /// The error for a payload that cannot be decoded.
+    /// The error for a payload that cannot be decoded, which is kept as ``underlyingError``.
     static func decoding(_ error: PayloadError) -> ObjectLogError {
-        ObjectLogError(.corrupt, "cannot decode object payload: \(error)")
+        ObjectLogError(.corrupt, "cannot decode object payload: \(error)", underlyingError: error)
     }
 }

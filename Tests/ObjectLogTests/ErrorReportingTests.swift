@@ -153,6 +153,34 @@ struct ErrorReportingTests {
         }
     }
 
+    @Test("a stored payload that cannot be decoded fails a fetch with corrupt, the cause kept")
+    func undecodablePayloadKeepsCause() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory)
+        let tag = try #require(container.coordinator.model.entity(for: Cell.self)?.tag)
+        // A record whose checksum holds but whose value stops after the property count.
+        let store = container.coordinator.store
+        var transaction = Transaction()
+        let count = UInt8(
+            try #require(container.coordinator.model.entity(for: Cell.self))
+                .accessors.count
+        )
+        transaction.put(
+            key: store.allocateKeys(1).lowerBound,
+            entity: tag,
+            payload: [count],
+            isInsert: true
+        )
+        try store.commit(transaction)
+        let context = container.newContext()
+        let error = try #require(throws: ObjectLogError.self) {
+            try context.fetch(FetchRequest<Cell>(predicate: #Predicate { $0.row >= 0 }))
+        }
+        #expect(error.code == .corrupt)
+        #expect(error.underlyingError is PayloadError)
+        try container.close()
+    }
+
     private var readOnly: StoreOptions {
         var options = StoreOptions()
         options.readOnly = true
