@@ -8,6 +8,47 @@ import Musl
 import Darwin
 #endif
 
+/// A record's location or none in 16 bytes, where a `RecordLocation?` takes 24 (a flag of its
+/// own, rounded up to the offset's alignment): a length of 0 stands for none, which no record
+/// has (its frame alone takes several bytes).
+///
+/// A dense key directory's slots are these, and so is what a large commit keeps of each put's
+/// old location while its flush runs.
+package struct PackedLocation {
+    package var offset: UInt64 = 0
+    package var length: UInt32 = 0
+    package var entity: EntityTag = 0
+
+    /// No location.
+    package init() {}
+
+    package init(_ location: RecordLocation?) {
+        offset = location?.offset ?? 0
+        length = location?.length ?? 0
+        entity = location?.entity ?? 0
+    }
+
+    /// Whether it holds a location.
+    package var isLive: Bool { length != 0 }
+
+    /// The location it holds, if any.
+    package var location: RecordLocation? {
+        isLive ? RecordLocation(entity: entity, offset: offset, length: length) : nil
+    }
+
+    /// Puts `location` at `slot`; returns what was there.
+    @inline(__always)
+    static func exchange(
+        _ slot: UnsafeMutablePointer<PackedLocation>,
+        for location: RecordLocation
+    ) -> PackedLocation {
+        assert(location.length != 0, "a record location of no bytes")
+        let old = slot.pointee
+        slot.pointee = PackedLocation(location)
+        return old
+    }
+}
+
 /// The in-memory map from live object keys to their record locations (Bitcask's "keydir").
 ///
 /// Stores hand out keys in ascending runs from 1, so the live keys of most stores fill most of
@@ -32,39 +73,9 @@ package struct KeyDirectory {
 
     /// The location of key `index + 1` in a dense directory; a length of 0 for no key.
     ///
-    /// 16 bytes, four to a cache line: a flag of its own made a slot 24 bytes (17 rounded up to
-    /// the offset's alignment), and the large commits and read plans that visit a tenth of a
-    /// big directory's slots, a cache miss each, move every line they touch through memory.
-    /// No record is empty (its frame alone takes several bytes), so a length of 0 is free.
-    fileprivate struct DenseSlot {
-        var offset: UInt64 = 0
-        var length: UInt32 = 0
-        var entity: EntityTag = 0
-
-        /// Whether the slot holds a location.
-        var isLive: Bool { length != 0 }
-
-        /// The location the slot holds, if any.
-        var location: RecordLocation? {
-            isLive ? RecordLocation(entity: entity, offset: offset, length: length) : nil
-        }
-
-        /// Puts `location` in the slot at `slot`; returns what the slot was.
-        @inline(__always)
-        static func exchange(
-            _ slot: UnsafeMutablePointer<DenseSlot>,
-            for location: RecordLocation
-        ) -> DenseSlot {
-            assert(location.length != 0, "a record location of no bytes")
-            let old = slot.pointee
-            slot.pointee = DenseSlot(
-                offset: location.offset,
-                length: location.length,
-                entity: location.entity
-            )
-            return old
-        }
-    }
+    /// 16 bytes, four to a cache line: the large commits and read plans that visit a tenth of
+    /// a big directory's slots, a cache miss each, move every line they touch through memory.
+    fileprivate typealias DenseSlot = PackedLocation
 
     /// `capacity` slots in zeroed memory, which is all slots empty for both kinds of slot
     /// (key 0 in the hash table, a length of 0 in the dense array).

@@ -308,11 +308,11 @@ extension LogStore {
         let (countsBefore, recordBytesBefore) = (counts, recordBytes)
         // The old location of each key changed, while the flush may still fail: of the framed
         // puts in their order (16 bytes each, their keys are the entries'), then of the rest.
-        var undoFramed: [PreviousLocation] = []
+        var undoFramed: [PackedLocation] = []
         var undo: [(key: ObjectKey, location: RecordLocation?)] = []
         if flush != nil {
             // Faulted in at once (see ``FreshMemory``): 16 bytes for each put.
-            undoFramed = [PreviousLocation](
+            undoFramed = [PackedLocation](
                 unsafeUninitializedCapacity: writesFramedPuts ? entries.count : 0
             ) { buffer, count in
                 FreshMemory.prepareForWriting(buffer)
@@ -480,7 +480,7 @@ private struct FramedPutUpdate {
     /// The transaction's offset in the file.
     let start: UInt64
     let keepsUndo: Bool
-    var undo: [PreviousLocation]
+    var undo: [PackedLocation]
     var counts: EntityCounter
     var recordBytes: UInt64
 
@@ -507,7 +507,7 @@ private struct FramedPutUpdate {
                 length: entries[index].recordLength
             )
             let old = target.updateValue(location, forKey: entries[index].key)
-            if keepsUndo { undo.append(PreviousLocation(old)) }
+            if keepsUndo { undo.append(PackedLocation(old)) }
             // An update within its entity leaves the counts as they are.
             if old?.entity != location.entity {
                 if let old { counts.add(old.entity, -1) }
@@ -515,25 +515,6 @@ private struct FramedPutUpdate {
             }
             recordBytes = recordBytes - UInt64(old?.length ?? 0) + UInt64(location.length)
         }
-    }
-}
-
-/// A key's location before a commit, or none, in 16 bytes (a `RecordLocation?` takes 24,
-/// and a large commit keeps one for each of its puts while its flush runs).
-private struct PreviousLocation {
-    private var offset: UInt64
-    /// 0 for no location: no record is empty.
-    private var length: UInt32
-    private var entity: EntityTag
-
-    init(_ location: RecordLocation?) {
-        offset = location?.offset ?? 0
-        length = location?.length ?? 0
-        entity = location?.entity ?? 0
-    }
-
-    var location: RecordLocation? {
-        length == 0 ? nil : RecordLocation(entity: entity, offset: offset, length: length)
     }
 }
 

@@ -22,8 +22,8 @@ final class Tally: ManagedObject {
 struct BatchMaterializationTests {
     static let objectCount = 3_000
 
-    /// A store of `objectCount` tallies (value = index), and a context on it.
-    func tallies(_ directory: TemporaryDirectory) throws -> (PersistentContainer, Int) {
+    /// A store of `objectCount` tallies (value = index).
+    func tallies(_ directory: TemporaryDirectory) throws -> PersistentContainer {
         let container = try PersistentContainer(
             path: directory.file("tally.olog"),
             for: [Tally.self]
@@ -33,7 +33,7 @@ struct BatchMaterializationTests {
             Tally(context: context).value = Double(index)
         }
         try context.save()
-        return (container, Self.objectCount)
+        return container
     }
 
     /// The instances of `Tally` made while `body` runs.
@@ -49,7 +49,7 @@ struct BatchMaterializationTests {
     )
     func fewObjects(parallel: Bool) throws {
         let directory = TemporaryDirectory()
-        let (container, count) = try tallies(directory)
+        let container = try tallies(directory)
         let context = container.newContext()
         if parallel {
             context.tuning.parallelBatchThreshold = 2
@@ -71,7 +71,7 @@ struct BatchMaterializationTests {
             let deleted = try context.execute(
                 BatchDeleteRequest(predicate: #Predicate<Tally> { $0.value >= 2_000 })
             )
-            #expect(deleted.deleted.count == count - 2_000)
+            #expect(deleted.deleted.count == Self.objectCount - 2_000)
         }
         #expect(deleting <= 4, "a batch delete of 1,000 objects made \(deleting) objects")
         // The same work through a context makes one object per stored object, which is what
