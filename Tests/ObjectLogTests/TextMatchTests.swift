@@ -11,6 +11,21 @@ final class Dish: ManagedObject {
     @Attribute var servings = 2
 }
 
+/// An entity whose searched `title` follows attributes of many kinds, each skipped first.
+final class Menu: ManagedObject {
+    @Attribute var rating: Int?
+    @Attribute var price = 0.0
+    @Attribute var served: Date?
+    @Attribute var isOpen = false
+    @Attribute var identifier: UUID?
+    @Attribute var picture = Data()
+    @Attribute var note: String?
+    @Attribute var small: Int8 = 0
+    @Attribute var weight: Float = 0
+    @Attribute var title = ""
+    @Attribute var courses = 1
+}
+
 @Suite("Text matching in fetch requests")
 struct TextMatchTests {
     static let titles = [
@@ -371,6 +386,67 @@ struct TextMatchTests {
                 #expect(context.statistics.columnScans == scans, "\(label)")
             }
         }
+    }
+
+    @Test("a record's bytes read directly give the reader's answer, damaged bytes too")
+    func bytesReadDirectlyMatchAlike() throws {
+        let model = try ManagedObjectModel([Menu.self])
+        let entity = try #require(model.entity(for: Menu.self))
+        let titleIndex = try #require(entity.schema.properties.firstIndex { $0.name == "title" })
+        let shapes = entity.schema.properties.map(ValueShape.init)
+        var random = SeededGenerator(seed: 0x7E47)
+        let alphabet = Array("aAbB@[".utf8)
+        var compared = 0
+        var matched = 0
+        var undecided = 0
+        let kinds: [(KeyPath<Menu, String>, String, TextMatchOptions) -> TextMatch<Menu>] = [
+            TextMatch.contains, TextMatch.hasPrefix, TextMatch.equals,
+        ]
+        for kind in kinds {
+            for options in [TextMatchOptions(), .caseInsensitive] {
+                let search = try #require(kind(\Menu.title, "aB", options).compile(for: entity))
+                #expect(search.quickSkips?.count == titleIndex)
+                let throughReader = CompiledTextMatch(
+                    accessor: search.accessor,
+                    matcher: search.matcher,
+                    propertyCount: search.propertyCount,
+                    quickSkips: nil
+                )
+                for _ in 0..<1_000 {
+                    var bytes = [UInt8(shapes.count)]
+                    for shape in shapes[..<titleIndex] {
+                        bytes += RandomEncoding.value(of: shape, using: &random)
+                    }
+                    // Letters of both cases and their neighbours; not ASCII now and then.
+                    var title = (0..<Int.random(in: 0...6, using: &random)).map { _ in
+                        alphabet[Int.random(in: 0..<alphabet.count, using: &random)]
+                    }
+                    if Int.random(in: 0..<10, using: &random) == 0 { title += Array("é".utf8) }
+                    bytes += [UInt8(title.count)] + title
+                    for shape in shapes[(titleIndex + 1)...] {
+                        bytes += RandomEncoding.value(of: shape, using: &random)
+                    }
+                    // Cut short, a wrong property count, or a title longer than the bytes.
+                    switch Int.random(in: 0..<8, using: &random) {
+                    case 0: bytes.removeLast(Int.random(in: 0...bytes.count, using: &random))
+                    case 1: bytes[0] += 1
+                    case 2: bytes = Array(bytes.prefix(bytes.count - title.count))
+                    default: break
+                    }
+                    let expected = bytes.withUnsafeBytes {
+                        throughReader.test(payload: $0, entity: entity)
+                    }
+                    let direct = bytes.withUnsafeBytes { search.test(payload: $0, entity: entity) }
+                    #expect(direct == expected, "\(bytes)")
+                    compared += 1
+                    if expected == true { matched += 1 }
+                    if expected == nil { undecided += 1 }
+                }
+            }
+        }
+        #expect(compared == 6_000)
+        // Every outcome occurs often: matches, misses and bytes that cannot tell.
+        #expect(matched > 100 && undecided > 1_000 && compared - matched - undecided > 1_000)
     }
 
     @Test("a key path that is not a String attribute is refused")

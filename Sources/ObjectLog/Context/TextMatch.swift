@@ -85,9 +85,13 @@ public struct TextMatch<Root: ManagedObject> {
             let accessor = entity.attributeAccessor(for: keyPath)
                 as? NativeAttributeAccessor<String>
         else { return nil }
+        let shapes = entity.schema.properties[..<accessor.index].map(ValueShape.init)
+        let skips = shapes.map(CompiledSkip.init)
         return CompiledTextMatch(
             accessor: accessor,
-            matcher: TextMatcher(text: text, kind: kind, options: options)
+            matcher: TextMatcher(text: text, kind: kind, options: options),
+            propertyCount: UInt64(entity.accessors.count),
+            quickSkips: skips.allSatisfy(\.isPlain) ? skips : nil
         )
     }
 }
@@ -114,6 +118,14 @@ enum TextMatchKind: Sendable {
 struct CompiledTextMatch {
     let accessor: NativeAttributeAccessor<String>
     let matcher: TextMatcher
+    /// The number of properties that starts each of the entity's encodings.
+    let propertyCount: UInt64
+    /// How to move past the properties before the attribute straight from a record's bytes.
+    ///
+    /// Nil when one of them is not a plain attribute (see ``CompiledSkip/isPlain``). A search
+    /// reads every record of the entity, and going through each accessor's `skip` cost a
+    /// dynamic call and reference counting per property per record.
+    let quickSkips: [CompiledSkip]?
 
     /// Whether a loaded (or registered) object matches.
     func test(_ object: ManagedObject) -> Bool {
@@ -125,6 +137,26 @@ struct CompiledTextMatch {
     /// nil if the bytes cannot tell (a property before the attribute that cannot be skipped,
     /// or text that is not ASCII), and the object must be decoded.
     func test(payload: UnsafeRawBufferPointer, entity: EntityDescription) -> Bool? {
+        if let quickSkips, let base = payload.baseAddress {
+            // Anything this cannot tell at once (a value cut short, a long varint) goes the
+            // reader's way below, which gives the same answer or finds the damage.
+            let end = payload.count
+            var offset = 0
+            if PayloadReader.varint(base, end, &offset) == propertyCount,
+                quickSkips.withUnsafeBufferPointer({ skips in
+                    for index in skips.indices {
+                        guard skips[index].skip(base, end, &offset) else { return false }
+                    }
+                    return true
+                }),
+                let length = PayloadReader.varint(base, end, &offset),
+                length <= UInt64(end - offset)
+            {
+                return matcher.matches(
+                    utf8: UnsafeRawBufferPointer(start: base + offset, count: Int(length))
+                )
+            }
+        }
         var reader = PayloadReader(payload)
         do {
             guard try reader.readVarint() == UInt64(entity.accessors.count) else { return nil }
