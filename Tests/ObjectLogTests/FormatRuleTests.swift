@@ -42,5 +42,25 @@ struct PayloadRuleTests {
             var reader = PayloadReader(buffer)
             #expect((try? reader.readString()) == "é")
         }
+        // ASCII takes its own path: lengths across several eight-byte words, and a stray
+        // continuation byte at each place of each length, which must still be refused.
+        for length in 0...20 {
+            let ascii = (0..<length).map { UInt8(0x7F - $0) }
+            let text = [UInt8(length)] + ascii
+            text.withUnsafeBytes { buffer in
+                var reader = PayloadReader(buffer)
+                #expect((try? reader.readString()) == String(decoding: ascii, as: UTF8.self))
+            }
+            for place in 0..<length {
+                var damaged = text
+                damaged[1 + place] = 0x80
+                damaged.withUnsafeBytes { buffer in
+                    var reader = PayloadReader(buffer)
+                    #expect(throws: PayloadError.self, "\(length) \(place)") {
+                        try reader.readString()
+                    }
+                }
+            }
+        }
     }
 }

@@ -215,19 +215,7 @@ struct TextMatcher {
     /// to Foundation: a non-ASCII character can fold to ASCII (the Kelvin sign to "k"), and a
     /// combining mark after an ASCII letter makes one character of the two.
     func matches(utf8 value: UnsafeRawBufferPointer) -> Bool? {
-        guard let needle = asciiNeedle else { return nil }
-        // Eight bytes at a time: the high bit of any byte marks non-ASCII text.
-        var index = 0
-        var high: UInt64 = 0
-        while index + 8 <= value.count {
-            high |= value.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            index += 8
-        }
-        while index < value.count {
-            high |= UInt64(value[index])
-            index += 1
-        }
-        guard high & 0x8080_8080_8080_8080 == 0 else { return nil }
+        guard let needle = asciiNeedle, PayloadReader.isASCII(value) else { return nil }
         let folds = options.contains(.caseInsensitive)
         let count = needle.count
         switch kind {

@@ -180,10 +180,29 @@ public struct PayloadReader {
     public mutating func readString() throws(PayloadError) -> String {
         let start = offset
         let raw = try readLengthPrefixed()
+        // ASCII, most text, is valid UTF-8 as it is; `String(decoding:as:)` is specialized
+        // here, where `String(validating:as:)` looked up generic metadata for every string.
+        if Self.isASCII(raw) { return String(decoding: raw, as: UTF8.self) }
         guard let string = String(validating: raw, as: UTF8.self) else {
             throw PayloadError.malformed(offset: start, "string is not valid UTF-8")
         }
         return string
+    }
+
+    /// Whether every byte is below 0x80, eight bytes at a time.
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        var high: UInt64 = 0
+        while index + 8 <= bytes.count {
+            high |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < bytes.count {
+            high |= UInt64(bytes[index])
+            index += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// Reads length-prefixed bytes as `Data`.
