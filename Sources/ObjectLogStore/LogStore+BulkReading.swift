@@ -304,7 +304,7 @@ extension LogStore {
         // size again in page faults for a full load), and copying the array into each record's
         // scope retained and released it once per record.
         var window: UnsafeMutableRawBufferPointer?
-        defer { window?.deallocate() }
+        defer { window.map(readWindows.give) }
         var windowStart: UInt64 = 0
         var windowCount = 0
         var single: [UInt8] = []
@@ -348,21 +348,11 @@ extension LogStore {
             let aligned = (item.offset >> windowShift) << windowShift
             if !alone, item.offset + UInt64(total) <= aligned + UInt64(windowSize + spill) {
                 let length = Int(min(UInt64(windowSize + spill), end - aligned))
+                // A new window is faulted in only for the bytes this first read fills (a small
+                // store's file is far shorter than a window); later windows lie nearer the
+                // file's end and read no more than it.
                 let buffer =
-                    window
-                    ?? {
-                        let fresh = UnsafeMutableRawBufferPointer.allocate(
-                            byteCount: windowSize + spill,
-                            alignment: 16
-                        )
-                        // Only the bytes this first read fills (a small store's file is far
-                        // shorter than a window); later windows lie nearer the file's end and
-                        // read no more than it.
-                        FreshMemory.prepareForWriting(
-                            UnsafeMutableRawBufferPointer(rebasing: fresh[..<length])
-                        )
-                        return fresh
-                    }()
+                    window ?? readWindows.take(byteCount: windowSize + spill, firstRead: length)
                 window = buffer
                 // Marked empty first: a read that throws leaves no stale window behind.
                 windowCount = 0

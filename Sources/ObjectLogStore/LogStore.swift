@@ -99,6 +99,8 @@ public final class LogStore: @unchecked Sendable {
     var counters = Statistics()
     /// Bytes that single-object loads read ahead while they went forward through the file.
     var readAhead = ReadAhead()
+    /// The windows of bulk reads, kept from one read to the next (safe without `lock`).
+    let readWindows = ReadWindowPool()
     /// Record positions before and after recent compactions (see ``translateOffset(_:from:exact:)``).
     var compactionMaps: [CompactionMap] = []
     /// Whether the engine installed a translation of records in an older layout (see

@@ -50,6 +50,73 @@ struct ReadPlanTests {
         try store.close()
     }
 
+    @Test("bulk reads hand their windows on, and a kept window's old bytes are never read")
+    func windowsAreKept() throws {
+        var options = StoreOptions(fileSystem: MemoryFileSystem())
+        // 4 KiB windows, so that a read of a few hundred records goes through several.
+        options.bulkReadWindowShift = 12
+        let store = try LogStore.open(path: "/windows.olog", options: options)
+        let keys = Array(store.allocateKeys(400))
+        func write(_ label: String) throws {
+            var transaction = Transaction()
+            for key in keys {
+                transaction.put(
+                    key: key,
+                    entity: 1,
+                    payload: Array("\(label) \(key)".utf8),
+                    isInsert: label == "first"
+                )
+            }
+            try store.commit(transaction)
+        }
+        func readAll(parts: Int) throws -> [ObjectKey: String] {
+            let plans = try store.liveObjectPlans(entity: 1, parts: parts)
+            var values: [ObjectKey: String] = [:]
+            for plan in plans {
+                try store.forEachObject(in: plan) { key, _, value in
+                    values[key] = String(decoding: value, as: UTF8.self)
+                }
+            }
+            return values
+        }
+        #expect(store.readWindows.keptCount == 0)
+        try write("first")
+        #expect(
+            try readAll(parts: 3)
+                == Dictionary(uniqueKeysWithValues: keys.map { ($0, "first \($0)") })
+        )
+        // One thread read the parts in turn: one window, handed from part to part.
+        #expect(store.readWindows.keptCount == 1)
+        // The next read takes the kept window, full of the first values, and reads the new
+        // ones (longer, at other offsets) into it.
+        try write("second, longer")
+        #expect(
+            try readAll(parts: 2)
+                == Dictionary(uniqueKeysWithValues: keys.map { ($0, "second, longer \($0)") })
+        )
+        #expect(store.readWindows.keptCount == 1)
+        try store.close()
+    }
+
+    @Test("the window pool keeps a few windows of the size asked for and frees the rest")
+    func windowPoolKeepsAFew() {
+        let pool = ReadWindowPool()
+        let windows = (0..<10).map { _ in pool.take(byteCount: 4_096, firstRead: 4_096) }
+        #expect(Set(windows.map(\.baseAddress)).count == 10)
+        for window in windows { pool.give(window) }
+        #expect(pool.keptCount == 8)
+        let again = pool.take(byteCount: 4_096, firstRead: 0)
+        #expect(windows.contains { $0.baseAddress == again.baseAddress })
+        #expect(pool.keptCount == 7)
+        // A window of another size is not handed out for this one.
+        let other = pool.take(byteCount: 8_192, firstRead: 0)
+        #expect(other.count == 8_192)
+        #expect(pool.keptCount == 7)
+        pool.give(again)
+        pool.give(other)
+        #expect(pool.keptCount == 8)
+    }
+
     @Test("a plan's keys come in the plan's (file) order, also for its parts")
     func keysFollowThePlan() throws {
         let store = try LogStore.open(
