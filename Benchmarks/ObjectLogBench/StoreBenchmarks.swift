@@ -257,7 +257,7 @@ private struct StoreBenchmark {
             goal: 1
         )
         // For comparison, the same search as a `#Predicate` (case-sensitive, so lowercase),
-        // which Foundation evaluates object by object.
+        // which compiles to a text match comparing by character.
         let predicateSearch = FetchRequest<BenchItem>(
             predicate: #Predicate { $0.name.contains("ab") }
         )

@@ -36,6 +36,9 @@ struct PredicateCompilerTests {
             // Negative literals.
             #Predicate { $0.width <= -1 },
             #Predicate { $0.width > -3 || $0.feed > -0.5 },
+            // Text: a string attribute's contains and starts(with:) a constant.
+            #Predicate { $0.name.starts(with: "a") },
+            #Predicate { $0.name.contains("b") && $0.width > 1 },
         ]
         for predicate in compiled {
             let fast = try #require(PredicateCompiler.compile(predicate, entity: entity))
@@ -48,7 +51,6 @@ struct PredicateCompilerTests {
             )
         }
         let uncompiled: [Predicate<Configuration>] = [
-            #Predicate { $0.name.starts(with: "a") },
             #Predicate { $0.doubledFeed > 1 },
             #Predicate { $0.feed * 2 > 1 },
             #Predicate { $0.snapshots.isEmpty },

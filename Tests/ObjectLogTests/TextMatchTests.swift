@@ -449,6 +449,91 @@ struct TextMatchTests {
         #expect(matched > 100 && undecided > 1_000 && compared - matched - undecided > 1_000)
     }
 
+    @Test("#Predicate's contains and starts(with:) compiled agree with Foundation's, by character")
+    func predicateTextAgreesWithFoundation() throws {
+        // Pieces that make ASCII and non-ASCII text, a CR LF (one character of two bytes) and
+        // an "e" that a combining accent joins.
+        let pieces = ["a", "b", "A", "\r", "\n", "\r\n", "e", "\u{301}", "é", " "]
+        let seed = UInt64(Date().timeIntervalSince1970)
+        var random = SeededGenerator(seed: seed)
+        func text(_ count: ClosedRange<Int>) -> String {
+            (0..<Int.random(in: count, using: &random)).map { _ in
+                pieces[Int.random(in: 0..<pieces.count, using: &random)]
+            }.joined()
+        }
+        let dish = Dish()
+        var mismatches: [String] = []
+        var matched = 0
+        for _ in 0..<2_000 {
+            dish.title = text(0...8)
+            let needle = text(1...3)
+            let contains = #Predicate<Dish> { $0.title.contains(needle) }
+            let starts = #Predicate<Dish> { $0.title.starts(with: needle) }
+            for (kind, predicate) in [(TextMatchKind.contains, contains), (.prefix, starts)] {
+                let expected = try predicate.evaluate(dish)
+                let matcher = TextMatcher(
+                    text: needle,
+                    kind: kind,
+                    options: [],
+                    characterwise: true
+                )
+                if matcher.matches(dish.title) != expected, mismatches.count < 5 {
+                    mismatches.append(
+                        "\(dish.title.debugDescription) \(kind) \(needle.debugDescription)"
+                    )
+                }
+                if expected { matched += 1 }
+            }
+        }
+        #expect(mismatches.isEmpty, "seed \(seed): \(mismatches)")
+        #expect(matched > 200)
+    }
+
+    @Test("a predicate of one contains or starts(with:) runs as a text match, alone or in parts")
+    func predicateRunsAsTextMatch() throws {
+        let (container, context) = try makeDishes()
+        let entity = try #require(container.model.entity(for: Dish.self))
+        let needle = "e"
+        let predicates: [Predicate<Dish>] = [
+            #Predicate { $0.title.contains("re") }, #Predicate { $0.title.contains(needle) },
+            #Predicate { $0.title.starts(with: "Caf") },
+            // Every value contains "" to a predicate (to `String.contains`, none does).
+            #Predicate { $0.title.contains("") },
+        ]
+        /// The titles of the dishes `predicate` holds for, as Foundation evaluates it on
+        /// unsaved objects.
+        func expected(_ predicate: Predicate<Dish>) throws -> [String] {
+            try Self.titles.enumerated().filter { index, title in
+                let dish = Dish()
+                (dish.note, dish.title, dish.servings) = ("note \(index)", title, index)
+                return try predicate.evaluate(dish)
+            }.map(\.element)
+        }
+        // Every record goes through the counts on two threads (their threshold is the store's
+        // size).
+        context.tuning.parallelDecodingThreshold = 2
+        for predicate in predicates {
+            #expect(PredicateCompiler.compileWithReads(predicate, entity: entity)?.text != nil)
+            let request = FetchRequest(predicate: predicate)
+            #expect(try context.fetch(request).map(\.title) == expected(predicate))
+            #expect(try context.count(request) == expected(predicate).count)
+        }
+        #expect(context.statistics.parallelTextCounts == predicates.count)
+        // Combined with a comparison, or between two attributes, it is a condition like any
+        // other; the second is not a text match (there is no constant to search for).
+        let combined = #Predicate<Dish> { $0.servings > 3 && $0.title.contains("e") }
+        #expect(
+            try context.fetch(FetchRequest(predicate: combined)).map(\.title) == expected(combined)
+        )
+        let between = #Predicate<Dish> { $0.note.contains($0.title) }
+        let compiled = try #require(PredicateCompiler.compileWithReads(between, entity: entity))
+        #expect(compiled.text == nil)
+        #expect(
+            try context.fetch(FetchRequest(predicate: between)).map(\.title) == expected(between)
+        )
+        #expect(try expected(between) == [""])
+    }
+
     @Test("a key path that is not a String attribute is refused")
     func refusesOtherKeyPaths() throws {
         let (_, context) = try makeDishes()

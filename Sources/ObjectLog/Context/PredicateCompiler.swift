@@ -4,8 +4,9 @@ import Foundation
 ///
 /// Foundation's `Predicate.evaluate` walks the expression tree generically for every object,
 /// which costs far more than the comparison itself. Comparisons (`<`, `<=`, `>`, `>=`, `==`,
-/// `!=`) between an entity's own attributes and constant values, combined with `&&`, `||` and
-/// `!`, are compiled here; any other predicate (string methods, relationships, arithmetic)
+/// `!=`) between an entity's own attributes and constant values, a string's `contains` and
+/// `starts(with:)` (see `PredicateCompiler+Text.swift`), combined with `&&`, `||` and `!`, are
+/// compiled here; any other predicate (other string methods, relationships, arithmetic)
 /// returns `nil` and is evaluated by Foundation as written.
 struct PredicateCompiler {
     let entity: EntityDescription
@@ -33,7 +34,10 @@ struct PredicateCompiler {
     static func compileWithReads<T: ManagedObject>(
         _ predicate: Predicate<T>,
         entity: EntityDescription
-    ) -> (condition: (ManagedObject) -> Bool, reads: [Bool], columns: ColumnCondition?)? {
+    ) -> (
+        condition: (ManagedObject) -> Bool, reads: [Bool], columns: ColumnCondition?,
+        text: CompiledTextMatch?
+    )? {
         let compiler = PredicateCompiler(entity: entity, variable: predicate.variable.key)
         guard let expression = predicate.expression as? any CompilableCondition,
             let compiled = expression.compileCondition(compiler)
@@ -42,7 +46,7 @@ struct PredicateCompiler {
         for index in compiler.reads.indices where reads.indices.contains(index) {
             reads[index] = true
         }
-        return (compiled.test, reads, compiled.columns)
+        return (compiled.test, reads, compiled.columns, compiled.text)
     }
 
     /// The accessor of the attribute a key path on the input is, if it is one (see
@@ -72,6 +76,9 @@ struct CompiledCondition {
     /// The same condition on attribute columns (see ``AttributeColumns``), if they can decide
     /// it.
     var columns: ColumnCondition?
+    /// The same condition as a text match, if it is one (a string attribute's `contains` or
+    /// `starts(with:)` of a constant), which a scan can test on a record's bytes.
+    var text: CompiledTextMatch?
 }
 
 /// A value expression that can be compiled.
@@ -90,6 +97,8 @@ struct CompiledValue<Output> {
     var scalarOffset: Int?
     /// For a ``ScalarKind`` attribute: its payload index.
     var scalarIndex: Int?
+    /// For any attribute of the input: its payload index.
+    var attributeIndex: Int?
 }
 
 extension PredicateExpressions.Value: CompilableValue {
@@ -145,7 +154,8 @@ extension PredicateExpressions.KeyPath: CompilableValue {
             return CompiledValue(
                 read: unsafeBitCast(read, to: ((ManagedObject) -> Output).self),
                 scalarOffset: accessor.scalarField?.offset,
-                scalarIndex: accessor.scalarField.map { _ in accessor.index }
+                scalarIndex: accessor.scalarField.map { _ in accessor.index },
+                attributeIndex: accessor.index
             )
         }
         guard let native = Output.self as? any AttributeValue.Type else { return nil }

@@ -21,6 +21,10 @@ import Foundation
 /// compared by Foundation (`range(of:options:)` with `.caseInsensitive` and
 /// `.diacriticInsensitive`), so "É" matches "e" when diacritics are ignored.
 ///
+/// A `#Predicate` that is one case-sensitive `contains` or `starts(with:)` of a constant on a
+/// string attribute (`#Predicate { $0.title.contains("creme") }`) runs the same way, with the
+/// predicate's own comparison: character by character, as Foundation evaluates it.
+///
 /// Combined with a predicate on scalar attributes (`servings >= 2` above), the search reads
 /// only the records the attribute columns let through: those whose saved values satisfy the
 /// predicate, and the objects registered in the context. Otherwise it reads every record of
@@ -85,13 +89,10 @@ public struct TextMatch<Root: ManagedObject> {
             let accessor = entity.attributeAccessor(for: keyPath)
                 as? NativeAttributeAccessor<String>
         else { return nil }
-        let shapes = entity.schema.properties[..<accessor.index].map(ValueShape.init)
-        let skips = shapes.map(CompiledSkip.init)
         return CompiledTextMatch(
             accessor: accessor,
             matcher: TextMatcher(text: text, kind: kind, options: options),
-            propertyCount: UInt64(entity.accessors.count),
-            quickSkips: skips.allSatisfy(\.isPlain) ? skips : nil
+            entity: entity
         )
     }
 }
@@ -126,6 +127,31 @@ struct CompiledTextMatch {
     /// reads every record of the entity, and going through each accessor's `skip` cost a
     /// dynamic call and reference counting per property per record.
     let quickSkips: [CompiledSkip]?
+
+    init(
+        accessor: NativeAttributeAccessor<String>,
+        matcher: TextMatcher,
+        propertyCount: UInt64,
+        quickSkips: [CompiledSkip]?
+    ) {
+        self.accessor = accessor
+        self.matcher = matcher
+        self.propertyCount = propertyCount
+        self.quickSkips = quickSkips
+    }
+
+    /// The match of `matcher` on the attribute of `entity` that `accessor` reads.
+    init(accessor: NativeAttributeAccessor<String>, matcher: TextMatcher, entity: EntityDescription)
+    {
+        let skips = entity.schema.properties[..<accessor.index].map(ValueShape.init)
+            .map(CompiledSkip.init)
+        self.init(
+            accessor: accessor,
+            matcher: matcher,
+            propertyCount: UInt64(entity.accessors.count),
+            quickSkips: skips.allSatisfy(\.isPlain) ? skips : nil
+        )
+    }
 
     /// Whether a loaded (or registered) object matches.
     func test(_ object: ManagedObject) -> Bool {
@@ -176,13 +202,23 @@ struct TextMatcher {
     let kind: TextMatchKind
     let options: TextMatchOptions
     let text: String
+    /// Whether it compares as a `#Predicate`'s `contains` and `starts(with:)` do, character by
+    /// character (`Character`'s equality: canonical equivalence, and no match inside a
+    /// character), instead of as Foundation's `range(of:options:)`.
+    let isCharacterwise: Bool
     /// The text's UTF-8 bytes, lowercased when case is ignored; nil if it is not ASCII.
     let asciiNeedle: [UInt8]?
 
-    init(text: String, kind: TextMatchKind, options: TextMatchOptions) {
+    init(
+        text: String,
+        kind: TextMatchKind,
+        options: TextMatchOptions,
+        characterwise: Bool = false
+    ) {
         self.text = text
         self.kind = kind
         self.options = options
+        isCharacterwise = characterwise
         let bytes = Array(text.utf8)
         if bytes.allSatisfy({ $0 < 0x80 }) {
             asciiNeedle =
@@ -204,7 +240,27 @@ struct TextMatcher {
         if let answer = value.withUTF8({ matches(utf8: UnsafeRawBufferPointer($0)) }) {
             return answer
         }
+        if isCharacterwise { return Self.characterwiseMatch(value, text, kind: kind) }
         return foundationMatches(value)
+    }
+
+    /// `value.contains(text)`, `value.starts(with: text)` or `value == text`, compared as a
+    /// `#Predicate` compares them: through the generic collection and sequence methods
+    /// Foundation's `CollectionContainsCollection` and `SequenceStartsWith` call.
+    static func characterwiseMatch(_ value: String, _ text: String, kind: TextMatchKind) -> Bool {
+        func contains<Text: Collection>(_ value: Text, _ text: Text) -> Bool
+        where Text.Element: Equatable {
+            value.contains(text)
+        }
+        func starts<Text: Sequence>(_ value: Text, with text: Text) -> Bool
+        where Text.Element: Equatable {
+            value.starts(with: text)
+        }
+        switch kind {
+        case .contains: return contains(value, text)
+        case .prefix: return starts(value, with: text)
+        case .equals: return value == text
+        }
     }
 
     /// Whether UTF-8 bytes match; nil when the bytes or the text are not ASCII, which
@@ -216,6 +272,9 @@ struct TextMatcher {
     /// combining mark after an ASCII letter makes one character of the two.
     func matches(utf8 value: UnsafeRawBufferPointer) -> Bool? {
         guard let needle = asciiNeedle, PayloadReader.isASCII(value) else { return nil }
+        // In ASCII text only CR LF is one character of two bytes: compared by character, "\r"
+        // is not in "a\r\nb", which the byte loop would find.
+        if isCharacterwise, value.contains(0x0D) { return nil }
         let folds = options.contains(.caseInsensitive)
         let count = needle.count
         switch kind {
