@@ -234,6 +234,15 @@ struct EntityInheritanceTests {
         let text = FetchRequest<Shape>(textMatch: .contains(\.name, "Q", options: .caseInsensitive))
         #expect(try context.fetch(text).map(\.name) == ["sq"])
         #expect(try context.count(text) == 1)
+        // The same search in a predicate (by character, so in the stored case), and a prefix.
+        let contains = FetchRequest<Shape>(predicate: #Predicate { $0.name.contains("q") })
+        #expect(try context.fetch(contains).map(\.name) == ["sq"])
+        #expect(try context.count(contains) == 1)
+        let prefix = FetchRequest<Shape>(
+            predicate: #Predicate { $0.name.starts(with: "c") },
+            sortBy: [SortDescriptor(\.name, comparator: .lexical)]
+        )
+        #expect(try context.fetch(prefix).map(\.name) == ["c1", "c2"])
     }
 
     @Test("a relationship to a parent holds any subentity, across a reopen and a cascade")
