@@ -519,6 +519,20 @@ struct TextMatchTests {
             #expect(try context.count(request) == expected(predicate).count)
         }
         #expect(context.statistics.parallelTextCounts == predicates.count)
+        // Unsaved changes count, as with any predicate: an insert, and a saved dish changed.
+        let pending = Dish(context: context)
+        pending.title = "pending crepe"
+        let spot = try #require(
+            try context.fetch(FetchRequest<Dish>(predicate: #Predicate { $0.title == "Spot" }))
+                .first
+        )
+        spot.title = "Spot, fresh"
+        let re = FetchRequest<Dish>(predicate: #Predicate { $0.title.contains("re") })
+        let found = try context.fetch(re).map(\.title)
+        #expect(found.contains("pending crepe") && found.contains("Spot, fresh"))
+        #expect(try context.count(re) == found.count)
+        #expect(found.count == (try expected(predicates[0]).count) + 2)
+        context.rollback()
         // Combined with a comparison, or between two attributes, it is a condition like any
         // other; the second is not a text match (there is no constant to search for).
         let combined = #Predicate<Dish> { $0.servings > 3 && $0.title.contains("e") }

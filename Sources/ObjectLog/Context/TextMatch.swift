@@ -264,7 +264,7 @@ struct TextMatcher {
     }
 
     /// Whether UTF-8 bytes match; nil when the bytes or the text are not ASCII, which
-    /// Foundation must compare.
+    /// Foundation must compare (or, comparing by character, when the bytes hold a CR).
     ///
     /// ASCII text in an ASCII value: case folding is ASCII's, and ASCII has no diacritics, so
     /// the byte loop gives Foundation's answer. A value with any byte of 0x80 or more defers
