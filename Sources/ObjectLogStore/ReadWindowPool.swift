@@ -5,16 +5,16 @@
 /// and map its pages again (a tenth of a large batch update's time went to faulting in fresh
 /// memory), and its bytes were cold in the processor's cache. The pool hands a finished part's
 /// window to the next part instead: as many windows live as there are threads reading at once.
-final class ReadWindowPool: @unchecked Sendable {
-    // `@unchecked Sendable`: `spare` is only touched under `lock`.
-    private let lock = LockedValue<[UnsafeMutableRawBufferPointer]>([])
+final class ReadWindowPool: Sendable {
+    /// The windows kept, each owned by the pool until handed out.
+    private let spare = LockedValue<[UnsafeMutableRawBufferPointer]>([])
     /// The most windows kept between reads: a read on each processor of a large machine.
     private static let keptWindows = 8
 
     init() {}
 
     deinit {
-        lock.withLock { spare in
+        spare.withLock { spare in
             for window in spare { window.deallocate() }
         }
     }
@@ -22,7 +22,7 @@ final class ReadWindowPool: @unchecked Sendable {
     /// A window of `byteCount` bytes: a kept one, or a new one, faulted in for its first
     /// `firstRead` bytes (see ``FreshMemory``), which the caller reads next.
     func take(byteCount: Int, firstRead: Int) -> UnsafeMutableRawBufferPointer {
-        let kept = lock.withLock { spare -> UnsafeMutableRawBufferPointer? in
+        let kept = spare.withLock { spare -> UnsafeMutableRawBufferPointer? in
             guard let index = spare.lastIndex(where: { $0.count == byteCount }) else { return nil }
             return spare.remove(at: index)
         }
@@ -35,11 +35,11 @@ final class ReadWindowPool: @unchecked Sendable {
     }
 
     /// The number of windows kept now.
-    var keptCount: Int { lock.withLock { $0.count } }
+    var keptCount: Int { spare.withLock { $0.count } }
 
     /// Keeps `window` for a later read, or frees it when enough are kept.
     func give(_ window: UnsafeMutableRawBufferPointer) {
-        let kept = lock.withLock { spare -> Bool in
+        let kept = spare.withLock { spare -> Bool in
             guard spare.count < Self.keptWindows else { return false }
             spare.append(window)
             return true
