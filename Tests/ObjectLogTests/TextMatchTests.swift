@@ -548,6 +548,36 @@ struct TextMatchTests {
         #expect(try expected(between) == [""])
     }
 
+    @Test("batch requests find their objects by a #Predicate contains through the text match")
+    func batchRequestsByTextPredicate() throws {
+        let (container, context) = try makeDishes()
+        let withE = #Predicate<Dish> { $0.title.contains("e") }
+        let caf = #Predicate<Dish> { $0.title.starts(with: "Caf") }
+        /// The titles `predicate` holds for, as Foundation evaluates it.
+        func titles(_ predicate: Predicate<Dish>) throws -> Set<String> {
+            Set(
+                try Self.titles.filter { title in
+                    let dish = Dish()
+                    dish.title = title
+                    return try predicate.evaluate(dish)
+                }
+            )
+        }
+        let updated = try context.execute(
+            BatchUpdateRequest(predicate: withE, updates: [.set(\.servings, to: 100)])
+        )
+        #expect(updated.updated.count == (try titles(withE)).count)
+        let deleted = try context.execute(BatchDeleteRequest(predicate: caf))
+        // "Café" and "Cafe\u{301} au lait": by character, both start with "Caf".
+        #expect(deleted.deleted.count == 2)
+        let left = try container.newContext().fetch(FetchRequest<Dish>())
+        #expect(Set(left.map(\.title)) == Set(Self.titles).subtracting(try titles(caf)))
+        #expect(
+            Set(left.filter { $0.servings == 100 }.map(\.title))
+                == (try titles(withE)).subtracting(try titles(caf))
+        )
+    }
+
     @Test("a key path that is not a String attribute is refused")
     func refusesOtherKeyPaths() throws {
         let (_, context) = try makeDishes()
