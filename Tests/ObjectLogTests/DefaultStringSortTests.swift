@@ -7,19 +7,31 @@ import Testing
 @Suite("Default string sort")
 struct DefaultStringSortTests {
     /// A random string mixing the cases, digit runs, punctuation, spaces and (now and then)
-    /// non-ASCII characters.
-    static func randomString(using generator: inout SeededGenerator) -> String {
+    /// non-ASCII characters; with `decomposed`, also an "e" followed by a combining acute.
+    static func randomString(using generator: inout SeededGenerator, decomposed: Bool) -> String {
         let pieces = [
             "a", "A", "b", "B", "z", "Z", "file", "File", "FILE", "2", "10", "002", "9", "0",
             "-", "_", ".", " ", "~", "!", "(", "é", "É", "ß", "日", "e\u{301}",
         ]
+        let used = decomposed ? pieces.count : pieces.count - 1
         let count = Int.random(in: 0...5, using: &generator)
         return (0..<count).map { _ in
-            let index = Int.random(in: 0..<pieces.count, using: &generator)
+            let index = Int.random(in: 0..<used, using: &generator)
             // Non-ASCII pieces a quarter as often as ASCII ones.
             if index >= 21, Bool.random(using: &generator) { return pieces[index % 21] }
             return pieces[index]
         }.joined()
+    }
+
+    @Test("the standard library orders decomposed and precomposed accents intransitively")
+    func decomposedOrderIsIntransitive() {
+        // Why the fetches below use no decomposed accents: with them, `String`'s `<` (which
+        // Foundation's comparison follows) is not a strict weak order on Linux, so no sorted
+        // order exists for a full sort and a limited fetch to agree on. If this starts
+        // failing, the standard library is fixed and the fetches may use them again.
+        let (decomposed, between, precomposed) = ("e\u{301}", "\u{e9}-\u{df}\u{65e5}", "\u{e9}b")
+        #expect(decomposed < between && between < precomposed)
+        #expect(!(decomposed < precomposed))
     }
 
     @Test("the default order's fast path agrees with Foundation's SortDescriptor.compare")
@@ -28,22 +40,28 @@ struct DefaultStringSortTests {
         var generator = SeededGenerator(seed: seed)
         let container = try PersistentContainer.inMemory(for: testEntities)
         let context = container.newContext()
-        var objects: [Configuration] = []
-        for index in 0..<400 {
-            let configuration = Configuration(context: context)
-            configuration.name = "c\(index)"
-            // Every tenth equals its predecessor but for case.
-            configuration.model =
-                index.isMultiple(of: 10) && index > 0
-                ? objects[index - 1].model.uppercased() : Self.randomString(using: &generator)
-            configuration.width = Int32.random(in: 0..<3, using: &generator)
-            objects.append(configuration)
+        func makeObjects(decomposed: Bool) -> [Configuration] {
+            var objects: [Configuration] = []
+            for index in 0..<400 {
+                let configuration = Configuration(context: context)
+                configuration.name = "c\(index)"
+                // Every tenth equals its predecessor but for case.
+                configuration.model =
+                    index.isMultiple(of: 10) && index > 0
+                    ? objects[index - 1].model.uppercased()
+                    : Self.randomString(using: &generator, decomposed: decomposed)
+                configuration.width = Int32.random(in: 0..<3, using: &generator)
+                objects.append(configuration)
+            }
+            return objects
         }
-        try context.save()
         // On this platform the default order of a string key path is `String`'s own; the
-        // comparison below is against Foundation whichever it is.
+        // comparison below is against Foundation whichever it is. Pair by pair, decomposed
+        // accents too.
         let ascending = SortDescriptor(\Configuration.model)
         let descending = SortDescriptor(\Configuration.model, order: .reverse)
+        var objects = makeObjects(decomposed: true)
+        try context.save()
         for descriptor in [ascending, descending] {
             let fast = context.comparator(descriptor)
             #expect(fast.isDirect)
@@ -59,7 +77,11 @@ struct DefaultStringSortTests {
             }
         }
         // Whole fetches, with and without a small limit (the best-kept path), and with a
-        // second descriptor, order as Foundation's comparison does (then by key).
+        // second descriptor, order as Foundation's comparison does (then by key): of objects
+        // without decomposed accents, whose order is a strict weak one (see above).
+        for object in objects { context.delete(object) }
+        objects = makeObjects(decomposed: false)
+        try context.save()
         let sets: [[SortDescriptor<Configuration>]] = [
             [ascending], [descending], [SortDescriptor(\.width), ascending],
             [descending, SortDescriptor(\.width, order: .reverse)],
