@@ -411,6 +411,9 @@ extension ManagedObjectContext {
         keepBest: Int? = nil
     ) throws(ObjectLogError) -> (objects: [T], count: Int) {
         var predicate = request.predicate
+        var compilation = predicate.flatMap {
+            PredicateCompiler.compileWithReads($0, entity: entity)
+        }
         var text: CompiledTextMatch?
         if let match = request.textMatch {
             guard let compiled = match.compile(for: entity) else {
@@ -420,17 +423,17 @@ extension ManagedObjectContext {
                 )
             }
             text = compiled
-        } else if let whole = predicate,
-            let compiled = PredicateCompiler.compileWithReads(whole, entity: entity)?.text
-        {
+        } else if let compiled = compilation?.text {
             // A predicate that is one `contains` or `starts(with:)` on a string attribute runs
             // as the text match it is: on the records' bytes, and counted on two threads.
             text = compiled
             predicate = nil
+            compilation = nil
         }
         let (objects, count) = try matchingObjects(
             of: entity,
             predicate: predicate,
+            compilation: compilation,
             text: text,
             evaluate: predicate.map { predicate in
                 // Safe: the scan only passes objects of `entity`, whose class is `T`.
@@ -454,6 +457,7 @@ extension ManagedObjectContext {
     private func matchingObjects<T: ManagedObject>(
         of entity: EntityDescription,
         predicate: Predicate<T>?,
+        compilation: PredicateCompiler.Compilation?,
         text: CompiledTextMatch?,
         evaluate evaluatePredicate: ((ManagedObject) throws -> Bool)?,
         includesPendingChanges pending: Bool,
@@ -493,9 +497,6 @@ extension ManagedObjectContext {
                 let evicted = matches.removeLast()
                 if registry[evicted.key] !== evicted { spare.append(evicted) }
             }
-        }
-        let compilation = predicate.flatMap {
-            PredicateCompiler.compileWithReads($0, entity: entity)
         }
         var compiled = compilation?.condition
         var reads = compilation?.reads

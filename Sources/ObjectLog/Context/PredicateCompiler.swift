@@ -27,6 +27,13 @@ struct PredicateCompiler {
         compileWithReads(predicate, entity: entity)?.condition
     }
 
+    /// A compiled predicate: its condition, which properties (by payload index) it reads, and
+    /// the same condition on attribute columns and as a text match, where it can be one.
+    typealias Compilation = (
+        condition: (ManagedObject) -> Bool, reads: [Bool], columns: ColumnCondition?,
+        text: CompiledTextMatch?
+    )
+
     /// The compiled predicate and which properties (by payload index) it reads.
     ///
     /// `nil` if part of it is not compilable. A compiled predicate reads nothing else of its
@@ -34,10 +41,7 @@ struct PredicateCompiler {
     static func compileWithReads<T: ManagedObject>(
         _ predicate: Predicate<T>,
         entity: EntityDescription
-    ) -> (
-        condition: (ManagedObject) -> Bool, reads: [Bool], columns: ColumnCondition?,
-        text: CompiledTextMatch?
-    )? {
+    ) -> Compilation? {
         let compiler = PredicateCompiler(entity: entity, variable: predicate.variable.key)
         guard let expression = predicate.expression as? any CompilableCondition,
             let compiled = expression.compileCondition(compiler)

@@ -128,31 +128,6 @@ struct CompiledTextMatch {
     /// dynamic call and reference counting per property per record.
     let quickSkips: [CompiledSkip]?
 
-    init(
-        accessor: NativeAttributeAccessor<String>,
-        matcher: TextMatcher,
-        propertyCount: UInt64,
-        quickSkips: [CompiledSkip]?
-    ) {
-        self.accessor = accessor
-        self.matcher = matcher
-        self.propertyCount = propertyCount
-        self.quickSkips = quickSkips
-    }
-
-    /// The match of `matcher` on the attribute of `entity` that `accessor` reads.
-    init(accessor: NativeAttributeAccessor<String>, matcher: TextMatcher, entity: EntityDescription)
-    {
-        let skips = entity.schema.properties[..<accessor.index].map(ValueShape.init)
-            .map(CompiledSkip.init)
-        self.init(
-            accessor: accessor,
-            matcher: matcher,
-            propertyCount: UInt64(entity.accessors.count),
-            quickSkips: skips.allSatisfy(\.isPlain) ? skips : nil
-        )
-    }
-
     /// Whether a loaded (or registered) object matches.
     func test(_ object: ManagedObject) -> Bool {
         if object.isFault { object.fireFault() }
@@ -194,6 +169,21 @@ struct CompiledTextMatch {
             // A damaged record: the decoding that follows reports it.
             return nil
         }
+    }
+}
+
+extension CompiledTextMatch {
+    /// The match of `matcher` on the attribute of `entity` that `accessor` reads.
+    init(accessor: NativeAttributeAccessor<String>, matcher: TextMatcher, entity: EntityDescription)
+    {
+        let skips = entity.schema.properties[..<accessor.index].map(ValueShape.init)
+            .map(CompiledSkip.init)
+        self.init(
+            accessor: accessor,
+            matcher: matcher,
+            propertyCount: UInt64(entity.accessors.count),
+            quickSkips: skips.allSatisfy(\.isPlain) ? skips : nil
+        )
     }
 }
 

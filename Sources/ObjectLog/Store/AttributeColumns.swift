@@ -436,18 +436,7 @@ final class AttributeColumns: @unchecked Sendable {
             value = 0
             for index in 0..<count { value |= UInt64(bytes[index]) << UInt64(56 - 8 * index) }
         }
-        // Eight bytes at a time: any high bit is a byte outside ASCII.
-        var high: UInt64 = 0
-        var index = 0
-        while index + 8 <= count {
-            high |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            index += 8
-        }
-        while index < count {
-            high |= UInt64(bytes[index])
-            index += 1
-        }
-        return (value, high & 0x8080_8080_8080_8080 == 0)
+        return (value, PayloadReader.isASCII(bytes))
     }
 
     private func reserve(_ newCapacity: Int) {
