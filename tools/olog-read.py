@@ -6,6 +6,28 @@ Usage:
   olog-read.py --annotate STORE print an annotated hex dump (for FORMAT.md's test vector)
 
 It uses only the Python standard library (zlib.crc32 is the same CRC-32 as the format's).
+
+Output (JSON, keys sorted, indent 1): "header", "transactions", "transactionCount", "metadata",
+"damage" (null, or {"offset", "reason", "validEnd"}: the first damage found and the end of the
+last committed transaction before it) and "live", the live state: one entry per live key, by the
+key in decimal, in ascending key order.
+
+A key whose live record is a put (format 1.0 to 3.0):
+  "KEY": {"blobs": [BLOB HEX, ...], "entity": TAG, "value": VALUE HEX}
+A key whose live record is a patch (format 3.0, FORMAT.md section 4):
+  "KEY": {"baseLength": N, "baseOffset": OFFSET, "baseValue": BASE VALUE HEX, "blobs": [BLOB HEX, ...],
+          "entity": TAG, "partial": PARTIAL VALUE HEX, "patch": true}
+  where baseOffset and baseLength are the patch frame's (the put it changes: its offset and
+  whole length), baseValue is that put's value (its payload after the blob list), blobs is that
+  put's blob list (a patch has none of its own), and partial is the patch's payload. There is
+  deliberately no "value": the object's value is the object engine's merge of baseValue with
+  partial (FORMAT.md section 10), which this reader does not compute, and a consumer that
+  expects "value" should fail rather than take the base's value for the object's.
+A patch applies only to its key's current record when that is the put at exactly baseOffset
+with exactly baseLength (so a patched key takes no further patch until a put replaces it);
+otherwise the patch's transaction is damaged ("damage" names the patch's offset).
+
+The index checkpoint (NAME.olog-index) is not read: the whole log is always replayed.
 """
 import json
 import struct
@@ -16,6 +38,8 @@ import zlib
 MAGIC = b"OBJLOG\r\n"
 TRAILER = b"OLCOMMIT"
 MAX_PAYLOAD = 64 << 20
+MAX_BASE_LENGTH = (1 << 26) + 25  # a put's largest whole length: 64 MiB of payload and a 25-byte frame
+PATCH = 6
 
 
 class Damage(Exception):
@@ -78,7 +102,7 @@ def read_header(data):
     if data[:8] != MAGIC:
         raise Damage(0, "not an ObjectLog store")
     major, minor, length = struct.unpack_from("<HHI", data, 8)
-    if major not in (1, 2):
+    if major not in (1, 2, 3):
         raise Damage(8, f"format version {major}.{minor} is not known")
     (m,) = struct.unpack_from("<I", data, 56)
     if not (60 + m + 4 <= length <= 60 + m + 4 + 512) or length > len(data):
@@ -119,14 +143,15 @@ def frame_v1(data, pos):
     crc, length, rtype, flags, reserved, entity, key = struct.unpack_from("<IIBBHIQ", data, pos)
     if rtype not in (1, 2, 3, 4, 5) or reserved != 0:
         raise Damage(pos, "bad frame")
-    return crc, length, rtype, flags, entity, key, 24
+    return crc, length, rtype, flags, entity, key, 24, None
 
 
-def frame_v2(data, pos):
+def frame_v2(data, pos, major):
+    """Reads a compact (major 2 and 3) frame; the last value is (base offset, base length) for a patch, else None."""
     if len(data) - pos < 6:
         raise Damage(pos, "incomplete frame")
     crc, rtype, flags = struct.unpack_from("<IBB", data, pos)
-    p, entity, key, length = pos + 6, 0, 0, 0
+    p, entity, key, length, base = pos + 6, 0, 0, 0, None
     if rtype in (1, 2):
         entity, p = read_varint(data, p, 5)
         key, p = read_varint(data, p, 10)
@@ -146,21 +171,42 @@ def frame_v2(data, pos):
             raise Damage(pos, "incomplete frame")
         (length,) = struct.unpack_from("<I", data, p)
         p += 4
+    elif rtype == PATCH:
+        if major < 3:
+            raise Damage(pos, f"bad frame: patch record in a major {major} file")
+        entity, p = read_varint(data, p, 5)
+        key, p = read_varint(data, p, 10)
+        base_offset, p = read_varint(data, p, 10)
+        base_length, p = read_varint(data, p, 4)
+        length, p = read_varint(data, p, 4)
+        if entity > 0xFFFFFFFF or key > 0xFFFFFFFFFFFFFFFF or base_length > MAX_BASE_LENGTH:
+            raise Damage(pos, "bad frame")
+        if flags != 0:
+            raise Damage(pos, f"bad patch: flags {flags}")
+        if key == 0:
+            raise Damage(pos, "bad patch: key 0")
+        if base_offset + base_length > pos:
+            raise Damage(pos, f"bad patch: its base ({base_offset}, {base_length} bytes) does not end at or before it")
+        base = (base_offset, base_length)
     else:
         raise Damage(pos, "bad frame")
-    return crc, length, rtype, flags, entity, key, p - pos
+    return crc, length, rtype, flags, entity, key, p - pos, base
 
 
 def records(data, start, major):
-    """Yields (offset, crc, length, type, flags, entity, key, payload, frame length) until the data ends or is damaged."""
+    """Yields (offset, crc, length, type, flags, entity, key, payload, frame length, base) until the data
+    ends or is damaged; base is a patch's (base offset, base length), None for the other types."""
     pos = start
     while pos < len(data):
-        crc, length, rtype, flags, entity, key, frame = (frame_v1 if major == 1 else frame_v2)(data, pos)
+        if major == 1:
+            crc, length, rtype, flags, entity, key, frame, base = frame_v1(data, pos)
+        else:
+            crc, length, rtype, flags, entity, key, frame, base = frame_v2(data, pos, major)
         if length > MAX_PAYLOAD or pos + frame + length > len(data):
             raise Damage(pos, "bad frame")
         if zlib.crc32(data[pos + 4 : pos + frame + length]) != crc:
             raise Damage(pos, "CRC mismatch")
-        yield pos, crc, length, rtype, flags, entity, key, data[pos + frame : pos + frame + length], frame
+        yield pos, crc, length, rtype, flags, entity, key, data[pos + frame : pos + frame + length], frame, base
         pos += frame + length
 
 
@@ -178,6 +224,30 @@ def put_contents(payload, flags, major):
     return [payload[p + 32 * i : p + 32 * i + 32].hex() for i in range(b)], payload[p + 32 * b :]
 
 
+def live_entry(record):
+    """The JSON form of a live key's record (see the module's docstring)."""
+    if record["kind"] == "put":
+        return {"entity": record["entity"], "value": record["value"].hex(), "blobs": record["blobs"]}
+    base = record["base"]
+    return {"entity": record["entity"], "patch": True, "baseOffset": base["offset"], "baseLength": base["length"],
+            "baseValue": base["value"].hex(), "partial": record["partial"].hex(), "blobs": base["blobs"]}
+
+
+def apply_patch(current, offset, entity, key, base, partial, length):
+    """The live record a patch makes of its key's current record (None when the key is not live), or Damage."""
+    base_offset, base_length = base
+    what = f"patch of key {key} (base at {base_offset}, {base_length} bytes)"
+    if current is None:
+        raise Damage(offset, f"{what}: the key is not live")
+    if current["kind"] != "put":
+        raise Damage(offset, f"{what}: the key's record is the patch at {current['offset']}, which takes no further patch")
+    if current["offset"] != base_offset or current["length"] != base_length:
+        raise Damage(offset, f"{what}: the key's record is the put at {current['offset']}, {current['length']} bytes")
+    if current["entity"] != entity:
+        raise Damage(offset, f"{what}: entity {entity}, but its base's is {current['entity']}")
+    return {"kind": "patch", "offset": offset, "length": length, "entity": entity, "base": current, "partial": partial}
+
+
 def read_store(data):
     header = read_header(data)
     live, metadata = {}, header["metadata"]
@@ -187,9 +257,9 @@ def read_store(data):
     damage = None
     try:
         major = header["major"]
-        for offset, crc, length, rtype, flags, entity, key, payload, frame in records(data, header["length"], major):
+        for offset, crc, length, rtype, flags, entity, key, payload, frame, base in records(data, header["length"], major):
             if rtype != 4:
-                pending.append((offset, rtype, flags, entity, key, payload))
+                pending.append((offset, rtype, flags, entity, key, payload, frame + length, base))
                 continue
             if length != 56 or payload[48:] != TRAILER:
                 raise Damage(offset, "malformed commit")
@@ -197,15 +267,29 @@ def read_store(data):
             compaction = flags & 1
             if first != txn_start or count != len(pending) or key != (0 if compaction else last_number + 1):
                 raise Damage(offset, "commit does not match its transaction")
-            for r_offset, r_type, r_flags, r_entity, r_key, r_payload in pending:
+            # The transaction's changes are staged and applied only when all of them are valid: a
+            # patch that does not fit its key's record (or a put too short for its blob list)
+            # damages the whole transaction, and nothing of it becomes visible.
+            changes, new_metadata = {}, metadata  # key -> live record, or None when deleted
+            for r_offset, r_type, r_flags, r_entity, r_key, r_payload, r_length, r_base in pending:
                 if r_type == 1:
                     blobs, value = put_contents(r_payload, r_flags, major)
-                    live[r_key] = {"entity": r_entity, "value": value.hex(), "blobs": blobs}
+                    changes[r_key] = {"kind": "put", "offset": r_offset, "length": r_length,
+                                      "entity": r_entity, "value": value, "blobs": blobs}
                 elif r_type == 2:
-                    live.pop(r_key, None)
+                    changes[r_key] = None
                 elif r_type == 3:
-                    metadata = decode_dictionary(r_payload)
+                    new_metadata = decode_dictionary(r_payload)
+                elif r_type == PATCH:
+                    current = changes[r_key] if r_key in changes else live.get(r_key)
+                    changes[r_key] = apply_patch(current, r_offset, r_entity, r_key, r_base, r_payload, r_length)
                 # type 5 is padding: nothing to apply
+            for r_key, record in changes.items():
+                if record is None:
+                    live.pop(r_key, None)
+                else:
+                    live[r_key] = record
+            metadata = new_metadata
             if not compaction:
                 last_number = key
             transactions.append(
@@ -223,7 +307,7 @@ def read_store(data):
         "transactions": transactions,
         "transactionCount": last_number,
         "metadata": metadata,
-        "live": {str(k): v for k, v in sorted(live.items())},
+        "live": {str(k): live_entry(v) for k, v in sorted(live.items())},
         "damage": damage,
     }
 
@@ -250,9 +334,9 @@ def annotate(data):
     if h - 4 > 60 + m:
         line(60 + m, data[60 + m : 60 + m + 8], f"zero padding to offset {h - 4} ({h - 64 - m} bytes, shown in part)")
     line(h - 4, data[h - 4 : h], f"header CRC 0x{struct.unpack_from('<I', data, h - 4)[0]:08X} over bytes 0..{h - 5}")
-    names = {1: "put", 2: "delete", 3: "metadata", 4: "commit", 5: "padding"}
+    names = {1: "put", 2: "delete", 3: "metadata", 4: "commit", 5: "padding", PATCH: "patch"}
     major = header["major"]
-    for offset, crc, length, rtype, flags, entity, key, payload, frame in records(data, header["length"], major):
+    for offset, crc, length, rtype, flags, entity, key, payload, frame, base in records(data, header["length"], major):
         if rtype == 1 and flags & 1:
             what = "put (insert)"
         elif rtype == 1:
@@ -275,6 +359,8 @@ def annotate(data):
                 fields = [("entity", entity), ("key", key)] + ([("L", length)] if rtype == 1 else [])
             elif rtype == 3:
                 fields = [("L", length)]
+            elif rtype == PATCH:
+                fields = [("entity", entity), ("key", key), ("base offset", base[0]), ("base length", base[1]), ("L", length)]
             p = offset + 6
             for name, value in fields:
                 _, end = read_varint(data, p, 10)
@@ -290,6 +376,8 @@ def annotate(data):
             if major == 1:
                 line(p, payload[:2], f"{len(blobs)} blobs")
             line(p + len(payload) - len(value), value, f"value {bytes(value)!r}")
+        elif rtype == PATCH:
+            line(p, payload, f"partial value {bytes(payload)!r}")
         elif rtype == 3:
             line(p, payload, f"metadata {json.dumps(decode_dictionary(payload))}")
         elif rtype == 5:

@@ -16,6 +16,7 @@ import Darwin
 /// old location while its flush runs.
 package struct PackedLocation {
     package var offset: UInt64 = 0
+    /// The record's length, with ``RecordLocation/patchBit`` set for a patch.
     package var length: UInt32 = 0
     package var entity: EntityTag = 0
 
@@ -24,7 +25,7 @@ package struct PackedLocation {
 
     package init(_ location: RecordLocation?) {
         offset = location?.offset ?? 0
-        length = location?.length ?? 0
+        length = location?.packedLength ?? 0
         entity = location?.entity ?? 0
     }
 
@@ -33,7 +34,7 @@ package struct PackedLocation {
 
     /// The location it holds, if any.
     package var location: RecordLocation? {
-        isLive ? RecordLocation(entity: entity, offset: offset, length: length) : nil
+        isLive ? RecordLocation(entity: entity, offset: offset, packedLength: length) : nil
     }
 
     /// Puts `location` at `slot`; returns what was there.
@@ -67,6 +68,7 @@ package struct KeyDirectory {
     package struct Slot {
         package var key: ObjectKey
         package var offset: UInt64
+        /// The record's length, with ``RecordLocation/patchBit`` set for a patch.
         package var length: UInt32
         package var entity: EntityTag
     }
@@ -247,7 +249,7 @@ package struct KeyDirectory {
         while true {
             let slot = slots[index]
             if slot.key == key {
-                return RecordLocation(entity: slot.entity, offset: slot.offset, length: slot.length)
+                return RecordLocation(entity: slot.entity, offset: slot.offset, packedLength: slot.length)
             }
             if slot.key == 0 { return nil }
             index = following(index)
@@ -406,7 +408,7 @@ package struct KeyDirectory {
             Slot(
                 key: key,
                 offset: location.offset,
-                length: location.length,
+                length: location.packedLength,
                 entity: location.entity
             )
         )
@@ -500,16 +502,16 @@ package struct KeyDirectory {
                 slots[index] = Slot(
                     key: key,
                     offset: location.offset,
-                    length: location.length,
+                    length: location.packedLength,
                     entity: location.entity
                 )
-                return RecordLocation(entity: slot.entity, offset: slot.offset, length: slot.length)
+                return RecordLocation(entity: slot.entity, offset: slot.offset, packedLength: slot.length)
             }
             if slot.key == 0 {
                 slots[index] = Slot(
                     key: key,
                     offset: location.offset,
-                    length: location.length,
+                    length: location.packedLength,
                     entity: location.entity
                 )
                 count += 1
@@ -565,7 +567,7 @@ package struct KeyDirectory {
         return RecordLocation(
             entity: removed.entity,
             offset: removed.offset,
-            length: removed.length
+            packedLength: removed.length
         )
     }
 
@@ -578,7 +580,7 @@ package struct KeyDirectory {
                 let slot = slots[index]
                 try body(
                     ObjectKey(index + 1),
-                    RecordLocation(entity: slot.entity, offset: slot.offset, length: slot.length)
+                    RecordLocation(entity: slot.entity, offset: slot.offset, packedLength: slot.length)
                 )
             }
             return
@@ -588,7 +590,7 @@ package struct KeyDirectory {
             let slot = slots[index]
             try body(
                 slot.key,
-                RecordLocation(entity: slot.entity, offset: slot.offset, length: slot.length)
+                RecordLocation(entity: slot.entity, offset: slot.offset, packedLength: slot.length)
             )
         }
     }

@@ -1,13 +1,16 @@
 import Foundation
 
-/// Constants and fixed layouts of the store file format, version 2.0 (FORMAT.md); version 1.0
-/// files are read and written too.
+/// Constants and fixed layouts of the store file format, version 3.0 (FORMAT.md); version 1.0
+/// and 2.0 files are read and written too.
 package enum LogFormat {
     /// The first eight bytes of every store file: `OBJLOG\r\n`.
     package static let magic: [UInt8] = [0x4F, 0x42, 0x4A, 0x4C, 0x4F, 0x47, 0x0D, 0x0A]
-    /// The format major version this code creates; files with a higher major are refused, and
-    /// files of major 1 are read and appended to in their own layout (see ``RecordLayout``).
-    package static let majorVersion: UInt16 = 2
+    /// The format major version this code creates; files with a higher major are refused, files
+    /// of major 1 are read and appended to in their own layout (see ``RecordLayout``), and files
+    /// of major 2 without patch records.
+    package static let majorVersion: UInt16 = 3
+    /// The first major version whose files may hold patch records.
+    package static let firstMajorVersionWithPatches: UInt16 = 3
     /// The format minor version this code writes; higher minors of the same major are readable.
     package static let minorVersion: UInt16 = 0
     /// Bytes of the header before the metadata dictionary.
@@ -58,6 +61,9 @@ package enum RecordType: UInt8, Sendable {
     case commit = 4
     /// Filler that makes a transaction end on a sector boundary; its payload means nothing.
     case padding = 5
+    /// New values of some of an object's properties, applied to the put the frame names (its
+    /// base); format 3 only.
+    case patch = 6
 }
 
 /// The payload of a commit record.
@@ -155,6 +161,10 @@ package struct StoreHeader: Sendable, Equatable {
 
     /// How the file's records are framed (the header's major version is checked when read).
     package var layout: RecordLayout { RecordLayout(majorVersion: majorVersion) ?? .compact }
+
+    /// Whether the file may hold patch records: a reader of an older major would take them for
+    /// damage, so they are written only into files whose header says so.
+    package var allowsPatches: Bool { majorVersion >= LogFormat.firstMajorVersionWithPatches }
 
     package init(
         storeUUID: UUID,

@@ -99,6 +99,33 @@ package struct LogReplay: LogScanVisitor {
         }
     }
 
+    /// Applies a patch once the records before it are: its key's record must be its base, a put
+    /// (FORMAT.md, section 4); anything else is damage of its transaction.
+    package mutating func visitPatch(
+        _ record: ScannedRecord,
+        payload: UnsafeRawBufferPointer
+    ) -> String? {
+        hasUncommitted = true
+        if !batch.isEmpty { applyBatch() }
+        previousKey = record.key
+        if let problem = Self.patchProblem(record, current: live[record.key]) { return problem }
+        apply(record)
+        return nil
+    }
+
+    /// What makes the patch `record` damage when its key's record is `current`, or nil: the
+    /// key must be live, and its record the put the patch names (FORMAT.md, section 4).
+    package static func patchProblem(_ record: ScannedRecord, current: RecordLocation?) -> String? {
+        guard let current else { return "patch of key \(record.key), which is not live" }
+        guard !current.isPatch, current.offset == record.baseOffset,
+            current.length == record.baseLength, current.entity == record.entity
+        else {
+            return "patch of key \(record.key) names a base (offset \(record.baseOffset), "
+                + "\(record.baseLength) bytes) that is not the key's record"
+        }
+        return nil
+    }
+
     /// Records applied together: their home slots are read first, all at once.
     private static let batchSize = 16
 
@@ -118,11 +145,12 @@ package struct LogReplay: LogScanVisitor {
     @inline(__always)
     private mutating func apply(_ record: ScannedRecord) {
         switch record.type {
-        case .put:
+        case .put, .patch:
             let location = RecordLocation(
                 entity: record.entity,
                 offset: record.offset,
-                length: record.length
+                length: record.length,
+                isPatch: record.type == .patch
             )
             if let old = live.updateValue(location, forKey: record.key) {
                 if old.offset < transactionStart { saved.append((record.key, old)) }

@@ -1,6 +1,6 @@
 /// One record found by a ``LogScanner``.
 ///
-/// Kept small (32 bytes): a scan holds one for every record of a transaction until its commit,
+/// Kept small (40 bytes): a scan holds one for every record of a transaction until its commit,
 /// and a bulk save's transaction has a million.
 package struct ScannedRecord: Sendable {
     /// Offset of the record in the file.
@@ -13,6 +13,9 @@ package struct ScannedRecord: Sendable {
     package var length: UInt32
     package var type: RecordType
     package var flags: UInt8
+    /// A patch's base: the length and offset of the put it changes (0 for other types).
+    package var baseLength: UInt32
+    package var baseOffset: UInt64
 
     package init(frame: RecordFrame, offset: UInt64) {
         self.offset = offset
@@ -21,9 +24,21 @@ package struct ScannedRecord: Sendable {
         length = UInt32(frame.totalLength)
         type = frame.type
         flags = frame.flags
+        baseLength = frame.baseLength
+        baseOffset = frame.baseOffset
     }
 
     package var totalLength: UInt64 { UInt64(length) }
+
+    /// Where the record is, for the key directory (a put's or a patch's).
+    package var location: RecordLocation {
+        RecordLocation(entity: entity, offset: offset, length: length, isPatch: type == .patch)
+    }
+
+    /// A patch's base record.
+    package var base: RecordLocation {
+        RecordLocation(entity: entity, offset: baseOffset, length: baseLength)
+    }
 }
 
 /// One committed transaction found by a ``LogScanner``.
@@ -60,9 +75,15 @@ package struct ScannedTransaction: Sendable {
 /// the records visited since the last commit when the scan ends in damage (see
 /// ``LogScanner/Outcome/damage``).
 package protocol LogScanVisitor {
-    /// A record (not a commit) whose frame, checksum and structure are valid; `payload` is valid
-    /// only during the call.
+    /// A record (not a commit or a patch) whose frame, checksum and structure are valid;
+    /// `payload` is valid only during the call.
     mutating func visit(_ record: ScannedRecord, payload: UnsafeRawBufferPointer) throws
+    /// A patch record whose frame, checksum and structure are valid; returns what is wrong with
+    /// it where the visitor knows the state it applies to (its key not live, or its record not
+    /// the patch's base), which makes it damage, or nil. `payload` is valid only during the
+    /// call.
+    mutating func visitPatch(_ record: ScannedRecord, payload: UnsafeRawBufferPointer) throws
+        -> String?
     /// The records visited since the previous commit form a committed transaction.
     mutating func commit(_ commit: ScannedCommit) throws
     /// The records visited since the previous commit belong to a damaged transaction: forget
@@ -70,6 +91,17 @@ package protocol LogScanVisitor {
     /// ``LogScanner/salvage(from:lastNumber:visitor:)``). `nextKey` is the lost transaction's
     /// own next key when its commit survived, else 0.
     mutating func skip(to offset: UInt64, nextKey: ObjectKey)
+}
+
+extension LogScanVisitor {
+    /// A visitor that keeps no state to check a patch against takes it as any other record.
+    package mutating func visitPatch(
+        _ record: ScannedRecord,
+        payload: UnsafeRawBufferPointer
+    ) throws -> String? {
+        try visit(record, payload: payload)
+        return nil
+    }
 }
 
 /// A valid commit record found by a ``LogScanner``: the end of a committed transaction.
@@ -151,6 +183,8 @@ package struct LogScanner {
     private let path: String
     private let fileSize: UInt64
     private let layout: RecordLayout
+    /// Whether the file's format may hold patch records (else a patch is damage).
+    private let allowsPatches: Bool
     private var window: Window?
     /// File offset of the window's first byte.
     private var windowStart: UInt64 = 0
@@ -169,13 +203,33 @@ package struct LogScanner {
         path: String,
         fileSize: UInt64,
         layout: RecordLayout,
+        allowsPatches: Bool,
         windowSize: Int = 256 << 10
     ) {
         self.file = file
         self.path = path
         self.fileSize = fileSize
         self.layout = layout
+        self.allowsPatches = allowsPatches && layout == .compact
         self.windowSize = windowSize
+    }
+
+    /// A scanner of the file whose header is `header`.
+    package init(
+        file: any StoreFile,
+        path: String,
+        fileSize: UInt64,
+        header: StoreHeader,
+        windowSize: Int = 256 << 10
+    ) {
+        self.init(
+            file: file,
+            path: path,
+            fileSize: fileSize,
+            layout: header.layout,
+            allowsPatches: header.allowsPatches,
+            windowSize: windowSize
+        )
     }
 
     /// Makes `[offset, offset + count)` available in the window; returns its start in the window,
@@ -233,6 +287,8 @@ package struct LogScanner {
     ///   - lastNumber: The number of the last user transaction before `start`.
     ///   - onRecord: Called for every record whose frame and checksum are valid, with its payload
     ///     (valid only during the call), before its transaction is known to be committed.
+    ///   - committed: The location of a key as of the last transaction reported, if patches
+    ///     are to be checked against it (as a replay does).
     ///   - onTransaction: Called for every committed transaction, in order.
     /// - Returns: Where the valid log ends and any damage after it.
     /// - Throws: ``StoreError`` `.io`, or what the closures throw.
@@ -240,10 +296,15 @@ package struct LogScanner {
         from start: UInt64,
         lastNumber: UInt64,
         onRecord: ((ScannedRecord, UnsafeRawBufferPointer) throws -> Void)? = nil,
+        committed: ((ObjectKey) -> RecordLocation?)? = nil,
         onTransaction: (ScannedTransaction) throws -> Void
     ) throws -> Outcome {
         try withoutActuallyEscaping(onTransaction) { onTransaction in
-            var collector = TransactionCollector(onRecord: onRecord, onTransaction: onTransaction)
+            var collector = TransactionCollector(
+                onRecord: onRecord,
+                onTransaction: onTransaction,
+                committed: committed
+            )
             return try scan(from: start, lastNumber: lastNumber, visitor: &collector)
         }
     }
@@ -255,32 +316,68 @@ package struct LogScanner {
         from start: UInt64,
         lastNumber: UInt64,
         onRecord: ((ScannedRecord, UnsafeRawBufferPointer) throws -> Void)? = nil,
+        committed: ((ObjectKey) -> RecordLocation?)? = nil,
         onTransaction: (ScannedTransaction) throws -> Void
     ) throws -> SalvageOutcome {
         try withoutActuallyEscaping(onTransaction) { onTransaction in
-            var collector = TransactionCollector(onRecord: onRecord, onTransaction: onTransaction)
+            var collector = TransactionCollector(
+                onRecord: onRecord,
+                onTransaction: onTransaction,
+                committed: committed
+            )
             return try salvage(from: start, lastNumber: lastNumber, visitor: &collector)
         }
     }
 
     /// Collects each transaction's records for ``scan(from:lastNumber:onRecord:onTransaction:)``.
+    ///
+    /// With `committed`, the location of a key as of the last transaction collected, it checks
+    /// each patch as a replay does, against that and the records of its own transaction before
+    /// it.
     private struct TransactionCollector: LogScanVisitor {
         let onRecord: ((ScannedRecord, UnsafeRawBufferPointer) throws -> Void)?
         let onTransaction: (ScannedTransaction) throws -> Void
+        let committed: ((ObjectKey) -> RecordLocation?)?
         var pending: [ScannedRecord] = []
+        /// The locations the pending records give their keys (nil for a delete).
+        var changed: [ObjectKey: RecordLocation?] = [:]
 
         mutating func visit(_ record: ScannedRecord, payload: UnsafeRawBufferPointer) throws {
             try onRecord?(record, payload)
             pending.append(record)
+            guard committed != nil else { return }
+            switch record.type {
+            case .put: changed[record.key] = .some(record.location)
+            case .delete: changed[record.key] = .some(nil)
+            case .metadata, .commit, .padding, .patch: break
+            }
+        }
+
+        mutating func visitPatch(
+            _ record: ScannedRecord,
+            payload: UnsafeRawBufferPointer
+        ) throws -> String? {
+            if let committed {
+                let current = changed[record.key] ?? committed(record.key)
+                if let problem = LogReplay.patchProblem(record, current: current) {
+                    return problem
+                }
+                changed[record.key] = .some(record.location)
+            }
+            try onRecord?(record, payload)
+            pending.append(record)
+            return nil
         }
 
         mutating func commit(_ commit: ScannedCommit) throws {
             try onTransaction(ScannedTransaction(commit, records: pending))
             pending.removeAll(keepingCapacity: true)
+            changed.removeAll(keepingCapacity: true)
         }
 
         mutating func skip(to offset: UInt64, nextKey: ObjectKey) {
             pending.removeAll(keepingCapacity: true)
+            changed.removeAll(keepingCapacity: true)
         }
     }
 
@@ -324,9 +421,10 @@ package struct LogScanner {
         let layout = self.layout
         let fileSize = self.fileSize
         let maximumFrameLength = layout.maximumFrameLength
+        let maximumAnyFrameLength = layout.maximumAnyFrameLength
         let tables = CRC32.lookupTables
         while offset < fileSize {
-            let available = Int(min(UInt64(maximumFrameLength), fileSize - offset))
+            let available = Int(min(UInt64(maximumAnyFrameLength), fileSize - offset))
             guard let frameAt = try ensure(offset, available) else {
                 return try damage("incomplete record frame")
             }
@@ -339,7 +437,7 @@ package struct LogScanner {
             let frame: RecordFrame
             // Most records of a log are compact puts: decode them without the general
             // decoder's outcome enum, which says what is wrong when something is.
-            if layout == .compact, available == maximumFrameLength,
+            if layout == .compact, available >= maximumFrameLength,
                 frameBytes[4] == RecordType.put.rawValue,
                 let put = RecordFrame.decodeCompactPut(frameBytes)
             {
@@ -412,6 +510,21 @@ package struct LogScanner {
                 offset += UInt64(total)
                 transactionStart = offset
                 outcome.validEnd = offset
+            } else if frame.type == .patch {
+                guard allowsPatches else {
+                    return try damage("patch record in a file of format version 1 or 2")
+                }
+                guard frame.baseOffset <= offset,
+                    UInt64(frame.baseLength) <= offset - frame.baseOffset
+                else {
+                    return try damage("patch record whose base does not lie before it")
+                }
+                let record = ScannedRecord(frame: frame, offset: offset)
+                if let problem = try visitor.visitPatch(record, payload: payload) {
+                    return try damage(problem)
+                }
+                pendingCount += 1
+                offset += UInt64(total)
             } else {
                 try visitor.visit(ScannedRecord(frame: frame, offset: offset), payload: payload)
                 pendingCount += 1
@@ -438,6 +551,9 @@ package struct LogScanner {
             return frame.key == 0 ? "put record with key 0" : nil
         case .delete:
             return frame.payloadLength == 0 && frame.key != 0 ? nil : "malformed delete record"
+        case .patch:
+            return layout == .compact && frame.key != 0 && frame.baseLength > 0
+                ? nil : "malformed patch record"
         case .metadata:
             return nil
         case .commit:

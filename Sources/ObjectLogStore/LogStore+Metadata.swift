@@ -23,7 +23,7 @@ extension LogStore {
         let size = try file.size()
         let header = try StoreHeader.read(from: file, path: path, fileSize: size)
         let layout = header.layout
-        let scanner = LogScanner(file: file, path: path, fileSize: size, layout: layout)
+        let scanner = LogScanner(file: file, path: path, fileSize: size, header: header)
         let trailer = LogFormat.commitTrailer
         let lowest = UInt64(header.length + layout.commitRecordLength)
         var chunkEnd = size
@@ -184,7 +184,14 @@ extension LogStore {
         layout: RecordLayout,
         end: UInt64
     ) throws {
-        let scanner = LogScanner(file: file, path: path, fileSize: fileSize, layout: layout)
+        // Only its commit records are read: patches or not makes no difference.
+        let scanner = LogScanner(
+            file: file,
+            path: path,
+            fileSize: fileSize,
+            layout: layout,
+            allowsPatches: false
+        )
         guard end >= UInt64(layout.commitRecordLength),
             let commit = try scanner.commitRecord(endingAt: end)
         else { return }

@@ -76,7 +76,7 @@ extension LogStore {
                 checksumBytes.count == 4,
                 checksumBytes.withUnsafeBytes({ UInt32(littleEndianBytesOf: $0, at: 0) })
                     == index.lastCommitChecksum,
-                (try? LogScanner(file: file, path: path, fileSize: fileSize, layout: layout)
+                (try? LogScanner(file: file, path: path, fileSize: fileSize, header: header)
                     .commitRecord(endingAt: index.coveredLength)) != nil
             else { return nil }
         }

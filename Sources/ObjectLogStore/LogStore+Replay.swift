@@ -69,7 +69,7 @@ extension LogStore {
         func damaged(_ reason: String) -> Result<(RecordFrame, [UInt8]), StoreError> {
             .failure(StoreError(.corrupt, reason, path: path, offset: offset))
         }
-        let head = try file.read(at: offset, count: layout.maximumFrameLength)
+        let head = try file.read(at: offset, count: layout.maximumAnyFrameLength)
         let frame: RecordFrame
         switch head.withUnsafeBytes({ RecordFrame.decode($0, layout: layout) }) {
         case .frame(let found): frame = found

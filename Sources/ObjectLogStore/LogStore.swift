@@ -218,12 +218,7 @@ public final class LogStore: @unchecked Sendable {
         }
         indexState = state
 
-        var scanner = LogScanner(
-            file: file,
-            path: path,
-            fileSize: fileSize,
-            layout: header.layout
-        )
+        var scanner = LogScanner(file: file, path: path, fileSize: fileSize, header: header)
         // Damage is classified the same way by every reader (see LogScanner's classify): a
         // transaction the index covers was acknowledged, and an incomplete last transaction is
         // in flight while another process holds the writer lock.

@@ -15,24 +15,28 @@ package enum RecordLayout: Sendable, Equatable {
     package init?(majorVersion major: UInt16) {
         switch major {
         case 1: self = .fixed
-        case 2: self = .compact
+        case 2, 3: self = .compact
         default: return nil
         }
     }
 
-    /// The format major version that uses this layout.
-    package var majorVersion: UInt16 { self == .fixed ? 1 : 2 }
+    /// The newest format major version that uses this layout.
+    package var majorVersion: UInt16 { self == .fixed ? 1 : LogFormat.majorVersion }
 
     /// Bytes of a whole commit record: a frame and the 56-byte commit payload.
     package var commitRecordLength: Int {
         (self == .fixed ? 24 : 14) + LogFormat.commitPayloadLength
     }
 
-    /// The most bytes a record's frame (everything before the payload) can take.
+    /// The most bytes a put's frame (everything before the payload) can take.
     package var maximumFrameLength: Int {
         // Compact: crc 4, type 1, flags 1, entity ≤ 5, key ≤ 10, length ≤ 4 (64 MiB needs 4).
         self == .fixed ? 24 : 25
     }
+
+    /// The most bytes any record's frame can take: a patch's, whose frame also names its base
+    /// (offset ≤ 10 bytes, length ≤ 4).
+    package var maximumAnyFrameLength: Int { self == .fixed ? 24 : 39 }
 
     /// The smallest padding record: its frame with an empty payload.
     package var minimumPaddingLength: Int { self == .fixed ? 24 : 10 }
@@ -69,6 +73,9 @@ package struct RecordFrame: Sendable {
     package var payloadLength: UInt32
     /// Bytes of the frame before the payload.
     package var frameLength: Int
+    /// A patch's base: the offset and whole length of the put it changes (0 for other types).
+    package var baseOffset: UInt64 = 0
+    package var baseLength: UInt32 = 0
 
     /// Bytes of the whole record.
     package var totalLength: Int { frameLength + Int(payloadLength) }
@@ -93,7 +100,8 @@ package struct RecordFrame: Sendable {
 
     private static func decodeFixed(_ bytes: UnsafeRawBufferPointer) -> Decoding {
         guard bytes.count >= 24 else { return .incomplete }
-        guard let type = RecordType(rawValue: bytes[8]),
+        // Format 1 has no patches.
+        guard let type = RecordType(rawValue: bytes[8]), type != .patch,
             UInt16(littleEndianBytesOf: bytes, at: 10) == 0
         else {
             return .invalid("unknown record type \(bytes[8]) or nonzero reserved bits")
@@ -155,6 +163,20 @@ package struct RecordFrame: Sendable {
         var length: UInt64 = 0
         let maximumLength = UInt64(LogFormat.maximumPayloadLength)
         switch type {
+        case .patch:
+            if let outcome = field(UInt64(UInt32.max), "entity", 5, &entity) { return outcome }
+            var key: UInt64 = 0
+            if let outcome = field(UInt64.max, "key", 10, &key) { return outcome }
+            var baseOffset: UInt64 = 0
+            if let outcome = field(UInt64.max, "base offset", 10, &baseOffset) { return outcome }
+            var baseLength: UInt64 = 0
+            let longestRecord = maximumLength + UInt64(RecordLayout.compact.maximumFrameLength)
+            if let outcome = field(longestRecord, "base length", 4, &baseLength) { return outcome }
+            if let outcome = field(maximumLength, "length", 4, &length) { return outcome }
+            frame.entity = UInt32(entity)
+            frame.key = key
+            frame.baseOffset = baseOffset
+            frame.baseLength = UInt32(baseLength)
         case .put, .delete:
             if let outcome = field(UInt64(UInt32.max), "entity", 5, &entity) { return outcome }
             var key: UInt64 = 0
@@ -190,7 +212,7 @@ package struct RecordFrame: Sendable {
         switch type {
         case .put: layout == .compact ? PutFlags.insert | PutFlags.hasBlobs : PutFlags.insert
         case .commit: CommitFlags.compaction
-        case .delete, .metadata, .padding: 0
+        case .delete, .metadata, .padding, .patch: 0
         }
     }
 
@@ -208,7 +230,7 @@ package struct RecordFrame: Sendable {
                 ? nil : "nonzero entity or key in a \(frame.type) record"
         case .commit:
             return frame.entity == 0 ? nil : "nonzero entity in a commit record"
-        case .put, .delete:
+        case .put, .delete, .patch:
             return nil
         }
     }
@@ -488,6 +510,46 @@ extension RecordLayout {
         offset = ByteWriter.storeVarint(key, at: offset, in: record)
         offset = ByteWriter.storeVarint(UInt64(length), at: offset, in: record)
         fill(UnsafeMutableRawBufferPointer(rebasing: record[offset...]))
+        let checksum = RecordFrame.checksum(of: UnsafeRawBufferPointer(record), tables: tables)
+        record.storeBytes(of: checksum.littleEndian, toByteOffset: 0, as: UInt32.self)
+    }
+
+    /// The length of a (compact) patch record of key `key` whose base is `base` and whose
+    /// partial value is `valueCount` bytes.
+    @inline(__always)
+    package static func patchLength(
+        key: ObjectKey,
+        entity: EntityTag,
+        base: RecordLocation,
+        valueCount: Int
+    ) -> Int {
+        6 + ByteWriter.varintLength(UInt64(entity)) + ByteWriter.varintLength(key)
+            + ByteWriter.varintLength(base.offset) + ByteWriter.varintLength(UInt64(base.length))
+            + ByteWriter.varintLength(UInt64(valueCount)) + valueCount
+    }
+
+    /// Writes a patch record into `record`, exactly ``patchLength(key:entity:base:valueCount:)``
+    /// bytes long: the frame naming `base`, then `value` (a partial value), its checksum
+    /// computed with `tables`.
+    @inline(__always)
+    package static func storePatch(
+        key: ObjectKey,
+        entity: EntityTag,
+        base: RecordLocation,
+        value: UnsafeRawBufferPointer,
+        in record: UnsafeMutableRawBufferPointer,
+        tables: CRC32.Tables
+    ) {
+        record[4] = RecordType.patch.rawValue
+        record[5] = 0
+        var offset = ByteWriter.storeVarint(UInt64(entity), at: 6, in: record)
+        offset = ByteWriter.storeVarint(key, at: offset, in: record)
+        offset = ByteWriter.storeVarint(base.offset, at: offset, in: record)
+        offset = ByteWriter.storeVarint(UInt64(base.length), at: offset, in: record)
+        offset = ByteWriter.storeVarint(UInt64(value.count), at: offset, in: record)
+        if let source = value.baseAddress, let target = record.baseAddress, !value.isEmpty {
+            (target + offset).copyMemory(from: source, byteCount: value.count)
+        }
         let checksum = RecordFrame.checksum(of: UnsafeRawBufferPointer(record), tables: tables)
         record.storeBytes(of: checksum.littleEndian, toByteOffset: 0, as: UInt32.self)
     }

@@ -105,7 +105,7 @@ extension SalvageReport {
             var offset = start
             var delimited = true
             while offset < end {
-                let head = try file.read(at: offset, count: layout.maximumFrameLength)
+                let head = try file.read(at: offset, count: layout.maximumAnyFrameLength)
                 guard
                     case .frame(let frame) = head.withUnsafeBytes({
                         RecordFrame.decode($0, layout: layout)
@@ -135,7 +135,7 @@ extension SalvageReport {
                 }
                 defer { offset += UInt64(frame.totalLength) }
                 if !intact {
-                    let isObject = frame.type == .put || frame.type == .delete
+                    let isObject = frame.type == .put || frame.type == .patch || frame.type == .delete
                     records.append(
                         LostRecord(
                             kind: .unreadable,
@@ -148,7 +148,7 @@ extension SalvageReport {
                     continue
                 }
                 switch frame.type {
-                case .put, .delete:
+                case .put, .patch, .delete:
                     let kind: LostRecord.Kind =
                         frame.type == .delete
                         ? .delete : frame.flags & PutFlags.insert != 0 ? .insert : .update
@@ -241,7 +241,7 @@ private struct TransactionNumbers {
         }
         var position = offset
         while position < fileSize {
-            let head = try file.read(at: position, count: layout.maximumFrameLength)
+            let head = try file.read(at: position, count: layout.maximumAnyFrameLength)
             guard
                 case .frame(let frame) = head.withUnsafeBytes({
                     RecordFrame.decode($0, layout: layout)

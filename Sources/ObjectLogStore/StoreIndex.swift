@@ -6,14 +6,37 @@ public struct RecordLocation: Sendable, Equatable {
     public var entity: EntityTag
     /// Offset of the put record's frame in the store file.
     public var offset: UInt64
-    /// Length of the whole put record: its frame and payload.
+    /// Length of the whole record: its frame and payload.
     public var length: UInt32
+    /// Whether the record is a patch: new values of some of the object's properties, applied
+    /// to the put its frame names.
+    public var isPatch: Bool
 
     /// Creates a location.
-    public init(entity: EntityTag, offset: UInt64, length: UInt32) {
+    public init(entity: EntityTag, offset: UInt64, length: UInt32, isPatch: Bool = false) {
         self.entity = entity
         self.offset = offset
         self.length = length
+        self.isPatch = isPatch
+    }
+
+    /// The bit of a packed length (in the key directory's slots) that marks a patch: no record
+    /// is 2 GiB long.
+    package static let patchBit: UInt32 = 1 << 31
+
+    /// The length with ``patchBit`` set for a patch.
+    @inline(__always)
+    package var packedLength: UInt32 { isPatch ? length | Self.patchBit : length }
+
+    /// The location whose packed length is `packedLength`.
+    @inline(__always)
+    package init(entity: EntityTag, offset: UInt64, packedLength: UInt32) {
+        self.init(
+            entity: entity,
+            offset: offset,
+            length: packedLength & ~Self.patchBit,
+            isPatch: packedLength & Self.patchBit != 0
+        )
     }
 }
 
@@ -29,9 +52,10 @@ package struct StoreIndex {
     package static let fixedLength = 96
     /// The fewest bytes an entry takes (four one-byte varints).
     package static let minimumEntryLength = 4
-    /// The index file's own version: 2 since entries are delta-encoded varints holding whole
-    /// record lengths (version 1 indexes held fixed-width payload lengths and are ignored).
-    package static let version: UInt16 = 2
+    /// The index file's own version: 3 since entries carry a patch bit beside the entity tag;
+    /// version 2 entries (delta-encoded varints holding whole record lengths, with no patch bit)
+    /// are read too, and version 1 indexes (fixed-width payload lengths) are ignored.
+    package static let version: UInt16 = 3
 
     package var storeUUID: UUID
     package var generation: UInt64
@@ -102,7 +126,7 @@ package struct StoreIndex {
                 key &- previousKey,
                 UInt64(bitPattern: (delta << 1) ^ (delta >> 63)),
                 UInt64(location.length),
-                UInt64(location.entity)
+                UInt64(location.entity) << 1 | (location.isPatch ? 1 : 0)
             )
             previousKey = key
             previousOffset = location.offset
@@ -132,8 +156,8 @@ package struct StoreIndex {
         return bytes.withUnsafeBytes { buffer -> StoreIndex? in
             // Reserved fields must be zero (FORMAT.md, section 7): an index with them set is
             // not one this reader understands, so it is ignored.
-            guard buffer[0..<8].elementsEqual(magic),
-                UInt16(littleEndianBytesOf: buffer, at: 8) == version,
+            let fileVersion = UInt16(littleEndianBytesOf: buffer, at: 8)
+            guard buffer[0..<8].elementsEqual(magic), fileVersion == 2 || fileVersion == 3,
                 UInt32(littleEndianBytesOf: buffer, at: 12) == 0,
                 UInt32(littleEndianBytesOf: buffer, at: 52) == 0
             else { return nil }
@@ -192,7 +216,11 @@ package struct StoreIndex {
                     else { return nil }
                     (keyDelta, offsetCode, length, entity) = (first, second, third, fourth)
                 }
-                guard keyDelta > 0, length <= UInt64(UInt32.max), entity <= UInt64(UInt32.max)
+                // Version 3 keeps a patch bit below the entity tag.
+                let hasPatchBit = fileVersion >= 3
+                let tag = hasPatchBit ? entity >> 1 : entity
+                guard keyDelta > 0, length > 0, length < UInt64(RecordLocation.patchBit),
+                    tag <= UInt64(UInt32.max)
                 else { return nil }
                 let (nextKey, keyOverflow) = key.addingReportingOverflow(keyDelta)
                 let delta = Int64(bitPattern: offsetCode >> 1) ^ -Int64(bitPattern: offsetCode & 1)
@@ -206,9 +234,10 @@ package struct StoreIndex {
                 visit(
                     key,
                     RecordLocation(
-                        entity: EntityTag(entity),
+                        entity: EntityTag(tag),
                         offset: offset,
-                        length: UInt32(length)
+                        length: UInt32(length),
+                        isPatch: hasPatchBit && entity & 1 != 0
                     )
                 )
             }

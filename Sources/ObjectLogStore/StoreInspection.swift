@@ -151,7 +151,7 @@ public struct StoreInspection: Sendable {
         var metadataOffset: UInt64 = 0
         var lastNumber = header.baseTransactionCount
         let layout = header.layout
-        var scanner = LogScanner(file: file, path: path, fileSize: size, layout: layout)
+        var scanner = LogScanner(file: file, path: path, fileSize: size, header: header)
         // Classified as every reader does (see LogScanner's classify).
         scanner.acknowledgedLength =
             LogStore.loadIndex(
@@ -172,17 +172,18 @@ public struct StoreInspection: Sendable {
                 else { return }
                 pendingBlobs[record.key] = contents.blobs(in: payload)
             },
+            // Patches are checked as the engine's replay checks them.
+            committed: { live[$0] },
             onTransaction: { transaction in
                 var changedMetadata = false
                 for record in transaction.records {
                     switch record.type {
                     case .put:
-                        live[record.key] = RecordLocation(
-                            entity: record.entity,
-                            offset: record.offset,
-                            length: record.length
-                        )
+                        live[record.key] = record.location
                         blobsByKey[record.key] = pendingBlobs[record.key] ?? []
+                    case .patch:
+                        // A patch keeps its base's blobs.
+                        live[record.key] = record.location
                     case .delete:
                         live[record.key] = nil
                         blobsByKey[record.key] = nil
