@@ -20,6 +20,7 @@ extension LogStore {
             end: plan.end,
             layout: plan.layout,
             upgrade: plan.upgrade,
+            patches: plan.patches,
             body
         )
     }
@@ -71,7 +72,8 @@ extension LogStore {
                     end: plan.end,
                     layout: plan.layout,
                     upgrade: plan.upgrade,
-                    generation: plan.generation
+                    generation: plan.generation,
+                    patches: plan.patches
                 )
         }
     }
@@ -79,9 +81,10 @@ extension LogStore {
     /// Every live record of `entity` (every entity when nil), in window order.
     private func liveObjectsPlan(entity: EntityTag?) throws -> ReadPlan {
         let windowShift = options.bulkReadWindowShift
+        var patched = 0
         // A bucket sort by window: a comparison sort of a million offsets cost as much as
         // decoding the objects.
-        return try locked {
+        let plan = try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
             let buckets = Int(endOffset >> windowShift) + 1
             var starts = [Int](repeating: 0, count: buckets + 1)
@@ -98,9 +101,10 @@ extension LogStore {
                     if entity == nil || location.entity == entity {
                         let bucket = Int(location.offset >> windowShift)
                         (buffer.baseAddress! + starts[bucket]).initialize(
-                            to: (location.offset, key, location.length, location.entity)
+                            to: (location.offset, key, location.packedLength, location.entity)
                         )
                         starts[bucket] += 1
+                        if location.isPatch { patched += 1 }
                     }
                 }
                 initialized = total
@@ -115,6 +119,7 @@ extension LogStore {
                 generation: header.generation
             )
         }
+        return patched == 0 ? plan : try resolvingPatches(of: plan, count: patched)
     }
 
     /// Calls `body` with each of the live objects `keys` names (keys of no live object are
@@ -144,7 +149,7 @@ extension LogStore {
     /// the calling thread): for a plan of very many keys, whose lookups (one cache miss each in
     /// a large key directory) cost milliseconds on one thread.
     package func readPlan(keyParts: [[ObjectKey]]) throws -> ReadPlan {
-        try locked {
+        let plan = try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
             var offsets = [0]
             for part in keyParts { offsets.append(offsets[offsets.count - 1] + part.count) }
@@ -172,7 +177,7 @@ extension LogStore {
                         let key = keys[index]
                         guard let location = live[key] else { continue }
                         next.initialize(
-                            to: (location.offset, key, location.length, location.entity)
+                            to: (location.offset, key, location.packedLength, location.entity)
                         )
                         next += 1
                     }
@@ -207,6 +212,8 @@ extension LogStore {
                 generation: header.generation
             )
         }
+        let patched = plan.items.reduce(0) { $0 + ($1.length & RecordLocation.patchBit == 0 ? 0 : 1) }
+        return patched == 0 ? plan : try resolvingPatches(of: plan, count: patched)
     }
 
     /// Records to read, in file order, from one handle (see ``readPlan(keys:)``).
@@ -222,6 +229,8 @@ extension LogStore {
         fileprivate let upgrade: ActiveUpgrade?
         /// The generation of the file the records' offsets are in.
         package let generation: UInt64
+        /// The patches of the patched objects, whose items locate their bases.
+        fileprivate let patches: PlanPatches?
 
         fileprivate init(
             items: [Item],
@@ -230,7 +239,8 @@ extension LogStore {
             end: UInt64,
             layout: RecordLayout,
             upgrade: ActiveUpgrade?,
-            generation: UInt64
+            generation: UInt64,
+            patches: PlanPatches? = nil
         ) {
             self.allItems = items
             self.range = range
@@ -239,6 +249,7 @@ extension LogStore {
             self.layout = layout
             self.upgrade = upgrade
             self.generation = generation
+            self.patches = patches
         }
 
         fileprivate var items: ArraySlice<Item> { allItems[range] }
@@ -246,16 +257,164 @@ extension LogStore {
         /// The number of records.
         package var count: Int { range.count }
 
-        /// The bytes of the records, frames included.
-        package var recordBytes: Int { items.reduce(0) { $0 + Int($1.length) } }
+        /// The bytes of the records, frames included (a patched object's base and partial
+        /// value).
+        package var recordBytes: Int {
+            items.reduce(0) { total, item in
+                guard item.length & RecordLocation.patchBit != 0, let patches else {
+                    return total + Int(item.length)
+                }
+                let partial = patches.byKey[item.key]?.count ?? 0
+                return total + Int(item.length & ~RecordLocation.patchBit) + partial
+            }
+        }
 
         /// The keys of the records, in the plan's order.
         package var keys: [ObjectKey] { items.map(\.key) }
 
-        /// Each record's key and offset (in the file of ``generation``), in the plan's order.
+        /// Each object's key and record offset (its patch's for a patched object, in the file
+        /// of ``generation``), in the plan's order.
         package var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] {
-            items.map { ($0.key, $0.offset) }
+            items.map { item in
+                guard item.length & RecordLocation.patchBit != 0,
+                    let patch = patches?.byKey[item.key]
+                else { return (item.key, item.offset) }
+                return (item.key, patch.offset)
+            }
         }
+
+        /// Each object's key and where its record is (a patched object's patch), in the plan's
+        /// order.
+        package var locations: [(key: ObjectKey, location: RecordLocation)] {
+            items.map { item in
+                guard item.length & RecordLocation.patchBit != 0,
+                    let patch = patches?.byKey[item.key]
+                else {
+                    return (
+                        item.key,
+                        RecordLocation(entity: item.entity, offset: item.offset, length: item.length)
+                    )
+                }
+                return (
+                    item.key,
+                    RecordLocation(
+                        entity: item.entity,
+                        offset: patch.offset,
+                        length: patch.length,
+                        isPatch: true
+                    )
+                )
+            }
+        }
+
+        /// The plan of the objects whose records are puts (`patched` false) or patches (true).
+        package func objects(patched: Bool) -> ReadPlan {
+            let kept = items.filter { (($0.length & RecordLocation.patchBit) != 0) == patched }
+            return ReadPlan(
+                items: kept,
+                range: kept.indices,
+                file: file,
+                end: end,
+                layout: layout,
+                upgrade: upgrade,
+                generation: generation,
+                patches: patched ? patches : nil
+            )
+        }
+    }
+
+    /// The patches of a read plan: each patched object's patch record and partial value.
+    fileprivate final class PlanPatches: Sendable {
+        /// The partial values, back to back.
+        let partials: [UInt8]
+        /// Where each patched key's patch is, and its partial value in ``partials``.
+        let byKey: [ObjectKey: (offset: UInt64, length: UInt32, start: Int, count: Int)]
+        /// The engine's merge, taken with the plan.
+        let merge: PatchMerge?
+
+        init(
+            partials: [UInt8],
+            byKey: [ObjectKey: (offset: UInt64, length: UInt32, start: Int, count: Int)],
+            merge: PatchMerge?
+        ) {
+            self.partials = partials
+            self.byKey = byKey
+            self.merge = merge
+        }
+    }
+
+    /// `plan`, whose `count` items are patches (their lengths carry the patch bit), with each
+    /// patch read and checked and its item turned into its base's (the bit kept): the plan
+    /// then reads the bases in file order and merges each with its partial value.
+    private func resolvingPatches(of plan: ReadPlan, count: Int) throws -> ReadPlan {
+        let merge = locked { installedPatchMerge }
+        var patchItems: [Item] = []
+        var others: [Item] = []
+        patchItems.reserveCapacity(count)
+        others.reserveCapacity(plan.count - count)
+        for item in plan.items {
+            if item.length & RecordLocation.patchBit != 0 {
+                patchItems.append(
+                    (item.offset, item.key, item.length & ~RecordLocation.patchBit, item.entity)
+                )
+            } else {
+                others.append(item)
+            }
+        }
+        patchItems.sort { $0.offset < $1.offset }
+        var partials: [UInt8] = []
+        var byKey: [ObjectKey: (offset: UInt64, length: UInt32, start: Int, count: Int)] = [:]
+        byKey.reserveCapacity(count)
+        var bases: [Item] = []
+        bases.reserveCapacity(count)
+        let tables = CRC32.lookupTables
+        try forEachRecord(patchItems[...], file: plan.file, end: plan.end) { record, item in
+            let location = RecordLocation(
+                entity: item.entity,
+                offset: item.offset,
+                length: item.length,
+                isPatch: true
+            )
+            let (frame, partial) = try checkedPatch(
+                record,
+                key: item.key,
+                location: location,
+                tables: tables
+            )
+            byKey[item.key] = (item.offset, item.length, partials.count, partial.count)
+            partials.append(contentsOf: partial)
+            bases.append(
+                (frame.baseOffset, item.key, frame.baseLength | RecordLocation.patchBit, item.entity)
+            )
+        }
+        bases.sort { $0.offset < $1.offset }
+        // Both lists go forward window by window: merged, so does the plan.
+        let windowShift = options.bulkReadWindowShift
+        var items: [Item] = []
+        items.reserveCapacity(plan.count)
+        var (next, nextBase) = (0, 0)
+        while next < others.count || nextBase < bases.count {
+            if nextBase == bases.count
+                || (next < others.count
+                    && others[next].offset >> windowShift <= bases[nextBase].offset >> windowShift)
+            {
+                items.append(others[next])
+                next += 1
+            } else {
+                items.append(bases[nextBase])
+                nextBase += 1
+            }
+        }
+        return ReadPlan(
+            items: items,
+            range: items.indices,
+            file: plan.file,
+            end: plan.end,
+            layout: plan.layout,
+            upgrade: plan.upgrade,
+            generation: plan.generation,
+            patches: PlanPatches(partials: partials, byKey: byKey, merge: merge)
+        )
     }
 
     /// Calls `body` with each object of `plan`, checking each record's checksum.
@@ -278,6 +437,7 @@ extension LogStore {
             end: plan.end,
             layout: plan.layout,
             upgrade: plan.upgrade,
+            patches: plan.patches,
             alone: span / UInt64(max(items.count, 1)) > 64 << 10,
             body
         )
@@ -285,15 +445,92 @@ extension LogStore {
 
     fileprivate typealias Item = (offset: UInt64, key: ObjectKey, length: UInt32, entity: EntityTag)
 
-    /// Reads and checks the records `items` locate, grouped by 1 MiB window.
+    /// Reads and checks the records `items` locate, grouped by 1 MiB window, and calls `body`
+    /// with each object's value (a patched object's merged with its patch's partial value).
     private func visit(
         _ items: ArraySlice<Item>,
         file: any StoreFile,
         end: UInt64,
         layout: RecordLayout,
         upgrade: ActiveUpgrade?,
+        patches: PlanPatches?,
         alone: Bool = false,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let tables = CRC32.lookupTables
+        try forEachRecord(items, file: file, end: end, alone: alone) { record, item in
+            let (frame, payload, contents) = try checkedPut(
+                record,
+                key: item.key,
+                offset: item.offset,
+                layout: layout,
+                tables: tables
+            )
+            let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+            if item.length & RecordLocation.patchBit != 0 {
+                try deliverPatched(value, frame: frame, item: item, patches: patches, body)
+                return
+            }
+            guard let upgrade, item.offset < upgrade.boundary else {
+                try body(item.key, item.entity, value)
+                return
+            }
+            try upgrade.deliver(value, entity: item.entity, offset: item.offset) {
+                try body(item.key, item.entity, $0)
+            }
+        }
+    }
+
+    /// Calls `body` with the value of the patched object whose base put, `frame`, holds
+    /// `value`, merged with its patch's partial value.
+    @inline(never)
+    private func deliverPatched(
+        _ value: UnsafeRawBufferPointer,
+        frame: RecordFrame,
+        item: Item,
+        patches: PlanPatches?,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        guard let patches, let patch = patches.byKey[item.key] else {
+            preconditionFailure("a read plan's patched object has no patch")
+        }
+        guard frame.entity == item.entity else {
+            throw StoreError(
+                .corrupt,
+                "the base of the patch of object \(item.key) is a put of another entity",
+                path: path,
+                offset: item.offset
+            )
+        }
+        guard let merge = patches.merge else {
+            throw StoreError(
+                .invalidArgument,
+                "object \(item.key) is stored as a patch, which only the object engine can read",
+                path: path,
+                offset: patch.offset
+            )
+        }
+        let merged = try patches.partials.withUnsafeBytes { partials in
+            try merge.merge(
+                item.entity,
+                item.offset,
+                value,
+                patch.offset,
+                UnsafeRawBufferPointer(rebasing: partials[patch.start..<patch.start + patch.count])
+            )
+        }
+        try merged.withUnsafeBytes { try body(item.key, item.entity, $0) }
+    }
+
+    /// Calls `each` with the bytes of every record `items` locate (lengths without the patch
+    /// bit), reading them through 1 MiB windows, or one by one when `alone`.
+    @inline(__always)
+    private func forEachRecord(
+        _ items: ArraySlice<Item>,
+        file: any StoreFile,
+        end: UInt64,
+        alone: Bool = false,
+        _ each: (UnsafeRawBufferPointer, Item) throws -> Void
     ) throws {
         let windowShift = options.bulkReadWindowShift
         let windowSize = 1 << Int(windowShift)
@@ -308,25 +545,7 @@ extension LogStore {
         var windowStart: UInt64 = 0
         var windowCount = 0
         var single: [UInt8] = []
-        let tables = CRC32.lookupTables
 
-        func deliver(_ record: UnsafeRawBufferPointer, _ item: Item) throws {
-            let (_, payload, contents) = try checkedPut(
-                record,
-                key: item.key,
-                offset: item.offset,
-                layout: layout,
-                tables: tables
-            )
-            let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
-            guard let upgrade, item.offset < upgrade.boundary else {
-                try body(item.key, item.entity, value)
-                return
-            }
-            try upgrade.deliver(value, entity: item.entity, offset: item.offset) {
-                try body(item.key, item.entity, $0)
-            }
-        }
         func pastTheEnd(_ item: Item) -> StoreError {
             StoreError(
                 .corrupt,
@@ -337,12 +556,12 @@ extension LogStore {
         }
 
         for item in items {
-            let total = Int(item.length)
+            let total = Int(item.length & ~RecordLocation.patchBit)
             if let window, item.offset >= windowStart,
                 item.offset + UInt64(total) <= windowStart + UInt64(windowCount)
             {
                 let at = Int(item.offset - windowStart)
-                try deliver(UnsafeRawBufferPointer(rebasing: window[at..<(at + total)]), item)
+                try each(UnsafeRawBufferPointer(rebasing: window[at..<(at + total)]), item)
                 continue
             }
             let aligned = (item.offset >> windowShift) << windowShift
@@ -363,12 +582,12 @@ extension LogStore {
                 windowStart = aligned
                 let at = Int(item.offset - aligned)
                 guard at + total <= windowCount else { throw pastTheEnd(item) }
-                try deliver(UnsafeRawBufferPointer(rebasing: buffer[at..<(at + total)]), item)
+                try each(UnsafeRawBufferPointer(rebasing: buffer[at..<(at + total)]), item)
             } else {
                 // A record too large for a window, or far from the others: read it alone.
                 single = try file.read(at: item.offset, count: total)
                 guard total <= single.count else { throw pastTheEnd(item) }
-                try single.withUnsafeBytes { try deliver($0, item) }
+                try single.withUnsafeBytes { try each($0, item) }
             }
         }
     }

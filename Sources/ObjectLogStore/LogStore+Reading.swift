@@ -141,6 +141,14 @@ extension LogStore {
             return live[key].map { ($0, file, header.layout, activeUpgrade) }
         }
         guard let (location, file, layout, upgrade) = found else { return nil }
+        if location.isPatch {
+            let merge = locked { installedPatchMerge }
+            let record = try file.read(at: location.offset, count: Int(location.length))
+            let (value, blobs) = try record.withUnsafeBytes {
+                try resolvePatch($0, key: key, location: location, file: file, merge: merge)
+            }
+            return (value, blobs)
+        }
         let (frame, record) = try Self.readRecord(
             at: location.offset,
             file: file,
@@ -207,6 +215,27 @@ extension LogStore {
         }
         let layout = header.layout
         let generation = header.generation
+        if location.isPatch {
+            // A patch and its base, read alone: the patched objects of a store are few until a
+            // batch update, and a bulk read takes those.
+            let (file, merge) = (self.file, installedPatchMerge)
+            lock.unlock()
+            guard Int(location.length) <= layout.maximumAnyFrameLength + LogFormat.maximumPayloadLength
+            else {
+                throw StoreError(
+                    .corrupt,
+                    "the keydir's record for object \(key) is longer than any record",
+                    path: path,
+                    offset: location.offset
+                )
+            }
+            let record = try file.read(at: location.offset, count: Int(location.length))
+            let (value, blobs) = try record.withUnsafeBytes {
+                try resolvePatch($0, key: key, location: location, file: file, merge: merge)
+            }
+            try value.withUnsafeBytes { try body($0, blobs, location, generation) }
+            return true
+        }
         let upgrade = activeUpgrade
         func deliver(_ bytes: UnsafeRawBufferPointer) throws {
             try deliverRecord(

@@ -113,6 +113,14 @@ extension LogStore {
             )
         }
         let layout = header.layout
+        if transaction.hasPatch, !header.allowsPatches {
+            throw StoreError(
+                .invalidArgument,
+                "the store's format (\(header.majorVersion).\(header.minorVersion)) holds no patch "
+                    + "records; compaction upgrades it",
+                path: path
+            )
+        }
         // The transaction frames its puts as compact records as they are added; in that layout,
         // and when no put follows a delete (records keep the transaction's order), they are
         // written as they are, ahead of the deletes, metadata and commit record framed here.
@@ -147,8 +155,11 @@ extension LogStore {
             written.reserveCapacity(transaction.entries.count)
         }
         // Which keys this transaction has put or deleted so far; built only once a delete needs
-        // to know whether its key is live.
-        var touched: TouchedKeys?
+        // to know whether its key is live, or from the start for a transaction with patches
+        // (a patch's base must be its key's record as of the last commit).
+        var touched: TouchedKeys? =
+            transaction.hasPatch
+            ? TouchedKeys(below: nextKey, changes: entries.count, live: live.count) : nil
         let distance = Self.prefetchDistance
         var inserted: UInt32 = 0
         var updated: UInt32 = 0
@@ -202,7 +213,46 @@ extension LogStore {
                         path: path
                     )
                 }
-                if !writesFramedPuts {
+                if entries[index].isPatch {
+                    let base = records.withUnsafeBytes {
+                        Transaction.patchBase(of: entries[index], in: $0)
+                    }
+                    guard touched![key] == nil, let current = live[key], !current.isPatch,
+                        current.offset == base.offset, current.length == base.length,
+                        current.entity == base.entity
+                    else {
+                        throw StoreError(
+                            .invalidArgument,
+                            "a patch of key \(key) names a base that is not the key's record",
+                            path: path
+                        )
+                    }
+                }
+                if !writesFramedPuts, entries[index].isPatch {
+                    // Compact (the only layout with patches): written as the transaction framed it.
+                    let change = entries[index]
+                    let offset = base + UInt64(writer.count)
+                    records.withUnsafeBytes { records in
+                        writer.append(
+                            contentsOf: UnsafeRawBufferPointer(
+                                rebasing: records[
+                                    change.recordStart..<change.recordStart + Int(change.recordLength)
+                                ]
+                            )
+                        )
+                    }
+                    written.append(
+                        (
+                            key,
+                            RecordLocation(
+                                entity: change.entity,
+                                offset: offset,
+                                length: change.recordLength,
+                                isPatch: true
+                            )
+                        )
+                    )
+                } else if !writesFramedPuts {
                     let change = entries[index]
                     let offset = base + UInt64(writer.count)
                     records.withUnsafeBytes { records in
@@ -504,7 +554,8 @@ private struct FramedPutUpdate {
             let location = RecordLocation(
                 entity: entries[index].entity,
                 offset: start + UInt64(recordStart - skipped),
-                length: entries[index].recordLength
+                length: entries[index].recordLength,
+                isPatch: entries[index].isPatch
             )
             let old = target.updateValue(location, forKey: entries[index].key)
             if keepsUndo { undo.append(PackedLocation(old)) }

@@ -108,6 +108,8 @@ public final class LogStore: @unchecked Sendable {
     /// end, resolved once at installation.
     var hasPayloadUpgrade = false
     var installedUpgrade: (generation: UInt64, active: ActiveUpgrade)?
+    /// The engine's merge of patches into their bases (see ``PatchMerge``), if installed.
+    var installedPatchMerge: PatchMerge?
 
     /// The store file's path.
     public let path: String

@@ -157,6 +157,51 @@ extension Transaction {
             entryCount += 1
         }
 
+        /// Adds a patch: the record ``Transaction/patch(key:entity:base:value:)`` adds.
+        ///
+        /// A patch that does not fit in the part's room is dropped as a put is.
+        package mutating func patch(
+            key: ObjectKey,
+            entity: EntityTag,
+            base: RecordLocation,
+            value: UnsafeRawBufferPointer
+        ) {
+            guard !outgrewRoom, entryCount < entries.count else {
+                outgrewRoom = true
+                return
+            }
+            let start = recordCount
+            let length = RecordLayout.patchLength(
+                key: key,
+                entity: entity,
+                base: base,
+                valueCount: value.count
+            )
+            guard let record = room(length) else { return }
+            RecordLayout.storePatch(
+                key: key,
+                entity: entity,
+                base: base,
+                value: value,
+                in: record,
+                tables: tables
+            )
+            (entries.baseAddress! + entryCount).initialize(
+                to: Entry(
+                    key: key,
+                    recordStart: recordBase + start,
+                    recordLength: UInt32(clamping: length),
+                    valueCount: UInt32(clamping: value.count),
+                    entity: entity,
+                    isInsert: false,
+                    isDelete: false,
+                    hasBlobs: false,
+                    isPatch: true
+                )
+            )
+            entryCount += 1
+        }
+
         /// The next `count` bytes of the region, counted as written; nil when the region has
         /// not that many left.
         private mutating func room(_ count: Int) -> UnsafeMutableRawBufferPointer? {

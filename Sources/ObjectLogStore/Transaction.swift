@@ -95,6 +95,9 @@ public struct Transaction: Sendable {
         public var isInsert: Bool
         /// Whether this is a delete.
         public var isDelete: Bool
+        /// For a patch, the put it changes: ``payload`` then holds the engine's partial value
+        /// (FORMAT.md, section 10), not the whole value; nil for a put or delete.
+        public var patchBase: RecordLocation?
     }
 
     /// One put or delete; a put's record is a range of ``records``.
@@ -120,18 +123,21 @@ public struct Transaction: Sendable {
             entity: EntityTag,
             isInsert: Bool,
             isDelete: Bool,
-            hasBlobs: Bool
+            hasBlobs: Bool,
+            isPatch: Bool = false
         ) {
             self.key = key
             self.recordStart = recordStart
             self.recordLength = recordLength
             self.valueCount = valueCount
             self.entity = entity
-            flags = (isInsert ? 1 : 0) | (isDelete ? 2 : 0) | (hasBlobs ? 4 : 0)
+            flags = (isInsert ? 1 : 0) | (isDelete ? 2 : 0) | (hasBlobs ? 4 : 0) | (isPatch ? 8 : 0)
         }
 
         package var isInsert: Bool { flags & 1 != 0 }
         package var isDelete: Bool { flags & 2 != 0 }
+        /// Whether the record is a patch (its value a partial value).
+        package var isPatch: Bool { flags & 8 != 0 }
         /// Whether the put has a list in ``Transaction/blobLists``.
         package var hasBlobs: Bool { flags & 4 != 0 }
 
@@ -180,7 +186,8 @@ public struct Transaction: Sendable {
                     payload: entry.isDelete ? [] : Array(records[entry.valueRange]),
                     blobs: blobs(ofEntry: index),
                     isInsert: entry.isInsert,
-                    isDelete: entry.isDelete
+                    isDelete: entry.isDelete,
+                    patchBase: entry.isPatch ? Self.patchBase(of: entry, in: records) : nil
                 )
             }
         }
@@ -202,6 +209,7 @@ public struct Transaction: Sendable {
         self.holes = holes
         self.entries = entries
         self.blobLists = blobLists
+        hasPatch = entries.contains { $0.isPatch }
     }
 
     /// Reserves room for `changes` puts and deletes whose values total `valueBytes` bytes.
@@ -316,6 +324,67 @@ public struct Transaction: Sendable {
         )
     }
 
+    /// Adds new values of some of an object's properties: a patch of the put at `base`, which
+    /// must be the key's record when the transaction commits (the commit refuses it otherwise),
+    /// in a store whose format holds patches (``LogStore/allowsPatches``).
+    ///
+    /// - Parameters:
+    ///   - value: The engine's partial value (FORMAT.md, section 10); it refers to no blobs.
+    package mutating func patch(
+        key: ObjectKey,
+        entity: EntityTag,
+        base: RecordLocation,
+        value: UnsafeRawBufferPointer
+    ) {
+        let start = records.count
+        let length = RecordLayout.patchLength(
+            key: key,
+            entity: entity,
+            base: base,
+            valueCount: value.count
+        )
+        records.append(count: length) { record in
+            RecordLayout.storePatch(
+                key: key,
+                entity: entity,
+                base: base,
+                value: value,
+                in: record,
+                tables: CRC32.lookupTables
+            )
+        }
+        if hasDelete { hasPutAfterDelete = true }
+        hasPatch = true
+        entries.append(
+            Entry(
+                key: key,
+                recordStart: start,
+                recordLength: UInt32(clamping: length),
+                valueCount: UInt32(clamping: value.count),
+                entity: entity,
+                isInsert: false,
+                isDelete: false,
+                hasBlobs: false,
+                isPatch: true
+            )
+        )
+    }
+
+    /// Whether the transaction holds a patch.
+    package private(set) var hasPatch = false
+
+    /// The base a patch entry's record names.
+    static func patchBase(of entry: Entry, in records: UnsafeRawBufferPointer) -> RecordLocation {
+        let record = UnsafeRawBufferPointer(
+            rebasing: records[entry.recordStart..<entry.recordStart + Int(entry.recordLength)]
+        )
+        // Safe: the transaction framed the record itself.
+        guard case .frame(let frame) = RecordFrame.decode(record, layout: .compact) else {
+            preconditionFailure("a transaction's patch record does not decode")
+        }
+        return RecordLocation(entity: entry.entity, offset: frame.baseOffset, length: frame.baseLength)
+    }
+
     /// A value of `count` bytes that `fill` writes, zeroed first.
     static func filledValue(
         count: Int,
@@ -335,6 +404,7 @@ public struct Transaction: Sendable {
     /// - Precondition: neither transaction deletes anything, and `other` has no metadata.
     package mutating func append(putsOf other: Transaction) {
         precondition(!hasDelete && !other.hasDelete && other.metadata == nil)
+        if other.hasPatch { hasPatch = true }
         let base = records.count
         let firstIndex = entries.count
         other.records.withUnsafeBytes { records.append(contentsOf: $0) }
@@ -375,6 +445,13 @@ public struct Transaction: Sendable {
             for (index, entry) in entries.enumerated() where isIncluded(entry.key) {
                 if entry.isDelete {
                     kept.delete(key: entry.key, entity: entry.entity)
+                } else if entry.isPatch {
+                    kept.patch(
+                        key: entry.key,
+                        entity: entry.entity,
+                        base: Self.patchBase(of: entry, in: records),
+                        value: UnsafeRawBufferPointer(rebasing: records[entry.valueRange])
+                    )
                 } else {
                     kept.put(
                         key: entry.key,
