@@ -82,6 +82,7 @@ extension LogStore {
     private func liveObjectsPlan(entity: EntityTag?) throws -> ReadPlan {
         let windowShift = options.bulkReadWindowShift
         var patched = 0
+        var merge: PatchMerge?
         // A bucket sort by window: a comparison sort of a million offsets cost as much as
         // decoding the objects.
         let plan = try locked {
@@ -109,6 +110,7 @@ extension LogStore {
                 }
                 initialized = total
             }
+            merge = installedPatchMerge
             return ReadPlan(
                 items: items,
                 range: items.indices,
@@ -119,7 +121,7 @@ extension LogStore {
                 generation: header.generation
             )
         }
-        return patched == 0 ? plan : try resolvingPatches(of: plan, count: patched)
+        return patched == 0 ? plan : try resolvingPatches(of: plan, count: patched, merge: merge)
     }
 
     /// Calls `body` with each of the live objects `keys` names (keys of no live object are
@@ -149,6 +151,7 @@ extension LogStore {
     /// the calling thread): for a plan of very many keys, whose lookups (one cache miss each in
     /// a large key directory) cost milliseconds on one thread.
     package func readPlan(keyParts: [[ObjectKey]]) throws -> ReadPlan {
+        var merge: PatchMerge?
         let plan = try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
             var offsets = [0]
@@ -202,6 +205,7 @@ extension LogStore {
                 count = end
             }
             found.sort { $0.offset < $1.offset }
+            merge = installedPatchMerge
             return ReadPlan(
                 items: found,
                 range: found.indices,
@@ -213,7 +217,7 @@ extension LogStore {
             )
         }
         let patched = plan.items.reduce(0) { $0 + ($1.length & RecordLocation.patchBit == 0 ? 0 : 1) }
-        return patched == 0 ? plan : try resolvingPatches(of: plan, count: patched)
+        return patched == 0 ? plan : try resolvingPatches(of: plan, count: patched, merge: merge)
     }
 
     /// Records to read, in file order, from one handle (see ``readPlan(keys:)``).
@@ -346,8 +350,13 @@ extension LogStore {
     /// `plan`, whose `count` items are patches (their lengths carry the patch bit), with each
     /// patch read and checked and its item turned into its base's (the bit kept): the plan
     /// then reads the bases in file order and merges each with its partial value.
-    private func resolvingPatches(of plan: ReadPlan, count: Int) throws -> ReadPlan {
-        let merge = locked { installedPatchMerge }
+    ///
+    /// Reads the file without the store's lock (the caller may hold it).
+    private func resolvingPatches(
+        of plan: ReadPlan,
+        count: Int,
+        merge: PatchMerge?
+    ) throws -> ReadPlan {
         var patchItems: [Item] = []
         var others: [Item] = []
         patchItems.reserveCapacity(count)
@@ -468,7 +477,14 @@ extension LogStore {
             )
             let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
             if item.length & RecordLocation.patchBit != 0 {
-                try deliverPatched(value, frame: frame, item: item, patches: patches, body)
+                try deliverPatched(
+                    value,
+                    frame: frame,
+                    item: item,
+                    patches: patches,
+                    upgrade: upgrade,
+                    body
+                )
                 return
             }
             guard let upgrade, item.offset < upgrade.boundary else {
@@ -489,6 +505,7 @@ extension LogStore {
         frame: RecordFrame,
         item: Item,
         patches: PlanPatches?,
+        upgrade: ActiveUpgrade?,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
         guard let patches, let patch = patches.byKey[item.key] else {
@@ -519,7 +536,60 @@ extension LogStore {
                 UnsafeRawBufferPointer(rebasing: partials[patch.start..<patch.start + patch.count])
             )
         }
-        try merged.withUnsafeBytes { try body(item.key, item.entity, $0) }
+        try merged.withUnsafeBytes { merged in
+            guard let upgrade, patch.offset < upgrade.boundary else {
+                try body(item.key, item.entity, merged)
+                return
+            }
+            try upgrade.deliver(merged, entity: item.entity, offset: patch.offset) {
+                try body(item.key, item.entity, $0)
+            }
+        }
+    }
+
+    /// The merged values (in the layout of each patch's record, untranslated) and the blobs of
+    /// the patched objects among `items`, by key, read through `merge`.
+    ///
+    /// Reads the file without the store's lock (compaction holds it).
+    func mergedPatches(
+        of items: [(key: ObjectKey, location: RecordLocation)],
+        merge: PatchMerge,
+        file: any StoreFile,
+        end: UInt64
+    ) throws -> [ObjectKey: (value: [UInt8], blobs: [BlobID])] {
+        let patched: [Item] = items.compactMap { key, location in
+            location.isPatch ? (location.offset, key, location.packedLength, location.entity) : nil
+        }
+        guard !patched.isEmpty else { return [:] }
+        let plan = try resolvingPatches(
+            of: ReadPlan(
+                items: patched,
+                range: patched.indices,
+                file: file,
+                end: end,
+                layout: .compact,
+                upgrade: nil,
+                generation: 0
+            ),
+            count: patched.count,
+            merge: merge
+        )
+        var merged: [ObjectKey: (value: [UInt8], blobs: [BlobID])] = [:]
+        merged.reserveCapacity(patched.count)
+        try forEachRecord(plan.items, file: file, end: end) { record, item in
+            let (frame, payload, contents) = try checkedPut(
+                record,
+                key: item.key,
+                offset: item.offset,
+                layout: .compact
+            )
+            let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+            try deliverPatched(value, frame: frame, item: item, patches: plan.patches, upgrade: nil)
+            { key, _, value in
+                merged[key] = (Array(value), contents.blobs(in: payload))
+            }
+        }
+        return merged
     }
 
     /// Calls `each` with the bytes of every record `items` locate (lengths without the patch

@@ -309,6 +309,26 @@ extension LogStore {
                 live.forEachEntry { items.append(($0, $1)) }
             }
             items.sort { $0.location.offset < $1.location.offset }
+            // A patched object is written as a put of its merged value, where its patch was.
+            var merged: [ObjectKey: (value: [UInt8], blobs: [BlobID])] = [:]
+            if items.contains(where: { $0.location.isPatch }) {
+                guard let merge = installedPatchMerge else {
+                    throw StoreError(
+                        .invalidArgument,
+                        "objects stored as patches need the engine's merge to be copied "
+                            + "(compact through ObjectLog, or with `objectlog compact`)",
+                        path: path
+                    )
+                }
+                merged = try mergedPatches(of: items, merge: merge, file: file, end: endOffset)
+            }
+            if folded?.hasPatch == true {
+                throw StoreError(
+                    .invalidArgument,
+                    "a transaction folded into a copy holds puts and deletes only",
+                    path: path
+                )
+            }
             var buffer = ByteWriter(capacity: 8 << 20)
             var copied = 0
             var oldOffsets: [UInt64] = []
@@ -372,6 +392,7 @@ extension LogStore {
                         layout: sourceLayout,
                         newLayout: layout,
                         upgrade: upgrade,
+                        merged: merged,
                         rewrites: rewrites
                     )
                 }
@@ -413,6 +434,38 @@ extension LogStore {
             for item in items where rewrites == nil {
                 let offset = item.location.offset
                 let total = Int(item.location.length)
+                if item.location.isPatch, let object = merged[item.key] {
+                    let newStart = buffer.count
+                    try object.value.withUnsafeBytes { value in
+                        try Self.appendMerged(
+                            value,
+                            key: item.key,
+                            entity: item.location.entity,
+                            blobs: object.blobs,
+                            offset: offset,
+                            layout: layout,
+                            upgrade: upgrade,
+                            into: &buffer
+                        )
+                    }
+                    referenced.formUnion(object.blobs)
+                    let newOffset = position + UInt64(newStart)
+                    if mappingOffsets {
+                        oldOffsets.append(offset)
+                        newOffsets.append(newOffset)
+                    }
+                    newLive.updateValue(
+                        RecordLocation(
+                            entity: item.location.entity,
+                            offset: newOffset,
+                            length: UInt32(buffer.count - newStart)
+                        ),
+                        forKey: item.key
+                    )
+                    recordBytes += UInt64(buffer.count - newStart)
+                    copied += 1
+                    continue
+                }
                 if !(offset >= windowStart
                     && offset + UInt64(total) <= windowStart + UInt64(windowCount))
                 {
@@ -570,6 +623,36 @@ extension LogStore {
         }
     }
 
+    /// Appends the put of a patched object as compaction writes it: its merged value (in the
+    /// layout of its patch's record at `offset`), translated if that is older than the upgrade's
+    /// boundary, with its base's blobs and without the insert flag.
+    static func appendMerged(
+        _ value: UnsafeRawBufferPointer,
+        key: ObjectKey,
+        entity: EntityTag,
+        blobs: [BlobID],
+        offset: UInt64,
+        layout: RecordLayout,
+        upgrade: ActiveUpgrade?,
+        into output: inout ByteWriter
+    ) throws {
+        func put(_ value: UnsafeRawBufferPointer) {
+            layout.appendPut(
+                key: key,
+                entity: entity,
+                isInsert: false,
+                blobs: blobs,
+                value: value,
+                into: &output
+            )
+        }
+        if let upgrade, offset < upgrade.boundary {
+            try upgrade.deliver(value, entity: entity, offset: offset) { put($0) }
+        } else {
+            put(value)
+        }
+    }
+
     /// The records of a run, checked, rewritten or copied, and framed in the new file's layout
     /// by the workers, in contiguous parts that they take in turn.
     struct RewrittenRun {
@@ -602,6 +685,7 @@ extension LogStore {
         layout: RecordLayout,
         newLayout: RecordLayout,
         upgrade: ActiveUpgrade?,
+        merged: [ObjectKey: (value: [UInt8], blobs: [BlobID])],
         rewrites: [RecordRewrite]
     ) throws {
         let windowEnd = windowStart + UInt64(window.count)
@@ -666,6 +750,7 @@ extension LogStore {
                                         layout: layout,
                                         newLayout: newLayout,
                                         upgrade: upgrade,
+                                        merged: merged,
                                         rewrite: rewrites[worker],
                                         ends: ends,
                                         into: &framed,
@@ -695,6 +780,7 @@ extension LogStore {
         layout: RecordLayout,
         newLayout: RecordLayout,
         upgrade: ActiveUpgrade?,
+        merged: [ObjectKey: (value: [UInt8], blobs: [BlobID])],
         rewrite: RecordRewrite,
         ends: UnsafeMutableBufferPointer<Int>,
         into framed: inout ByteWriter,
@@ -706,6 +792,42 @@ extension LogStore {
         for slot in slots {
             let item = items[start + slot]
             let offset = item.location.offset
+            if item.location.isPatch, let object = merged[item.key] {
+                // A patched object: its merged value, in its patch's layout, as if stored so.
+                rewritten.key = item.key
+                rewritten.entity = item.location.entity
+                rewritten.isInsert = false
+                rewritten.blobs = object.blobs
+                rewritten.puts = 0
+                let isRewritten = try object.value.withUnsafeBytes {
+                    try rewrite(item.key, item.location.entity, offset, $0, &rewritten)
+                }
+                guard rewritten.puts == (isRewritten ? 1 : 0) else {
+                    throw StoreError(
+                        .invalidArgument,
+                        "the rewrite of object #\(item.key) returned \(isRewritten) after "
+                            + "putting \(rewritten.puts) values",
+                        path: path
+                    )
+                }
+                if !isRewritten {
+                    try object.value.withUnsafeBytes {
+                        try Self.appendMerged(
+                            $0,
+                            key: item.key,
+                            entity: item.location.entity,
+                            blobs: object.blobs,
+                            offset: offset,
+                            layout: newLayout,
+                            upgrade: upgrade,
+                            into: &rewritten.output
+                        )
+                    }
+                }
+                if !object.blobs.isEmpty { referenced.append(contentsOf: object.blobs) }
+                ends[slot] = rewritten.output.count
+                continue
+            }
             let at = Int(offset - windowStart)
             let record = UnsafeRawBufferPointer(
                 rebasing: window[at..<(at + Int(item.location.length))]
@@ -765,7 +887,8 @@ extension LogStore {
     public static func recover(
         path: String,
         to output: String,
-        upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil
+        upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil,
+        merge: ((LogStore) throws -> PatchMerge?)? = nil
     ) throws -> (damage: StoreDamage?, objects: Int) {
         var options = StoreOptions()
         options.salvage = true
@@ -774,6 +897,8 @@ extension LogStore {
         defer { try? source.close() }
         // The copy is a later generation, where older records would pass for current ones.
         if let upgrade { source.installPayloadUpgrade(try upgrade(source)) }
+        // Patched objects are written as puts of their merged values.
+        if let merge { source.installPatchMerge(try merge(source)) }
         try source.locked { try source.checkCopyable() }
         let fileSystem = source.fileSystem
         guard fileSystem.kind(of: output) == .missing else {

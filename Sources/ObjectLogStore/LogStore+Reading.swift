@@ -147,7 +147,13 @@ extension LogStore {
             let (value, blobs) = try record.withUnsafeBytes {
                 try resolvePatch($0, key: key, location: location, file: file, merge: merge)
             }
-            return (value, blobs)
+            guard let upgrade, location.offset < upgrade.boundary else { return (value, blobs) }
+            let current = try value.withUnsafeBytes {
+                try upgrade.deliver($0, entity: location.entity, offset: location.offset) {
+                    Array($0)
+                }
+            }
+            return (current, blobs)
         }
         let (frame, record) = try Self.readRecord(
             at: location.offset,
@@ -218,7 +224,7 @@ extension LogStore {
         if location.isPatch {
             // A patch and its base, read alone: the patched objects of a store are few until a
             // batch update, and a bulk read takes those.
-            let (file, merge) = (self.file, installedPatchMerge)
+            let (file, merge, upgrade) = (self.file, installedPatchMerge, activeUpgrade)
             lock.unlock()
             guard Int(location.length) <= layout.maximumAnyFrameLength + LogFormat.maximumPayloadLength
             else {
@@ -233,7 +239,15 @@ extension LogStore {
             let (value, blobs) = try record.withUnsafeBytes {
                 try resolvePatch($0, key: key, location: location, file: file, merge: merge)
             }
-            try value.withUnsafeBytes { try body($0, blobs, location, generation) }
+            try value.withUnsafeBytes { value in
+                guard let upgrade, location.offset < upgrade.boundary else {
+                    try body(value, blobs, location, generation)
+                    return
+                }
+                try upgrade.deliver(value, entity: location.entity, offset: location.offset) {
+                    try body($0, blobs, location, generation)
+                }
+            }
             return true
         }
         let upgrade = activeUpgrade

@@ -7,12 +7,16 @@ import Foundation
 /// asks the engine to merge them: the engine installs this with
 /// ``LogStore/installPatchMerge(_:)``, and every read of a patched object
 /// (``LogStore/withObject(_:_:)``, ``LogStore/readObject(_:)``, the bulk reads) then hands its
-/// caller the merged value, in the newest layout (the merge translates values that an older
-/// model wrote; the upgrade of ``PayloadUpgrade`` is not applied again). Compaction writes
-/// merged values as puts, and refuses a store with patches while no merge is installed.
+/// caller the merged value. Compaction writes merged values as puts, and refuses a store with
+/// patches while no merge is installed.
+///
+/// The merged value is in the layout the patch was written in: a value the store treats as the
+/// record at the patch's offset, translated by the installed ``PayloadUpgrade`` when that
+/// offset is below the upgrade boundary, and handed as it is to a compaction's rewrite.
 public struct PatchMerge: Sendable {
-    /// The value of the object of entity `entity` whose base put, at `baseOffset` in the
-    /// current generation, holds `base`, and whose patch, at `patchOffset`, holds `partial`.
+    /// The value, in the layout of the record at `patchOffset`, of the object of entity
+    /// `entity` whose base put, at `baseOffset` in the current generation, holds `base` (in the
+    /// layout of the record there), and whose patch, at `patchOffset`, holds `partial`.
     public typealias Merge =
         @Sendable (
             _ entity: EntityTag,
