@@ -47,20 +47,32 @@ private func fuzzHeader(_ bytes: [UInt8]) {
 
 private func fuzzRecords(_ bytes: [UInt8]) {
     guard let (_, file) = memoryFile(bytes) else { return }
-    // The same bytes as records of both layouts (format 1's fixed frames, format 2's compact).
-    for layout in [RecordLayout.fixed, .compact] {
+    // The same bytes as records of every layout (format 1's fixed frames, format 2's compact
+    // ones, format 3's with patches, checked against the keys the scan has seen).
+    for (layout, allowsPatches) in [(RecordLayout.fixed, false), (.compact, false), (.compact, true)] {
         var scanner = LogScanner(
             file: file,
             path: "/f.olog",
             fileSize: UInt64(bytes.count),
             layout: layout,
+            allowsPatches: allowsPatches,
             windowSize: 4096
         )
+        var live: [ObjectKey: RecordLocation] = [:]
         _ = try? scanner.scan(
             from: 0,
             lastNumber: 0,
             onRecord: { _, _ in },
-            onTransaction: { _ in }
+            committed: { live[$0] },
+            onTransaction: { transaction in
+                for record in transaction.records {
+                    switch record.type {
+                    case .put, .patch: live[record.key] = record.location
+                    case .delete: live[record.key] = nil
+                    default: break
+                    }
+                }
+            }
         )
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What ``LogStore/salvage(path:to:upgrade:)`` or ``LogStore/repair(path:upgrade:)`` did.
+/// What ``LogStore/salvage(path:to:upgrade:merge:)`` or ``LogStore/repair(path:upgrade:merge:)`` did.
 public struct SalvageResult: Sendable, Equatable {
     /// What was dropped; empty when the store was not damaged.
     public var report: SalvageReport
@@ -8,12 +8,12 @@ public struct SalvageResult: Sendable, Equatable {
     public var objects: Int
     /// External blobs that salvaged objects refer to but that are missing or damaged.
     public var missingBlobs: [BlobID]
-    /// Where ``LogStore/repair(path:upgrade:)`` kept the damaged original; nil when nothing was written.
+    /// Where ``LogStore/repair(path:upgrade:merge:)`` kept the damaged original; nil when nothing was written.
     public var damagedCopyPath: String?
 }
 
 extension LogStore {
-    /// The suffix of the copy of a damaged store that ``repair(path:upgrade:)`` keeps beside it.
+    /// The suffix of the copy of a damaged store that ``repair(path:upgrade:merge:)`` keeps beside it.
     public static let damagedCopySuffix = ".damaged"
 
     /// Writes the salvaged state of the store at `path` (every intact committed transaction,
@@ -30,20 +30,22 @@ extension LogStore {
     public static func salvage(
         path: String,
         to output: String,
-        upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil
+        upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil,
+        merge: ((LogStore) throws -> PatchMerge?)? = nil
     ) throws -> SalvageResult {
-        try salvage(path: path, to: output, options: StoreOptions(), upgrade: upgrade)
+        try salvage(path: path, to: output, options: StoreOptions(), upgrade: upgrade, merge: merge)
     }
 
     package static func salvage(
         path: String,
         to output: String,
         options: StoreOptions,
-        upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil
+        upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil,
+        merge: ((LogStore) throws -> PatchMerge?)? = nil
     ) throws -> SalvageResult {
         let source = try openSalvaging(path, options: options)
         defer { try? source.close() }
-        try source.prepareCopy(upgrade)
+        try source.prepareCopy(upgrade, merge)
         let fileSystem = source.fileSystem
         guard fileSystem.kind(of: output) == .missing else {
             throw StoreError(
@@ -115,15 +117,17 @@ extension LogStore {
     ///   (`PATH.damaged` exists), `.io`.
     public static func repair(
         path: String,
-        upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil
+        upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil,
+        merge: ((LogStore) throws -> PatchMerge?)? = nil
     ) throws -> SalvageResult {
-        try repair(path: path, options: StoreOptions(), upgrade: upgrade)
+        try repair(path: path, options: StoreOptions(), upgrade: upgrade, merge: merge)
     }
 
     package static func repair(
         path: String,
         options: StoreOptions,
-        upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil
+        upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil,
+        merge: ((LogStore) throws -> PatchMerge?)? = nil
     ) throws -> SalvageResult {
         let fileSystem = options.fileSystem
         let path = fileSystem.resolvingSymbolicLinks(path)
@@ -138,7 +142,7 @@ extension LogStore {
         try lockFile.lockExclusive()
         let source = try openSalvaging(path, options: options)
         defer { try? source.close() }
-        try source.prepareCopy(upgrade)
+        try source.prepareCopy(upgrade, merge)
         let report = source.salvageReport ?? SalvageReport(losses: [])
         guard !report.isEmpty else {
             return SalvageResult(
@@ -191,8 +195,13 @@ extension LogStore {
     /// Installs the engine's translation of records in an older layout before they are copied
     /// into a later generation, where they would pass for current ones; refuses to copy them
     /// without one.
-    private func prepareCopy(_ upgrade: ((LogStore) throws -> PayloadUpgrade?)?) throws {
+    /// Patched objects are copied as puts of their merged values, through the engine's merge.
+    private func prepareCopy(
+        _ upgrade: ((LogStore) throws -> PayloadUpgrade?)?,
+        _ merge: ((LogStore) throws -> PatchMerge?)?
+    ) throws {
         if let upgrade { installPayloadUpgrade(try? upgrade(self)) }
+        if let merge { installPatchMerge(try? merge(self)) }
         try locked { try checkCopyable() }
     }
 

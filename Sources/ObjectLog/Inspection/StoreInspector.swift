@@ -88,7 +88,7 @@ public final class StoreInspector: Sendable {
         self.history = history
         self.schema = current.schema
         self.versionHash = current.hash
-        store.installPayloadUpgrade(history.upgrade(store: store))
+        store.installReading(of: history)
     }
 
     /// Decodes a payload of an entity into named values.

@@ -28,7 +28,7 @@ extension PersistentStoreCoordinator {
                 )
             }
             guard !readOnly else { return model }
-            try record(model.schema, history: .empty, in: store, path: path)
+            store.installReading(of: try record(model.schema, history: .empty, in: store, path: path))
             return model
         }
         guard let stored = history.current else { return model }
@@ -44,7 +44,7 @@ extension PersistentStoreCoordinator {
                 history.isLegacy && !readOnly
                 ? try record(model.schema, history: history, in: store, path: path)
                 : history
-            store.installPayloadUpgrade(current.upgrade(store: store))
+            store.installReading(of: current)
             return model
         }
         if let earlier = history.versions.lastIndex(where: { $0.hash == model.versionHash }) {
@@ -68,7 +68,7 @@ extension PersistentStoreCoordinator {
         let (end, generation) = store.endAndGeneration
         // Reads from here on see every record in the new layout, the checks below included.
         let trial = history.appendingUnrecorded(model.schema, generation: generation, end: end)
-        store.installPayloadUpgrade(trial.upgrade(store: store, pendingBoundary: end))
+        store.installReading(of: trial, pendingBoundary: end)
         // A custom stage may make the objects meet a new constraint: it is checked after it.
         if !acceptingUninferred {
             try checkNewConstraints(mapping.newConstraints, model: model, store: store, path: path)
@@ -83,9 +83,9 @@ extension PersistentStoreCoordinator {
                 path: path,
                 deleting: mapping.removedTags
             )
-            store.installPayloadUpgrade(recorded.upgrade(store: store))
+            store.installReading(of: recorded)
         } catch {
-            store.installPayloadUpgrade(history.upgrade(store: store))
+            store.installReading(of: history)
             throw error
         }
         return model

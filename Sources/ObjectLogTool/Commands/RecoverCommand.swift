@@ -50,9 +50,12 @@ struct RecoverCommand: ToolCommand {
         let result: SalvageResult
         do {
             // Records of earlier model versions are copied in the current version's layout.
-            result = try LogStore.salvage(path: path, to: outputPath) { source in
-                try ModelHistory.read(from: source)?.upgrade(store: source)
-            }
+            result = try LogStore.salvage(
+                path: path,
+                to: outputPath,
+                upgrade: { try ModelHistory.read(from: $0)?.upgrade(store: $0) },
+                merge: { try ModelHistory.read(from: $0)?.patchMerge(store: $0) }
+            )
         } catch let error as StoreError where error.path == outputPath {
             throw ToolError(.cannotCreate, ToolError.describe(error))
         }

@@ -28,9 +28,11 @@ struct RepairCommand: ToolCommand {
         let result: SalvageResult
         do {
             // Records of earlier model versions are copied in the current version's layout.
-            result = try LogStore.repair(path: path) { source in
-                try ModelHistory.read(from: source)?.upgrade(store: source)
-            }
+            result = try LogStore.repair(
+                path: path,
+                upgrade: { try ModelHistory.read(from: $0)?.upgrade(store: $0) },
+                merge: { try ModelHistory.read(from: $0)?.patchMerge(store: $0) }
+            )
         } catch let error as StoreError where error.code == .invalidArgument {
             throw ToolError(.cannotCreate, ToolError.describe(error))
         }

@@ -20,6 +20,7 @@ struct EntityNames: Sendable {
         do {
             let history = try ModelHistory.read(from: store)
             store.installPayloadUpgrade(history?.upgrade(store: store))
+            store.installPatchMerge(history?.patchMerge(store: store))
             self.init(schema: history?.current?.schema, problem: nil, history: history)
         } catch {
             self.init(schema: nil, problem: "the stored model cannot be read: \(error.message)")
