@@ -100,7 +100,7 @@ struct FormatTests {
         #expect(live?["1"]?["value"] as? String == "776f726c64")  // "world"
     }
 
-    @Test("a version 1.0 store stays 1.0 when written to, and compaction upgrades it to 2.0")
+    @Test("a version 1.0 store stays 1.0 when written to, and compaction upgrades it to 3.0")
     func upgradeByCompaction() throws {
         let directory = TemporaryDirectory()
         let path = try copyFixture("v1.0.olog", to: directory)
@@ -121,7 +121,7 @@ struct FormatTests {
 
         let store = try LogStore.open(path: path)
         let report = try store.compact()
-        #expect(store.formatVersion == "2.0")
+        #expect(store.formatVersion == "3.0")
         #expect(report.bytesAfter < report.bytesBefore)
         try store.close()
         for usesIndex in [true, false] {
@@ -129,7 +129,7 @@ struct FormatTests {
             options.readOnly = true
             options.usesIndex = usesIndex
             let reopened = try LogStore.open(path: path, options: options)
-            #expect(reopened.formatVersion == "2.0")
+            #expect(reopened.formatVersion == "3.0")
             #expect(reopened.transactionCount == 3)
             #expect(reopened.metadata == ["author": .string("Ada")])
             #expect(try reopened.readObject(1)?.payload == Array("world".utf8))
@@ -192,14 +192,14 @@ struct FormatTests {
         #expect(read == expected)
         #expect(live.mapValues { $0["blobs"] as? [String] ?? ["?"] } == expectedBlobs)
         #expect(json["transactionCount"] as? Int == 30)
-        #expect((json["header"] as? [String: Any])?["version"] as? String == "2.0")
+        #expect((json["header"] as? [String: Any])?["version"] as? String == "3.0")
         let metadata = json["metadata"] as? [String: Any]
         #expect(metadata?["nested"] != nil)
     }
 }
 
 /// What `tools/olog-read.py` (the reader written from FORMAT.md alone) reads from `path`.
-private func independentRead(_ path: String) throws -> [String: Any] {
+func independentRead(_ path: String) throws -> [String: Any] {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = [

@@ -234,7 +234,11 @@ extension ManagedObjectContext {
         }
         let transaction: Transaction
         do {
-            if groups.isEmpty, let parallel = try spliceInParallel(plan, splice, growth: growth) {
+            if groups.isEmpty, store.allowsPatches {
+                transaction = try patchUpdate(plan, splice, growth: growth, replacements: replacements)
+            } else if groups.isEmpty,
+                let parallel = try spliceInParallel(plan, splice, growth: growth)
+            {
                 transaction = parallel
             } else {
                 // Safe: `entity` is `T`'s or a subentity's, whose class is a `T`.
@@ -389,6 +393,75 @@ extension ManagedObjectContext {
         mergeChanges(from: changes)
         coordinator.broadcast(changes)
         return changes
+    }
+
+    /// A batch update's records for a store that holds patches: a patch that sets the new
+    /// values, the same bytes for every object, of each object whose record is a put, and a
+    /// spliced put of each whose record is already a patch (a patch takes no patch).
+    ///
+    /// The objects' records are not read, only those of the objects patched before.
+    private func patchUpdate(
+        _ plan: LogStore.ReadPlan,
+        _ splice: BatchUpdateSplice,
+        growth: Int,
+        replacements: [Int: [UInt8]]
+    ) throws -> Transaction {
+        let partial = PartialValue.encode(replacements)
+        let locations = plan.objects(patched: false).locations
+        var transaction: Transaction
+        let parts = tuning.parts(for: locations.count)
+        if locations.count >= max(tuning.parallelBatchThreshold, 2), parts > 1,
+            ProcessInfo.processInfo.activeProcessorCount >= 2
+        {
+            statistics.parallelBatchUpdates += 1
+            let cuts = (0...parts).map { locations.count * $0 / parts }
+            let most = RecordLayout.compact.maximumAnyFrameLength + partial.count
+            let rooms = (0..<parts).map { part in
+                (changes: cuts[part + 1] - cuts[part], recordBytes: (cuts[part + 1] - cuts[part]) * most)
+            }
+            // The rooms hold every patch: a part never outgrows its room.
+            transaction =
+                try Transaction.buildingInParallel(rooms: rooms) { part, writer in
+                    partial.withUnsafeBytes { partial in
+                        for (key, location) in locations[cuts[part]..<cuts[part + 1]] {
+                            writer.patch(
+                                key: key,
+                                entity: location.entity,
+                                base: location,
+                                value: partial
+                            )
+                        }
+                    }
+                } ?? Transaction()
+        } else {
+            transaction = Transaction()
+            transaction.reserveCapacity(
+                changes: locations.count,
+                valueBytes: locations.count * partial.count
+            )
+            partial.withUnsafeBytes { partial in
+                for (key, location) in locations {
+                    transaction.patch(key: key, entity: location.entity, base: location, value: partial)
+                }
+            }
+        }
+        let repatched = plan.objects(patched: true)
+        guard repatched.count > 0 else { return transaction }
+        if let parallel = try spliceInParallel(repatched, splice, growth: growth) {
+            transaction.append(putsOf: parallel)
+        } else {
+            var serial = Transaction()
+            serial.reserveCapacity(
+                changes: repatched.count,
+                valueBytes: repatched.recordBytes + repatched.count * growth
+            )
+            var pieces = BatchUpdateSplice.Pieces()
+            try store.forEachObject(in: repatched) { key, tag, value in
+                try splice.put(value, key: key, entity: tag, pieces: &pieces, into: &serial)
+            }
+            transaction.append(putsOf: serial)
+        }
+        return transaction
     }
 
     /// The puts of a large batch update, spliced on two threads or more; nil when the update

@@ -433,7 +433,12 @@ public final class PersistentStoreCoordinator: Sendable {
                         {
                             end += 1
                         }
-                        keeps = columns.put(entries, index..<end, records: records)
+                        // A patch's value is partial: the columns are built again when
+                        // next asked for (a batch update that patches keeps them up to date
+                        // through its new values instead, when nothing came between).
+                        keeps =
+                            !entries[index..<end].contains { $0.isPatch }
+                            && columns.put(entries, index..<end, records: records)
                         index = end
                     }
                     if !keeps { state.columns[tag] = nil }

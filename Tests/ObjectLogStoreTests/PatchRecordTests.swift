@@ -1,0 +1,384 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ObjectLogStore
+
+/// Patch records (FORMAT.md, section 4) at the log layer, merged by a stand-in for the engine:
+/// the base's value, a 0xFF byte, then the partial value.
+@Suite("Patch records")
+struct PatchRecordTests {
+    static let merge = PatchMerge { _, _, base, _, partial in
+        Array(base) + [0xFF] + Array(partial)
+    }
+
+    /// A store at `path` with the stand-in merge, and objects 1...10 of entity 1 whose values
+    /// are `[key]`.
+    static func storeWithObjects(at path: String) throws -> LogStore {
+        let store = try LogStore.open(path: path)
+        store.installPatchMerge(merge)
+        var transaction = Transaction()
+        let keys = store.allocateKeys(10)
+        for key in keys { transaction.put(key: key, entity: 1, payload: [UInt8(key)], isInsert: true) }
+        try store.commit(transaction)
+        return store
+    }
+
+    /// Patches `keys` of `store` with the partial value `[0xA0 + key]`.
+    static func patch(_ keys: [ObjectKey], in store: LogStore) throws {
+        var transaction = Transaction()
+        for key in keys {
+            let base = try #require(store.location(of: key))
+            [0xA0 + UInt8(key)].withUnsafeBytes {
+                transaction.patch(key: key, entity: 1, base: base, value: $0)
+            }
+        }
+        try store.commit(transaction)
+    }
+
+    /// What every object of `store` reads as, through each read path.
+    static func values(_ store: LogStore) throws -> [[ObjectKey: [UInt8]]] {
+        var single: [ObjectKey: [UInt8]] = [:]
+        var scoped: [ObjectKey: [UInt8]] = [:]
+        for key in store.liveKeys(entity: nil) {
+            single[key] = try store.readObject(key)?.payload
+            _ = try store.withObject(key) { value, _, _, _ in scoped[key] = Array(value) }
+        }
+        var bulk: [ObjectKey: [UInt8]] = [:]
+        try store.forEachLiveObject(entity: nil) { key, _, value in bulk[key] = Array(value) }
+        var planned: [ObjectKey: [UInt8]] = [:]
+        try store.forEachObject(keys: store.liveKeys(entity: nil)) { key, _, value in
+            planned[key] = Array(value)
+        }
+        return [single, scoped, bulk, planned]
+    }
+
+    /// Objects 1...10 after the even ones were patched.
+    static var expected: [ObjectKey: [UInt8]] {
+        var values: [ObjectKey: [UInt8]] = [:]
+        for key in 1...10 {
+            let byte = UInt8(key)
+            values[ObjectKey(key)] = key % 2 == 0 ? [byte, 0xFF, 0xA0 + byte] : [byte]
+        }
+        return values
+    }
+
+    @Test("every read path merges a patched object, before and after a reopen with and without the index")
+    func readsMerge() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("p.olog")
+        let store = try Self.storeWithObjects(at: path)
+        #expect(store.allowsPatches)
+        #expect(store.formatVersion == "3.0")
+        try Self.patch([2, 4, 6, 8, 10], in: store)
+        #expect(store.location(of: 2)?.isPatch == true)
+        #expect(store.location(of: 3)?.isPatch == false)
+        for values in try Self.values(store) { #expect(values == Self.expected) }
+        try store.close()
+        for usesIndex in [true, false] {
+            var options = StoreOptions()
+            options.usesIndex = usesIndex
+            options.readOnly = true
+            let reopened = try LogStore.open(path: path, options: options)
+            reopened.installPatchMerge(Self.merge)
+            #expect(reopened.location(of: 4)?.isPatch == true)
+            for values in try Self.values(reopened) { #expect(values == Self.expected) }
+            try reopened.close()
+        }
+    }
+
+    @Test("a read plan reports each patched object's patch, reads its base and merges")
+    func planLocations() throws {
+        let directory = TemporaryDirectory()
+        let store = try Self.storeWithObjects(at: directory.file("p.olog"))
+        try Self.patch([3, 7], in: store)
+        let plan = try store.readPlan(keys: [1, 3, 7, 9])
+        let locations = Dictionary(uniqueKeysWithValues: plan.locations.map { ($0.key, $0.location) })
+        #expect(locations[3] == store.location(of: 3))
+        #expect(locations[3]?.isPatch == true)
+        #expect(locations[1] == store.location(of: 1))
+        let offsets = Dictionary(uniqueKeysWithValues: plan.keysAndOffsets.map { ($0.key, $0.offset) })
+        #expect(offsets[7] == store.location(of: 7)?.offset)
+        #expect(plan.objects(patched: true).keys.sorted() == [3, 7])
+        #expect(plan.objects(patched: false).keys.sorted() == [1, 9])
+        var read: [ObjectKey: [UInt8]] = [:]
+        for part in store.split(plan, parts: 2) {
+            try store.forEachObject(in: part) { key, _, value in read[key] = Array(value) }
+        }
+        #expect(read == [1: [1], 3: [3, 0xFF, 0xA3], 7: [7, 0xFF, 0xA7], 9: [9]])
+    }
+
+    @Test("without the engine's merge a patched object is refused with a message, not misread")
+    func refusedWithoutMerge() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("p.olog")
+        let store = try Self.storeWithObjects(at: path)
+        try Self.patch([5], in: store)
+        store.installPatchMerge(nil)
+        #expect(try store.readObject(4)?.payload == [4])
+        let error = #expect(throws: StoreError.self) { try store.readObject(5) }
+        #expect(error?.message.contains("only the object engine can read") == true)
+        #expect(throws: StoreError.self) { try store.forEachLiveObject(entity: nil) { _, _, _ in } }
+        let size = store.fileBytes
+        #expect(throws: StoreError.self) { try store.compact() }
+        #expect(store.fileBytes == size)
+        #expect(store.location(of: 5)?.isPatch == true)
+    }
+
+    @Test("the commit refuses a patch whose base is not its key's record, and writes nothing")
+    func commitChecksBases() throws {
+        let directory = TemporaryDirectory()
+        let store = try Self.storeWithObjects(at: directory.file("p.olog"))
+        let oldBase = try #require(store.location(of: 1))
+        var update = Transaction()
+        update.put(key: 1, entity: 1, payload: [42], isInsert: false)
+        try store.commit(update)
+        try Self.patch([2], in: store)
+        let size = store.fileBytes
+        func refused(_ build: (inout Transaction) throws -> Void) throws {
+            var transaction = Transaction()
+            try build(&transaction)
+            #expect(throws: StoreError.self) { try store.commit(transaction) }
+            #expect(store.fileBytes == size)
+        }
+        let partial: [UInt8] = [7]
+        // A base the key has left behind.
+        try refused { transaction in
+            partial.withUnsafeBytes { transaction.patch(key: 1, entity: 1, base: oldBase, value: $0) }
+        }
+        // A key whose record is a patch.
+        let patched = try #require(store.location(of: 2))
+        try refused { transaction in
+            partial.withUnsafeBytes { transaction.patch(key: 2, entity: 1, base: patched, value: $0) }
+        }
+        // A key this transaction changed before.
+        let base = try #require(store.location(of: 3))
+        try refused { transaction in
+            transaction.put(key: 3, entity: 1, payload: [3], isInsert: false)
+            partial.withUnsafeBytes { transaction.patch(key: 3, entity: 1, base: base, value: $0) }
+        }
+        try refused { transaction in
+            transaction.delete(key: 3, entity: 1)
+            partial.withUnsafeBytes { transaction.patch(key: 3, entity: 1, base: base, value: $0) }
+        }
+        // Another entity's base.
+        try refused { transaction in
+            var other = base
+            other.entity = 2
+            partial.withUnsafeBytes { transaction.patch(key: 3, entity: 2, base: other, value: $0) }
+        }
+        #expect(try store.readObject(3)?.payload == [3])
+    }
+
+    @Test("a version 2.0 store takes no patch until compaction makes it 3.0")
+    func version2TakesNoPatch() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("v2.0.olog")
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/v2.0.olog")
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+        let store = try LogStore.open(path: path)
+        store.installPatchMerge(Self.merge)
+        #expect(!store.allowsPatches)
+        let base = try #require(store.location(of: 1))
+        var transaction = Transaction()
+        [UInt8(1)].withUnsafeBytes { transaction.patch(key: 1, entity: 1, base: base, value: $0) }
+        let size = store.fileBytes
+        let error = #expect(throws: StoreError.self) { try store.commit(transaction) }
+        #expect(error?.message.contains("compaction upgrades it") == true)
+        #expect(store.fileBytes == size)
+        try store.compact()
+        #expect(store.formatVersion == "3.0")
+        #expect(store.allowsPatches)
+        var again = Transaction()
+        let newBase = try #require(store.location(of: 1))
+        [UInt8(1)].withUnsafeBytes { again.patch(key: 1, entity: 1, base: newBase, value: $0) }
+        try store.commit(again)
+        let merged = try store.readObject(1)?.payload
+        #expect(merged == Array("world".utf8) + [0xFF, 1], "\(String(describing: merged))")
+    }
+
+    @Test("compaction writes each patched object as a put of its merged value, in log order")
+    func compactionMerges() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("p.olog")
+        let store = try Self.storeWithObjects(at: path)
+        try Self.patch([2, 4, 6, 8, 10], in: store)
+        // Updated after the patches: its record is the last before compaction.
+        var update = Transaction()
+        update.put(key: 1, entity: 1, payload: [1], isInsert: false)
+        try store.commit(update)
+        let before = try #require(store.location(of: 4)).offset
+        let bound = try #require(store.location(of: 1)).offset
+        try store.compact()
+        for key in store.liveKeys(entity: nil) { #expect(store.location(of: key)?.isPatch == false) }
+        for values in try Self.values(store) { #expect(values == Self.expected) }
+        // Positions keep their order: the patch's old offset maps where its put went.
+        let generation = store.generation - 1
+        #expect(store.translateOffset(before, from: generation, exact: true) == store.location(of: 4)?.offset)
+        let translatedBound = try #require(store.translateOffset(bound, from: generation, exact: true))
+        #expect(try #require(store.location(of: 10)).offset < translatedBound)
+        try store.close()
+        var options = StoreOptions()
+        options.readOnly = true
+        let reopened = try LogStore.open(path: path, options: options)
+        // No merge needed now: the file holds puts only.
+        #expect(try snapshot(reopened) == Self.expected)
+        try reopened.close()
+    }
+
+    @Test("blobs of a patched object are its base's, kept by compaction")
+    func blobsFollowTheBase() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("p.olog")
+        let store = try LogStore.open(path: path)
+        store.installPatchMerge(Self.merge)
+        let blob = try store.writeBlob(Data(repeating: 7, count: 100))
+        var insert = Transaction()
+        let key = store.allocateKeys(1).lowerBound
+        insert.put(key: key, entity: 1, payload: [1], blobs: [blob], isInsert: true)
+        try store.commit(insert)
+        try Self.patch([key], in: store)
+        #expect(try store.readObject(key)?.blobs == [blob])
+        _ = try store.withObject(key) { _, blobs, _, _ in #expect(blobs == [blob]) }
+        try store.compact()
+        #expect(try store.readObject(key)?.blobs == [blob])
+        #expect(try store.readBlob(blob) == Data(repeating: 7, count: 100))
+    }
+
+    /// Appends to the closed store at `path` a transaction of `records` (whole records, framed)
+    /// numbered `number`, as a writer would frame it.
+    static func appendTransaction(_ records: [[UInt8]], number: UInt64, nextKey: UInt64, to path: String) {
+        var bytes = readBytes(path)
+        let start = UInt64(bytes.count)
+        var writer = ByteWriter()
+        for record in records { writer.append(contentsOf: record) }
+        var count = UInt32(records.count)
+        let before = writer.count
+        RecordLayout.compact.appendPaddingBeforeCommit(base: start, into: &writer)
+        if writer.count != before { count += 1 }
+        RecordLayout.compact.appendCommit(
+            number: number,
+            flags: 0,
+            CommitPayload(
+                timestampMicroseconds: 0,
+                firstRecordOffset: start,
+                recordCount: count,
+                inserted: 0,
+                updated: UInt32(records.count),
+                deleted: 0,
+                metadataOffset: 0,
+                nextKey: nextKey
+            ),
+            into: &writer
+        )
+        bytes += writer.bytes
+        writeBytes(bytes, to: path)
+    }
+
+    /// A whole patch record.
+    static func patchRecord(key: ObjectKey, base: RecordLocation, value: [UInt8]) -> [UInt8] {
+        let length = RecordLayout.patchLength(key: key, entity: base.entity, base: base, valueCount: value.count)
+        var record = [UInt8](repeating: 0, count: length)
+        record.withUnsafeMutableBytes { record in
+            value.withUnsafeBytes {
+                RecordLayout.storePatch(
+                    key: key,
+                    entity: base.entity,
+                    base: base,
+                    value: $0,
+                    in: record,
+                    tables: CRC32.lookupTables
+                )
+            }
+        }
+        return record
+    }
+
+    @Test(
+        "a patch whose base is not its key's record damages its transaction for the replay, salvage, inspection and the independent reader alike",
+        arguments: ["stale base", "patch of a patch", "wrong length", "deleted key"]
+    )
+    func misplacedPatchIsDamage(_ kind: String) throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("p.olog")
+        let store = try Self.storeWithObjects(at: path)
+        let oldBase = try #require(store.location(of: 1))
+        var update = Transaction()
+        update.put(key: 1, entity: 1, payload: [21], isInsert: false)
+        update.delete(key: 9, entity: 1)
+        try store.commit(update)
+        try Self.patch([2], in: store)
+        var base = try #require(store.location(of: 1))
+        let key: ObjectKey
+        switch kind {
+        case "stale base": (key, base) = (1, oldBase)
+        case "patch of a patch": (key, base) = (2, try #require(store.location(of: 2)))
+        case "wrong length": (key, base.length) = (1, base.length + 1)
+        default: (key, base) = (9, oldBase)
+        }
+        base.isPatch = false
+        let number = store.transactionCount
+        let nextKey = store.allocateKeys(1).upperBound
+        try store.close()
+        var writer = ByteWriter()
+        [UInt8(33)].withUnsafeBytes { value in
+            RecordLayout.compact.appendPut(
+                key: 3,
+                entity: 1,
+                isInsert: false,
+                blobs: [],
+                value: value,
+                into: &writer
+            )
+        }
+        let goodPut = writer.bytes
+        Self.appendTransaction(
+            [goodPut, Self.patchRecord(key: key, base: base, value: [0xEE])],
+            number: number + 1,
+            nextKey: nextKey,
+            to: path
+        )
+        // A later intact transaction makes the damage corruption, not a torn tail.
+        Self.appendTransaction([goodPut], number: number + 2, nextKey: nextKey, to: path)
+
+        #expect(throws: StoreError.self) { try LogStore.open(path: path) }
+        var options = StoreOptions()
+        options.salvage = true
+        let salvaged = try LogStore.open(path: path, options: options)
+        salvaged.installPatchMerge(Self.merge)
+        // The damaged transaction is dropped whole; the one after it is kept.
+        #expect(try salvaged.readObject(1)?.payload == [21])
+        #expect(try salvaged.readObject(3)?.payload == [33])
+        #expect(salvaged.location(of: 9) == nil)
+        #expect(try salvaged.readObject(2)?.payload == [2, 0xFF, 0xA2])
+        #expect(salvaged.salvageReport?.isEmpty == false)
+        try salvaged.close()
+
+        let inspection = try StoreInspection(path: path)
+        #expect(inspection.problems.contains { $0.message.contains("patch of key \(key)") })
+        #expect(inspection.liveObjects[1]?.isPatch == false)
+
+        let json = try independentRead(path)
+        let damage = json["damage"] as? [String: Any]
+        #expect(damage != nil, "the independent reader finds no damage: \(json)")
+    }
+
+    @Test("the independent reader lists a patched object's base value and partial value")
+    func independentReaderSeesPatches() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("p.olog")
+        let store = try Self.storeWithObjects(at: path)
+        try Self.patch([4, 5], in: store)
+        try store.close()
+        let json = try independentRead(path)
+        #expect((json["header"] as? [String: Any])?["version"] as? String == "3.0")
+        let live = try #require(json["live"] as? [String: [String: Any]])
+        #expect(live["3"]?["value"] as? String == "03")
+        #expect(live["4"]?["patch"] as? Bool == true)
+        #expect(live["4"]?["baseValue"] as? String == "04")
+        #expect(live["4"]?["partial"] as? String == "a4")
+        #expect(live["5"]?["partial"] as? String == "a5")
+        #expect(live["4"]?["value"] == nil)
+    }
+}
