@@ -311,8 +311,41 @@ extension LogStore {
             }
         }
 
+        /// Calls `body` with the key and location of the objects at `positions` in the plan's
+        /// order, whose records are puts (a patched object's is reported as its base, with
+        /// `isPatch` false: use ``objects(patched:)`` to set them apart).
+        package func forEachLocation(
+            at positions: Range<Int>,
+            _ body: (ObjectKey, RecordLocation) -> Void
+        ) {
+            for item in allItems[(range.lowerBound + positions.lowerBound)..<(range.lowerBound + positions.upperBound)] {
+                body(
+                    item.key,
+                    RecordLocation(
+                        entity: item.entity,
+                        offset: item.offset,
+                        length: item.length & ~RecordLocation.patchBit
+                    )
+                )
+            }
+        }
+
+        /// The highest key, record offset and record length of the plan's objects (0 for an
+        /// empty plan).
+        package var largest: (key: ObjectKey, offset: UInt64, length: UInt32) {
+            var largest: (key: ObjectKey, offset: UInt64, length: UInt32) = (0, 0, 0)
+            for item in items {
+                largest.key = max(largest.key, item.key)
+                largest.offset = max(largest.offset, item.offset)
+                largest.length = max(largest.length, item.length & ~RecordLocation.patchBit)
+            }
+            return largest
+        }
+
         /// The plan of the objects whose records are puts (`patched` false) or patches (true).
         package func objects(patched: Bool) -> ReadPlan {
+            // Most plans have no patched object: the plan itself, not a copy of its items.
+            if patches == nil { return patched ? emptied : self }
             let kept = items.filter { (($0.length & RecordLocation.patchBit) != 0) == patched }
             return ReadPlan(
                 items: kept,
@@ -326,7 +359,24 @@ extension LogStore {
             )
         }
     }
+}
 
+extension LogStore.ReadPlan {
+    /// The plan with no objects.
+    fileprivate var emptied: LogStore.ReadPlan {
+        LogStore.ReadPlan(
+            items: [],
+            range: 0..<0,
+            file: file,
+            end: end,
+            layout: layout,
+            upgrade: upgrade,
+            generation: generation
+        )
+    }
+}
+
+extension LogStore {
     /// The patches of a read plan: each patched object's patch record and partial value.
     fileprivate final class PlanPatches: Sendable {
         /// The partial values, back to back.

@@ -154,12 +154,10 @@ extension LogStore {
         if !writesFramedPuts || transaction.hasDelete {
             written.reserveCapacity(transaction.entries.count)
         }
+        if transaction.hasPatch { try checkPatches(of: transaction) }
         // Which keys this transaction has put or deleted so far; built only once a delete needs
-        // to know whether its key is live, or from the start for a transaction with patches
-        // (a patch's base must be its key's record as of the last commit).
-        var touched: TouchedKeys? =
-            transaction.hasPatch
-            ? TouchedKeys(below: nextKey, changes: entries.count, live: live.count) : nil
+        // to know whether its key is live.
+        var touched: TouchedKeys?
         let distance = Self.prefetchDistance
         var inserted: UInt32 = 0
         var updated: UInt32 = 0
@@ -212,21 +210,6 @@ extension LogStore {
                         "object \(key) encodes to \(length) bytes; the limit is \(LogFormat.maximumPayloadLength) (use external storage)",
                         path: path
                     )
-                }
-                if entries[index].isPatch {
-                    let base = records.withUnsafeBytes {
-                        Transaction.patchBase(of: entries[index], in: $0)
-                    }
-                    guard touched![key] == nil, let current = live[key], !current.isPatch,
-                        current.offset == base.offset, current.length == base.length,
-                        current.entity == base.entity
-                    else {
-                        throw StoreError(
-                            .invalidArgument,
-                            "a patch of key \(key) names a base that is not the key's record",
-                            path: path
-                        )
-                    }
                 }
                 if !writesFramedPuts, entries[index].isPatch {
                     // Compact (the only layout with patches): written as the transaction framed it.
@@ -457,6 +440,40 @@ extension LogStore {
             updated: Int(updated),
             deleted: Int(deleted)
         )
+    }
+}
+
+extension LogStore {
+    /// Refuses a transaction with a patch whose base is not its key's record as of the last
+    /// commit: a put, the one the patch names, of a key no earlier change of the transaction
+    /// touched (FORMAT.md, section 4). The caller holds `lock`.
+    fileprivate func checkPatches(of transaction: Transaction) throws {
+        var touched = TouchedKeys(below: nextKey, changes: transaction.count, live: live.count)
+        let distance = Self.prefetchDistance
+        let live = self.live
+        try transaction.records.withUnsafeBytes { records in
+            try transaction.entries.withUnsafeBufferPointer { entries in
+                for index in entries.indices {
+                    let key = entries[index].key
+                    defer { touched[key] = !entries[index].isDelete }
+                    guard entries[index].isPatch else { continue }
+                    // The slot of a key a few patches ahead is asked for now (a tenth of a
+                    // million objects' slots are cache misses).
+                    if index &+ distance < entries.count { live.prefetch(entries[index &+ distance].key) }
+                    let base = Transaction.patchBase(of: entries[index], in: records)
+                    guard touched[key] == nil, let current = live[key], !current.isPatch,
+                        current.offset == base.offset, current.length == base.length,
+                        current.entity == base.entity
+                    else {
+                        throw StoreError(
+                            .invalidArgument,
+                            "a patch of key \(key) names a base that is not the key's record",
+                            path: path
+                        )
+                    }
+                }
+            }
+        }
     }
 }
 

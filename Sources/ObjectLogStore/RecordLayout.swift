@@ -307,6 +307,38 @@ package struct RecordFrame: Sendable {
         )
     }
 
+    /// The base (offset and whole length) that the compact patch record at the start of
+    /// `bytes` names; nil if they do not start with a well-formed patch frame.
+    ///
+    /// Straight from the bytes, without the general decoder: a commit checks the base of each
+    /// of a batch update's patches.
+    @inline(__always)
+    package static func patchBase(_ bytes: UnsafeRawBufferPointer) -> (offset: UInt64, length: UInt32)? {
+        guard bytes.count >= 6, bytes[4] == RecordType.patch.rawValue, let base = bytes.baseAddress
+        else { return nil }
+        let count = bytes.count
+        var position = 6
+        @inline(__always) func varint(_ maximumLength: Int) -> UInt64? {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            for _ in 0..<maximumLength {
+                guard position < count else { return nil }
+                // Safe: position < count, the bytes' length.
+                let byte = base.load(fromByteOffset: position, as: UInt8.self)
+                position += 1
+                if shift == 63 && byte > 1 { return nil }
+                value |= UInt64(byte & 0x7F) << shift
+                if byte & 0x80 == 0 { return value }
+                shift += 7
+            }
+            return nil
+        }
+        guard varint(5) != nil, varint(10) != nil, let offset = varint(10), let length = varint(4),
+            length <= UInt64(UInt32.max)
+        else { return nil }
+        return (offset, UInt32(length))
+    }
+
     /// The CRC-32 a record must carry: of all its bytes after the stored checksum.
     ///
     /// `record` is the whole record, frame and payload.

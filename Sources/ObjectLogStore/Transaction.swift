@@ -379,10 +379,10 @@ public struct Transaction: Sendable {
             rebasing: records[entry.recordStart..<entry.recordStart + Int(entry.recordLength)]
         )
         // Safe: the transaction framed the record itself.
-        guard case .frame(let frame) = RecordFrame.decode(record, layout: .compact) else {
+        guard let base = RecordFrame.patchBase(record) else {
             preconditionFailure("a transaction's patch record does not decode")
         }
-        return RecordLocation(entity: entry.entity, offset: frame.baseOffset, length: frame.baseLength)
+        return RecordLocation(entity: entry.entity, offset: base.offset, length: base.length)
     }
 
     /// A value of `count` bytes that `fill` writes, zeroed first.

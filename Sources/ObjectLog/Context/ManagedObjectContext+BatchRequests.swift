@@ -407,15 +407,24 @@ extension ManagedObjectContext {
         replacements: [Int: [UInt8]]
     ) throws -> Transaction {
         let partial = PartialValue.encode(replacements)
-        let locations = plan.objects(patched: false).locations
+        let direct = plan.objects(patched: false)
+        // The most bytes a patch of this plan takes, from its largest key, offset and length:
+        // the transaction's room is then about what the patches fill (fresh memory costs a
+        // page fault a page on this path).
+        let largest = direct.largest
+        let most = RecordLayout.patchLength(
+            key: largest.key,
+            entity: UInt32.max,
+            base: RecordLocation(entity: 0, offset: largest.offset, length: largest.length),
+            valueCount: partial.count
+        )
         var transaction: Transaction
-        let parts = tuning.parts(for: locations.count)
-        if locations.count >= max(tuning.parallelBatchThreshold, 2), parts > 1,
+        let parts = tuning.parts(for: direct.count)
+        if direct.count >= max(tuning.parallelBatchThreshold, 2), parts > 1,
             ProcessInfo.processInfo.activeProcessorCount >= 2
         {
             statistics.parallelBatchUpdates += 1
-            let cuts = (0...parts).map { locations.count * $0 / parts }
-            let most = RecordLayout.compact.maximumAnyFrameLength + partial.count
+            let cuts = (0...parts).map { direct.count * $0 / parts }
             let rooms = (0..<parts).map { part in
                 (changes: cuts[part + 1] - cuts[part], recordBytes: (cuts[part + 1] - cuts[part]) * most)
             }
@@ -423,7 +432,7 @@ extension ManagedObjectContext {
             transaction =
                 try Transaction.buildingInParallel(rooms: rooms) { part, writer in
                     partial.withUnsafeBytes { partial in
-                        for (key, location) in locations[cuts[part]..<cuts[part + 1]] {
+                        direct.forEachLocation(at: cuts[part]..<cuts[part + 1]) { key, location in
                             writer.patch(
                                 key: key,
                                 entity: location.entity,
@@ -435,12 +444,9 @@ extension ManagedObjectContext {
                 } ?? Transaction()
         } else {
             transaction = Transaction()
-            transaction.reserveCapacity(
-                changes: locations.count,
-                valueBytes: locations.count * partial.count
-            )
+            transaction.reserveCapacity(changes: direct.count, valueBytes: direct.count * most)
             partial.withUnsafeBytes { partial in
-                for (key, location) in locations {
+                direct.forEachLocation(at: 0..<direct.count) { key, location in
                     transaction.patch(key: key, entity: location.entity, base: location, value: partial)
                 }
             }
