@@ -78,39 +78,77 @@ extension LogStore {
         }
     }
 
-    /// Every live record of `entity` (every entity when nil), in window order.
+    /// Every live record of `entity` (every entity when nil), in window order; a patched
+    /// object's base in its base's window.
     private func liveObjectsPlan(entity: EntityTag?) throws -> ReadPlan {
         let windowShift = options.bulkReadWindowShift
-        var patched = 0
-        var merge: PatchMerge?
         // A bucket sort by window: a comparison sort of a million offsets cost as much as
-        // decoding the objects.
-        let plan = try locked {
+        // decoding the objects. Patches are read under the lock first, so that their bases
+        // take their places at once (moving items afterwards cost copies of the whole plan).
+        return try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
             let buckets = Int(endOffset >> windowShift) + 1
             var starts = [Int](repeating: 0, count: buckets + 1)
             var total = 0
-            live.forEachEntry { _, location in
+            var patchedCount = 0
+            live.forEachEntry { key, location in
                 if entity == nil || location.entity == entity {
-                    starts[Int(location.offset >> windowShift) + 1] += 1
+                    if location.isPatch {
+                        patchedCount += 1
+                    } else {
+                        starts[Int(location.offset >> windowShift) + 1] += 1
+                    }
                     total += 1
                 }
             }
+            var patches: PlanPatches?
+            if patchedCount > 0 {
+                if let cached = livePatches, cached.generation == header.generation,
+                    cached.end == endOffset, cached.entity == entity
+                {
+                    patches = cached.patches
+                } else {
+                    var patched: [(key: ObjectKey, location: RecordLocation)] = []
+                    patched.reserveCapacity(patchedCount)
+                    live.forEachEntry { key, location in
+                        if location.isPatch, entity == nil || location.entity == entity {
+                            patched.append((key, location))
+                        }
+                    }
+                    let read = try planPatches(
+                        of: patched,
+                        merge: installedPatchMerge,
+                        file: file,
+                        end: endOffset
+                    )
+                    livePatches = (header.generation, endOffset, entity, read)
+                    patches = read
+                }
+            }
+            if let patches {
+                for patch in patches.list {
+                    starts[Int(patch.baseOffset >> windowShift) + 1] += 1
+                }
+            }
             for bucket in 0..<buckets { starts[bucket + 1] += starts[bucket] }
+            // The directory lists the patched keys in the same order again: the n-th is the
+            // n-th patch.
+            var nextPatch = 0
             let items = [Item](unsafeUninitializedCapacity: total) { buffer, initialized in
                 live.forEachEntry { key, location in
                     if entity == nil || location.entity == entity {
-                        let bucket = Int(location.offset >> windowShift)
-                        (buffer.baseAddress! + starts[bucket]).initialize(
-                            to: (location.offset, key, location.packedLength, location.entity)
-                        )
+                        var item = (location.offset, key, location.packedLength, location.entity)
+                        if location.isPatch, let patches {
+                            item = patches.item(nextPatch, key: key)
+                            nextPatch += 1
+                        }
+                        let bucket = Int(item.0 >> windowShift)
+                        (buffer.baseAddress! + starts[bucket]).initialize(to: item)
                         starts[bucket] += 1
-                        if location.isPatch { patched += 1 }
                     }
                 }
                 initialized = total
             }
-            merge = installedPatchMerge
             return ReadPlan(
                 items: items,
                 range: items.indices,
@@ -118,10 +156,10 @@ extension LogStore {
                 end: endOffset,
                 layout: header.layout,
                 upgrade: activeUpgrade,
-                generation: header.generation
+                generation: header.generation,
+                patches: patches
             )
         }
-        return patched == 0 ? plan : try resolvingPatches(of: plan, count: patched, merge: merge)
     }
 
     /// Calls `body` with each of the live objects `keys` names (keys of no live object are
@@ -151,8 +189,7 @@ extension LogStore {
     /// the calling thread): for a plan of very many keys, whose lookups (one cache miss each in
     /// a large key directory) cost milliseconds on one thread.
     package func readPlan(keyParts: [[ObjectKey]]) throws -> ReadPlan {
-        var merge: PatchMerge?
-        let plan = try locked {
+        try locked {
             if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
             var offsets = [0]
             for part in keyParts { offsets.append(offsets[offsets.count - 1] + part.count) }
@@ -204,8 +241,31 @@ extension LogStore {
                 }
                 count = end
             }
+            // A patched object is read at its base, whose place the patch names.
+            var patched: [(key: ObjectKey, location: RecordLocation)] = []
+            for item in found where item.length & RecordLocation.patchBit != 0 {
+                patched.append(
+                    (
+                        item.key,
+                        RecordLocation(
+                            entity: item.entity,
+                            offset: item.offset,
+                            packedLength: item.length
+                        )
+                    )
+                )
+            }
+            let patches =
+                patched.isEmpty
+                ? nil : try planPatches(of: patched, merge: installedPatchMerge, file: file, end: endOffset)
+            if let patches {
+                var nextPatch = 0
+                for index in found.indices where found[index].length & RecordLocation.patchBit != 0 {
+                    found[index] = patches.item(nextPatch, key: found[index].key)
+                    nextPatch += 1
+                }
+            }
             found.sort { $0.offset < $1.offset }
-            merge = installedPatchMerge
             return ReadPlan(
                 items: found,
                 range: found.indices,
@@ -213,11 +273,10 @@ extension LogStore {
                 end: endOffset,
                 layout: header.layout,
                 upgrade: activeUpgrade,
-                generation: header.generation
+                generation: header.generation,
+                patches: patches
             )
         }
-        let patched = plan.items.reduce(0) { $0 + ($1.length & RecordLocation.patchBit == 0 ? 0 : 1) }
-        return patched == 0 ? plan : try resolvingPatches(of: plan, count: patched, merge: merge)
     }
 
     /// Records to read, in file order, from one handle (see ``readPlan(keys:)``).
@@ -268,8 +327,8 @@ extension LogStore {
                 guard item.length & RecordLocation.patchBit != 0, let patches else {
                     return total + Int(item.length)
                 }
-                let partial = patches.byKey[item.key]?.count ?? 0
-                return total + Int(item.length & ~RecordLocation.patchBit) + partial
+                let partial = patches.list[Int(item.entity)].count
+                return total + Int(item.length & ~RecordLocation.patchBit) + Int(partial)
             }
         }
 
@@ -280,10 +339,10 @@ extension LogStore {
         /// of ``generation``), in the plan's order.
         package var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] {
             items.map { item in
-                guard item.length & RecordLocation.patchBit != 0,
-                    let patch = patches?.byKey[item.key]
-                else { return (item.key, item.offset) }
-                return (item.key, patch.offset)
+                guard item.length & RecordLocation.patchBit != 0, let patches else {
+                    return (item.key, item.offset)
+                }
+                return (item.key, patches.list[Int(item.entity)].offset)
             }
         }
 
@@ -291,8 +350,7 @@ extension LogStore {
         /// order.
         package var locations: [(key: ObjectKey, location: RecordLocation)] {
             items.map { item in
-                guard item.length & RecordLocation.patchBit != 0,
-                    let patch = patches?.byKey[item.key]
+                guard item.length & RecordLocation.patchBit != 0, let patch = patches?.list[Int(item.entity)]
                 else {
                     return (
                         item.key,
@@ -302,7 +360,7 @@ extension LogStore {
                 return (
                     item.key,
                     RecordLocation(
-                        entity: item.entity,
+                        entity: patch.entity,
                         offset: patch.offset,
                         length: patch.length,
                         isPatch: true
@@ -378,102 +436,88 @@ extension LogStore.ReadPlan {
 
 extension LogStore {
     /// The patches of a read plan: each patched object's patch record and partial value.
-    fileprivate final class PlanPatches: Sendable {
+    final class PlanPatches: Sendable {
+        /// Where a patch and its base are, its entity, and where its partial value is in
+        /// ``partials``.
+        struct Patch {
+            var offset: UInt64
+            var baseOffset: UInt64
+            var length: UInt32
+            var baseLength: UInt32
+            var entity: EntityTag
+            var start: UInt32
+            var count: UInt32
+        }
+
         /// The partial values, back to back.
         let partials: [UInt8]
-        /// Where each patched key's patch is, and its partial value in ``partials``.
-        let byKey: [ObjectKey: (offset: UInt64, length: UInt32, start: Int, count: Int)]
+        /// The patches, in the order they were asked for; a plan's item of a patched object
+        /// holds the index of its patch in place of its entity (its length has the patch bit).
+        let list: [Patch]
         /// The engine's merge, taken with the plan.
         let merge: PatchMerge?
 
-        init(
-            partials: [UInt8],
-            byKey: [ObjectKey: (offset: UInt64, length: UInt32, start: Int, count: Int)],
-            merge: PatchMerge?
-        ) {
+        init(partials: [UInt8], list: [Patch], merge: PatchMerge?) {
             self.partials = partials
-            self.byKey = byKey
+            self.list = list
             self.merge = merge
+        }
+
+        /// The plan's item of the patched object `key`, whose patch is `list[index]`: its base,
+        /// with the patch bit, and the patch's index.
+        @inline(__always)
+        func item(_ index: Int, key: ObjectKey) -> (UInt64, ObjectKey, UInt32, EntityTag) {
+            let patch = list[index]
+            return (patch.baseOffset, key, patch.baseLength | RecordLocation.patchBit, EntityTag(index))
         }
     }
 
-    /// `plan`, whose `count` items are patches (their lengths carry the patch bit), with each
-    /// patch read and checked and its item turned into its base's (the bit kept): the plan
-    /// then reads the bases in file order and merges each with its partial value.
+    /// The patches of the patched objects `patched` (keys and their patches' locations), each
+    /// read and checked, in the same order: where each patch and its base are, and its partial
+    /// value.
     ///
-    /// Reads the file without the store's lock (the caller may hold it).
-    private func resolvingPatches(
-        of plan: ReadPlan,
-        count: Int,
-        merge: PatchMerge?
-    ) throws -> ReadPlan {
-        var patchItems: [Item] = []
-        var others: [Item] = []
-        patchItems.reserveCapacity(count)
-        others.reserveCapacity(plan.count - count)
-        for item in plan.items {
-            if item.length & RecordLocation.patchBit != 0 {
-                patchItems.append(
-                    (item.offset, item.key, item.length & ~RecordLocation.patchBit, item.entity)
-                )
-            } else {
-                others.append(item)
-            }
+    /// Reads the file without taking the store's lock (the caller may hold it).
+    func planPatches(
+        of patched: [(key: ObjectKey, location: RecordLocation)],
+        merge: PatchMerge?,
+        file: any StoreFile,
+        end: UInt64
+    ) throws -> PlanPatches {
+        guard patched.count <= Int(UInt32.max) else {
+            throw StoreError(.tooLarge, "too many patched objects in one read", path: path)
         }
-        patchItems.sort { $0.offset < $1.offset }
+        // Read in file order; the entity field holds the index in `patched`.
+        var items: [Item] = patched.indices.map { index in
+            (patched[index].location.offset, patched[index].key, patched[index].location.length, EntityTag(index))
+        }
+        items.sort { $0.offset < $1.offset }
         var partials: [UInt8] = []
-        var byKey: [ObjectKey: (offset: UInt64, length: UInt32, start: Int, count: Int)] = [:]
-        byKey.reserveCapacity(count)
-        var bases: [Item] = []
-        bases.reserveCapacity(count)
+        var list = [PlanPatches.Patch](
+            repeating: PlanPatches.Patch(offset: 0, baseOffset: 0, length: 0, baseLength: 0, entity: 0, start: 0, count: 0),
+            count: patched.count
+        )
         let tables = CRC32.lookupTables
-        try forEachRecord(patchItems[...], file: plan.file, end: plan.end) { record, item in
-            let location = RecordLocation(
-                entity: item.entity,
-                offset: item.offset,
-                length: item.length,
-                isPatch: true
-            )
+        try forEachRecord(items[...], file: file, end: end) { record, item in
+            let index = Int(item.entity)
+            let location = patched[index].location
             let (frame, partial) = try checkedPatch(
                 record,
                 key: item.key,
                 location: location,
                 tables: tables
             )
-            byKey[item.key] = (item.offset, item.length, partials.count, partial.count)
-            partials.append(contentsOf: partial)
-            bases.append(
-                (frame.baseOffset, item.key, frame.baseLength | RecordLocation.patchBit, item.entity)
+            list[index] = PlanPatches.Patch(
+                offset: location.offset,
+                baseOffset: frame.baseOffset,
+                length: location.length,
+                baseLength: frame.baseLength,
+                entity: location.entity,
+                start: UInt32(truncatingIfNeeded: partials.count),
+                count: UInt32(partial.count)
             )
+            partials.append(contentsOf: partial)
         }
-        bases.sort { $0.offset < $1.offset }
-        // Both lists go forward window by window: merged, so does the plan.
-        let windowShift = options.bulkReadWindowShift
-        var items: [Item] = []
-        items.reserveCapacity(plan.count)
-        var (next, nextBase) = (0, 0)
-        while next < others.count || nextBase < bases.count {
-            if nextBase == bases.count
-                || (next < others.count
-                    && others[next].offset >> windowShift <= bases[nextBase].offset >> windowShift)
-            {
-                items.append(others[next])
-                next += 1
-            } else {
-                items.append(bases[nextBase])
-                nextBase += 1
-            }
-        }
-        return ReadPlan(
-            items: items,
-            range: items.indices,
-            file: plan.file,
-            end: plan.end,
-            layout: plan.layout,
-            upgrade: plan.upgrade,
-            generation: plan.generation,
-            patches: PlanPatches(partials: partials, byKey: byKey, merge: merge)
-        )
+        return PlanPatches(partials: partials, list: list, merge: merge)
     }
 
     /// Calls `body` with each object of `plan`, checking each record's checksum.
@@ -558,10 +602,9 @@ extension LogStore {
         upgrade: ActiveUpgrade?,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        guard let patches, let patch = patches.byKey[item.key] else {
-            preconditionFailure("a read plan's patched object has no patch")
-        }
-        guard frame.entity == item.entity else {
+        guard let patches else { preconditionFailure("a read plan's patched object has no patch") }
+        let patch = patches.list[Int(item.entity)]
+        guard frame.entity == patch.entity else {
             throw StoreError(
                 .corrupt,
                 "the base of the patch of object \(item.key) is a put of another entity",
@@ -577,22 +620,22 @@ extension LogStore {
                 offset: patch.offset
             )
         }
-        let merged = try patches.partials.withUnsafeBytes { partials in
+        let (start, end) = (Int(patch.start), Int(patch.start) + Int(patch.count))
+        try patches.partials.withUnsafeBytes { partials in
             try merge.merge(
-                item.entity,
+                patch.entity,
                 item.offset,
                 value,
                 patch.offset,
-                UnsafeRawBufferPointer(rebasing: partials[patch.start..<patch.start + patch.count])
-            )
-        }
-        try merged.withUnsafeBytes { merged in
-            guard let upgrade, patch.offset < upgrade.boundary else {
-                try body(item.key, item.entity, merged)
-                return
-            }
-            try upgrade.deliver(merged, entity: item.entity, offset: patch.offset) {
-                try body(item.key, item.entity, $0)
+                UnsafeRawBufferPointer(rebasing: partials[start..<end])
+            ) { merged in
+                guard let upgrade, patch.offset < upgrade.boundary else {
+                    try body(item.key, patch.entity, merged)
+                    return
+                }
+                try upgrade.deliver(merged, entity: patch.entity, offset: patch.offset) {
+                    try body(item.key, patch.entity, $0)
+                }
             }
         }
     }
@@ -607,25 +650,23 @@ extension LogStore {
         file: any StoreFile,
         end: UInt64
     ) throws -> [ObjectKey: (value: [UInt8], blobs: [BlobID])] {
-        let patched: [Item] = items.compactMap { key, location in
-            location.isPatch ? (location.offset, key, location.packedLength, location.entity) : nil
-        }
+        let patched = items.filter { $0.location.isPatch }
         guard !patched.isEmpty else { return [:] }
-        let plan = try resolvingPatches(
-            of: ReadPlan(
-                items: patched,
-                range: patched.indices,
-                file: file,
-                end: end,
-                layout: .compact,
-                upgrade: nil,
-                generation: 0
-            ),
-            count: patched.count,
-            merge: merge
+        let patches = try planPatches(of: patched, merge: merge, file: file, end: end)
+        var bases: [Item] = patched.indices.map { patches.item($0, key: patched[$0].key) }
+        bases.sort { $0.offset < $1.offset }
+        let plan = ReadPlan(
+            items: bases,
+            range: bases.indices,
+            file: file,
+            end: end,
+            layout: .compact,
+            upgrade: nil,
+            generation: 0,
+            patches: patches
         )
         var merged: [ObjectKey: (value: [UInt8], blobs: [BlobID])] = [:]
-        merged.reserveCapacity(patched.count)
+        merged.reserveCapacity(bases.count)
         try forEachRecord(plan.items, file: file, end: end) { record, item in
             let (frame, payload, contents) = try checkedPut(
                 record,

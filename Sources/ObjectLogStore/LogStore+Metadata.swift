@@ -73,6 +73,10 @@ extension LogStore {
 
     /// Whether every record of the transaction `commit` (at `commitOffset`) ends is intact:
     /// frames, bounds and checksums, as many as the commit counts, ending at the commit.
+    ///
+    /// The records are read a window of up to 1 MiB at a time and checked in memory (a read
+    /// for each record's frame and another for the rest made a batch update's transaction of
+    /// a tenth of a million small records take 200,000 reads).
     static func transactionIsIntact(
         file: any StoreFile,
         layout: RecordLayout,
@@ -81,18 +85,45 @@ extension LogStore {
     ) throws -> Bool {
         var offset = commit.firstRecordOffset
         var count: UInt32 = 0
+        var window: [UInt8] = []
+        var windowStart: UInt64 = 0
+        let tables = CRC32.lookupTables
+        // Makes `[offset, offset + length)` available in the window; false if the transaction
+        // or the file ends before.
+        func ensure(_ length: Int) throws -> Bool {
+            if offset >= windowStart, offset + UInt64(length) <= windowStart + UInt64(window.count) {
+                return true
+            }
+            let wanted = Int(min(UInt64(max(1 << 20, length)), commitOffset - offset))
+            window = try file.read(at: offset, count: wanted)
+            windowStart = offset
+            return window.count >= length
+        }
         while offset < commitOffset {
-            guard
-                case .success(let (frame, _)) = try readRecord(
-                    at: offset,
-                    file: file,
-                    path: "",
-                    layout: layout,
-                    limit: commitOffset
-                ),
-                frame.type != .commit
+            let remaining = commitOffset - offset
+            let head = Int(min(UInt64(layout.maximumAnyFrameLength), remaining))
+            guard try ensure(head) else { return false }
+            let at = Int(offset - windowStart)
+            let decoded = window.withUnsafeBytes {
+                RecordFrame.decode(UnsafeRawBufferPointer(rebasing: $0[at..<(at + head)]), layout: layout)
+            }
+            guard case .frame(let frame) = decoded, frame.type != .commit,
+                UInt64(frame.totalLength) <= remaining
             else { return false }
-            offset += UInt64(frame.totalLength)
+            let total = frame.totalLength
+            guard try ensure(total) else { return false }
+            let start = Int(offset - windowStart)
+            let intact = window.withUnsafeBytes { bytes in
+                checksumsMatch(
+                    frame.checksum,
+                    RecordFrame.checksum(
+                        of: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + total)]),
+                        tables: tables
+                    )
+                )
+            }
+            guard intact else { return false }
+            offset += UInt64(total)
             count += 1
         }
         return offset == commitOffset && count == commit.recordCount

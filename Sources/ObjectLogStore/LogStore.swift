@@ -110,6 +110,10 @@ public final class LogStore: @unchecked Sendable {
     var installedUpgrade: (generation: UInt64, active: ActiveUpgrade)?
     /// The engine's merge of patches into their bases (see ``PatchMerge``), if installed.
     var installedPatchMerge: PatchMerge?
+    /// The patches the last plan of every live object (of an entity, or of all) read, and the
+    /// state they were read in: the next such plan of an unchanged store takes them again
+    /// instead of reading every patch once more.
+    var livePatches: (generation: UInt64, end: UInt64, entity: EntityTag?, patches: PlanPatches)?
 
     /// The store file's path.
     public let path: String

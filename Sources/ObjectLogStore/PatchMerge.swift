@@ -14,17 +14,20 @@ import Foundation
 /// record at the patch's offset, translated by the installed ``PayloadUpgrade`` when that
 /// offset is below the upgrade boundary, and handed as it is to a compaction's rewrite.
 public struct PatchMerge: Sendable {
-    /// The value, in the layout of the record at `patchOffset`, of the object of entity
-    /// `entity` whose base put, at `baseOffset` in the current generation, holds `base` (in the
-    /// layout of the record there), and whose patch, at `patchOffset`, holds `partial`.
+    /// Calls `body` with the value, in the layout of the record at `patchOffset`, of the object
+    /// of entity `entity` whose base put, at `baseOffset` in the current generation, holds
+    /// `base` (in the layout of the record there), and whose patch, at `patchOffset`, holds
+    /// `partial`; the value is valid only during the call (a read of many patched objects
+    /// then allocates nothing for each).
     public typealias Merge =
         @Sendable (
             _ entity: EntityTag,
             _ baseOffset: UInt64,
             _ base: UnsafeRawBufferPointer,
             _ patchOffset: UInt64,
-            _ partial: UnsafeRawBufferPointer
-        ) throws -> [UInt8]
+            _ partial: UnsafeRawBufferPointer,
+            _ body: (UnsafeRawBufferPointer) throws -> Void
+        ) throws -> Void
 
     /// The merge.
     public var merge: Merge
@@ -32,6 +35,19 @@ public struct PatchMerge: Sendable {
     /// Creates a merge.
     public init(_ merge: @escaping Merge) {
         self.merge = merge
+    }
+
+    /// The merged value as an array (see ``Merge``).
+    func merged(
+        _ entity: EntityTag,
+        _ baseOffset: UInt64,
+        _ base: UnsafeRawBufferPointer,
+        _ patchOffset: UInt64,
+        _ partial: UnsafeRawBufferPointer
+    ) throws -> [UInt8] {
+        var merged: [UInt8] = []
+        try merge(entity, baseOffset, base, patchOffset, partial) { merged = Array($0) }
+        return merged
     }
 }
 
@@ -42,7 +58,10 @@ extension LogStore {
 
     /// Installs the engine's merge of patches (nil removes it).
     public func installPatchMerge(_ merge: PatchMerge?) {
-        locked { installedPatchMerge = merge }
+        locked {
+            installedPatchMerge = merge
+            livePatches = nil
+        }
     }
 
     /// The merged value and blobs of the object whose patch record `bytes` holds, at
@@ -81,7 +100,7 @@ extension LogStore {
                 )
             }
             let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
-            let merged = try merge.merge(
+            let merged = try merge.merged(
                 location.entity,
                 frame.baseOffset,
                 value,
@@ -100,8 +119,8 @@ extension LogStore {
         location: RecordLocation,
         tables: CRC32.Tables = CRC32.lookupTables
     ) throws -> (frame: RecordFrame, partial: UnsafeRawBufferPointer) {
-        guard case .frame(let frame) = RecordFrame.decode(bytes, layout: .compact),
-            frame.type == .patch, frame.totalLength == bytes.count, frame.key == key,
+        guard let frame = RecordFrame.decodeCompactPatch(bytes),
+            frame.totalLength == bytes.count, frame.key == key,
             frame.entity == location.entity
         else {
             throw StoreError(

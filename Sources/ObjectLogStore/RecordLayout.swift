@@ -309,12 +309,21 @@ package struct RecordFrame: Sendable {
 
     /// The base (offset and whole length) that the compact patch record at the start of
     /// `bytes` names; nil if they do not start with a well-formed patch frame.
-    ///
-    /// Straight from the bytes, without the general decoder: a commit checks the base of each
-    /// of a batch update's patches.
     @inline(__always)
     package static func patchBase(_ bytes: UnsafeRawBufferPointer) -> (offset: UInt64, length: UInt32)? {
-        guard bytes.count >= 6, bytes[4] == RecordType.patch.rawValue, let base = bytes.baseAddress
+        decodeCompactPatch(bytes).map { ($0.baseOffset, $0.baseLength) }
+    }
+
+    /// A well-formed compact patch frame, decoded straight from the bytes without building an
+    /// error description (as ``decodeCompactPut(_:)`` does for puts); nil for anything else,
+    /// which the general decoder then describes.
+    ///
+    /// A commit checks the base of each of a batch update's patches, and a read of many
+    /// patched objects decodes each patch.
+    @inline(__always)
+    package static func decodeCompactPatch(_ bytes: UnsafeRawBufferPointer) -> RecordFrame? {
+        guard bytes.count >= 6, bytes[4] == RecordType.patch.rawValue, bytes[5] == 0,
+            let base = bytes.baseAddress
         else { return nil }
         let count = bytes.count
         var position = 6
@@ -326,6 +335,7 @@ package struct RecordFrame: Sendable {
                 // Safe: position < count, the bytes' length.
                 let byte = base.load(fromByteOffset: position, as: UInt8.self)
                 position += 1
+                // The tenth byte of a 64-bit value may only carry its 64th bit.
                 if shift == 63 && byte > 1 { return nil }
                 value |= UInt64(byte & 0x7F) << shift
                 if byte & 0x80 == 0 { return value }
@@ -333,10 +343,23 @@ package struct RecordFrame: Sendable {
             }
             return nil
         }
-        guard varint(5) != nil, varint(10) != nil, let offset = varint(10), let length = varint(4),
-            length <= UInt64(UInt32.max)
+        let maximumPayload = UInt64(LogFormat.maximumPayloadLength)
+        guard let entity = varint(5), entity <= UInt64(UInt32.max), let key = varint(10),
+            let baseOffset = varint(10), let baseLength = varint(4),
+            baseLength <= maximumPayload + UInt64(RecordLayout.compact.maximumFrameLength),
+            let length = varint(4), length <= maximumPayload
         else { return nil }
-        return (offset, UInt32(length))
+        return RecordFrame(
+            checksum: UInt32(littleEndianBytesOf: bytes, at: 0),
+            type: .patch,
+            flags: 0,
+            entity: UInt32(entity),
+            key: key,
+            payloadLength: UInt32(length),
+            frameLength: position,
+            baseOffset: baseOffset,
+            baseLength: UInt32(baseLength)
+        )
     }
 
     /// The CRC-32 a record must carry: of all its bytes after the stored checksum.

@@ -8,8 +8,8 @@ import Testing
 /// the base's value, a 0xFF byte, then the partial value.
 @Suite("Patch records")
 struct PatchRecordTests {
-    static let merge = PatchMerge { _, _, base, _, partial in
-        Array(base) + [0xFF] + Array(partial)
+    static let merge = PatchMerge { _, _, base, _, partial, body in
+        try (Array(base) + [0xFF] + Array(partial)).withUnsafeBytes { try body($0) }
     }
 
     /// A store at `path` with the stand-in merge, and objects 1...10 of entity 1 whose values

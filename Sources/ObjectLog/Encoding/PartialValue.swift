@@ -33,28 +33,71 @@ enum PartialValue {
         _ partial: UnsafeRawBufferPointer,
         shapes: [ValueShape]
     ) throws(PayloadError) -> [UInt8] {
-        // The partial value's encodings, in index order.
-        var changes: [(index: Int, bytes: Range<Int>)] = []
+        var failure: PayloadError?
+        let merged = [UInt8](unsafeUninitializedCapacity: base.count + partial.count) {
+            buffer,
+            initialized in
+            initialized = 0
+            do {
+                initialized = try merge(
+                    base,
+                    partial,
+                    shapes: shapes,
+                    into: UnsafeMutableRawBufferPointer(buffer)
+                )
+            } catch let error as PayloadError {
+                failure = error
+            } catch {
+                failure = .malformed(offset: 0, "\(error)")
+            }
+        }
+        if let failure { throw failure }
+        return merged
+    }
+
+    /// Writes the merge of ``merge(_:_:shapes:)`` into `output`, which has room for
+    /// `base.count + partial.count` bytes (the merged value is never longer); returns the
+    /// bytes written.
+    ///
+    /// The partial value is checked whole first, then read again beside the base: no list of
+    /// its changes is kept (a read of many patched objects merges each).
+    static func merge(
+        _ base: UnsafeRawBufferPointer,
+        _ partial: UnsafeRawBufferPointer,
+        shapes: [ValueShape],
+        into output: UnsafeMutableRawBufferPointer
+    ) throws(PayloadError) -> Int {
+        precondition(output.count >= base.count + partial.count, "no room for a merged value")
         var reader = PayloadReader(partial)
         let count = try reader.readVarint()
         guard count > 0, count <= UInt64(shapes.count) else {
             throw PayloadError.malformed(offset: 0, "partial value count \(count)")
         }
-        changes.reserveCapacity(Int(count))
+        let changesStart = reader.offset
+        var previous = -1
         for _ in 0..<count {
             let at = reader.offset
             let index = try reader.readVarint()
-            guard index < UInt64(shapes.count), Int(index) > (changes.last?.index ?? -1) else {
+            guard index < UInt64(shapes.count), Int(index) > previous else {
                 throw PayloadError.malformed(offset: at, "partial value property index \(index)")
             }
-            let start = reader.offset
+            previous = Int(index)
             try shapes[Int(index)].skip(&reader)
-            changes.append((Int(index), start..<reader.offset))
         }
         guard reader.offset == partial.count else {
             throw PayloadError.malformed(offset: reader.offset, "bytes after a partial value")
         }
-        var output = PayloadWriter()
+        return try write(base, partial[changesStart...], shapes: shapes, into: output)
+    }
+
+    /// Writes `base` with the changes of `changes` (a checked partial value's list, after its
+    /// count) in place of its values into `output`; returns the bytes written.
+    private static func write(
+        _ base: UnsafeRawBufferPointer,
+        _ changes: Slice<UnsafeRawBufferPointer>,
+        shapes: [ValueShape],
+        into output: UnsafeMutableRawBufferPointer
+    ) throws(PayloadError) -> Int {
         var source = PayloadReader(base)
         let propertyCount = try source.readVarint()
         guard propertyCount == UInt64(shapes.count) else {
@@ -63,18 +106,27 @@ enum PartialValue {
                 "property count \(propertyCount) where the entity has \(shapes.count)"
             )
         }
-        output.write(varint: propertyCount)
-        var next = 0
+        var written = ByteWriter.storeVarint(propertyCount, at: 0, in: output)
+        func copy(_ bytes: Slice<UnsafeRawBufferPointer>) {
+            UnsafeMutableRawBufferPointer(rebasing: output[written..<(written + bytes.count)])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes))
+            written += bytes.count
+        }
+        let partial = UnsafeRawBufferPointer(rebasing: changes)
+        var reader = PayloadReader(partial)
+        var next = reader.offset < partial.count ? Int(try reader.readVarint()) : Int.max
         for (index, shape) in shapes.enumerated() {
             let start = source.offset
             try shape.skip(&source)
-            if next < changes.count, changes[next].index == index {
-                output.write(bytes: UnsafeRawBufferPointer(rebasing: partial[changes[next].bytes]))
-                next += 1
+            if index == next {
+                let from = reader.offset
+                try shape.skip(&reader)
+                copy(partial[from..<reader.offset])
+                next = reader.offset < partial.count ? Int(try reader.readVarint()) : Int.max
             } else {
-                output.write(bytes: UnsafeRawBufferPointer(rebasing: base[start..<source.offset]))
+                copy(base[start..<source.offset])
             }
         }
-        return output.bytes
+        return written
     }
 }

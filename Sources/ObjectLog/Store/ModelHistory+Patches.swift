@@ -27,7 +27,7 @@ extension ModelHistory {
             } : []
         // Weak: the store keeps the merge, which must not keep the store.
         let reference = StoreReference(store)
-        return PatchMerge { tag, baseOffset, base, patchOffset, partial in
+        return PatchMerge { tag, baseOffset, base, patchOffset, partial, body in
             let patchVersion = Self.version(writing: patchOffset, generation: generation, starts: starts)
             var baseVersion = Self.version(writing: baseOffset, generation: generation, starts: starts)
             guard patchVersion < shapes.count, let entityShapes = shapes[patchVersion][tag] else {
@@ -37,6 +37,11 @@ extension ModelHistory {
                         + "version does not have",
                     offset: patchOffset
                 )
+            }
+            guard baseVersion < patchVersion else {
+                // The common case: base and patch of one version.
+                try Self.merge(base, partial, shapes: entityShapes, at: patchOffset, body)
+                return
             }
             var bytes = Array(base)
             while baseVersion < patchVersion {
@@ -58,17 +63,35 @@ extension ModelHistory {
                 }
                 baseVersion += 1
             }
+            try bytes.withUnsafeBytes {
+                try Self.merge($0, partial, shapes: entityShapes, at: patchOffset, body)
+            }
+        }
+    }
+
+    /// Calls `body` with ``PartialValue/merge(_:_:shapes:into:)`` written into temporary
+    /// memory, a failure to merge described as damage of the patch at `offset` (what `body`
+    /// throws passes as it is).
+    private static func merge(
+        _ base: UnsafeRawBufferPointer,
+        _ partial: UnsafeRawBufferPointer,
+        shapes: [ValueShape],
+        at offset: UInt64,
+        _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try withUnsafeTemporaryAllocation(byteCount: base.count + partial.count, alignment: 8) {
+            buffer in
+            let written: Int
             do {
-                return try bytes.withUnsafeBytes { base throws(PayloadError) in
-                    try PartialValue.merge(base, partial, shapes: entityShapes)
-                }
+                written = try PartialValue.merge(base, partial, shapes: shapes, into: buffer)
             } catch {
                 throw StoreError(
                     .corrupt,
-                    "the patch at offset \(patchOffset) does not apply to its base: \(error)",
-                    offset: patchOffset
+                    "the patch at offset \(offset) does not apply to its base: \(error)",
+                    offset: offset
                 )
             }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[..<written]))
         }
     }
 }
