@@ -49,7 +49,9 @@ private func fuzzRecords(_ bytes: [UInt8]) {
     guard let (_, file) = memoryFile(bytes) else { return }
     // The same bytes as records of every layout (format 1's fixed frames, format 2's compact
     // ones, format 3's with patches, checked against the keys the scan has seen).
-    for (layout, allowsPatches) in [(RecordLayout.fixed, false), (.compact, false), (.compact, true)] {
+    for (layout, allowsPatches) in [
+        (RecordLayout.fixed, false), (.compact, false), (.compact, true),
+    ] {
         var scanner = LogScanner(
             file: file,
             path: "/f.olog",

@@ -249,7 +249,11 @@ package struct KeyDirectory {
         while true {
             let slot = slots[index]
             if slot.key == key {
-                return RecordLocation(entity: slot.entity, offset: slot.offset, packedLength: slot.length)
+                return RecordLocation(
+                    entity: slot.entity,
+                    offset: slot.offset,
+                    packedLength: slot.length
+                )
             }
             if slot.key == 0 { return nil }
             index = following(index)
@@ -505,7 +509,11 @@ package struct KeyDirectory {
                     length: location.packedLength,
                     entity: location.entity
                 )
-                return RecordLocation(entity: slot.entity, offset: slot.offset, packedLength: slot.length)
+                return RecordLocation(
+                    entity: slot.entity,
+                    offset: slot.offset,
+                    packedLength: slot.length
+                )
             }
             if slot.key == 0 {
                 slots[index] = Slot(
@@ -580,7 +588,11 @@ package struct KeyDirectory {
                 let slot = slots[index]
                 try body(
                     ObjectKey(index + 1),
-                    RecordLocation(entity: slot.entity, offset: slot.offset, packedLength: slot.length)
+                    RecordLocation(
+                        entity: slot.entity,
+                        offset: slot.offset,
+                        packedLength: slot.length
+                    )
                 )
             }
             return

@@ -82,7 +82,10 @@ package protocol LogScanVisitor {
     /// it where the visitor knows the state it applies to (its key not live, or its record not
     /// the patch's base), which makes it damage, or nil. `payload` is valid only during the
     /// call.
-    mutating func visitPatch(_ record: ScannedRecord, payload: UnsafeRawBufferPointer) throws
+    mutating func visitPatch(
+        _ record: ScannedRecord,
+        payload: UnsafeRawBufferPointer
+    ) throws
         -> String?
     /// The records visited since the previous commit form a committed transaction.
     mutating func commit(_ commit: ScannedCommit) throws

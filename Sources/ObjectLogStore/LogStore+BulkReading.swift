@@ -257,10 +257,17 @@ extension LogStore {
             }
             let patches =
                 patched.isEmpty
-                ? nil : try planPatches(of: patched, merge: installedPatchMerge, file: file, end: endOffset)
+                ? nil
+                : try planPatches(
+                    of: patched,
+                    merge: installedPatchMerge,
+                    file: file,
+                    end: endOffset
+                )
             if let patches {
                 var nextPatch = 0
-                for index in found.indices where found[index].length & RecordLocation.patchBit != 0 {
+                for index in found.indices where found[index].length & RecordLocation.patchBit != 0
+                {
                     found[index] = patches.item(nextPatch, key: found[index].key)
                     nextPatch += 1
                 }
@@ -350,11 +357,16 @@ extension LogStore {
         /// order.
         package var locations: [(key: ObjectKey, location: RecordLocation)] {
             items.map { item in
-                guard item.length & RecordLocation.patchBit != 0, let patch = patches?.list[Int(item.entity)]
+                guard item.length & RecordLocation.patchBit != 0,
+                    let patch = patches?.list[Int(item.entity)]
                 else {
                     return (
                         item.key,
-                        RecordLocation(entity: item.entity, offset: item.offset, length: item.length)
+                        RecordLocation(
+                            entity: item.entity,
+                            offset: item.offset,
+                            length: item.length
+                        )
                     )
                 }
                 return (
@@ -376,7 +388,9 @@ extension LogStore {
             at positions: Range<Int>,
             _ body: (ObjectKey, RecordLocation) -> Void
         ) {
-            for item in allItems[(range.lowerBound + positions.lowerBound)..<(range.lowerBound + positions.upperBound)] {
+            for item in allItems[
+                (range.lowerBound + positions.lowerBound)..<(range.lowerBound + positions.upperBound)
+            ] {
                 body(
                     item.key,
                     RecordLocation(
@@ -468,7 +482,9 @@ extension LogStore {
         @inline(__always)
         func item(_ index: Int, key: ObjectKey) -> (UInt64, ObjectKey, UInt32, EntityTag) {
             let patch = list[index]
-            return (patch.baseOffset, key, patch.baseLength | RecordLocation.patchBit, EntityTag(index))
+            return (
+                patch.baseOffset, key, patch.baseLength | RecordLocation.patchBit, EntityTag(index)
+            )
         }
     }
 
@@ -488,12 +504,23 @@ extension LogStore {
         }
         // Read in file order; the entity field holds the index in `patched`.
         var items: [Item] = patched.indices.map { index in
-            (patched[index].location.offset, patched[index].key, patched[index].location.length, EntityTag(index))
+            (
+                patched[index].location.offset, patched[index].key, patched[index].location.length,
+                EntityTag(index)
+            )
         }
         items.sort { $0.offset < $1.offset }
         var partials: [UInt8] = []
         var list = [PlanPatches.Patch](
-            repeating: PlanPatches.Patch(offset: 0, baseOffset: 0, length: 0, baseLength: 0, entity: 0, start: 0, count: 0),
+            repeating: PlanPatches.Patch(
+                offset: 0,
+                baseOffset: 0,
+                length: 0,
+                baseLength: 0,
+                entity: 0,
+                start: 0,
+                count: 0
+            ),
             count: patched.count
         )
         let tables = CRC32.lookupTables

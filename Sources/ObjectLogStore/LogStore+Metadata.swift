@@ -91,7 +91,8 @@ extension LogStore {
         // Makes `[offset, offset + length)` available in the window; false if the transaction
         // or the file ends before.
         func ensure(_ length: Int) throws -> Bool {
-            if offset >= windowStart, offset + UInt64(length) <= windowStart + UInt64(window.count) {
+            if offset >= windowStart, offset + UInt64(length) <= windowStart + UInt64(window.count)
+            {
                 return true
             }
             let wanted = Int(min(UInt64(max(1 << 20, length)), commitOffset - offset))
@@ -105,7 +106,10 @@ extension LogStore {
             guard try ensure(head) else { return false }
             let at = Int(offset - windowStart)
             let decoded = window.withUnsafeBytes {
-                RecordFrame.decode(UnsafeRawBufferPointer(rebasing: $0[at..<(at + head)]), layout: layout)
+                RecordFrame.decode(
+                    UnsafeRawBufferPointer(rebasing: $0[at..<(at + head)]),
+                    layout: layout
+                )
             }
             guard case .frame(let frame) = decoded, frame.type != .commit,
                 UInt64(frame.totalLength) <= remaining

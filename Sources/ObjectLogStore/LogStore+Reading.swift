@@ -226,7 +226,9 @@ extension LogStore {
             // batch update, and a bulk read takes those.
             let (file, merge, upgrade) = (self.file, installedPatchMerge, activeUpgrade)
             lock.unlock()
-            guard Int(location.length) <= layout.maximumAnyFrameLength + LogFormat.maximumPayloadLength
+            guard
+                Int(location.length) <= layout.maximumAnyFrameLength
+                    + LogFormat.maximumPayloadLength
             else {
                 throw StoreError(
                     .corrupt,

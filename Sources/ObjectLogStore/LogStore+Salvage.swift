@@ -192,10 +192,11 @@ extension LogStore {
         }
     }
 
-    /// Installs the engine's translation of records in an older layout before they are copied
-    /// into a later generation, where they would pass for current ones; refuses to copy them
-    /// without one.
-    /// Patched objects are copied as puts of their merged values, through the engine's merge.
+    /// Installs the engine's translation of records in an older layout, and its merge of
+    /// patches, before the records are copied.
+    ///
+    /// In a later generation older records would pass for current ones: they are refused
+    /// without the translation. Patched objects are copied as puts of their merged values.
     private func prepareCopy(
         _ upgrade: ((LogStore) throws -> PayloadUpgrade?)?,
         _ merge: ((LogStore) throws -> PatchMerge?)?

@@ -219,7 +219,8 @@ extension LogStore {
                         writer.append(
                             contentsOf: UnsafeRawBufferPointer(
                                 rebasing: records[
-                                    change.recordStart..<change.recordStart + Int(change.recordLength)
+                                    change.recordStart..<change.recordStart
+                                        + Int(change.recordLength)
                                 ]
                             )
                         )
@@ -444,9 +445,10 @@ extension LogStore {
 }
 
 extension LogStore {
-    /// Refuses a transaction with a patch whose base is not its key's record as of the last
-    /// commit: a put, the one the patch names, of a key no earlier change of the transaction
-    /// touched (FORMAT.md, section 4). The caller holds `lock`.
+    /// Refuses a transaction with a patch whose base is not its key's record.
+    ///
+    /// The base must be the key's record as of the last commit, a put, of a key no earlier
+    /// change of the transaction touched (FORMAT.md, section 4). The caller holds `lock`.
     fileprivate func checkPatches(of transaction: Transaction) throws {
         var touched = TouchedKeys(below: nextKey, changes: transaction.count, live: live.count)
         let distance = Self.prefetchDistance
@@ -459,7 +461,9 @@ extension LogStore {
                     guard entries[index].isPatch else { continue }
                     // The slot of a key a few patches ahead is asked for now (a tenth of a
                     // million objects' slots are cache misses).
-                    if index &+ distance < entries.count { live.prefetch(entries[index &+ distance].key) }
+                    if index &+ distance < entries.count {
+                        live.prefetch(entries[index &+ distance].key)
+                    }
                     let base = Transaction.patchBase(of: entries[index], in: records)
                     guard touched[key] == nil, let current = live[key], !current.isPatch,
                         current.offset == base.offset, current.length == base.length,

@@ -310,7 +310,9 @@ package struct RecordFrame: Sendable {
     /// The base (offset and whole length) that the compact patch record at the start of
     /// `bytes` names; nil if they do not start with a well-formed patch frame.
     @inline(__always)
-    package static func patchBase(_ bytes: UnsafeRawBufferPointer) -> (offset: UInt64, length: UInt32)? {
+    package static func patchBase(
+        _ bytes: UnsafeRawBufferPointer
+    ) -> (offset: UInt64, length: UInt32)? {
         decodeCompactPatch(bytes).map { ($0.baseOffset, $0.baseLength) }
     }
 

@@ -135,7 +135,8 @@ extension SalvageReport {
                 }
                 defer { offset += UInt64(frame.totalLength) }
                 if !intact {
-                    let isObject = frame.type == .put || frame.type == .patch || frame.type == .delete
+                    let isObject =
+                        frame.type == .put || frame.type == .patch || frame.type == .delete
                     records.append(
                         LostRecord(
                             kind: .unreadable,

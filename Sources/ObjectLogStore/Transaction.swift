@@ -329,6 +329,9 @@ public struct Transaction: Sendable {
     /// in a store whose format holds patches (``LogStore/allowsPatches``).
     ///
     /// - Parameters:
+    ///   - key: The object's key.
+    ///   - entity: The object's entity tag.
+    ///   - base: Where the put the patch changes is.
     ///   - value: The engine's partial value (FORMAT.md, section 10); it refers to no blobs.
     package mutating func patch(
         key: ObjectKey,

@@ -19,7 +19,9 @@ struct PatchRecordTests {
         store.installPatchMerge(merge)
         var transaction = Transaction()
         let keys = store.allocateKeys(10)
-        for key in keys { transaction.put(key: key, entity: 1, payload: [UInt8(key)], isInsert: true) }
+        for key in keys {
+            transaction.put(key: key, entity: 1, payload: [UInt8(key)], isInsert: true)
+        }
         try store.commit(transaction)
         return store
     }
@@ -63,7 +65,9 @@ struct PatchRecordTests {
         return values
     }
 
-    @Test("every read path merges a patched object, before and after a reopen with and without the index")
+    @Test(
+        "every read path merges a patched object, before and after a reopen with and without the index"
+    )
     func readsMerge() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("p.olog")
@@ -93,11 +97,15 @@ struct PatchRecordTests {
         let store = try Self.storeWithObjects(at: directory.file("p.olog"))
         try Self.patch([3, 7], in: store)
         let plan = try store.readPlan(keys: [1, 3, 7, 9])
-        let locations = Dictionary(uniqueKeysWithValues: plan.locations.map { ($0.key, $0.location) })
+        let locations = Dictionary(
+            uniqueKeysWithValues: plan.locations.map { ($0.key, $0.location) }
+        )
         #expect(locations[3] == store.location(of: 3))
         #expect(locations[3]?.isPatch == true)
         #expect(locations[1] == store.location(of: 1))
-        let offsets = Dictionary(uniqueKeysWithValues: plan.keysAndOffsets.map { ($0.key, $0.offset) })
+        let offsets = Dictionary(
+            uniqueKeysWithValues: plan.keysAndOffsets.map { ($0.key, $0.offset) }
+        )
         #expect(offsets[7] == store.location(of: 7)?.offset)
         #expect(plan.objects(patched: true).keys.sorted() == [3, 7])
         #expect(plan.objects(patched: false).keys.sorted() == [1, 9])
@@ -144,12 +152,16 @@ struct PatchRecordTests {
         let partial: [UInt8] = [7]
         // A base the key has left behind.
         try refused { transaction in
-            partial.withUnsafeBytes { transaction.patch(key: 1, entity: 1, base: oldBase, value: $0) }
+            partial.withUnsafeBytes {
+                transaction.patch(key: 1, entity: 1, base: oldBase, value: $0)
+            }
         }
         // A key whose record is a patch.
         let patched = try #require(store.location(of: 2))
         try refused { transaction in
-            partial.withUnsafeBytes { transaction.patch(key: 2, entity: 1, base: patched, value: $0) }
+            partial.withUnsafeBytes {
+                transaction.patch(key: 2, entity: 1, base: patched, value: $0)
+            }
         }
         // A key this transaction changed before.
         let base = try #require(store.location(of: 3))
@@ -211,12 +223,19 @@ struct PatchRecordTests {
         let before = try #require(store.location(of: 4)).offset
         let bound = try #require(store.location(of: 1)).offset
         try store.compact()
-        for key in store.liveKeys(entity: nil) { #expect(store.location(of: key)?.isPatch == false) }
+        for key in store.liveKeys(entity: nil) {
+            #expect(store.location(of: key)?.isPatch == false)
+        }
         for values in try Self.values(store) { #expect(values == Self.expected) }
         // Positions keep their order: the patch's old offset maps where its put went.
         let generation = store.generation - 1
-        #expect(store.translateOffset(before, from: generation, exact: true) == store.location(of: 4)?.offset)
-        let translatedBound = try #require(store.translateOffset(bound, from: generation, exact: true))
+        #expect(
+            store.translateOffset(before, from: generation, exact: true)
+                == store.location(of: 4)?.offset
+        )
+        let translatedBound = try #require(
+            store.translateOffset(bound, from: generation, exact: true)
+        )
         #expect(try #require(store.location(of: 10)).offset < translatedBound)
         try store.close()
         var options = StoreOptions()
@@ -248,7 +267,12 @@ struct PatchRecordTests {
 
     /// Appends to the closed store at `path` a transaction of `records` (whole records, framed)
     /// numbered `number`, as a writer would frame it.
-    static func appendTransaction(_ records: [[UInt8]], number: UInt64, nextKey: UInt64, to path: String) {
+    static func appendTransaction(
+        _ records: [[UInt8]],
+        number: UInt64,
+        nextKey: UInt64,
+        to path: String
+    ) {
         var bytes = readBytes(path)
         let start = UInt64(bytes.count)
         var writer = ByteWriter()
@@ -278,7 +302,12 @@ struct PatchRecordTests {
 
     /// A whole patch record.
     static func patchRecord(key: ObjectKey, base: RecordLocation, value: [UInt8]) -> [UInt8] {
-        let length = RecordLayout.patchLength(key: key, entity: base.entity, base: base, valueCount: value.count)
+        let length = RecordLayout.patchLength(
+            key: key,
+            entity: base.entity,
+            base: base,
+            valueCount: value.count
+        )
         var record = [UInt8](repeating: 0, count: length)
         record.withUnsafeMutableBytes { record in
             value.withUnsafeBytes {

@@ -235,7 +235,12 @@ extension ManagedObjectContext {
         let transaction: Transaction
         do {
             if groups.isEmpty, store.allowsPatches {
-                transaction = try patchUpdate(plan, splice, growth: growth, replacements: replacements)
+                transaction = try patchUpdate(
+                    plan,
+                    splice,
+                    growth: growth,
+                    replacements: replacements
+                )
             } else if groups.isEmpty,
                 let parallel = try spliceInParallel(plan, splice, growth: growth)
             {
@@ -426,7 +431,10 @@ extension ManagedObjectContext {
             statistics.parallelBatchUpdates += 1
             let cuts = (0...parts).map { direct.count * $0 / parts }
             let rooms = (0..<parts).map { part in
-                (changes: cuts[part + 1] - cuts[part], recordBytes: (cuts[part + 1] - cuts[part]) * most)
+                (
+                    changes: cuts[part + 1] - cuts[part],
+                    recordBytes: (cuts[part + 1] - cuts[part]) * most
+                )
             }
             // The rooms hold every patch: a part never outgrows its room.
             transaction =
@@ -447,7 +455,12 @@ extension ManagedObjectContext {
             transaction.reserveCapacity(changes: direct.count, valueBytes: direct.count * most)
             partial.withUnsafeBytes { partial in
                 direct.forEachLocation(at: 0..<direct.count) { key, location in
-                    transaction.patch(key: key, entity: location.entity, base: location, value: partial)
+                    transaction.patch(
+                        key: key,
+                        entity: location.entity,
+                        base: location,
+                        value: partial
+                    )
                 }
             }
         }

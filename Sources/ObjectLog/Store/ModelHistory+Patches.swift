@@ -28,8 +28,16 @@ extension ModelHistory {
         // Weak: the store keeps the merge, which must not keep the store.
         let reference = StoreReference(store)
         return PatchMerge { tag, baseOffset, base, patchOffset, partial, body in
-            let patchVersion = Self.version(writing: patchOffset, generation: generation, starts: starts)
-            var baseVersion = Self.version(writing: baseOffset, generation: generation, starts: starts)
+            let patchVersion = Self.version(
+                writing: patchOffset,
+                generation: generation,
+                starts: starts
+            )
+            var baseVersion = Self.version(
+                writing: baseOffset,
+                generation: generation,
+                starts: starts
+            )
             guard patchVersion < shapes.count, let entityShapes = shapes[patchVersion][tag] else {
                 throw StoreError(
                     .corrupt,

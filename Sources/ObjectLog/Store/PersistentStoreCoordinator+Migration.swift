@@ -28,7 +28,9 @@ extension PersistentStoreCoordinator {
                 )
             }
             guard !readOnly else { return model }
-            store.installReading(of: try record(model.schema, history: .empty, in: store, path: path))
+            store.installReading(
+                of: try record(model.schema, history: .empty, in: store, path: path)
+            )
             return model
         }
         guard let stored = history.current else { return model }
