@@ -40,8 +40,18 @@ struct PayloadFormatTests {
         snapshot.state = Data([0xAA, 0xBB, 0xCC])
         snapshot.configuration = configuration
         try context.save()
-        let record = try #require(try container.coordinator.store.readObject(snapshot.objectID.key))
+        let store = container.coordinator.store
+        let record = try #require(try store.readObject(snapshot.objectID.key))
         #expect(record.payload == [0x03, 0x18, 0x00, 0x03, 0xAA, 0xBB, 0xCC, 0x02])
+
+        // The documented patch: a batch update that sets the step to 13.
+        #expect(PartialValue.encode([0: [0x1A]]) == [0x01, 0x00, 0x1A])
+        _ = try context.execute(
+            BatchUpdateRequest<DocSnapshot>(predicate: nil, updates: [.set(\.step, to: 13)])
+        )
+        #expect(store.location(of: snapshot.objectID.key)?.isPatch == true)
+        let patched = try #require(try store.readObject(snapshot.objectID.key))
+        #expect(patched.payload == [0x03, 0x1A, 0x00, 0x03, 0xAA, 0xBB, 0xCC, 0x02])
     }
 
     @Test("varints, zigzag and fixed-width values use the documented bytes")
