@@ -403,8 +403,16 @@ package struct KeyDirectory {
     /// Adds a key known not to be in the directory yet (an index checkpoint's keys, which are
     /// checked to be strictly ascending), skipping the lookup of an existing entry.
     package mutating func insertUnique(_ key: ObjectKey, _ location: RecordLocation) {
-        if dense != nil, makeDenseUniqueAndRoomy(for: key) {
-            setDense(location, forKey: key)
+        insertUnique(key, PackedLocation(location))
+    }
+
+    /// ``insertUnique(_:_:)`` of a location as the directory keeps it.
+    package mutating func insertUnique(_ key: ObjectKey, _ location: PackedLocation) {
+        // (`dense` is read after the call, which may replace it.)
+        if dense != nil, makeDenseUniqueAndRoomy(for: key), let dense {
+            (dense.slots + Int(key - 1)).pointee = location
+            if key > highestKey { highestKey = key }
+            count += 1
             return
         }
         makeUniqueAndRoomy()
@@ -412,7 +420,7 @@ package struct KeyDirectory {
             Slot(
                 key: key,
                 offset: location.offset,
-                length: location.packedLength,
+                length: location.length,
                 entity: location.entity
             )
         )
