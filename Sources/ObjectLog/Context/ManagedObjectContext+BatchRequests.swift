@@ -467,6 +467,9 @@ extension ManagedObjectContext {
         let repatched = plan.objects(patched: true)
         guard repatched.count > 0 else { return transaction }
         if let parallel = try spliceInParallel(repatched, splice, growth: growth) {
+            // (Appending copies every record: with no patch to go with them, they are the
+            // transaction.)
+            if transaction.isEmpty { return parallel }
             transaction.append(putsOf: parallel)
         } else {
             var serial = Transaction()

@@ -90,6 +90,81 @@ enum PartialValue {
         return try write(base, partial[changesStart...], shapes: shapes, into: output)
     }
 
+    /// ``merge(_:_:shapes:into:)`` straight from the bytes where `skips` (the shapes' compiled
+    /// skips) can move past every value at once, through the payload reader otherwise (which
+    /// then also says what is wrong): the merge of every patched object a read meets.
+    static func merge(
+        _ base: UnsafeRawBufferPointer,
+        _ partial: UnsafeRawBufferPointer,
+        shapes: [ValueShape],
+        skips: [CompiledSkip],
+        into output: UnsafeMutableRawBufferPointer
+    ) throws(PayloadError) -> Int {
+        if let written = quickMerge(base, partial, skips: skips, into: output) { return written }
+        return try merge(base, partial, shapes: shapes, into: output)
+    }
+
+    /// The merge straight from the bytes; nil where a value cannot be moved past at once or
+    /// anything is not as ``merge(_:_:shapes:into:)`` requires (which then says what).
+    @inline(__always)
+    private static func quickMerge(
+        _ base: UnsafeRawBufferPointer,
+        _ partial: UnsafeRawBufferPointer,
+        skips: [CompiledSkip],
+        into output: UnsafeMutableRawBufferPointer
+    ) -> Int? {
+        guard let source = base.baseAddress, let changes = partial.baseAddress,
+            let target = output.baseAddress, output.count >= base.count + partial.count
+        else { return nil }
+        let (baseEnd, partialEnd) = (base.count, partial.count)
+        var (at, from) = (0, 0)
+        guard let count = PayloadReader.varint(changes, partialEnd, &from), count > 0,
+            let propertyCount = PayloadReader.varint(source, baseEnd, &at),
+            propertyCount == UInt64(skips.count), count <= propertyCount
+        else { return nil }
+        var written = ByteWriter.storeVarint(propertyCount, at: 0, in: output)
+        var left = count
+        // The next change's property index (past the last property when none is left).
+        var next = Int.max
+        func readIndex() -> Bool {
+            guard left > 0 else {
+                next = Int.max
+                return true
+            }
+            left -= 1
+            let previous = next == Int.max ? -1 : next
+            guard let index = PayloadReader.varint(changes, partialEnd, &from),
+                index < propertyCount, Int(index) > previous
+            else { return false }
+            next = Int(index)
+            return true
+        }
+        next = -1
+        guard readIndex() else { return nil }
+        return skips.withUnsafeBufferPointer { skips -> Int? in
+            for index in skips.indices {
+                let start = at
+                guard skips[index].skip(source, baseEnd, &at) else { return nil }
+                if index == next {
+                    let valueStart = from
+                    guard skips[index].skip(changes, partialEnd, &from) else { return nil }
+                    (target + written).copyMemory(
+                        from: changes + valueStart,
+                        byteCount: from - valueStart
+                    )
+                    written += from - valueStart
+                    guard readIndex() else { return nil }
+                } else {
+                    (target + written).copyMemory(from: source + start, byteCount: at - start)
+                    written += at - start
+                }
+            }
+            // Every change used, and nothing after the partial value's last.
+            guard next == Int.max, from == partialEnd else { return nil }
+            return written
+        }
+    }
+
     /// Writes `base` with the changes of `changes` (a checked partial value's list, after its
     /// count) in place of its values into `output`; returns the bytes written.
     private static func write(

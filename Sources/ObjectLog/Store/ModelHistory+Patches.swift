@@ -13,9 +13,11 @@ extension ModelHistory {
         let generation = store.generation
         let starts = self.starts
         // Per version, the property shapes of each entity tag.
-        let shapes: [[EntityTag: [ValueShape]]] = versions.map { version in
+        let shapes: [[EntityTag: MergeLayout]] = versions.map { version in
             Dictionary(
-                version.schema.entities.map { ($0.tag, $0.properties.map(ValueShape.init)) },
+                version.schema.entities.map {
+                    ($0.tag, MergeLayout(shapes: $0.properties.map(ValueShape.init)))
+                },
                 uniquingKeysWith: { first, _ in first }
             )
         }
@@ -48,7 +50,7 @@ extension ModelHistory {
             }
             guard baseVersion < patchVersion else {
                 // The common case: base and patch of one version.
-                try Self.merge(base, partial, shapes: entityShapes, at: patchOffset, body)
+                try Self.merge(base, partial, layout: entityShapes, at: patchOffset, body)
                 return
             }
             var bytes = Array(base)
@@ -72,7 +74,7 @@ extension ModelHistory {
                 baseVersion += 1
             }
             try bytes.withUnsafeBytes {
-                try Self.merge($0, partial, shapes: entityShapes, at: patchOffset, body)
+                try Self.merge($0, partial, layout: entityShapes, at: patchOffset, body)
             }
         }
     }
@@ -83,7 +85,7 @@ extension ModelHistory {
     private static func merge(
         _ base: UnsafeRawBufferPointer,
         _ partial: UnsafeRawBufferPointer,
-        shapes: [ValueShape],
+        layout: MergeLayout,
         at offset: UInt64,
         _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
@@ -91,7 +93,13 @@ extension ModelHistory {
             buffer in
             let written: Int
             do {
-                written = try PartialValue.merge(base, partial, shapes: shapes, into: buffer)
+                written = try PartialValue.merge(
+                    base,
+                    partial,
+                    shapes: layout.shapes,
+                    skips: layout.skips,
+                    into: buffer
+                )
             } catch {
                 throw StoreError(
                     .corrupt,
@@ -101,6 +109,18 @@ extension ModelHistory {
             }
             try body(UnsafeRawBufferPointer(rebasing: buffer[..<written]))
         }
+    }
+}
+
+/// An entity's property shapes in one model version, and their compiled skips, for merging
+/// patches (a class: a dictionary lookup hands it over with one retain).
+final class MergeLayout: Sendable {
+    let shapes: [ValueShape]
+    let skips: [CompiledSkip]
+
+    init(shapes: [ValueShape]) {
+        self.shapes = shapes
+        skips = shapes.map(CompiledSkip.init)
     }
 }
 
