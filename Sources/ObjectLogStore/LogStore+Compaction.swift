@@ -434,8 +434,9 @@ extension LogStore {
             for item in items where rewrites == nil {
                 let offset = item.location.offset
                 let total = Int(item.location.length)
+                let newStart = buffer.count
+                let blobs: [BlobID]
                 if item.location.isPatch, let object = merged[item.key] {
-                    let newStart = buffer.count
                     try object.value.withUnsafeBytes { value in
                         try Self.appendMerged(
                             value,
@@ -448,52 +449,38 @@ extension LogStore {
                             into: &buffer
                         )
                     }
-                    referenced.formUnion(object.blobs)
-                    let newOffset = position + UInt64(newStart)
-                    if mappingOffsets {
-                        oldOffsets.append(offset)
-                        newOffsets.append(newOffset)
+                    blobs = object.blobs
+                } else {
+                    if !(offset >= windowStart
+                        && offset + UInt64(total) <= windowStart + UInt64(windowCount))
+                    {
+                        try readWindow(at: offset, holding: total)
                     }
-                    newLive.updateValue(
-                        RecordLocation(
-                            entity: item.location.entity,
-                            offset: newOffset,
-                            length: UInt32(buffer.count - newStart)
-                        ),
-                        forKey: item.key
-                    )
-                    recordBytes += UInt64(buffer.count - newStart)
-                    copied += 1
-                    continue
-                }
-                if !(offset >= windowStart
-                    && offset + UInt64(total) <= windowStart + UInt64(windowCount))
-                {
-                    try readWindow(at: offset, holding: total)
-                }
-                let at = Int(offset - windowStart)
-                let newStart = buffer.count
-                let blobs: [BlobID] = try window.withUnsafeBytes { bytes in
-                    let record = UnsafeRawBufferPointer(rebasing: bytes[at..<(at + total)])
-                    let (frame, payload, contents) = try checkedPut(
-                        record,
-                        key: item.key,
-                        offset: offset,
-                        layout: sourceLayout
-                    )
-                    let blobs = contents.blobs(in: payload)
-                    try Self.appendCopy(
-                        of: record,
-                        frame: frame,
-                        value: UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...]),
-                        blobs: blobs,
-                        offset: offset,
-                        from: sourceLayout,
-                        to: layout,
-                        upgrade: upgrade,
-                        into: &buffer
-                    )
-                    return blobs
+                    let at = Int(offset - windowStart)
+                    blobs = try window.withUnsafeBytes { bytes in
+                        let record = UnsafeRawBufferPointer(rebasing: bytes[at..<(at + total)])
+                        let (frame, payload, contents) = try checkedPut(
+                            record,
+                            key: item.key,
+                            offset: offset,
+                            layout: sourceLayout
+                        )
+                        let blobs = contents.blobs(in: payload)
+                        try Self.appendCopy(
+                            of: record,
+                            frame: frame,
+                            value: UnsafeRawBufferPointer(
+                                rebasing: payload[contents.valueStart...]
+                            ),
+                            blobs: blobs,
+                            offset: offset,
+                            from: sourceLayout,
+                            to: layout,
+                            upgrade: upgrade,
+                            into: &buffer
+                        )
+                        return blobs
+                    }
                 }
                 referenced.formUnion(blobs)
                 let newLength = buffer.count - newStart

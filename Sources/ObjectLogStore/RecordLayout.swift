@@ -257,6 +257,36 @@ package struct RecordFrame: Sendable {
         return frame
     }
 
+    /// The varint of at most `maximumLength` bytes at `position` of the `count` bytes at
+    /// `base`, moving `position` past it; nil if it runs past them or is too long (the tenth
+    /// byte of a 64-bit value may only carry its 64th bit).
+    @inline(__always)
+    private static func frameVarint(
+        _ base: UnsafeRawPointer,
+        _ count: Int,
+        _ position: inout Int,
+        _ maximumLength: Int
+    ) -> UInt64? {
+        guard position < count else { return nil }
+        // Safe: position < count, the bytes' length (checked for every byte read).
+        let first = base.load(fromByteOffset: position, as: UInt8.self)
+        position += 1
+        // Most fields (an entity tag, a small record's length) take one byte.
+        if first < 0x80 { return UInt64(first) }
+        var value = UInt64(first & 0x7F)
+        var shift: UInt64 = 7
+        for _ in 1..<maximumLength {
+            guard position < count else { return nil }
+            let byte = base.load(fromByteOffset: position, as: UInt8.self)
+            position += 1
+            if shift == 63 && byte > 1 { return nil }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+        }
+        return nil
+    }
+
     /// A well-formed compact put frame, decoded without building an error description.
     ///
     /// Nil for anything else: the general path then says exactly what is wrong. Scans and
@@ -266,27 +296,8 @@ package struct RecordFrame: Sendable {
         guard bytes.count >= 6, let base = bytes.baseAddress else { return nil }
         let count = bytes.count
         var position = 6
-        // The next varint of at most `maximumLength` bytes, or nil.
         @inline(__always) func varint(_ maximumLength: Int) -> UInt64? {
-            guard position < count else { return nil }
-            // Safe: position < count, the bytes' length (checked for every byte read).
-            let first = base.load(fromByteOffset: position, as: UInt8.self)
-            position += 1
-            // Most fields (an entity tag, a small record's length) take one byte.
-            if first < 0x80 { return UInt64(first) }
-            var value = UInt64(first & 0x7F)
-            var shift: UInt64 = 7
-            for _ in 1..<maximumLength {
-                guard position < count else { return nil }
-                let byte = base.load(fromByteOffset: position, as: UInt8.self)
-                position += 1
-                // The tenth byte of a key may only carry its 64th bit.
-                if shift == 63 && byte > 1 { return nil }
-                value |= UInt64(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { return value }
-                shift += 7
-            }
-            return nil
+            frameVarint(base, count, &position, maximumLength)
         }
         guard let entity = varint(5), let key = varint(10), let length = varint(4) else {
             return nil
@@ -330,20 +341,7 @@ package struct RecordFrame: Sendable {
         let count = bytes.count
         var position = 6
         @inline(__always) func varint(_ maximumLength: Int) -> UInt64? {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            for _ in 0..<maximumLength {
-                guard position < count else { return nil }
-                // Safe: position < count, the bytes' length.
-                let byte = base.load(fromByteOffset: position, as: UInt8.self)
-                position += 1
-                // The tenth byte of a 64-bit value may only carry its 64th bit.
-                if shift == 63 && byte > 1 { return nil }
-                value |= UInt64(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { return value }
-                shift += 7
-            }
-            return nil
+            frameVarint(base, count, &position, maximumLength)
         }
         let maximumPayload = UInt64(LogFormat.maximumPayloadLength)
         guard let entity = varint(5), entity <= UInt64(UInt32.max), let key = varint(10),
