@@ -2,7 +2,7 @@ import Foundation
 import ObjectLogStore
 
 extension ModelHistory {
-    /// The merge of patch records into their bases (see ``PatchMerge``) for the store's current
+    /// The merge of patch records into their bases (see `PatchMerge`) for the store's current
     /// file generation.
     ///
     /// A patch is read in the version that wrote it: its base, if an earlier version wrote it,
