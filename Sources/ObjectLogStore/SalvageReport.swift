@@ -1,7 +1,7 @@
 /// What a salvage of a damaged store dropped: each damaged transaction, and the object
 /// versions and metadata it held.
 ///
-/// A salvage (``StoreOptions/salvage``, ``LogStore/salvage(path:to:upgrade:)``, `objectlog recover` and
+/// A salvage (``StoreOptions/salvage``, ``LogStore/salvage(path:to:upgrade:merge:)``, `objectlog recover` and
 /// `objectlog repair`) keeps every intact committed transaction and drops each damaged one
 /// whole, so the state it gives is the state without those transactions: an object a dropped
 /// transaction changed has its version from the last intact transaction before it (or from a
