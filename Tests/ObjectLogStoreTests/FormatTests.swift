@@ -100,6 +100,44 @@ struct FormatTests {
         #expect(live?["1"]?["value"] as? String == "776f726c64")  // "world"
     }
 
+    @Test("the committed version 3.0 fixture reads as FORMAT.md describes it")
+    func fixtureV3() throws {
+        let directory = TemporaryDirectory()
+        let path = try copyFixture("v3.0.olog", to: directory)
+        let store = try openReadOnly(path)
+        #expect(store.formatVersion == "3.0")
+        #expect(store.transactionCount == 2)
+        #expect(store.metadata == ["author": .string("Ada")])
+        #expect(store.liveKeys(entity: nil) == [1])
+        let location = try #require(store.location(of: 1))
+        #expect(location == RecordLocation(entity: 1, offset: 1024, length: 13, isPatch: true))
+        // The log layer hands the base and the partial value to the engine's merge.
+        let seen = LockedValue<[[UInt8]]>([])
+        store.installPatchMerge(
+            PatchMerge { entity, baseOffset, base, patchOffset, partial, body in
+                seen.withLock {
+                    $0 = [
+                        [UInt8(entity)], [UInt8(baseOffset >> 8)], Array(base),
+                        [UInt8(patchOffset >> 8)], Array(partial),
+                    ]
+                }
+                try body(base)
+            }
+        )
+        #expect(try store.readObject(1)?.payload == Array("hello".utf8))
+        #expect(seen.withLock { $0 } == [[1], [2], Array("hello".utf8), [4], [0x21]])
+        let inspection = try StoreInspection(path: path)
+        #expect(inspection.transactions.map(\.updated) == [0, 1])
+        #expect(inspection.transactions.map(\.deleted) == [0, 1])
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        // The patch's frame: type 6, flags 0, entity 1, key 1, base offset 512, base length 14, L = 1.
+        #expect(Array(bytes[1028..<1037]) == [6, 0, 1, 1, 0x80, 0x04, 14, 1, 0x21])
+        let json = try independentRead(path)
+        let live = json["live"] as? [String: [String: Any]]
+        #expect(live?["1"]?["baseValue"] as? String == "68656c6c6f")  // "hello"
+        #expect(live?["1"]?["partial"] as? String == "21")
+    }
+
     @Test("a version 1.0 store stays 1.0 when written to, and compaction upgrades it to 3.0")
     func upgradeByCompaction() throws {
         let directory = TemporaryDirectory()
