@@ -410,4 +410,53 @@ struct PatchRecordTests {
         #expect(live["5"]?["partial"] as? String == "a5")
         #expect(live["4"]?["value"] == nil)
     }
+
+    @Test(
+        "a patch record in a version 2.0 file, or naming a base that does not lie before it, is damage"
+    )
+    func patchFramesOutOfPlace() throws {
+        for kind in ["version 2", "base after"] {
+            let directory = TemporaryDirectory()
+            let path = directory.file("p.olog")
+            let base: RecordLocation
+            let number: UInt64
+            let nextKey: UInt64
+            if kind == "version 2" {
+                let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                    .appendingPathComponent("Fixtures/v2.0.olog")
+                try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+                let store = try LogStore.open(path: path)
+                base = try #require(store.location(of: 1))
+                (number, nextKey) = (store.transactionCount, store.allocateKeys(1).upperBound)
+                try store.close()
+            } else {
+                let store = try Self.storeWithObjects(at: path)
+                var location = try #require(store.location(of: 1))
+                // A base where the file ends: after the patch.
+                location.offset = store.fileBytes
+                base = location
+                (number, nextKey) = (store.transactionCount, store.allocateKeys(1).upperBound)
+                try store.close()
+            }
+            Self.appendTransaction(
+                [Self.patchRecord(key: 1, base: base, value: [0xEE])],
+                number: number + 1,
+                nextKey: nextKey,
+                to: path
+            )
+            // A later intact transaction makes it corruption, not a torn tail.
+            Self.appendTransaction([], number: number + 2, nextKey: nextKey, to: path)
+            let error = #expect(throws: StoreError.self, "\(kind)") {
+                try LogStore.open(path: path)
+            }
+            #expect(error?.code == .corrupt, "\(kind)")
+            let expected = kind == "version 2" ? "format version 1 or 2" : "does not lie before it"
+            #expect(
+                error?.message.contains(expected) == true,
+                "\(kind): \(String(describing: error))"
+            )
+            let json = try independentRead(path)
+            #expect(json["damage"] as? [String: Any] != nil, "\(kind)")
+        }
+    }
 }
