@@ -91,9 +91,23 @@ extension LogStore {
             var starts = [Int](repeating: 0, count: buckets + 1)
             var total = 0
             var patchedCount = 0
+            // The patches the last such plan read serve again if the directory lists the same
+            // patched keys in the same order (a hash table's order can change with no commit:
+            // a failed flush puts old locations back).
+            var cached: PlanPatches?
+            if let last = livePatches, last.generation == header.generation,
+                last.end == endOffset, last.entity == entity
+            {
+                cached = last.patches
+            }
             live.forEachEntry { key, location in
                 if entity == nil || location.entity == entity {
                     if location.isPatch {
+                        if let list = cached?.list,
+                            patchedCount >= list.count || list[patchedCount].key != key
+                        {
+                            cached = nil
+                        }
                         patchedCount += 1
                     } else {
                         starts[Int(location.offset >> windowShift) + 1] += 1
@@ -103,10 +117,8 @@ extension LogStore {
             }
             var patches: PlanPatches?
             if patchedCount > 0 {
-                if let cached = livePatches, cached.generation == header.generation,
-                    cached.end == endOffset, cached.entity == entity
-                {
-                    patches = cached.patches
+                if let cached, cached.list.count == patchedCount {
+                    patches = cached
                 } else {
                     var patched: [(key: ObjectKey, location: RecordLocation)] = []
                     patched.reserveCapacity(patchedCount)
@@ -451,9 +463,10 @@ extension LogStore.ReadPlan {
 extension LogStore {
     /// The patches of a read plan: each patched object's patch record and partial value.
     final class PlanPatches: Sendable {
-        /// Where a patch and its base are, its entity, and where its partial value is in
-        /// ``partials``.
+        /// A patch's key, where it and its base are, its entity, and where its partial value
+        /// is in ``partials``.
         struct Patch {
+            var key: ObjectKey
             var offset: UInt64
             var baseOffset: UInt64
             var length: UInt32
@@ -482,6 +495,7 @@ extension LogStore {
         @inline(__always)
         func item(_ index: Int, key: ObjectKey) -> (UInt64, ObjectKey, UInt32, EntityTag) {
             let patch = list[index]
+            assert(patch.key == key, "a plan's patch taken for another key")
             return (
                 patch.baseOffset, key, patch.baseLength | RecordLocation.patchBit, EntityTag(index)
             )
@@ -513,6 +527,7 @@ extension LogStore {
         var partials: [UInt8] = []
         var list = [PlanPatches.Patch](
             repeating: PlanPatches.Patch(
+                key: 0,
                 offset: 0,
                 baseOffset: 0,
                 length: 0,
@@ -534,6 +549,7 @@ extension LogStore {
                 tables: tables
             )
             list[index] = PlanPatches.Patch(
+                key: item.key,
                 offset: location.offset,
                 baseOffset: frame.baseOffset,
                 length: location.length,

@@ -459,4 +459,48 @@ struct PatchRecordTests {
             #expect(json["damage"] as? [String: Any] != nil, "\(kind)")
         }
     }
+
+    @Test("a key directory that is a hash table reads patched objects alike, scan after scan")
+    func hashDirectory() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("p.olog")
+        let store = try LogStore.open(path: path)
+        store.installPatchMerge(Self.merge)
+        var insert = Transaction()
+        let keys = store.allocateKeys(5_000)
+        for key in keys {
+            insert.put(key: key, entity: 1, payload: [UInt8(key % 251)], isInsert: true)
+        }
+        try store.commit(insert)
+        // Fewer than one key in eight left live: the directory becomes a hash table.
+        var deletes = Transaction()
+        for key in keys where key % 10 != 0 { deletes.delete(key: key, entity: 1) }
+        try store.commit(deletes)
+        let live = store.liveKeys(entity: nil)
+        #expect(live.count == 500)
+        #expect(store.locked { !store.live.isDense })
+        let patched = live.filter { $0 % 20 == 0 }
+        var transaction = Transaction()
+        for key in patched {
+            let base = try #require(store.location(of: key))
+            [UInt8(key % 7)].withUnsafeBytes {
+                transaction.patch(key: key, entity: 1, base: base, value: $0)
+            }
+        }
+        try store.commit(transaction)
+        var expected: [ObjectKey: [UInt8]] = [:]
+        for key in live {
+            expected[key] =
+                key % 20 == 0 ? [UInt8(key % 251), 0xFF, UInt8(key % 7)] : [UInt8(key % 251)]
+        }
+        // Twice: the second scan takes the patches the first read.
+        for _ in 0..<2 {
+            for values in try Self.values(store) { #expect(values == expected) }
+        }
+        try store.close()
+        let reopened = try LogStore.open(path: path)
+        reopened.installPatchMerge(Self.merge)
+        for values in try Self.values(reopened) { #expect(values == expected) }
+        try reopened.close()
+    }
 }
