@@ -116,6 +116,10 @@ extension LogStore {
                 }
             }
             var patches: PlanPatches?
+            // (A store without patches, compacted say, keeps none in memory.)
+            if patchedCount == 0, entity == nil || livePatches?.entity == entity {
+                livePatches = nil
+            }
             if patchedCount > 0 {
                 if let cached, cached.list.count == patchedCount {
                     patches = cached
