@@ -423,8 +423,8 @@ extension ManagedObjectContext {
             base: RecordLocation(entity: 0, offset: largest.offset, length: largest.length),
             valueCount: partial.count
         )
-        var transaction: Transaction
         let parts = tuning.parts(for: direct.count)
+        var built: Transaction?
         if direct.count >= max(tuning.parallelBatchThreshold, 2), parts > 1,
             ProcessInfo.processInfo.activeProcessorCount >= 2
         {
@@ -436,20 +436,24 @@ extension ManagedObjectContext {
                     recordBytes: (cuts[part + 1] - cuts[part]) * most
                 )
             }
-            // The rooms hold every patch: a part never outgrows its room.
-            transaction =
-                try Transaction.buildingInParallel(rooms: rooms) { part, writer in
-                    partial.withUnsafeBytes { partial in
-                        direct.forEachLocation(at: cuts[part]..<cuts[part + 1]) { key, location in
-                            writer.patch(
-                                key: key,
-                                entity: location.entity,
-                                base: location,
-                                value: partial
-                            )
-                        }
+            // The rooms hold every patch, so no part outgrows its room (were one to, the
+            // patches are framed again on this thread).
+            built = try Transaction.buildingInParallel(rooms: rooms) { part, writer in
+                partial.withUnsafeBytes { partial in
+                    direct.forEachLocation(at: cuts[part]..<cuts[part + 1]) { key, location in
+                        writer.patch(
+                            key: key,
+                            entity: location.entity,
+                            base: location,
+                            value: partial
+                        )
                     }
-                } ?? Transaction()
+                }
+            }
+        }
+        var transaction: Transaction
+        if let built {
+            transaction = built
         } else {
             transaction = Transaction()
             transaction.reserveCapacity(changes: direct.count, valueBytes: direct.count * most)
