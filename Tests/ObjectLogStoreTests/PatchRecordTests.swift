@@ -503,4 +503,43 @@ struct PatchRecordTests {
         for values in try Self.values(reopened) { #expect(values == expected) }
         try reopened.close()
     }
+
+    @Test("a salvage drops a patch whose base a dropped transaction wrote, and keeps what follows")
+    func salvageDropsOrphanedPatch() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("p.olog")
+        let store = try Self.storeWithObjects(at: path)
+        let original = try #require(store.location(of: 1))
+        var update = Transaction()
+        update.put(key: 1, entity: 1, payload: [41], isInsert: false)
+        try store.commit(update)
+        let base = try #require(store.location(of: 1))
+        try Self.patch([1], in: store)
+        var later = Transaction()
+        later.put(key: 3, entity: 1, payload: [43], isInsert: false)
+        try store.commit(later)
+        try store.close()
+        // Damage the put the patch names: its transaction is dropped, and with it the patch's.
+        var bytes = readBytes(path)
+        bytes[Int(base.offset) + Int(base.length) - 1] ^= 0xFF
+        writeBytes(bytes, to: path)
+        // A replay of the whole log finds the damage (an open through the index would find it
+        // when the object is read).
+        var replaying = StoreOptions()
+        replaying.usesIndex = false
+        #expect(throws: StoreError.self) { try LogStore.open(path: path, options: replaying) }
+        var options = StoreOptions()
+        options.salvage = true
+        let salvaged = try LogStore.open(path: path, options: options)
+        salvaged.installPatchMerge(Self.merge)
+        #expect(try salvaged.readObject(1)?.payload == [1])
+        #expect(salvaged.location(of: 1)?.isPatch == false)
+        #expect(try salvaged.readObject(3)?.payload == [43])
+        #expect(salvaged.salvageReport?.isEmpty == false)
+        try salvaged.close()
+        let inspection = try StoreInspection(path: path)
+        #expect(inspection.liveObjects[1] == original)
+        let json = try independentRead(path)
+        #expect((json["live"] as? [String: [String: Any]])?["1"]?["value"] as? String == "01")
+    }
 }
