@@ -43,6 +43,7 @@ extension LogStore {
                         try transactionIsIntact(
                             file: file,
                             layout: layout,
+                            allowsPatches: header.allowsPatches,
                             commit: commit,
                             commitOffset: end - UInt64(layout.commitRecordLength)
                         )
@@ -52,6 +53,7 @@ extension LogStore {
                             let metadata = try readCommittedMetadata(
                                 file: file,
                                 layout: layout,
+                                allowsPatches: header.allowsPatches,
                                 scanner: scanner,
                                 offset: commit.metadataOffset,
                                 limit: end
@@ -80,6 +82,7 @@ extension LogStore {
     static func transactionIsIntact(
         file: any StoreFile,
         layout: RecordLayout,
+        allowsPatches: Bool,
         commit: CommitPayload,
         commitOffset: UInt64
     ) throws -> Bool {
@@ -111,8 +114,9 @@ extension LogStore {
                     layout: layout
                 )
             }
+            // A patch in a file of format 1 or 2 is damage, as the scan calls it.
             guard case .frame(let frame) = decoded, frame.type != .commit,
-                UInt64(frame.totalLength) <= remaining
+                frame.type != .patch || allowsPatches, UInt64(frame.totalLength) <= remaining
             else { return false }
             let total = frame.totalLength
             guard try ensure(total) else { return false }
@@ -138,6 +142,7 @@ extension LogStore {
     private static func readCommittedMetadata(
         file: any StoreFile,
         layout: RecordLayout,
+        allowsPatches: Bool,
         scanner: LogScanner,
         offset: UInt64,
         limit: UInt64
@@ -161,6 +166,7 @@ extension LogStore {
                     try transactionIsIntact(
                         file: file,
                         layout: layout,
+                        allowsPatches: allowsPatches,
                         commit: commit,
                         commitOffset: position
                     )
@@ -217,6 +223,7 @@ extension LogStore {
         path: String,
         fileSize: UInt64,
         layout: RecordLayout,
+        allowsPatches: Bool,
         end: UInt64
     ) throws {
         // Only its commit records are read: patches or not makes no difference.
@@ -238,6 +245,7 @@ extension LogStore {
             try !transactionIsIntact(
                 file: file,
                 layout: layout,
+                allowsPatches: allowsPatches,
                 commit: commit,
                 commitOffset: commitOffset
             )

@@ -218,6 +218,7 @@ public final class LogStore: @unchecked Sendable {
                     path: path,
                     fileSize: fileSize,
                     layout: header.layout,
+                    allowsPatches: header.allowsPatches,
                     end: start
                 )
             }
