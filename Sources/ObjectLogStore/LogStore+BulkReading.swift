@@ -652,21 +652,9 @@ extension LogStore {
         guard let patches else { preconditionFailure("a read plan's patched object has no patch") }
         let patch = patches.list[Int(item.entity)]
         guard frame.entity == patch.entity else {
-            throw StoreError(
-                .corrupt,
-                "the base of the patch of object \(item.key) is a put of another entity",
-                path: path,
-                offset: item.offset
-            )
+            throw baseOfAnotherEntity(item.key, at: item.offset)
         }
-        guard let merge = patches.merge else {
-            throw StoreError(
-                .invalidArgument,
-                "object \(item.key) is stored as a patch, which only the object engine can read",
-                path: path,
-                offset: patch.offset
-            )
-        }
+        guard let merge = patches.merge else { throw patchNeedsEngine(item.key, at: patch.offset) }
         let (start, end) = (Int(patch.start), Int(patch.start) + Int(patch.count))
         try patches.partials.withUnsafeBytes { partials in
             try merge.merge(

@@ -779,86 +779,106 @@ extension LogStore {
         for slot in slots {
             let item = items[start + slot]
             let offset = item.location.offset
+            let blobs: [BlobID]
             if item.location.isPatch, let object = merged[item.key] {
                 // A patched object: its merged value, in its patch's layout, as if stored so.
-                rewritten.key = item.key
-                rewritten.entity = item.location.entity
-                rewritten.isInsert = false
-                rewritten.blobs = object.blobs
-                rewritten.puts = 0
-                let isRewritten = try object.value.withUnsafeBytes {
-                    try rewrite(item.key, item.location.entity, offset, $0, &rewritten)
-                }
-                guard rewritten.puts == (isRewritten ? 1 : 0) else {
-                    throw StoreError(
-                        .invalidArgument,
-                        "the rewrite of object #\(item.key) returned \(isRewritten) after "
-                            + "putting \(rewritten.puts) values",
-                        path: path
-                    )
-                }
-                if !isRewritten {
-                    try object.value.withUnsafeBytes {
+                try object.value.withUnsafeBytes { value in
+                    try rewriteOne(
+                        key: item.key,
+                        entity: item.location.entity,
+                        isInsert: false,
+                        blobs: object.blobs,
+                        value: value,
+                        offset: offset,
+                        rewrite: rewrite,
+                        into: &rewritten
+                    ) { output in
                         try Self.appendMerged(
-                            $0,
+                            value,
                             key: item.key,
                             entity: item.location.entity,
                             blobs: object.blobs,
                             offset: offset,
                             layout: newLayout,
                             upgrade: upgrade,
-                            into: &rewritten.output
+                            into: &output
                         )
                     }
                 }
-                if !object.blobs.isEmpty { referenced.append(contentsOf: object.blobs) }
-                ends[slot] = rewritten.output.count
-                continue
-            }
-            let at = Int(offset - windowStart)
-            let record = UnsafeRawBufferPointer(
-                rebasing: window[at..<(at + Int(item.location.length))]
-            )
-            let (frame, payload, contents) = try checkedPut(
-                record,
-                key: item.key,
-                offset: offset,
-                layout: layout
-            )
-            let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
-            let recordBlobs = contents.blobs(in: payload)
-            rewritten.key = frame.key
-            rewritten.entity = frame.entity
-            rewritten.isInsert = frame.flags & PutFlags.insert != 0
-            rewritten.blobs = recordBlobs
-            rewritten.puts = 0
-            let isRewritten = try rewrite(frame.key, frame.entity, offset, value, &rewritten)
-            guard rewritten.puts == (isRewritten ? 1 : 0) else {
-                throw StoreError(
-                    .invalidArgument,
-                    "the rewrite of object #\(frame.key) returned \(isRewritten) after putting "
-                        + "\(rewritten.puts) values",
-                    path: path
+                blobs = object.blobs
+            } else {
+                let at = Int(offset - windowStart)
+                let record = UnsafeRawBufferPointer(
+                    rebasing: window[at..<(at + Int(item.location.length))]
                 )
-            }
-            if !isRewritten {
-                try Self.appendCopy(
-                    of: record,
-                    frame: frame,
-                    value: value,
-                    blobs: recordBlobs,
+                let (frame, payload, contents) = try checkedPut(
+                    record,
+                    key: item.key,
                     offset: offset,
-                    from: layout,
-                    to: newLayout,
-                    upgrade: upgrade,
-                    into: &rewritten.output
+                    layout: layout
                 )
+                let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+                blobs = contents.blobs(in: payload)
+                try rewriteOne(
+                    key: frame.key,
+                    entity: frame.entity,
+                    isInsert: frame.flags & PutFlags.insert != 0,
+                    blobs: blobs,
+                    value: value,
+                    offset: offset,
+                    rewrite: rewrite,
+                    into: &rewritten
+                ) { output in
+                    try Self.appendCopy(
+                        of: record,
+                        frame: frame,
+                        value: value,
+                        blobs: blobs,
+                        offset: offset,
+                        from: layout,
+                        to: newLayout,
+                        upgrade: upgrade,
+                        into: &output
+                    )
+                }
             }
             // (Appending no blobs to an array with no room yet still costs a new buffer.)
-            if !recordBlobs.isEmpty { referenced.append(contentsOf: recordBlobs) }
+            if !blobs.isEmpty { referenced.append(contentsOf: blobs) }
             ends[slot] = rewritten.output.count
         }
         framed = rewritten.output
+    }
+
+    /// Offers one object's value, stored at `offset`, to `rewrite`, which frames its new value
+    /// into `rewritten`; where the rewrite declines, `copy` frames the object as compaction
+    /// would.
+    @inline(__always)
+    private func rewriteOne(
+        key: ObjectKey,
+        entity: EntityTag,
+        isInsert: Bool,
+        blobs: [BlobID],
+        value: UnsafeRawBufferPointer,
+        offset: UInt64,
+        rewrite: RecordRewrite,
+        into rewritten: inout RewrittenRecord,
+        copy: (inout ByteWriter) throws -> Void
+    ) throws {
+        rewritten.key = key
+        rewritten.entity = entity
+        rewritten.isInsert = isInsert
+        rewritten.blobs = blobs
+        rewritten.puts = 0
+        let isRewritten = try rewrite(key, entity, offset, value, &rewritten)
+        guard rewritten.puts == (isRewritten ? 1 : 0) else {
+            throw StoreError(
+                .invalidArgument,
+                "the rewrite of object #\(key) returned \(isRewritten) after putting "
+                    + "\(rewritten.puts) values",
+                path: path
+            )
+        }
+        if !isRewritten { try copy(&rewritten.output) }
     }
 
     /// Salvages a damaged store: writes what precedes the damage (the live objects and metadata

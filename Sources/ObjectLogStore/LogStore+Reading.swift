@@ -142,18 +142,15 @@ extension LogStore {
         }
         guard let (location, file, layout, upgrade) = found else { return nil }
         if location.isPatch {
-            let merge = locked { installedPatchMerge }
-            let record = try file.read(at: location.offset, count: Int(location.length))
-            let (value, blobs) = try record.withUnsafeBytes {
-                try resolvePatch($0, key: key, location: location, file: file, merge: merge)
-            }
-            guard let upgrade, location.offset < upgrade.boundary else { return (value, blobs) }
-            let current = try value.withUnsafeBytes {
-                try upgrade.deliver($0, entity: location.entity, offset: location.offset) {
-                    Array($0)
-                }
-            }
-            return (current, blobs)
+            var object: (payload: [UInt8], blobs: [BlobID]) = ([], [])
+            try withPatchedObject(
+                key,
+                at: location,
+                file: file,
+                merge: locked { installedPatchMerge },
+                upgrade: upgrade
+            ) { object = (Array($0), $1) }
+            return object
         }
         let (frame, record) = try Self.readRecord(
             at: location.offset,
@@ -226,29 +223,8 @@ extension LogStore {
             // batch update, and a bulk read takes those.
             let (file, merge, upgrade) = (self.file, installedPatchMerge, activeUpgrade)
             lock.unlock()
-            guard
-                Int(location.length) <= layout.maximumAnyFrameLength
-                    + LogFormat.maximumPayloadLength
-            else {
-                throw StoreError(
-                    .corrupt,
-                    "the keydir's record for object \(key) is longer than any record",
-                    path: path,
-                    offset: location.offset
-                )
-            }
-            let record = try file.read(at: location.offset, count: Int(location.length))
-            let (value, blobs) = try record.withUnsafeBytes {
-                try resolvePatch($0, key: key, location: location, file: file, merge: merge)
-            }
-            try value.withUnsafeBytes { value in
-                guard let upgrade, location.offset < upgrade.boundary else {
-                    try body(value, blobs, location, generation)
-                    return
-                }
-                try upgrade.deliver(value, entity: location.entity, offset: location.offset) {
-                    try body($0, blobs, location, generation)
-                }
+            try withPatchedObject(key, at: location, file: file, merge: merge, upgrade: upgrade) {
+                try body($0, $1, location, generation)
             }
             return true
         }

@@ -37,18 +37,6 @@ public struct PatchMerge: Sendable {
         self.merge = merge
     }
 
-    /// The merged value as an array (see ``Merge``).
-    func merged(
-        _ entity: EntityTag,
-        _ baseOffset: UInt64,
-        _ base: UnsafeRawBufferPointer,
-        _ patchOffset: UInt64,
-        _ partial: UnsafeRawBufferPointer
-    ) throws -> [UInt8] {
-        var merged: [UInt8] = []
-        try merge(entity, baseOffset, base, patchOffset, partial) { merged = Array($0) }
-        return merged
-    }
 }
 
 extension LogStore {
@@ -64,51 +52,79 @@ extension LogStore {
         }
     }
 
-    /// The merged value and blobs of the object whose patch record `bytes` holds, at
-    /// `location`: the patch is checked (frame, key, entity, checksum), its base read from
-    /// `file` and checked as a put of the same key and entity, and the two merged.
-    func resolvePatch(
-        _ bytes: UnsafeRawBufferPointer,
-        key: ObjectKey,
-        location: RecordLocation,
+    /// Reads the patch record of the object `key` at `location` and the base it names, checks
+    /// both (frames, key, entity, checksums), and calls `body` with the merged value (translated
+    /// when older than `upgrade`'s boundary) and the base's blobs.
+    ///
+    /// For reads of one object: `readObject(_:)` and `withObject(_:_:)`. Reads the file without
+    /// the store's lock.
+    func withPatchedObject(
+        _ key: ObjectKey,
+        at location: RecordLocation,
         file: any StoreFile,
-        merge: PatchMerge?
-    ) throws -> (value: [UInt8], blobs: [BlobID]) {
-        let (frame, partial) = try checkedPatch(bytes, key: key, location: location)
-        guard let merge else {
+        merge: PatchMerge?,
+        upgrade: ActiveUpgrade?,
+        _ body: (_ value: UnsafeRawBufferPointer, _ blobs: [BlobID]) throws -> Void
+    ) throws {
+        // A length from a damaged index must not become a giant allocation.
+        let longest = RecordLayout.compact.maximumAnyFrameLength + LogFormat.maximumPayloadLength
+        guard Int(location.length) <= longest else {
             throw StoreError(
-                .invalidArgument,
-                "object \(key) is stored as a patch, which only the object engine can read",
+                .corrupt,
+                "the keydir's record for object \(key) is longer than any record",
                 path: path,
                 offset: location.offset
             )
         }
-        let base = try readBase(of: frame, key: key, at: location.offset, file: file)
-        return try base.withUnsafeBytes { base in
-            let (baseFrame, payload, contents) = try checkedPut(
-                base,
-                key: key,
-                offset: frame.baseOffset,
-                layout: .compact
-            )
-            guard baseFrame.entity == location.entity else {
-                throw StoreError(
-                    .corrupt,
-                    "the base of the patch of object \(key) is a put of another entity",
-                    path: path,
-                    offset: frame.baseOffset
+        let record = try file.read(at: location.offset, count: Int(location.length))
+        try record.withUnsafeBytes { record in
+            let (frame, partial) = try checkedPatch(record, key: key, location: location)
+            guard let merge else { throw patchNeedsEngine(key, at: location.offset) }
+            let base = try readBase(of: frame, key: key, at: location.offset, file: file)
+            try base.withUnsafeBytes { base in
+                let (baseFrame, payload, contents) = try checkedPut(
+                    base,
+                    key: key,
+                    offset: frame.baseOffset,
+                    layout: .compact
                 )
+                guard baseFrame.entity == location.entity else {
+                    throw baseOfAnotherEntity(key, at: frame.baseOffset)
+                }
+                let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+                let blobs = contents.blobCount == 0 ? [] : contents.blobs(in: payload)
+                try merge.merge(location.entity, frame.baseOffset, value, location.offset, partial)
+                { merged in
+                    guard let upgrade, location.offset < upgrade.boundary else {
+                        try body(merged, blobs)
+                        return
+                    }
+                    try upgrade.deliver(merged, entity: location.entity, offset: location.offset) {
+                        try body($0, blobs)
+                    }
+                }
             }
-            let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
-            let merged = try merge.merged(
-                location.entity,
-                frame.baseOffset,
-                value,
-                location.offset,
-                partial
-            )
-            return (merged, contents.blobCount == 0 ? [] : contents.blobs(in: payload))
         }
+    }
+
+    /// The error for a patched object read without the engine's merge.
+    func patchNeedsEngine(_ key: ObjectKey, at offset: UInt64) -> StoreError {
+        StoreError(
+            .invalidArgument,
+            "object \(key) is stored as a patch, which only the object engine can read",
+            path: path,
+            offset: offset
+        )
+    }
+
+    /// The error for a patch whose base is a put of another entity than the patch's.
+    func baseOfAnotherEntity(_ key: ObjectKey, at offset: UInt64) -> StoreError {
+        StoreError(
+            .corrupt,
+            "the base of the patch of object \(key) is a put of another entity",
+            path: path,
+            offset: offset
+        )
     }
 
     /// The frame and partial value of the patch record of `key` that `bytes` hold, after

@@ -318,15 +318,6 @@ package struct RecordFrame: Sendable {
         )
     }
 
-    /// The base (offset and whole length) that the compact patch record at the start of
-    /// `bytes` names; nil if they do not start with a well-formed patch frame.
-    @inline(__always)
-    package static func patchBase(
-        _ bytes: UnsafeRawBufferPointer
-    ) -> (offset: UInt64, length: UInt32)? {
-        decodeCompactPatch(bytes).map { ($0.baseOffset, $0.baseLength) }
-    }
-
     /// A well-formed compact patch frame, decoded straight from the bytes without building an
     /// error description (as ``decodeCompactPut(_:)`` does for puts); nil for anything else,
     /// which the general decoder then describes.

@@ -188,15 +188,11 @@ extension Transaction {
             )
             (entries.baseAddress! + entryCount).initialize(
                 to: Entry(
-                    key: key,
-                    recordStart: recordBase + start,
-                    recordLength: UInt32(clamping: length),
-                    valueCount: UInt32(clamping: value.count),
+                    patch: key,
                     entity: entity,
-                    isInsert: false,
-                    isDelete: false,
-                    hasBlobs: false,
-                    isPatch: true
+                    recordStart: recordBase + start,
+                    length: length,
+                    valueCount: value.count
                 )
             )
             entryCount += 1

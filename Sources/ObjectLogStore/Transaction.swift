@@ -134,6 +134,28 @@ public struct Transaction: Sendable {
             flags = (isInsert ? 1 : 0) | (isDelete ? 2 : 0) | (hasBlobs ? 4 : 0) | (isPatch ? 8 : 0)
         }
 
+        /// The entry of a patch of `key` whose record, `length` bytes from `recordStart`, ends
+        /// with a partial value of `valueCount` bytes.
+        init(
+            patch key: ObjectKey,
+            entity: EntityTag,
+            recordStart: Int,
+            length: Int,
+            valueCount: Int
+        ) {
+            self.init(
+                key: key,
+                recordStart: recordStart,
+                recordLength: UInt32(clamping: length),
+                valueCount: UInt32(clamping: valueCount),
+                entity: entity,
+                isInsert: false,
+                isDelete: false,
+                hasBlobs: false,
+                isPatch: true
+            )
+        }
+
         package var isInsert: Bool { flags & 1 != 0 }
         package var isDelete: Bool { flags & 2 != 0 }
         /// Whether the record is a patch (its value a partial value).
@@ -360,15 +382,11 @@ public struct Transaction: Sendable {
         hasPatch = true
         entries.append(
             Entry(
-                key: key,
-                recordStart: start,
-                recordLength: UInt32(clamping: length),
-                valueCount: UInt32(clamping: value.count),
+                patch: key,
                 entity: entity,
-                isInsert: false,
-                isDelete: false,
-                hasBlobs: false,
-                isPatch: true
+                recordStart: start,
+                length: length,
+                valueCount: value.count
             )
         )
     }
@@ -382,10 +400,14 @@ public struct Transaction: Sendable {
             rebasing: records[entry.recordStart..<entry.recordStart + Int(entry.recordLength)]
         )
         // Safe: the transaction framed the record itself.
-        guard let base = RecordFrame.patchBase(record) else {
+        guard let base = RecordFrame.decodeCompactPatch(record) else {
             preconditionFailure("a transaction's patch record does not decode")
         }
-        return RecordLocation(entity: entry.entity, offset: base.offset, length: base.length)
+        return RecordLocation(
+            entity: entry.entity,
+            offset: base.baseOffset,
+            length: base.baseLength
+        )
     }
 
     /// A value of `count` bytes that `fill` writes, zeroed first.
