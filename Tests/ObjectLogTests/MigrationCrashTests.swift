@@ -59,7 +59,7 @@ struct MigrationCrashTests {
             disk.crash(afterSyncs: crashAt)
             let opened = try? PersistentContainer(
                 path: Self.path,
-                model: try ManagedObjectModel(V2.entities),
+                model: try ManagedObjectModel(V2.entities, removing: V2.removals),
                 options: options(disk)
             )
             try? opened?.close()
@@ -81,7 +81,7 @@ struct MigrationCrashTests {
                 outcomes.insert("new")
                 let new = try PersistentContainer(
                     path: Self.path,
-                    model: try ManagedObjectModel(V2.entities),
+                    model: try ManagedObjectModel(V2.entities, removing: V2.removals),
                     options: options(after)
                 )
                 let reading = new.newContext()

@@ -72,6 +72,8 @@ enum V2 {
     }
 
     static let entities: [ManagedObject.Type] = [Note.self, Folder.self, Label.self]
+    /// What version 1 had that this version drops, with its objects and values.
+    static let removals = ["Scrap", "Note.obsolete"]
 }
 
 enum V3 {
@@ -232,7 +234,7 @@ struct MigrationTests {
         let directory = TemporaryDirectory()
         let path = directory.file("notes.objectlog")
         try writeVersion1(at: path)
-        let container = try PersistentContainer(path: path, for: V2.entities)
+        let container = try PersistentContainer(path: path, for: V2.entities, removing: V2.removals)
         try checkVersion2(container)
         // The removed entity's objects are gone, and new objects save beside the old ones.
         #expect(container.coordinator.store.liveCount(entity: nil) == 5 + 2)
@@ -244,7 +246,7 @@ struct MigrationTests {
         try context.save()
         try container.close()
 
-        let reopened = try PersistentContainer(path: path, for: V2.entities)
+        let reopened = try PersistentContainer(path: path, for: V2.entities, removing: V2.removals)
         let again = reopened.newContext()
         #expect(try again.fetch(V2.Note.self).map(\.priority).sorted() == [1, 3, 3])
         #expect(try again.fetch(V2.Label.self).map(\.text) == ["new"])
@@ -262,7 +264,7 @@ struct MigrationTests {
         let before = try LogStore.open(path: path, options: readOnly)
         let (transactions, bytes) = (before.transactionCount, before.fileBytes)
         try before.close()
-        let container = try PersistentContainer(path: path, for: V2.entities)
+        let container = try PersistentContainer(path: path, for: V2.entities, removing: V2.removals)
         let store = container.coordinator.store
         #expect(store.transactionCount == transactions + 1)
         // The new schema, and a delete of the removed entity's object: a few KB at most.
@@ -275,7 +277,7 @@ struct MigrationTests {
         let directory = TemporaryDirectory()
         let path = directory.file("notes.objectlog")
         try writeVersion1(at: path)
-        let container = try PersistentContainer(path: path, for: V2.entities)
+        let container = try PersistentContainer(path: path, for: V2.entities, removing: V2.removals)
         try container.coordinator.store.compact()
         try checkVersion2(container)
         try container.close()
@@ -292,7 +294,7 @@ struct MigrationTests {
             decoded += 1
         }
         #expect(decoded == 3)
-        let reopened = try PersistentContainer(path: path, for: V2.entities)
+        let reopened = try PersistentContainer(path: path, for: V2.entities, removing: V2.removals)
         try checkVersion2(reopened)
         try reopened.close()
     }
@@ -305,9 +307,13 @@ struct MigrationTests {
         try writeVersion1(at: direct)
         let stepped = directory.file("stepped.objectlog")
         try writeVersion1(at: stepped)
-        try PersistentContainer(path: stepped, for: V2.entities).close()
+        try PersistentContainer(path: stepped, for: V2.entities, removing: V2.removals).close()
         for path in [direct, stepped] {
-            let container = try PersistentContainer(path: path, for: V3.entities)
+            let container = try PersistentContainer(
+                path: path,
+                for: V3.entities,
+                removing: V2.removals
+            )
             let context = container.newContext()
             let notes = try context.fetch(V3.Note.self).sorted { $0.heading < $1.heading }
             #expect(notes.map(\.heading) == ["note 0", "note 1", "note 2"])
@@ -328,7 +334,8 @@ struct MigrationTests {
         do {
             _ = try PersistentContainer(
                 path: path,
-                for: [Incompatible.Note.self, Incompatible.Folder.self]
+                for: [Incompatible.Note.self, Incompatible.Folder.self],
+                removing: ["Scrap"]
             )
             Issue.record("a type change must not be inferred")
         } catch {
@@ -389,7 +396,7 @@ struct MigrationTests {
         let directory = TemporaryDirectory()
         let path = directory.file("notes.objectlog")
         try writeVersion1(at: path)
-        try PersistentContainer(path: path, for: V2.entities).close()
+        try PersistentContainer(path: path, for: V2.entities, removing: V2.removals).close()
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         do {
             _ = try PersistentContainer(path: path, for: V1.entities)
@@ -407,7 +414,7 @@ struct MigrationTests {
         let path = directory.file("notes.objectlog")
         try writeVersion1(at: path)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        let model = try ManagedObjectModel(V2.entities)
+        let model = try ManagedObjectModel(V2.entities, removing: V2.removals)
         let container = try PersistentContainer(path: path, model: model, options: readOnly)
         try checkVersion2(container)
         try container.close()

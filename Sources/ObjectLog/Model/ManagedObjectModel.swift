@@ -20,26 +20,54 @@ public final class ManagedObjectModel: Sendable {
     public let schema: ModelSchema
     /// A hash that changes whenever the stored layout or rules change.
     public let versionHash: String
+    /// The entities (`"Scrap"`) and properties (`"Note.obsolete"`) of earlier versions whose
+    /// stored data a migration to this model may drop.
+    ///
+    /// A migration that would delete the objects of an entity the model no longer has, or
+    /// drop the values of a property, is refused unless the removal is declared here: a class
+    /// left out of a model by mistake must not cost its objects. Names are those of the
+    /// stored version (for a property of a renamed entity, either name). Removing an entity
+    /// that has no objects needs no declaration. Names that match nothing in a store are
+    /// ignored, so a declaration can stay while older stores may still be opened.
+    public let declaredRemovals: Set<String>
     private let byType: [ObjectIdentifier: EntityDescription]
     private let byTag: [EntityTag: EntityDescription]
 
     /// Builds the model of the given entity classes.
     /// - Throws: ``ObjectLogError/Code/invalidModel`` naming the entity and property of a
     ///   declaration the engine cannot store.
-    public convenience init(_ types: [ManagedObject.Type]) throws(ObjectLogError) {
-        try self.init(types: types, tags: [:])
+    ///
+    /// - Parameters:
+    ///   - types: The entity classes.
+    ///   - removals: The ``declaredRemovals``: entities (`"Scrap"`) and properties
+    ///     (`"Note.obsolete"`) of earlier versions whose stored data a migration may drop.
+    /// - Throws: ``ObjectLogError/Code/invalidModel`` naming the entity and property of a
+    ///   declaration the engine cannot store, or a removal of something the model has.
+    public convenience init(
+        _ types: [ManagedObject.Type],
+        removing removals: [String] = []
+    ) throws(ObjectLogError) {
+        try self.init(types: types, tags: [:], removals: Set(removals))
     }
 
     /// The same model with the given entity tags (by entity name), as a store that an earlier
     /// version of the model wrote needs them: an entity keeps the tag its records carry.
     func retagged(_ tags: [String: EntityTag]) throws(ObjectLogError) -> ManagedObjectModel {
         guard entities.contains(where: { tags[$0.name] != $0.tag }) else { return self }
-        return try ManagedObjectModel(types: entities.map(\.objectType), tags: tags)
+        return try ManagedObjectModel(
+            types: entities.map(\.objectType),
+            tags: tags,
+            removals: declaredRemovals
+        )
     }
 
     /// Builds the model of the given entity classes, tagging entities as `tags` says (the
     /// others in name order after the given tags).
-    init(types: [ManagedObject.Type], tags: [String: EntityTag]) throws(ObjectLogError) {
+    init(
+        types: [ManagedObject.Type],
+        tags: [String: EntityTag],
+        removals: Set<String> = []
+    ) throws(ObjectLogError) {
         var all: [ObjectIdentifier: ManagedObject.Type] = [:]
         var pending = types
         var drafts: [ObjectIdentifier: [PropertyAccessor]] = [:]
@@ -120,6 +148,40 @@ public final class ManagedObjectModel: Sendable {
         self.byTag = Dictionary(uniqueKeysWithValues: entities.map { ($0.tag, $0) })
         self.schema = ModelSchema(entities: entities.map(\.schema))
         self.versionHash = schema.versionHash
+        try Self.check(removals: removals, in: schema)
+        self.declaredRemovals = removals
+    }
+
+    /// Refuses a declared removal that is not a name, or that names what the model has.
+    private static func check(
+        removals: Set<String>,
+        in schema: ModelSchema
+    )
+        throws(ObjectLogError)
+    {
+        for removal in removals.sorted() {
+            let parts = removal.split(separator: ".", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), !parts.contains(where: \.isEmpty) else {
+                throw ObjectLogError(
+                    .invalidModel,
+                    "the removal '\(removal)' is not an entity name or 'Entity.property'"
+                )
+            }
+            guard let entity = schema.entity(named: String(parts[0])) else { continue }
+            if parts.count == 1 {
+                throw ObjectLogError(
+                    .invalidModel,
+                    "the model declares entity '\(removal)' removed but has it"
+                )
+            }
+            if entity.property(named: String(parts[1])) != nil {
+                throw ObjectLogError(
+                    .invalidModel,
+                    "the model declares property '\(removal)' removed but has it",
+                    property: String(parts[1])
+                )
+            }
+        }
     }
 
     /// The entity of a class.

@@ -273,59 +273,19 @@ public struct ModelSchema: Codable, Sendable, Hashable {
         }
     }
 
-    /// Human-readable differences that take this schema (the store's) to `other` (the code's).
-    ///
-    /// Each line names an added, removed or changed entity or property.
+    /// Human-readable differences that take this schema (the store's) to `other` (the code's),
+    /// one line per change (the ``SchemaChange/description`` of each of ``changes(to:)``).
     public func differences(to other: ModelSchema) -> [String] {
-        var lines: [String] = []
-        for entity in entities where other.entity(named: entity.name) == nil {
-            lines.append("entity '\(entity.name)' was removed")
-        }
-        for entity in other.entities {
-            guard let old = self.entity(named: entity.name) else {
-                lines.append("entity '\(entity.name)' was added")
-                continue
-            }
-            if old.tag != entity.tag {
-                lines.append("entity '\(entity.name)' changed tag \(old.tag) -> \(entity.tag)")
-            }
-            if old.superentity != entity.superentity {
-                lines.append(
-                    "entity '\(entity.name)' changed superentity \(old.superentity ?? "none") -> "
-                        + (entity.superentity ?? "none")
-                )
-            }
-            if old.isAbstract != entity.isAbstract {
-                lines.append(
-                    "entity '\(entity.name)' became "
-                        + (entity.isAbstract ? "abstract" : "concrete")
-                )
-            }
-            for property in old.properties where entity.property(named: property.name) == nil {
-                lines.append("property '\(entity.name).\(property.name)' was removed")
-            }
-            for (index, property) in entity.properties.enumerated() {
-                guard let oldProperty = old.property(named: property.name) else {
-                    lines.append("property '\(entity.name).\(property.name)' was added")
-                    continue
-                }
-                if oldProperty != property {
-                    lines.append(
-                        "property '\(entity.name).\(property.name)' changed: "
-                            + "\(oldProperty.summary) -> \(property.summary)"
-                    )
-                } else if old.properties.firstIndex(of: oldProperty) != index {
-                    lines.append("property '\(entity.name).\(property.name)' moved")
-                }
-            }
-            if old.uniquenessConstraints != entity.uniquenessConstraints {
-                lines.append(
-                    "entity '\(entity.name)' changed uniqueness constraints "
-                        + "\(old.uniquenessConstraints) -> \(entity.uniquenessConstraints)"
-                )
-            }
-        }
-        return lines
+        changes(to: other).map(\.description)
+    }
+
+    /// The changes that take this schema (an older stored version) to `other` (a newer one),
+    /// as the lightweight migration infers them: a renamed entity or property is one change.
+    ///
+    /// The two schemas' entity tags must continue each other, as those of two versions
+    /// recorded in one store do.
+    public func changes(to other: ModelSchema) -> [SchemaChange] {
+        SchemaMapping(from: self, to: other).changes(from: self, to: other)
     }
 }
 

@@ -15,6 +15,8 @@ struct SchemaMapping: Sendable {
     private(set) var transcoders: [EntityTag: EntityTranscoder] = [:]
     /// Old entity tags whose entity the new version removed.
     private(set) var removedTags: [EntityTag] = []
+    /// New entity tags whose entity continues none of the old version's.
+    private(set) var addedTags: [EntityTag] = []
     /// New entities (by tag) whose uniqueness constraints the old objects have not yet met.
     private(set) var newConstraints: [EntityTag: [[String]]] = [:]
     /// Changes that cannot be inferred, one line each, naming entity, property and what to do.
@@ -24,7 +26,10 @@ struct SchemaMapping: Sendable {
     init(from old: ModelSchema, to new: ModelSchema) {
         var claimed = Set<String>()
         for entity in new.entities {
-            guard let source = Self.source(of: entity, in: old, claimed: claimed) else { continue }
+            guard let source = Self.source(of: entity, in: old, claimed: claimed) else {
+                addedTags.append(entity.tag)
+                continue
+            }
             claimed.insert(source.name)
             if source.tag != entity.tag {
                 problems.append(
@@ -131,6 +136,10 @@ struct EntityTranscoder: Sendable {
     let old: ModelSchema.Entity
     let new: ModelSchema.Entity
     private(set) var steps: [Step] = []
+    /// Per new property, the index of the old property it continues (by name or original
+    /// name), also where the change cannot be inferred; nil for a property the old version
+    /// lacked.
+    private(set) var sources: [Int?] = []
     private(set) var problems: [String] = []
     private let oldShapes: [ValueShape]
 
@@ -152,9 +161,11 @@ struct EntityTranscoder: Sendable {
                 }
             guard let index, !claimed.contains(index) else {
                 steps.append(.constant(Self.absentValue(of: property)))
+                sources.append(nil)
                 continue
             }
             claimed.insert(index)
+            sources.append(index)
             let before = old.properties[index]
             let from = ValueShape(before)
             let to = ValueShape(property)

@@ -25,19 +25,38 @@ extension PersistentContainer {
     ///   - path: The store file.
     ///   - plan: The model's versions and the stages between them.
     ///   - options: Store options.
+    ///   - migratesStoreAutomatically: Whether a store at no version of the plan is migrated
+    ///     as a plain open would migrate it; when `false` it is refused, so that the store
+    ///     changes only through the plan's stages.
     ///   - progress: Called before each stage and once at the end, on the calling thread, when
     ///     there are stages to run.
+    ///
+    /// A plan's stages declare their changes: a stage that drops an entity or a property needs
+    /// no declared removal, and a stage may return to an earlier model.
     public convenience init(
         path: String,
         plan: MigrationPlan,
         options: StoreOptions = StoreOptions(),
+        migratesStoreAutomatically: Bool = true,
         progress: ((MigrationProgress) -> Void)? = nil
     ) throws(ObjectLogError) {
         guard let last = plan.versions.last else {
             throw ObjectLogError(.invalidArgument, "the migration plan has no model versions")
         }
-        try StagedMigration(plan: plan, path: path, options: options, progress: progress).run()
-        try self.init(path: path, model: try ManagedObjectModel(last.entities), options: options)
+        let planned = try StagedMigration(
+            plan: plan,
+            path: path,
+            options: options,
+            progress: progress
+        ).run()
+        try self.init(
+            path: path,
+            model: try ManagedObjectModel(last.entities),
+            options: options,
+            authority: planned
+                ? .planned(acceptingUninferred: false)
+                : migratesStoreAutomatically ? .automatic : .manual
+        )
     }
 }
 
@@ -51,11 +70,13 @@ struct StagedMigration {
     var fileSystem: any FileSystem { options.fileSystem }
     var copyPath: String { path + "-migrating" }
 
-    func run() throws(ObjectLogError) {
+    /// Runs the stages from the store's version; returns whether the store was at a version
+    /// of the plan (so what the open after it migrates, the plan declares).
+    func run() throws(ObjectLogError) -> Bool {
         try checkPlan()
         removeCopy()
-        guard fileSystem.kind(of: path) == .regular else { return }
-        let stages: [MigrationStage]
+        guard fileSystem.kind(of: path) == .regular else { return false }
+        let stages: [MigrationStage]?
         do {
             // The store's writer lock, held until the copy has replaced the store: no save can
             // land in the original meanwhile and be lost.
@@ -68,7 +89,9 @@ struct StagedMigration {
             let store = try openReadOnly(path)
             defer { try? store.close() }
             stages = try pendingStages(of: store)
-            guard stages.contains(where: \.isCustom) || stages.count > 1 else { return }
+            guard let stages, stages.contains(where: \.isCustom) || stages.count > 1 else {
+                return stages != nil
+            }
             guard !options.readOnly else {
                 throw ObjectLogError(
                     .invalidArgument,
@@ -119,6 +142,7 @@ struct StagedMigration {
         } catch {
             throw ObjectLogError.store(error, "cannot migrate the store '\(path)'")
         }
+        return true
     }
 
     /// Versions named once each, and stages between named versions.
@@ -151,10 +175,11 @@ struct StagedMigration {
         return try LogStore.open(path: path, options: options)
     }
 
-    /// The stages from the version `store` is at to the plan's last.
-    private func pendingStages(of store: LogStore) throws -> [MigrationStage] {
+    /// The stages from the version `store` is at to the plan's last; nil for a store at no
+    /// version of the plan.
+    private func pendingStages(of store: LogStore) throws -> [MigrationStage]? {
         guard let history = try ModelHistory.read(from: store), let stored = history.current
-        else { return [] }
+        else { return nil }
         var current: String?
         for version in plan.versions.reversed() {
             let model = try ManagedObjectModel(version.entities)
@@ -170,7 +195,7 @@ struct StagedMigration {
             }
         }
         // A store at no version of the plan: the plain open infers what it can, or says why not.
-        guard var current else { return [] }
+        guard var current else { return nil }
         var stages: [MigrationStage] = []
         while current != plan.versions.last?.identifier {
             guard let stage = plan.stages.first(where: { $0.source == current }) else {
@@ -262,7 +287,12 @@ struct StagedMigration {
         case .rewrite:
             break  // Above.
         case .lightweight:
-            try PersistentContainer(path: copyPath, model: model, options: options).close()
+            try PersistentContainer(
+                path: copyPath,
+                model: model,
+                options: options,
+                authority: .planned(acceptingUninferred: false)
+            ).close()
         case .custom(let from, let to, let migrate):
             // The old objects, as the old version stored them.
             var readOnly = options
@@ -283,7 +313,7 @@ struct StagedMigration {
                 model: model,
                 path: copyPath,
                 options: options,
-                acceptingUninferred: true
+                authority: .planned(acceptingUninferred: true)
             )
             let container = PersistentContainer(coordinator: coordinator)
             do {

@@ -47,22 +47,55 @@ public final class PersistentContainer: Sendable {
     private let mergeObserver = Mutex<ObserverToken?>(nil)
 
     /// Opens (or creates) the store at `path` for a model.
+    ///
+    /// A store written by another version of the model is migrated (see
+    /// <doc:MigratingYourModel>), except for a change that would drop stored data the model
+    /// does not declare removed (``ManagedObjectModel/declaredRemovals``): an entity that has
+    /// objects, or a property. Ask first with ``migrationPreview(at:model:migratesStoreAutomatically:options:)``.
     /// - Parameters:
     ///   - path: The store file.
     ///   - model: The model.
     ///   - options: Store options; `StoreOptions.inMemory` for no files.
     ///   - automaticallyMergesChangesIntoMainContext: Whether other contexts' saves reach the
     ///     main context by themselves.
-    /// - Throws: ``ObjectLogError`` with code `modelMismatch` (listing the differences) or
-    ///   `store`.
-    public init(
+    ///   - migratesStoreAutomatically: Whether a store written by another version of the model
+    ///     is migrated; when `false` it is refused, for apps that migrate only through a
+    ///     ``MigrationPlan`` (Core Data's `shouldMigrateStoreAutomatically`).
+    /// - Throws: ``ObjectLogError`` with code `modelMismatch` (a store written by a newer
+    ///   version of the model, or changes refused: one error in ``ObjectLogError/errors`` per
+    ///   change when there are several), `uniqueness` (objects that violate a uniqueness
+    ///   constraint the model adds) or `store`. Nothing is written when an open is refused.
+    public convenience init(
         path: String,
         model: ManagedObjectModel,
         options: StoreOptions = StoreOptions(),
-        automaticallyMergesChangesIntoMainContext: Bool = true
+        automaticallyMergesChangesIntoMainContext: Bool = true,
+        migratesStoreAutomatically: Bool = true
+    ) throws(ObjectLogError) {
+        try self.init(
+            path: path,
+            model: model,
+            options: options,
+            automaticallyMergesChangesIntoMainContext: automaticallyMergesChangesIntoMainContext,
+            authority: migratesStoreAutomatically ? .automatic : .manual
+        )
+    }
+
+    /// Opens (or creates) the store, migrating it as far as `authority` allows.
+    init(
+        path: String,
+        model: ManagedObjectModel,
+        options: StoreOptions,
+        automaticallyMergesChangesIntoMainContext: Bool = true,
+        authority: MigrationAuthority
     ) throws(ObjectLogError) {
         func open() throws(ObjectLogError) -> PersistentStoreCoordinator {
-            try PersistentStoreCoordinator(model: model, path: path, options: options)
+            try PersistentStoreCoordinator(
+                model: model,
+                path: path,
+                options: options,
+                authority: authority
+            )
         }
         if options.readOnly || options.salvage || !(options.fileSystem is PosixFileSystem) {
             self.share = nil
@@ -87,13 +120,83 @@ public final class PersistentContainer: Sendable {
     }
 
     /// Opens (or creates) the store at `path` for the model of the given classes.
-    /// - Throws: ``ObjectLogError`` with code `invalidModel`, `modelMismatch` or `store`.
+    ///
+    /// Every class whose objects the store keeps belongs in `types`: a store written by
+    /// another version of the model is migrated to these classes, and an entity or property
+    /// they no longer have is dropped only when `removing` names it. Without that, the open
+    /// is refused with one line per removal and the number of objects it would touch, and
+    /// nothing is written.
+    ///
+    /// ```swift
+    /// // Version 2 of the app retires `Scrap` and `Note.obsolete`, and says so.
+    /// let container = try PersistentContainer(
+    ///     path: path,
+    ///     for: [Note.self, Folder.self],
+    ///     removing: ["Scrap", "Note.obsolete"]
+    /// )
+    /// ```
+    /// - Parameters:
+    ///   - path: The store file.
+    ///   - types: The entity classes.
+    ///   - removing: Entities (`"Scrap"`) and properties (`"Note.obsolete"`) of earlier model
+    ///     versions whose stored data the open may drop (``ManagedObjectModel/declaredRemovals``).
+    ///   - options: Store options.
+    ///   - migratesStoreAutomatically: Whether a store written by another version of the model
+    ///     is migrated; when `false` it is refused (migrate it through a ``MigrationPlan``).
+    /// - Throws: ``ObjectLogError`` with code `invalidModel`, `modelMismatch` (a store written
+    ///   by a newer version of the model, or changes refused), `uniqueness` (objects that
+    ///   violate a uniqueness constraint the model adds) or `store`.
     public convenience init(
         path: String,
         for types: [ManagedObject.Type],
-        options: StoreOptions = StoreOptions()
+        removing: [String] = [],
+        options: StoreOptions = StoreOptions(),
+        migratesStoreAutomatically: Bool = true
     ) throws(ObjectLogError) {
-        try self.init(path: path, model: try ManagedObjectModel(types), options: options)
+        try self.init(
+            path: path,
+            model: try ManagedObjectModel(types, removing: removing),
+            options: options,
+            migratesStoreAutomatically: migratesStoreAutomatically
+        )
+    }
+
+    /// What opening the store at `path` with the model of the given classes would do.
+    ///
+    /// The preview lists each change a migration would make and the stored objects it
+    /// touches, or why the open would be refused. Nothing is written (the store is opened
+    /// read-only, if it exists).
+    /// - Throws: ``ObjectLogError`` with code `invalidModel` or `store` (a store that cannot be
+    ///   read).
+    public static func migrationPreview(
+        at path: String,
+        for types: [ManagedObject.Type],
+        removing: [String] = [],
+        migratesStoreAutomatically: Bool = true,
+        options: StoreOptions = StoreOptions()
+    ) throws(ObjectLogError) -> MigrationPreview {
+        try migrationPreview(
+            at: path,
+            model: try ManagedObjectModel(types, removing: removing),
+            migratesStoreAutomatically: migratesStoreAutomatically,
+            options: options
+        )
+    }
+
+    /// What opening the store at `path` with `model` would do (see
+    /// ``migrationPreview(at:for:removing:migratesStoreAutomatically:options:)``).
+    public static func migrationPreview(
+        at path: String,
+        model: ManagedObjectModel,
+        migratesStoreAutomatically: Bool = true,
+        options: StoreOptions = StoreOptions()
+    ) throws(ObjectLogError) -> MigrationPreview {
+        try PersistentStoreCoordinator.migrationPreview(
+            at: path,
+            model: model,
+            authority: migratesStoreAutomatically ? .automatic : .manual,
+            options: options
+        )
     }
 
     /// Creates an in-memory container for the given classes (tests and previews).

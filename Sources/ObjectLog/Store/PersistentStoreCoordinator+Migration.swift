@@ -13,68 +13,60 @@ extension PersistentStoreCoordinator {
         for model: ManagedObjectModel,
         path: String,
         readOnly: Bool,
-        acceptingUninferred: Bool = false
+        authority: MigrationAuthority = .automatic
     ) throws(ObjectLogError) -> ManagedObjectModel {
-        guard let history = try ModelHistory.read(from: store) else {
-            // A store without a model that already holds objects was written by another program
-            // (or directly through ObjectLogStore): adopting it would record this model over
-            // objects it cannot decode. Refuse, and write nothing.
-            let foreignObjects = store.liveCount(entity: nil)
-            guard foreignObjects == 0 else {
-                throw ObjectLogError(
-                    .modelMismatch,
-                    "the store '\(path)' holds \(foreignObjects) object(s) but no ObjectLog model: "
-                        + "it was not written by ObjectLog's engine"
-                )
-            }
-            guard !readOnly else { return model }
+        let history = try ModelHistory.read(from: store)
+        let decision = MigrationDecision(
+            history: history,
+            schema: model.schema,
+            removals: model.declaredRemovals,
+            authority: authority,
+            count: store.liveCount(entity:)
+        )
+        let preview = decision.preview
+        switch preview.outcome {
+        case .refused:
+            throw decision.refusal(path: path)
+        case .createsStore:
+            guard history == nil, !readOnly else { return model }
             store.installReading(
                 of: try record(model.schema, history: .empty, in: store, path: path)
             )
             return model
-        }
-        guard let stored = history.current else { return model }
-        let tags = SchemaMapping.tags(
-            for: model.entities.map { ($0.name, $0.schema.originalName) },
-            continuing: stored.schema,
-            earlier: history.versions.dropLast().reversed().map(\.schema),
-            used: history.usedTags
-        )
-        let model = try model.retagged(tags)
-        if stored.hash == model.versionHash {
+        case .opensUnchanged:
+            let model = try model.retagged(decision.tags)
+            guard let history else { return model }
             let current =
                 history.isLegacy && !readOnly
                 ? try record(model.schema, history: history, in: store, path: path)
                 : history
             store.installReading(of: current)
             return model
+        case .migrates:
+            break
         }
-        if let earlier = history.versions.lastIndex(where: { $0.hash == model.versionHash }) {
-            throw ObjectLogError(
-                .modelMismatch,
-                "the store '\(path)' was written by a newer version of its model (\(stored.hash), "
-                    + "since transaction \(stored.transaction)) than this one "
-                    + "(\(model.versionHash), version \(earlier + 1) of \(history.versions.count)): "
-                    + "open it with the newer app; this one neither reads nor writes it"
-            )
+        guard let history, let stored = history.current, let mapping = decision.mapping else {
+            return model
         }
-        let mapping = SchemaMapping(from: stored.schema, to: model.schema)
-        guard mapping.problems.isEmpty || acceptingUninferred else {
-            throw ObjectLogError(
-                .modelMismatch,
-                "cannot migrate the store '\(path)' from model \(stored.hash) to "
-                    + "\(model.versionHash): " + mapping.problems.joined(separator: "; "),
-                errors: mapping.problems.map { ObjectLogError(.modelMismatch, $0) }
-            )
-        }
+        let model = try model.retagged(decision.tags)
         let (end, generation) = store.endAndGeneration
         // Reads from here on see every record in the new layout, the checks below included.
         let trial = history.appendingUnrecorded(model.schema, generation: generation, end: end)
         store.installReading(of: trial, pendingBoundary: end)
         // A custom stage may make the objects meet a new constraint: it is checked after it.
-        if !acceptingUninferred {
-            try checkNewConstraints(mapping.newConstraints, model: model, store: store, path: path)
-            try checkNewlyAbstract(model: model, from: stored.schema, store: store, path: path)
+        if authority != .planned(acceptingUninferred: true) {
+            do {
+                try checkNewConstraints(
+                    mapping.newConstraints,
+                    model: model,
+                    store: store,
+                    path: path
+                )
+                try checkNewlyAbstract(model: model, from: stored.schema, store: store, path: path)
+            } catch {
+                store.installReading(of: history)
+                throw error
+            }
         }
         guard !readOnly else { return model }
         do {
@@ -236,5 +228,61 @@ extension PersistentStoreCoordinator {
                 if let violation { throw violation }
             }
         }
+    }
+}
+
+extension PersistentStoreCoordinator {
+    /// What opening the store at `path` with `model` under `authority` would do, found on a
+    /// read-only open that writes nothing: the decision of ``prepare(_:for:path:readOnly:authority:)``
+    /// with the checks of new uniqueness constraints and abstract entities that it makes.
+    static func migrationPreview(
+        at path: String,
+        model: ManagedObjectModel,
+        authority: MigrationAuthority,
+        options: StoreOptions
+    ) throws(ObjectLogError) -> MigrationPreview {
+        var options = options
+        options.readOnly = true
+        options.createIfMissing = false
+        guard options.fileSystem.kind(of: path) == .regular else {
+            return MigrationPreview(
+                outcome: .createsStore,
+                storeVersion: nil,
+                modelVersion: model.versionHash
+            )
+        }
+        let store: LogStore
+        do {
+            store = try LogStore.open(path: path, options: options)
+        } catch {
+            throw ObjectLogError.store(error, "cannot open store '\(path)'")
+        }
+        defer { try? store.close() }
+        let history = try ModelHistory.read(from: store)
+        let decision = MigrationDecision(
+            history: history,
+            schema: model.schema,
+            removals: model.declaredRemovals,
+            authority: authority,
+            count: store.liveCount(entity:)
+        )
+        var preview = decision.preview
+        guard preview.outcome == .migrates, let history, let stored = history.current,
+            let mapping = decision.mapping
+        else { return preview }
+        let model = try model.retagged(decision.tags)
+        let (end, generation) = store.endAndGeneration
+        store.installReading(
+            of: history.appendingUnrecorded(model.schema, generation: generation, end: end),
+            pendingBoundary: end
+        )
+        do {
+            try checkNewConstraints(mapping.newConstraints, model: model, store: store, path: path)
+            try checkNewlyAbstract(model: model, from: stored.schema, store: store, path: path)
+        } catch {
+            preview.outcome = .refused
+            preview.refusals.append(error.message)
+        }
+        return preview
     }
 }

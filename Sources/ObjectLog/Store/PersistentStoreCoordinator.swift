@@ -55,27 +55,46 @@ public final class PersistentStoreCoordinator: Sendable {
     /// model" in the documentation), the new version is recorded in one small transaction,
     /// and records written by earlier versions are translated as they are read (compaction
     /// rewrites them in the current layout). A read-only open translates without recording.
-    /// - Throws: ``ObjectLogError/Code/modelMismatch`` with one line per change that cannot be
-    ///   inferred, or for a store written by a newer version of the model (nothing is written
-    ///   then); ``ObjectLogError/Code/uniqueness`` when objects violate a uniqueness constraint
-    ///   the new version adds; ``ObjectLogError/Code/store`` if the store cannot be opened.
+    /// A change that would drop stored data (an entity that has objects, or a property, that
+    /// the model no longer has) is made only when the model declares it
+    /// (``ManagedObjectModel/declaredRemovals``).
+    ///
+    /// - Parameters:
+    ///   - model: The model.
+    ///   - path: The store file.
+    ///   - options: Store options.
+    ///   - migratesStoreAutomatically: Whether a store written by another version of the model
+    ///     is migrated; when `false`, such a store is refused (migrate it through a
+    ///     ``MigrationPlan``), as Core Data's `shouldMigrateStoreAutomatically = false` does.
+    /// - Throws: ``ObjectLogError/Code/modelMismatch`` for a store written by a newer version of
+    ///   the model, or a change that cannot be inferred or drops undeclared data (one error in
+    ///   ``ObjectLogError/errors`` per change when there are several; nothing is written then);
+    ///   ``ObjectLogError/Code/uniqueness`` when objects violate a uniqueness constraint the new
+    ///   version adds; ``ObjectLogError/Code/store`` if the store cannot be opened.
     public convenience init(
         model: ManagedObjectModel,
         path: String,
-        options: StoreOptions = StoreOptions()
+        options: StoreOptions = StoreOptions(),
+        migratesStoreAutomatically: Bool = true
     )
         throws(ObjectLogError)
     {
-        try self.init(model: model, path: path, options: options, acceptingUninferred: false)
+        try self.init(
+            model: model,
+            path: path,
+            options: options,
+            authority: migratesStoreAutomatically ? .automatic : .manual
+        )
     }
 
-    /// Opens the store; with `acceptingUninferred`, a change that cannot be inferred migrates
-    /// too, the property starting at its default (a custom migration stage then sets it).
+    /// Opens the store, migrating it as far as `authority` allows (a stage of a plan may
+    /// migrate a change that cannot be inferred, the property starting at its default for the
+    /// stage to set).
     init(
         model: ManagedObjectModel,
         path: String,
         options: StoreOptions,
-        acceptingUninferred: Bool
+        authority: MigrationAuthority
     )
         throws(ObjectLogError)
     {
@@ -91,7 +110,7 @@ public final class PersistentStoreCoordinator: Sendable {
                 for: model,
                 path: path,
                 readOnly: options.readOnly || options.salvage,
-                acceptingUninferred: acceptingUninferred
+                authority: authority
             )
         } catch {
             try? store.close()

@@ -37,7 +37,7 @@ extension StagedMigration {
             for: model,
             path: path,
             readOnly: true,
-            acceptingUninferred: true
+            authority: .planned(acceptingUninferred: true)
         )
         guard let history = try ModelHistory.read(from: source), let stored = history.current
         else {

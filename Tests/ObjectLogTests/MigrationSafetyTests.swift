@@ -1,0 +1,508 @@
+import Foundation
+import ObjectLog
+import TestSupport
+import Testing
+
+// Variants of three entities, each a set of Swift classes (classes cannot be made at run
+// time): a model is one variant of each slot, and a chain of models is a random walk over them.
+
+/// The entity that is renamed: `Tag`, then `Label`.
+enum TagSlot: Int, CaseIterable {
+    case tag, renamed, relabelled, absent
+
+    final class Tag: ManagedObject {
+        @Attribute var label = ""
+        override class var entityName: String { "Tag" }
+    }
+
+    /// `Tag` renamed, keeping its objects.
+    final class Label: ManagedObject {
+        @Attribute var label = ""
+        override class var entityName: String { "Label" }
+        override class var originalEntityName: String? { "Tag" }
+    }
+
+    /// A `Label` that does not continue `Tag`, with an attribute more.
+    final class FreshLabel: ManagedObject {
+        @Attribute var label = ""
+        @Attribute var color = 0
+        override class var entityName: String { "Label" }
+    }
+
+    var type: ManagedObject.Type? {
+        switch self {
+        case .tag: Tag.self
+        case .renamed: Label.self
+        case .relabelled: FreshLabel.self
+        case .absent: nil
+        }
+    }
+}
+
+/// The entity whose attributes change.
+enum NoteSlot: Int, CaseIterable {
+    case plain, added, renamedWidened, unique, optional
+
+    final class Plain: ManagedObject {
+        @Attribute var title = ""
+        @Attribute var stars: Int32 = 0
+        override class var entityName: String { "Note" }
+    }
+
+    final class Added: ManagedObject {
+        @Attribute var title = ""
+        @Attribute var stars: Int32 = 0
+        @Attribute var pinned = false
+        override class var entityName: String { "Note" }
+    }
+
+    final class RenamedWidened: ManagedObject {
+        @Attribute(originalName: "title") var heading = ""
+        @Attribute var stars: Int64 = 0
+        override class var entityName: String { "Note" }
+    }
+
+    final class Unique: ManagedObject {
+        @Attribute(.unique) var title = ""
+        @Attribute var stars: Int32 = 0
+        override class var entityName: String { "Note" }
+    }
+
+    final class Optional: ManagedObject {
+        @Attribute var title: String? = nil
+        @Attribute var stars: Int64 = 0
+        override class var entityName: String { "Note" }
+    }
+
+    var type: ManagedObject.Type {
+        switch self {
+        case .plain: Plain.self
+        case .added: Added.self
+        case .renamedWidened: RenamedWidened.self
+        case .unique: Unique.self
+        case .optional: Optional.self
+        }
+    }
+}
+
+/// The entity that comes and goes, and gains a relationship.
+enum BoxSlot: Int, CaseIterable {
+    case absent, plain, related
+
+    final class Plain: ManagedObject {
+        @Attribute var size = 0
+        override class var entityName: String { "Box" }
+    }
+
+    final class Related: ManagedObject {
+        @Attribute var size = 0
+        @Relationship var parent: Related?
+        override class var entityName: String { "Box" }
+    }
+
+    var type: ManagedObject.Type? {
+        switch self {
+        case .absent: nil
+        case .plain: Plain.self
+        case .related: Related.self
+        }
+    }
+}
+
+/// One model of the walk.
+struct SlotModel: Hashable, CustomStringConvertible {
+    var tag: TagSlot
+    var note: NoteSlot
+    var box: BoxSlot
+
+    static func random(using generator: inout SeededGenerator) -> SlotModel {
+        SlotModel(
+            tag: TagSlot.allCases.randomElement(using: &generator)!,
+            note: NoteSlot.allCases.randomElement(using: &generator)!,
+            box: BoxSlot.allCases.randomElement(using: &generator)!
+        )
+    }
+
+    var types: [ManagedObject.Type] { [tag.type, note.type, box.type].compactMap { $0 } }
+
+    /// Every name some variant has that this model lacks: what declaring every removal says.
+    var absentNames: [String] {
+        let all = [
+            "Tag", "Label", "Box", "Label.color", "Note.title", "Note.heading", "Note.pinned",
+            "Box.parent",
+        ]
+        let model = try? ManagedObjectModel(types)
+        return all.filter { name in
+            let parts = name.split(separator: ".").map(String.init)
+            guard let entity = model?.entity(named: parts[0]) else { return true }
+            return parts.count == 2 && entity.schema.property(named: parts[1]) == nil
+        }
+    }
+
+    var description: String { "\(tag)/\(note)/\(box)" }
+}
+
+/// Every file under a directory, by relative path: a store's bytes, index and blobs.
+func directoryBytes(_ directory: String) -> [String: Data] {
+    var files: [String: Data] = [:]
+    let manager = FileManager.default
+    for case let name as String in manager.enumerator(atPath: directory)?.allObjects ?? [] {
+        var isDirectory: ObjCBool = false
+        let path = directory + "/" + name
+        guard manager.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
+        else { continue }
+        files[name] = manager.contents(atPath: path)
+    }
+    return files
+}
+
+@Suite("Migration never loses data by accident")
+struct MigrationSafetyTests {
+    @Test("an older app opening a store after an entity rename is refused; nothing is lost")
+    func renameThenOlderApp() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("tags.objectlog")
+        do {
+            let container = try PersistentContainer(path: path, for: [TagSlot.Tag.self])
+            let context = container.newContext()
+            TagSlot.Tag(context: context).label = "swift"
+            try context.save()
+            try container.close()
+        }
+        do {
+            let container = try PersistentContainer(path: path, for: [TagSlot.Label.self])
+            #expect(try container.newContext().fetch(TagSlot.Label.self).map(\.label) == ["swift"])
+            try container.close()
+        }
+        let before = directoryBytes(directory.path)
+        for readOnly in [false, true] {
+            var options = StoreOptions()
+            options.readOnly = readOnly
+            #expect {
+                _ = try PersistentContainer(path: path, for: [TagSlot.Tag.self], options: options)
+            } throws: { error in
+                let error = try #require(error as? ObjectLogError)
+                return error.code == .modelMismatch
+                    && error.message.contains("written by a newer version of its model")
+                    && error.message.contains("version 1 of 2")
+            }
+            #expect(directoryBytes(directory.path) == before)
+        }
+        let preview = try PersistentContainer.migrationPreview(at: path, for: [TagSlot.Tag.self])
+        #expect(preview.outcome == .refused)
+        #expect(preview.storeIsNewer)
+        #expect(preview.olderRecordedVersion == 1)
+        let container = try PersistentContainer(path: path, for: [TagSlot.Label.self])
+        #expect(try container.newContext().fetch(TagSlot.Label.self).map(\.label) == ["swift"])
+        try container.close()
+    }
+
+    /// Random walks over the slot models: each step either migrates or is refused with every
+    /// file unchanged, as the preview said; after each step, every model the store recorded
+    /// before the current one is refused as older, with every file unchanged.
+    @Test(
+        "random chains of model edits: every older version is refused, the files unchanged",
+        arguments: 1...24
+    )
+    func randomChains(seed: UInt64) throws {
+        var generator = SeededGenerator(seed: seed)
+        let directory = TemporaryDirectory()
+        let path = directory.file("walk.objectlog")
+        var current = SlotModel.random(using: &generator)
+        var recorded = [current]
+        var serial = 0
+        func addObjects(_ container: PersistentContainer, _ model: SlotModel) throws {
+            let context = container.newContext()
+            for type in model.types {
+                let object = type.init()
+                try context.insert(object)
+                serial += 1
+                switch object {
+                case let note as NoteSlot.RenamedWidened: note.heading = "note \(serial)"
+                case let note as NoteSlot.Plain: note.title = "note \(serial)"
+                case let note as NoteSlot.Added: note.title = "note \(serial)"
+                case let note as NoteSlot.Unique: note.title = "note \(serial)"
+                case let note as NoteSlot.Optional: note.title = "note \(serial)"
+                default: break
+                }
+            }
+            try context.save()
+        }
+        do {
+            let container = try PersistentContainer(path: path, for: current.types)
+            try addObjects(container, current)
+            try container.close()
+        }
+        for step in 1...6 {
+            let candidate = SlotModel.random(using: &generator)
+            let declares = Bool.random(using: &generator)
+            let removing = declares ? candidate.absentNames : []
+            let context = "seed \(seed), step \(step): \(current) -> \(candidate)"
+            let before = directoryBytes(directory.path)
+            let preview = try PersistentContainer.migrationPreview(
+                at: path,
+                for: candidate.types,
+                removing: removing
+            )
+            #expect(directoryBytes(directory.path) == before, "the preview wrote: \(context)")
+            let isOlder = candidate != current && recorded.contains(candidate)
+            #expect(preview.storeIsNewer == isOlder, "\(context): \(preview)")
+            do {
+                let container = try PersistentContainer(
+                    path: path,
+                    for: candidate.types,
+                    removing: removing
+                )
+                #expect(!isOlder, "an older model opened the store: \(context)")
+                #expect(preview.outcome != .refused, "\(context): \(preview)")
+                try addObjects(container, candidate)
+                try container.close()
+                if !recorded.contains(candidate) { recorded.append(candidate) }
+                current = candidate
+            } catch let error as ObjectLogError {
+                #expect(error.code == .modelMismatch, "\(context): \(error)")
+                #expect(directoryBytes(directory.path) == before, "a refusal wrote: \(context)")
+                #expect(preview.outcome == .refused, "\(context): \(preview)")
+                if declares, !isOlder {
+                    // Every removal is declared: only what cannot be inferred is refused.
+                    #expect(
+                        preview.changes.contains { $0.kind == .notInferred },
+                        "\(context): \(error)"
+                    )
+                }
+            }
+            for older in recorded where older != current {
+                let before = directoryBytes(directory.path)
+                do {
+                    _ = try PersistentContainer(
+                        path: path,
+                        for: older.types,
+                        removing: older.absentNames
+                    )
+                    Issue.record("\(older) opened the store written by \(current): \(context)")
+                } catch {
+                    #expect(
+                        error.message.contains("written by a newer version"),
+                        "\(older) against \(current), \(context): \(error)"
+                    )
+                }
+                #expect(directoryBytes(directory.path) == before, "\(older): \(context)")
+            }
+        }
+    }
+
+    @Test("a class left out of the model is refused with its object count; nothing is written")
+    func forgottenClass() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("forgotten.objectlog")
+        do {
+            let container = try PersistentContainer(
+                path: path,
+                for: [TagSlot.Tag.self, NoteSlot.Plain.self]
+            )
+            let context = container.newContext()
+            for index in 0..<3 { TagSlot.Tag(context: context).label = "t\(index)" }
+            NoteSlot.Plain(context: context).title = "kept"
+            try context.save()
+            try container.close()
+        }
+        let before = directoryBytes(directory.path)
+        #expect {
+            _ = try PersistentContainer(path: path, for: [NoteSlot.Plain.self])
+        } throws: { error in
+            let error = try #require(error as? ObjectLogError)
+            return error.code == .modelMismatch && error.errors.isEmpty
+                && error.message.contains("entity 'Tag' was removed: deletes its 3 object(s)")
+                && error.message.contains("removing: [\"Tag\"]")
+        }
+        #expect(directoryBytes(directory.path) == before)
+        // Declared, the removal is made.
+        let preview = try PersistentContainer.migrationPreview(
+            at: path,
+            for: [NoteSlot.Plain.self],
+            removing: ["Tag"]
+        )
+        #expect(preview.outcome == .migrates)
+        #expect(
+            preview.changes == [
+                SchemaChange(
+                    kind: .entityRemoved,
+                    entity: "Tag",
+                    affectedObjects: 3,
+                    isDeclared: true
+                )
+            ]
+        )
+        let container = try PersistentContainer(
+            path: path,
+            for: [NoteSlot.Plain.self],
+            removing: ["Tag"]
+        )
+        #expect(try container.newContext().fetch(NoteSlot.Plain.self).map(\.title) == ["kept"])
+        try container.close()
+        // A removed entity without objects needs no declaration.
+        let empty = directory.file("empty.objectlog")
+        try PersistentContainer(path: empty, for: [NoteSlot.Plain.self, TagSlot.Tag.self]).close()
+        try PersistentContainer(path: empty, for: [NoteSlot.Plain.self]).close()
+    }
+
+    @Test("a removed attribute is refused unless declared, or unless its entity has no objects")
+    func removedAttribute() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("attribute.objectlog")
+        do {
+            let container = try PersistentContainer(
+                path: path,
+                for: [NoteSlot.Added.self, BoxSlot.Related.self]
+            )
+            let context = container.newContext()
+            for index in 0..<2 { NoteSlot.Added(context: context).title = "n\(index)" }
+            _ = BoxSlot.Related(context: context)
+            try context.save()
+            try container.close()
+        }
+        let before = directoryBytes(directory.path)
+        do {
+            // Two removals: both are named, each once.
+            _ = try PersistentContainer(path: path, for: [NoteSlot.Plain.self])
+            Issue.record("a removed attribute was dropped without a declaration")
+        } catch {
+            #expect(error.code == .modelMismatch)
+            #expect(error.message.hasSuffix("2 changes are refused"))
+            let lines = error.errors.map(\.message)
+            #expect(
+                lines == [
+                    "property 'Note.pinned' was removed: drops its values in 2 object(s); declare the "
+                        + "removal (removing: [\"Note.pinned\"]) to drop them, or keep it in the "
+                        + "model",
+                    "entity 'Box' was removed: deletes its 1 object(s); declare the removal "
+                        + "(removing: [\"Box\"]) to delete them, or keep it in the model",
+                ]
+            )
+            // Each failure once in what is printed.
+            let text = error.description
+            #expect(text.components(separatedBy: "'Note.pinned'").count == 2, "\(text)")
+            #expect(text.components(separatedBy: "'Box'").count == 2, "\(text)")
+        }
+        #expect(directoryBytes(directory.path) == before)
+        // Declared, the attribute's values go; the entity's objects stay with the entity.
+        try PersistentContainer(
+            path: path,
+            for: [NoteSlot.Plain.self, BoxSlot.Related.self],
+            removing: ["Note.pinned"]
+        ).close()
+        // An entity without objects loses an attribute with no declaration.
+        let empty = directory.file("empty.objectlog")
+        try PersistentContainer(path: empty, for: [NoteSlot.Plain.self, BoxSlot.Related.self])
+            .close()
+        try PersistentContainer(path: empty, for: [NoteSlot.Plain.self, BoxSlot.Plain.self]).close()
+    }
+
+    @Test("migratesStoreAutomatically: false refuses any migration; a plan still migrates")
+    func noAutomaticMigration() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("manual.objectlog")
+        try PersistentContainer(path: path, for: [NoteSlot.Plain.self]).close()
+        let before = directoryBytes(directory.path)
+        #expect {
+            _ = try PersistentContainer(
+                path: path,
+                for: [NoteSlot.Added.self],
+                migratesStoreAutomatically: false
+            )
+        } throws: { error in
+            (error as? ObjectLogError)?.message.contains("automatic migration is off") == true
+        }
+        #expect(directoryBytes(directory.path) == before)
+        // The same model opens as it is.
+        try PersistentContainer(
+            path: path,
+            for: [NoteSlot.Plain.self],
+            migratesStoreAutomatically: false
+        ).close()
+        let plan = MigrationPlan(
+            versions: [
+                ModelVersion("1", [NoteSlot.Plain.self]),
+                ModelVersion("2", [NoteSlot.Added.self]),
+            ],
+            stages: [.lightweight(from: "1", to: "2")]
+        )
+        try PersistentContainer(path: path, plan: plan, migratesStoreAutomatically: false).close()
+        try PersistentContainer(
+            path: path,
+            for: [NoteSlot.Added.self],
+            migratesStoreAutomatically: false
+        ).close()
+    }
+
+    @Test("a plan's stage declares its removals, and may return to an earlier model")
+    func planDeclares() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("planned.objectlog")
+        do {
+            let container = try PersistentContainer(path: path, for: [NoteSlot.Added.self])
+            let context = container.newContext()
+            NoteSlot.Added(context: context).title = "a"
+            try context.save()
+            try container.close()
+        }
+        let plan = MigrationPlan(
+            versions: [
+                ModelVersion("1", [NoteSlot.Added.self]),
+                ModelVersion("2", [NoteSlot.Plain.self]),
+            ],
+            stages: [.lightweight(from: "1", to: "2")]
+        )
+        try PersistentContainer(path: path, plan: plan).close()
+        let back = MigrationPlan(
+            versions: [
+                ModelVersion("2", [NoteSlot.Plain.self]),
+                ModelVersion("3", [NoteSlot.Added.self]),
+            ],
+            stages: [.lightweight(from: "2", to: "3")]
+        )
+        try PersistentContainer(path: path, plan: back).close()
+        let schema = try PersistentContainer.migrationPreview(at: path, for: [NoteSlot.Added.self])
+        #expect(schema.outcome == .opensUnchanged)
+    }
+
+    @Test("declared removals must be names the model does not have")
+    func badDeclarations() {
+        for removal in ["", "Note.", ".x", "a.b.c", "Note", "Note.title"] {
+            #expect(throws: ObjectLogError.self, "\(removal)") {
+                _ = try ManagedObjectModel([NoteSlot.Plain.self], removing: [removal])
+            }
+        }
+    }
+
+    @Test("the preview lists renames as renames, with what each change does to the objects")
+    func previewLines() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("preview.objectlog")
+        do {
+            let container = try PersistentContainer(
+                path: path,
+                for: [TagSlot.Tag.self, NoteSlot.Plain.self]
+            )
+            let context = container.newContext()
+            TagSlot.Tag(context: context).label = "x"
+            NoteSlot.Plain(context: context).title = "y"
+            try context.save()
+            try container.close()
+        }
+        let before = directoryBytes(directory.path)
+        let preview = try PersistentContainer.migrationPreview(
+            at: path,
+            for: [TagSlot.Label.self, NoteSlot.RenamedWidened.self]
+        )
+        #expect(directoryBytes(directory.path) == before)
+        #expect(preview.outcome == .migrates)
+        #expect(
+            preview.changes.map(\.description).sorted() == [
+                "entity 'Label' was renamed from 'Tag': 1 object(s) keep their values",
+                "property 'Note.heading' was renamed from 'title': 1 object(s) keep their values",
+                "property 'Note.stars' changed: int32 -> int64: converts its values in 1 object(s)",
+            ]
+        )
+    }
+}
