@@ -142,20 +142,6 @@ struct SlotModel: Hashable, CustomStringConvertible {
     var description: String { "\(tag)/\(note)/\(box)" }
 }
 
-/// Every file under a directory, by relative path: a store's bytes, index and blobs.
-func directoryBytes(_ directory: String) -> [String: Data] {
-    var files: [String: Data] = [:]
-    let manager = FileManager.default
-    for case let name as String in manager.enumerator(atPath: directory)?.allObjects ?? [] {
-        var isDirectory: ObjCBool = false
-        let path = directory + "/" + name
-        guard manager.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
-        else { continue }
-        files[name] = manager.contents(atPath: path)
-    }
-    return files
-}
-
 @Suite("Migration never loses data by accident")
 struct MigrationSafetyTests {
     @Test("an older app opening a store after an entity rename is refused; nothing is lost")
@@ -174,7 +160,7 @@ struct MigrationSafetyTests {
             #expect(try container.newContext().fetch(TagSlot.Label.self).map(\.label) == ["swift"])
             try container.close()
         }
-        let before = directoryBytes(directory.path)
+        let before = directory.fileContents()
         for readOnly in [false, true] {
             var options = StoreOptions()
             options.readOnly = readOnly
@@ -186,7 +172,7 @@ struct MigrationSafetyTests {
                     && error.message.contains("written by a newer version of its model")
                     && error.message.contains("version 1 of 2")
             }
-            #expect(directoryBytes(directory.path) == before)
+            #expect(directory.fileContents() == before)
         }
         let preview = try PersistentContainer.migrationPreview(at: path, for: [TagSlot.Tag.self])
         #expect(preview.outcome == .refused)
@@ -238,13 +224,13 @@ struct MigrationSafetyTests {
             let declares = Bool.random(using: &generator)
             let removing = declares ? candidate.absentNames : []
             let context = "seed \(seed), step \(step): \(current) -> \(candidate)"
-            let before = directoryBytes(directory.path)
+            let before = directory.fileContents()
             let preview = try PersistentContainer.migrationPreview(
                 at: path,
                 for: candidate.types,
                 removing: removing
             )
-            #expect(directoryBytes(directory.path) == before, "the preview wrote: \(context)")
+            #expect(directory.fileContents() == before, "the preview wrote: \(context)")
             let isOlder = candidate != current && recorded.contains(candidate)
             #expect(preview.storeIsNewer == isOlder, "\(context): \(preview)")
             do {
@@ -261,7 +247,7 @@ struct MigrationSafetyTests {
                 current = candidate
             } catch let error as ObjectLogError {
                 #expect(error.code == .modelMismatch, "\(context): \(error)")
-                #expect(directoryBytes(directory.path) == before, "a refusal wrote: \(context)")
+                #expect(directory.fileContents() == before, "a refusal wrote: \(context)")
                 #expect(preview.outcome == .refused, "\(context): \(preview)")
                 if declares, !isOlder {
                     // Every removal is declared: only what cannot be inferred is refused.
@@ -272,7 +258,7 @@ struct MigrationSafetyTests {
                 }
             }
             for older in recorded where older != current {
-                let before = directoryBytes(directory.path)
+                let before = directory.fileContents()
                 do {
                     _ = try PersistentContainer(
                         path: path,
@@ -286,7 +272,7 @@ struct MigrationSafetyTests {
                         "\(older) against \(current), \(context): \(error)"
                     )
                 }
-                #expect(directoryBytes(directory.path) == before, "\(older): \(context)")
+                #expect(directory.fileContents() == before, "\(older): \(context)")
             }
         }
     }
@@ -306,7 +292,7 @@ struct MigrationSafetyTests {
             try context.save()
             try container.close()
         }
-        let before = directoryBytes(directory.path)
+        let before = directory.fileContents()
         #expect {
             _ = try PersistentContainer(path: path, for: [NoteSlot.Plain.self])
         } throws: { error in
@@ -315,7 +301,7 @@ struct MigrationSafetyTests {
                 && error.message.contains("entity 'Tag' was removed: deletes its 3 object(s)")
                 && error.message.contains("removing: [\"Tag\"]")
         }
-        #expect(directoryBytes(directory.path) == before)
+        #expect(directory.fileContents() == before)
         // Declared, the removal is made.
         let preview = try PersistentContainer.migrationPreview(
             at: path,
@@ -361,7 +347,7 @@ struct MigrationSafetyTests {
             try context.save()
             try container.close()
         }
-        let before = directoryBytes(directory.path)
+        let before = directory.fileContents()
         do {
             // Two removals: both are named, each once.
             _ = try PersistentContainer(path: path, for: [NoteSlot.Plain.self])
@@ -384,7 +370,7 @@ struct MigrationSafetyTests {
             #expect(text.components(separatedBy: "'Note.pinned'").count == 2, "\(text)")
             #expect(text.components(separatedBy: "'Box'").count == 2, "\(text)")
         }
-        #expect(directoryBytes(directory.path) == before)
+        #expect(directory.fileContents() == before)
         // Declared, the attribute's values go; the entity's objects stay with the entity.
         try PersistentContainer(
             path: path,
@@ -403,7 +389,7 @@ struct MigrationSafetyTests {
         let directory = TemporaryDirectory()
         let path = directory.file("manual.objectlog")
         try PersistentContainer(path: path, for: [NoteSlot.Plain.self]).close()
-        let before = directoryBytes(directory.path)
+        let before = directory.fileContents()
         #expect {
             _ = try PersistentContainer(
                 path: path,
@@ -413,7 +399,7 @@ struct MigrationSafetyTests {
         } throws: { error in
             (error as? ObjectLogError)?.message.contains("automatic migration is off") == true
         }
-        #expect(directoryBytes(directory.path) == before)
+        #expect(directory.fileContents() == before)
         // The same model opens as it is.
         try PersistentContainer(
             path: path,
@@ -490,12 +476,12 @@ struct MigrationSafetyTests {
             try context.save()
             try container.close()
         }
-        let before = directoryBytes(directory.path)
+        let before = directory.fileContents()
         let preview = try PersistentContainer.migrationPreview(
             at: path,
             for: [TagSlot.Label.self, NoteSlot.RenamedWidened.self]
         )
-        #expect(directoryBytes(directory.path) == before)
+        #expect(directory.fileContents() == before)
         #expect(preview.outcome == .migrates)
         #expect(
             preview.changes.map(\.description).sorted() == [

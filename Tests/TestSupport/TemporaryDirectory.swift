@@ -29,4 +29,19 @@ public final class TemporaryDirectory: Sendable {
         let names = (try? FileManager.default.subpathsOfDirectory(atPath: path)) ?? []
         return names.sorted()
     }
+
+    /// The bytes of every file below the directory, by relative path: what a test compares to
+    /// show that a refused operation wrote nothing.
+    public func fileContents() -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in listing() {
+            var isDirectory: ObjCBool = false
+            let full = file(name)
+            guard FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory),
+                !isDirectory.boolValue
+            else { continue }
+            files[name] = FileManager.default.contents(atPath: full)
+        }
+        return files
+    }
 }

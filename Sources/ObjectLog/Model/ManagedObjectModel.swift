@@ -153,7 +153,7 @@ public final class ManagedObjectModel: Sendable {
     }
 
     /// Refuses a declared removal that is not a name, or that names what the model has.
-    private static func check(
+    static func check(
         removals: Set<String>,
         in schema: ModelSchema
     )

@@ -185,6 +185,7 @@ public final class PersistentContainer: Sendable {
 
     /// What opening the store at `path` with `model` would do (see
     /// ``migrationPreview(at:for:removing:migratesStoreAutomatically:options:)``).
+    /// - Throws: ``ObjectLogError`` with code `store` for a store that cannot be read.
     public static func migrationPreview(
         at path: String,
         model: ManagedObjectModel,
@@ -194,6 +195,39 @@ public final class PersistentContainer: Sendable {
         try PersistentStoreCoordinator.migrationPreview(
             at: path,
             model: model,
+            authority: migratesStoreAutomatically ? .automatic : .manual,
+            options: options
+        )
+    }
+
+    /// What opening the store at `path` with a model described by `schema` would do, for
+    /// tools that have a model's description but not its classes (`objectlog schema
+    /// --check-model`).
+    ///
+    /// Without the classes, new uniqueness constraints are listed but not checked against
+    /// the stored objects: an open with the classes checks them.
+    /// - Parameters:
+    ///   - path: The store file.
+    ///   - schema: The model's description (``ManagedObjectModel/schema``, or a version a
+    ///     store records); its entity tags need not be the store's.
+    ///   - removing: The removals the model declares (``ManagedObjectModel/declaredRemovals``).
+    ///   - migratesStoreAutomatically: As for an open.
+    ///   - options: Store options.
+    /// - Returns: What the open would do.
+    /// - Throws: ``ObjectLogError`` with code `invalidModel` for a removal of something the
+    ///   schema has, `store` for a store that cannot be read.
+    public static func migrationPreview(
+        at path: String,
+        schema: ModelSchema,
+        removing: [String] = [],
+        migratesStoreAutomatically: Bool = true,
+        options: StoreOptions = StoreOptions()
+    ) throws(ObjectLogError) -> MigrationPreview {
+        try ManagedObjectModel.check(removals: Set(removing), in: schema)
+        return try PersistentStoreCoordinator.migrationPreview(
+            at: path,
+            schema: schema,
+            removals: Set(removing),
             authority: migratesStoreAutomatically ? .automatic : .manual,
             options: options
         )

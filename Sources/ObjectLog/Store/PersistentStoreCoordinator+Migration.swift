@@ -241,6 +241,48 @@ extension PersistentStoreCoordinator {
         authority: MigrationAuthority,
         options: StoreOptions
     ) throws(ObjectLogError) -> MigrationPreview {
+        try migrationPreview(
+            at: path,
+            schema: model.schema,
+            removals: model.declaredRemovals,
+            authority: authority,
+            options: options
+        ) { store, history, decision, preview throws(ObjectLogError) in
+            guard let stored = history.current, let mapping = decision.mapping else { return }
+            let model = try model.retagged(decision.tags)
+            let (end, generation) = store.endAndGeneration
+            store.installReading(
+                of: history.appendingUnrecorded(model.schema, generation: generation, end: end),
+                pendingBoundary: end
+            )
+            do throws(ObjectLogError) {
+                try checkNewConstraints(
+                    mapping.newConstraints,
+                    model: model,
+                    store: store,
+                    path: path
+                )
+                try checkNewlyAbstract(model: model, from: stored.schema, store: store, path: path)
+            } catch {
+                preview.outcome = .refused
+                preview.refusals.append(error.message)
+            }
+        }
+    }
+
+    /// What opening the store at `path` with a model described by `schema` (whose entity tags
+    /// need not be the store's) would do; `check` looks further at a store the open would
+    /// migrate, on the read-only store.
+    static func migrationPreview(
+        at path: String,
+        schema: ModelSchema,
+        removals: Set<String>,
+        authority: MigrationAuthority,
+        options: StoreOptions,
+        check: (
+            LogStore, ModelHistory, MigrationDecision, inout MigrationPreview
+        ) throws(ObjectLogError) -> Void = { _, _, _, _ in }
+    ) throws(ObjectLogError) -> MigrationPreview {
         var options = options
         options.readOnly = true
         options.createIfMissing = false
@@ -248,7 +290,7 @@ extension PersistentStoreCoordinator {
             return MigrationPreview(
                 outcome: .createsStore,
                 storeVersion: nil,
-                modelVersion: model.versionHash
+                modelVersion: schema.versionHash
             )
         }
         let store: LogStore
@@ -261,27 +303,14 @@ extension PersistentStoreCoordinator {
         let history = try ModelHistory.read(from: store)
         let decision = MigrationDecision(
             history: history,
-            schema: model.schema,
-            removals: model.declaredRemovals,
+            schema: schema,
+            removals: removals,
             authority: authority,
             count: store.liveCount(entity:)
         )
         var preview = decision.preview
-        guard preview.outcome == .migrates, let history, let stored = history.current,
-            let mapping = decision.mapping
-        else { return preview }
-        let model = try model.retagged(decision.tags)
-        let (end, generation) = store.endAndGeneration
-        store.installReading(
-            of: history.appendingUnrecorded(model.schema, generation: generation, end: end),
-            pendingBoundary: end
-        )
-        do {
-            try checkNewConstraints(mapping.newConstraints, model: model, store: store, path: path)
-            try checkNewlyAbstract(model: model, from: stored.schema, store: store, path: path)
-        } catch {
-            preview.outcome = .refused
-            preview.refusals.append(error.message)
+        if preview.outcome == .migrates, let history {
+            try check(store, history, decision, &preview)
         }
         return preview
     }

@@ -1,24 +1,71 @@
+import Foundation
 import ObjectLog
 import ObjectLogStore
 
-/// `objectlog schema PATH [--json]`: the model versions that wrote a store, oldest first.
-struct SchemaCommand: StoreReportCommand {
-    static let configuration = CommandConfiguration.storeReport(
+/// `objectlog schema PATH [--json] [--check-model MODEL [--removing NAMES]]`: the model
+/// versions that wrote a store, oldest first, or what opening it with another model would do.
+struct SchemaCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
         name: "schema",
         abstract: "List the model versions that wrote the store: their hashes, the transaction "
             + "that introduced each, their entities and what changed from one to the next.",
         discussion: """
             Each version is stored once, in the store itself; the last one listed is the \
             version that wrote the store last (objects written by earlier versions are read \
-            in its layout). The store is not changed. Exit 1 if the store records no model.
+            in its layout). A renamed entity or property is listed as a rename: its values \
+            are kept. The store is not changed. Exit 1 if the store records no model.
+
+            With --check-model, says instead what opening the store with another model would \
+            do, as an app's open decides it: each change a migration would make and the \
+            stored objects it touches, or why the open would be refused (a store written by \
+            a newer version of the model, a change that cannot be inferred, a removal of \
+            stored data that the model does not declare). MODEL is a store that records the \
+            model (one a newer build of the app wrote, say) or a model description in JSON \
+            (as a store records it, ModelSchema's canonical JSON). New uniqueness \
+            constraints are listed, not checked: the app's open checks them. Nothing is \
+            written. Exit 0 if the open would succeed, 1 if it would be refused.
             """,
-        jsonHelp: "Print one JSON object instead of text."
+        usage: "<path> [--json] [--check-model <model> [--removing <names>]]",
+        arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
+        options: [
+            .flag("--json", help: "Print one JSON object instead of text."),
+            .option(
+                "--check-model",
+                value: "model",
+                help: "A store or JSON model description to check the store against."
+            ),
+            .option(
+                "--removing",
+                value: "names",
+                help: "With --check-model: the removals the model declares, comma-separated "
+                    + "(Scrap,Note.obsolete)."
+            ),
+        ]
     )
 
     var path: String
     var json: Bool
+    var checkModel: String?
+    var removals: [String]
+
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(ToolError) {
+        path = arguments.positionals[0]
+        json = arguments.flag("--json")
+        checkModel = arguments.value("--check-model")
+        removals =
+            arguments.value("--removing").map { list in
+                list.split(separator: ",").map { String($0) }
+            } ?? []
+        if checkModel == nil, arguments.value("--removing") != nil {
+            throw ToolError.usage("--removing needs --check-model", command: context.commandName)
+        }
+        if checkModel?.isEmpty == true {
+            throw ToolError.usage("the model path is empty", command: context.commandName)
+        }
+    }
 
     func run(_ context: CommandContext) throws -> ExitCode {
+        if let checkModel { return try check(against: checkModel, context) }
         let store = try StoreAccess.openReadOnly(path)
         defer { try? store.close() }
         guard let history = try ModelHistory.read(from: store) else {
@@ -101,6 +148,86 @@ struct SchemaCommand: StoreReportCommand {
                     }
                 )
             ),
+        ])
+    }
+
+    // MARK: - --check-model
+
+    /// Prints what opening the store with the model in `modelPath` would do.
+    private func check(against modelPath: String, _ context: CommandContext) throws -> ExitCode {
+        // The store is read first, so that a path that is no store fails as it does without
+        // --check-model.
+        try StoreAccess.openReadOnly(path).close()
+        let schema = try Self.readModel(modelPath)
+        let preview: MigrationPreview
+        do {
+            preview = try PersistentContainer.migrationPreview(
+                at: path,
+                schema: schema,
+                removing: removals
+            )
+        } catch {
+            // A declared removal of something the model has is a mistake on the command line.
+            guard error.code == .invalidModel else { throw error }
+            throw ToolError.usage(error.message, command: context.commandName)
+        }
+        if json {
+            let value = JSONValue.object([
+                ("path", .string(path)),
+                ("model", .string(modelPath)),
+                ("outcome", .string(preview.outcome.rawValue)),
+                ("storeVersion", preview.storeVersion.map { .string($0) } ?? .null),
+                ("modelVersion", .string(preview.modelVersion)),
+                ("storeIsNewer", .bool(preview.storeIsNewer)),
+                ("changes", .array(preview.changes.map(Self.json))),
+                ("refusals", .array(preview.refusals.map { .string($0) })),
+            ])
+            context.output.writeLine(value.rendered(pretty: true))
+        } else {
+            context.output.writeLine(preview.description)
+        }
+        return preview.outcome == .refused ? .failure : .success
+    }
+
+    /// The current model of a store, or a model description in JSON.
+    private static func readModel(_ path: String) throws -> ModelSchema {
+        guard FileStatus.exists(path) else {
+            throw ToolError(.noInput, "\(path): no such model file or store")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ToolError(.ioError, "\(path): cannot read the model")
+        }
+        let first = try? handle.read(upToCount: 1)
+        try? handle.close()
+        // A store begins with its magic number; a model description is a JSON object.
+        if first?.first == UInt8(ascii: "{") {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ToolError(.ioError, "\(path): cannot read the model")
+            }
+            do {
+                return try ModelSchema.decode(json: data)
+            } catch {
+                throw ToolError(.dataError, "\(path): not a model description: \(error.message)")
+            }
+        }
+        let store = try StoreAccess.openReadOnly(path)
+        defer { try? store.close() }
+        guard let current = try ModelHistory.read(from: store)?.current else {
+            throw ToolError(.failure, "\(path): the store records no ObjectLog model to check with")
+        }
+        return current.schema
+    }
+
+    private static func json(_ change: SchemaChange) -> JSONValue {
+        .object([
+            ("kind", .string(change.kind.rawValue)),
+            ("entity", .string(change.entity)),
+            ("property", change.property.map { .string($0) } ?? .null),
+            ("detail", .string(change.detail)),
+            ("affectedObjects", change.affectedObjects.map { .number($0) } ?? .null),
+            ("declared", .bool(change.isDeclared)),
+            ("dropsStoredData", .bool(change.dropsStoredData)),
+            ("line", .string(change.description)),
         ])
     }
 }

@@ -543,6 +543,7 @@ final class LabStore {
                 )
             }
         case .modelMismatch:
+            if let newer = newerStoreError(path: path) { return newer }
             return CommandError(
                 "'\(path)' is a store of another program (its model is not rdlab's); choose "
                     + "another path with --store",
@@ -562,6 +563,28 @@ final class LabStore {
         default:
             return CommandError("store '\(path)': \(detail)", exitCode: .ioError)
         }
+    }
+
+    /// The error for a store that a newer rdlab wrote (its model is newer than this rdlab's),
+    /// naming both model versions; nil for another mismatch.
+    private static func newerStoreError(path: String) -> CommandError? {
+        var options = StoreOptions()
+        options.readOnly = true
+        guard
+            let preview = try? PersistentContainer.migrationPreview(
+                at: path,
+                for: entities,
+                options: options
+            ),
+            let ours = preview.olderRecordedVersion
+        else { return nil }
+        return CommandError(
+            "the store '\(path)' was written by a newer rdlab (model version "
+                + "\(preview.storeVersionCount), \(preview.storeVersion ?? "?")) than this one "
+                + "(rdlab \(RDLab.version), model version \(ours), \(preview.modelVersion)); "
+                + "upgrade rdlab to open it: this one neither reads nor writes it",
+            exitCode: .dataError
+        )
     }
 
     private static func oneLine(_ text: String) -> String {
