@@ -325,4 +325,44 @@ struct BatchRequestTests {
         #expect(try context.count(FetchRequest<Cell>()) == 100)
         try container.close()
     }
+
+    @Test("the executing context keeps its own unsaved edits of objects a batch request touches")
+    func ownUnsavedEdits() throws {
+        let directory = TemporaryDirectory()
+        let container = try grid(directory)
+        let context = container.newContext()
+        let cells = try context.fetch(
+            FetchRequest<Cell>(
+                predicate: #Predicate { $0.row == 0 && $0.column < 2 },
+                sortBy: [SortDescriptor(\.column)]
+            )
+        )
+        let (edited, doomed) = (cells[0], cells[1])
+        edited.column = 50
+        doomed.column = 60
+        // An update sets the values it names; the context's unsaved edit of another property
+        // stays unsaved, and wins at the save.
+        _ = try context.execute(
+            BatchUpdateRequest<Cell>(
+                predicate: #Predicate { $0.row == 0 && $0.column == 0 },
+                updates: [.set(\.value, to: 7)]
+            )
+        )
+        #expect(edited.value == 7)
+        #expect(edited.column == 50)
+        #expect(context.hasChanges)
+        // A delete removes the object, unsaved edits and all.
+        _ = try context.execute(
+            BatchDeleteRequest<Cell>(predicate: #Predicate { $0.row == 0 && $0.column == 1 })
+        )
+        #expect(doomed.isDeleted || doomed.managedObjectContext == nil)
+        try context.save()
+        let check = container.newContext()
+        let stored = try check.fetch(
+            FetchRequest<Cell>(predicate: #Predicate { $0.row == 0 && $0.column >= 50 })
+        )
+        #expect(stored.map(\.column) == [50])
+        #expect(stored.map(\.value) == [7])
+        try container.close()
+    }
 }

@@ -138,4 +138,24 @@ final class CallCount: Sendable {
     private let count = Mutex(0)
     var value: Int { count.withLock { $0 } }
     func add() { count.withLock { $0 += 1 } }
+
+    @Test(
+        "a save calls the context's handlers, then the coordinator's observers in the order added"
+    )
+    func order() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        let events = Mutex<[String]>([])
+        for index in 0..<20 {
+            container.coordinator.addSaveObserver { _ in events.withLock { $0.append("o\(index)") }
+            }
+        }
+        context.onDidSave { _ in events.withLock { $0.append("did") } }
+        context.onObjectsDidChange { _ in events.withLock { $0.append("change") } }
+        context.onWillSave { _ in events.withLock { $0.append("will") } }
+        _ = Tag(context: context)
+        try context.save()
+        let expected = ["will", "change", "did"] + (0..<20).map { "o\($0)" }
+        #expect(events.withLock { $0 } == expected)
+    }
 }

@@ -165,9 +165,10 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// Calls `handler` after every successful save of any context on this coordinator.
     ///
-    /// The handler runs on the saving context's thread, after the commit. Keep the returned
-    /// token to remove it with ``removeObserver(_:)``; dropping the token leaves the handler
-    /// registered for the life of the coordinator.
+    /// The handler runs on the saving context's thread, after the commit and after the saving
+    /// context's own handlers; several observers run in the order they were added. Keep the
+    /// returned token to remove it with ``removeObserver(_:)``; dropping the token leaves the
+    /// handler registered for the life of the coordinator.
     @discardableResult
     public func addSaveObserver(
         _ handler: @escaping @Sendable (ObjectChanges) -> Void
@@ -493,9 +494,12 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Whether any save observer is registered.
     var hasSaveObservers: Bool { state.withLock { !$0.observers.isEmpty } }
 
-    /// Tells save observers about a commit.
+    /// Tells save observers about a commit, in the order they were added (tokens number
+    /// them in that order).
     func broadcast(_ changes: ObjectChanges) {
-        let observers = state.withLock { Array($0.observers.values) }
+        let observers = state.withLock { state in
+            state.observers.sorted { $0.key < $1.key }.map(\.value)
+        }
         for observer in observers { observer(changes) }
     }
 
