@@ -41,8 +41,83 @@ enum ArticleVersion2 {
     }
 }
 
+/// An entity of version 1 that the article's later version removes.
+final class ArticleIngredient: ManagedObject {
+    @Attribute var name = ""
+    override class var entityName: String { "Ingredient" }
+}
+
 @Suite("The migration article's example")
 struct MigrationArticleTests {
+    @Test("what migration will never do: the article's removal, preview and manual-only blocks")
+    func neverDoes() throws {
+        typealias Dish = ArticleVersion2.Dish
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        do {
+            let container = try PersistentContainer(
+                path: path,
+                for: [ArticleVersion1.Recipe.self, ArticleIngredient.self]
+            )
+            let context = container.newContext()
+            ArticleVersion1.Recipe(context: context).title = "Soup"
+            for name in ["salt", "leek", "water"] {
+                ArticleIngredient(context: context).name = name
+            }
+            try context.save()
+            try container.close()
+        }
+        let before = directory.fileContents()
+        #expect {
+            _ = try PersistentContainer(path: path, for: [Dish.self])
+        } throws: { error in
+            (error as? ObjectLogError)?.message.hasSuffix(
+                "entity 'Ingredient' was removed: deletes its 3 object(s); declare the removal "
+                    + "(removing: [\"Ingredient\"]) to delete them, or keep it in the model"
+            ) == true
+        }
+        #expect(directory.fileContents() == before)
+        // As in the article:
+        let preview = try PersistentContainer.migrationPreview(at: path, for: [Dish.self])
+        // One line each: "entity 'Dish' was renamed from 'Recipe': 40 object(s) keep their values"
+        for change in preview.changes { print(change) }
+        if preview.outcome == .refused {
+            print(preview.refusals.joined(separator: "\n"))
+        }
+        #expect(preview.outcome == .refused)
+        #expect(
+            preview.changes.contains {
+                $0.description
+                    == "entity 'Dish' was renamed from 'Recipe': 1 object(s) keep their values"
+            }
+        )
+        #expect(directory.fileContents() == before)
+        // As in the article:
+        let container = try PersistentContainer(
+            path: path,
+            for: [Dish.self],
+            removing: ["Ingredient", "Dish.calories"]
+        )
+        #expect(try container.newContext().fetch(Dish.self).map(\.name) == ["Soup"])
+        try container.close()
+        try manualOnly(path: path)
+    }
+
+    /// The article's open that migrates only through a plan, of a store at the plan's version.
+    func manualOnly(path: String) throws {
+        let plan = MigrationPlan(
+            versions: [ModelVersion("2", [ArticleVersion2.Dish.self])],
+            stages: []
+        )
+        // As in the article:
+        let container = try PersistentContainer(
+            path: path,
+            plan: plan,
+            migratesStoreAutomatically: false
+        )
+        try container.close()
+    }
+
     @Test("version 1's store opens with version 2 as the article says")
     func articleExample() throws {
         let directory = TemporaryDirectory()
@@ -81,7 +156,7 @@ struct MigrationArticleTests {
             asIn: #filePath,
             indentation: 8
         )
-        #expect(classes.blocks.count == 4)
+        #expect(classes.blocks.count == 7)
         let expected = Array(classes.blocks.prefix(2)) + plans.blocks.dropFirst(2)
         for block in expected {
             #expect(classes.source.contains(block), "not in this file: \(block.prefix(44))")

@@ -16,9 +16,12 @@ extension PersistentContainer {
     /// stages only that the plain open infers) is opened without a copy.
     /// - Throws: ``ObjectLogError/Code/invalidArgument`` for a plan whose versions or stages do
     ///   not chain; ``ObjectLogError/Code/modelMismatch`` for a store at no version of the plan
-    ///   that cannot be inferred, or when a stage fails (what it threw is kept as
+    ///   that cannot be migrated automatically (a newer version's store, a change that cannot
+    ///   be inferred, an undeclared removal, or any change when `migratesStoreAutomatically` is
+    ///   `false`), or when a stage fails (what it threw is kept as
     ///   ``ObjectLogError/underlyingError``, and an ``ObjectLogError`` in
-    ///   ``ObjectLogError/errors`` too);
+    ///   ``ObjectLogError/errors`` too); ``ObjectLogError/Code/uniqueness`` when the objects
+    ///   break a uniqueness constraint of the last version;
     ///   ``ObjectLogError/Code/store`` for a store that cannot be opened.
     ///
     /// - Parameters:
@@ -61,7 +64,7 @@ extension PersistentContainer {
 }
 
 /// One run of a ``MigrationPlan`` over one store (see
-/// ``PersistentContainer/init(path:plan:options:progress:)``).
+/// ``PersistentContainer/init(path:plan:options:migratesStoreAutomatically:progress:)``).
 struct StagedMigration {
     let plan: MigrationPlan
     let path: String
