@@ -86,13 +86,18 @@ public final class PersistentStoreCoordinator: Sendable {
             throw ObjectLogError.store(error, "cannot open store '\(path)'")
         }
         do {
-            self.model = try Self.prepare(
-                store,
-                for: model,
-                path: path,
-                readOnly: options.readOnly || options.salvage,
-                acceptingUninferred: acceptingUninferred
-            )
+            // A salvage may drop the record of a model version's schema: the app's model stands
+            // in for it when it is that version, rather than the open refusing every object.
+            self.model = try ModelHistory.withSubstitutes(options.salvage ? [model.schema] : []) {
+                () throws(ObjectLogError) in
+                try Self.prepare(
+                    store,
+                    for: model,
+                    path: path,
+                    readOnly: options.readOnly || options.salvage,
+                    acceptingUninferred: acceptingUninferred
+                )
+            }
         } catch {
             try? store.close()
             throw error
