@@ -83,7 +83,7 @@ public struct ModelHistory: Sendable {
 
     /// Reads the history of an open store; nil if the store records no model.
     ///
-    /// When the engine opens a store with ``StoreOptions/salvage``, the app's model stands in
+    /// When the engine opens a store with `StoreOptions.salvage`, the app's model stands in
     /// for the schema of a version whose record the salvage dropped, if it is that version (see
     /// ``read(from:substitutes:)``).
     ///
