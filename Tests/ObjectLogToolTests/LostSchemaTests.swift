@@ -218,6 +218,7 @@ struct LostSchemaTests {
         #expect(
             info.standardOutput.contains("lost the schema of model version \(damaged.lostHash)")
         )
+        #expect(info.standardOutput.contains("'objectlog recover \(damaged.path) --model-from"))
         let verify = try runTool("verify", damaged.path, "--json")
         #expect(verify.status == 65)
         let problems = try #require(try verify.jsonObject()["problems"] as? [[String: Any]])

@@ -26,8 +26,15 @@ struct EntityNames: Sendable {
             store.installPatchMerge(history?.patchMerge(store: store))
             self.init(schema: history?.current?.schema, problem: nil, history: history)
         } catch {
-            self.init(schema: nil, problem: "the stored model cannot be read: \(error.message)")
-            hasLostSchema = error.underlyingError is ModelHistory.LostSchema
+            let isLost = error.underlyingError is ModelHistory.LostSchema
+            self.init(
+                schema: nil,
+                problem: "the stored model cannot be read: \(error.message)"
+                    + (isLost
+                        ? " ('objectlog recover \(store.path) --model-from OTHER.olog' takes it "
+                            + "from a store that records that version)" : "")
+            )
+            hasLostSchema = isLost
         }
     }
 
