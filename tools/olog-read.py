@@ -9,8 +9,21 @@ It uses only the Python standard library (zlib.crc32 is the same CRC-32 as the f
 
 Output (JSON, keys sorted, indent 1): "header", "transactions", "transactionCount", "metadata",
 "damage" (null, or {"offset", "reason", "validEnd"}: the first damage found and the end of the
-last committed transaction before it) and "live", the live state: one entry per live key, by the
-key in decimal, in ascending key order.
+last committed transaction before it), "models" and "live", the live state: one entry per live
+key, by the key in decimal, in ascending key order.
+
+The reader stops at the first damage and does not salvage (FORMAT.md section 5): with damage,
+"transactions", "live" and "metadata" are those of the valid log before it, and
+"transactionCount" is the number of its last user commit (a salvage that finds the damaged
+transaction's own commit intact counts that commit's number instead).
+
+"models" lists the object engine's model versions (FORMAT.md section 10) the metadata names,
+oldest first: from "ObjectLog.modelVersions" when present (it wins over "ObjectLog.model"),
+else the one version of "ObjectLog.model" (key 0), else none. Each is
+  {"hash": RECORDED HASH, "key": SCHEMA RECORD KEY, "schemaHash": HASH or null, "canonical": BOOL or null}
+where schemaHash is the version hash computed from the schema (its schema record's value, or
+the "ObjectLog.model" string) and canonical says whether that JSON is byte for byte its
+canonical form; both are null when the schema record is not live (a lost schema).
 
 A key whose live record is a put (format 1.0 to 3.0):
   "KEY": {"blobs": [BLOB HEX, ...], "entity": TAG, "value": VALUE HEX}
@@ -248,6 +261,47 @@ def apply_patch(current, offset, entity, key, base, partial, length):
     return {"kind": "patch", "offset": offset, "length": length, "entity": entity, "base": current, "partial": partial}
 
 
+def canonical_json(value):
+    """The canonical JSON bytes of a schema (FORMAT.md section 10): no whitespace, members in
+    ascending order of their names' UTF-8 bytes, and in strings "/" written as "\\/"."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    # A "/" can only stand inside a string, and json.dumps never escapes it itself.
+    return text.replace("/", "\\/").encode("utf-8")
+
+
+def version_hash(schema_json):
+    """The version hash of a schema's JSON text: FNV-1a 64 over its canonical JSON without the
+    "defaultValue" members; returns (hash, whether the text is already canonical)."""
+    schema = json.loads(schema_json)
+    canonical = canonical_json(schema) == bytes(schema_json)
+    for entity in schema.get("entities", []):
+        for prop in entity.get("properties", []):
+            prop.pop("defaultValue", None)
+    value = 0xCBF29CE484222325
+    for byte in canonical_json(schema):
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{value:016x}", canonical
+
+
+def models(metadata, live):
+    """The model versions the metadata names, with the hash computed from each schema."""
+    found = []
+    versions = metadata.get("ObjectLog.modelVersions")
+    if isinstance(versions, list):
+        for version in versions:
+            record = live.get(version.get("key"))
+            schema_hash, canonical = None, None
+            if record is not None and record["kind"] == "put" and record["entity"] == 0xFFFFFFFF:
+                schema_hash, canonical = version_hash(record["value"])
+            found.append({"hash": version.get("hash"), "key": version.get("key"),
+                          "schemaHash": schema_hash, "canonical": canonical})
+    elif isinstance(metadata.get("ObjectLog.model"), str):
+        schema_hash, canonical = version_hash(metadata["ObjectLog.model"].encode("utf-8"))
+        found.append({"hash": metadata.get("ObjectLog.modelHash"), "key": 0,
+                      "schemaHash": schema_hash, "canonical": canonical})
+    return found
+
+
 def read_store(data):
     header = read_header(data)
     live, metadata = {}, header["metadata"]
@@ -307,6 +361,7 @@ def read_store(data):
         "transactions": transactions,
         "transactionCount": last_number,
         "metadata": metadata,
+        "models": models(metadata, live),
         "live": {str(k): live_entry(v) for k, v in sorted(live.items())},
         "damage": damage,
     }

@@ -411,12 +411,13 @@ package struct LogScanner {
             lastCommitChecksum: nil
         )
 
-        func damage(_ reason: String) throws -> Outcome {
+        func damage(_ reason: String, writtenWhole: Bool = false) throws -> Outcome {
             var result = outcome
             result.damage = try classify(
                 at: offset,
                 transactionStart: transactionStart,
-                reason: reason
+                reason: reason,
+                writtenWhole: writtenWhole
             )
             return result
         }
@@ -524,7 +525,16 @@ package struct LogScanner {
                 }
                 let record = ScannedRecord(frame: frame, offset: offset)
                 if let problem = try visitor.visitPatch(record, payload: payload) {
-                    return try damage(problem)
+                    // The patch record itself is intact: if the rest of its transaction and
+                    // its commit are too, the transaction was written whole, and its wrong base
+                    // is no torn write.
+                    let isWhole = try transactionIsWhole(
+                        after: offset + UInt64(total),
+                        transactionStart: transactionStart,
+                        recordsBefore: pendingCount + 1,
+                        number: outcome.lastNumber + 1
+                    )
+                    return try damage(problem, writtenWhole: isWhole)
                 }
                 pendingCount += 1
                 offset += UInt64(total)
@@ -568,12 +578,72 @@ package struct LogScanner {
         }
     }
 
+    /// Whether the records from `offset` (just past an intact record of the transaction that
+    /// starts at `transactionStart`, after `recordsBefore` records of it) up to the next commit
+    /// record are all intact (frame, bounds, checksum, structure), and that commit is the
+    /// transaction's: its first-record offset, record count and number (`number`, or 0 for a
+    /// compaction) match.
+    private mutating func transactionIsWhole(
+        after offset: UInt64,
+        transactionStart: UInt64,
+        recordsBefore: Int,
+        number: UInt64
+    ) throws -> Bool {
+        var offset = offset
+        var count = recordsBefore
+        while offset < fileSize {
+            let available = Int(min(UInt64(layout.maximumAnyFrameLength), fileSize - offset))
+            guard let frameAt = try ensure(offset, available) else { return false }
+            // Safe: `ensure` has filled the window, so it exists.
+            let frameBytes = UnsafeRawBufferPointer(
+                start: UnsafeRawBufferPointer(window!.bytes).baseAddress! + frameAt,
+                count: available
+            )
+            guard case .frame(let frame) = RecordFrame.decode(frameBytes, layout: layout) else {
+                return false
+            }
+            let total = frame.totalLength
+            guard let recordAt = try ensure(offset, total) else { return false }
+            // Safe: `ensure` has made `total` bytes from `recordAt` available in the window.
+            let record = UnsafeRawBufferPointer(
+                start: UnsafeRawBufferPointer(window!.bytes).baseAddress! + recordAt,
+                count: total
+            )
+            let payload = UnsafeRawBufferPointer(rebasing: record[frame.frameLength...])
+            guard checksumsMatch(frame.checksum, RecordFrame.checksum(of: record)),
+                Self.structuralProblem(frame: frame, payload: payload, layout: layout) == nil
+            else { return false }
+            switch frame.type {
+            case .commit:
+                // Safe: structuralProblem has checked the payload decodes.
+                let commit = CommitPayload(payload)!
+                let isCompaction = frame.flags & CommitFlags.compaction != 0
+                return commit.firstRecordOffset == transactionStart
+                    && Int(commit.recordCount) == count && frame.key == (isCompaction ? 0 : number)
+            case .patch:
+                guard allowsPatches, frame.baseOffset <= offset,
+                    UInt64(frame.baseLength) <= offset - frame.baseOffset
+                else { return false }
+            case .put, .delete, .metadata, .padding:
+                break
+            }
+            count += 1
+            offset += UInt64(total)
+        }
+        return false
+    }
+
     /// Decides whether damage at `offset` is a torn tail or corruption, by looking for valid
     /// commit records after it.
+    ///
+    /// Damage in a transaction `writtenWhole` (every record intact and its commit valid: a
+    /// patch whose base is wrong) is corruption wherever it lies: a torn write leaves a record
+    /// or the commit damaged or missing, so this transaction was written as it is.
     private mutating func classify(
         at offset: UInt64,
         transactionStart: UInt64,
-        reason: String
+        reason: String,
+        writtenWhole: Bool = false
     ) throws -> LogDamage {
         let commits = try validCommits(after: offset)
         // Damage confined to the last transaction (no commit after it, or only that
@@ -589,6 +659,9 @@ package struct LogScanner {
         var reason = reason
         if !isConfined {
             kind = .corrupt
+        } else if writtenWhole {
+            kind = .corrupt
+            reason += " (in a transaction whose every record and commit are intact)"
         } else if transactionStart < acknowledgedLength {
             kind = .corrupt
             reason += " (in a transaction the index checkpoint shows was committed)"

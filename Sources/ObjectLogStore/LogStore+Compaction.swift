@@ -110,7 +110,8 @@ extension LogStore {
             throw StoreError(
                 .invalidArgument,
                 "records in an older model's layout need the engine's translation to be "
-                    + "compacted (compact through ObjectLog, or with `objectlog compact`)",
+                    + "compacted: install it (installPayloadUpgrade), as ObjectLog's engine does "
+                    + "with the model the store records",
                 path: path
             )
         }
@@ -261,6 +262,10 @@ extension LogStore {
     /// first: its deletes and replaced objects are left out, its puts follow the copied
     /// records, and its metadata (when it has some) is the copy's.
     ///
+    /// With `restored`, the puts of records the store lost (keys that are not live) are copied
+    /// too, after the rest, as part of the copy: unlike a folded transaction they are not a
+    /// transaction of their own, and its deletes and metadata are ignored.
+    ///
     /// With `mappingOffsets`, the copy lists each copied record's old and new offsets (what a
     /// compaction of this store keeps to translate offsets loaded before it); a copy into
     /// another file has no use for them, and two 8-byte entries a record are memory that
@@ -271,6 +276,7 @@ extension LogStore {
         progress: ((Double) -> Void)?,
         rewrites: [RecordRewrite]? = nil,
         folding folded: Transaction? = nil,
+        restoring restored: Transaction? = nil,
         mappingOffsets: Bool = false
     ) throws -> Copy {
         var newHeader = StoreHeader(
@@ -315,8 +321,9 @@ extension LogStore {
                 guard let merge = installedPatchMerge else {
                     throw StoreError(
                         .invalidArgument,
-                        "objects stored as patches need the engine's merge to be copied "
-                            + "(compact through ObjectLog, or with `objectlog compact`)",
+                        "objects stored as patches need the engine's merge to be copied: "
+                            + "install it (installPatchMerge), as ObjectLog's engine does with "
+                            + "the model the store records",
                         path: path
                     )
                 }
@@ -507,11 +514,13 @@ extension LogStore {
                 }
             }
             var recordCount = items.count
-            if let folded {
-                folded.records.withUnsafeBytes { records in
-                    for (index, entry) in folded.entries.enumerated() where !entry.isDelete {
+            // The folded transaction's puts, then the restored records: both new keys.
+            for added in [folded, restored] {
+                guard let added else { continue }
+                added.records.withUnsafeBytes { records in
+                    for (index, entry) in added.entries.enumerated() where !entry.isDelete {
                         let newStart = buffer.count
-                        let blobs = folded.blobs(ofEntry: index)
+                        let blobs = added.blobs(ofEntry: index)
                         layout.appendPut(
                             key: entry.key,
                             entity: entry.entity,

@@ -74,7 +74,8 @@ extension LogStore {
     }
 
     /// Whether every record of the transaction `commit` (at `commitOffset`) ends is intact:
-    /// frames, bounds and checksums, as many as the commit counts, ending at the commit.
+    /// frames, bounds, checksums and structure (a patch's base lying before it), as many as the
+    /// commit counts, ending at the commit.
     ///
     /// The records are read a window of up to 1 MiB at a time and checked in memory (a read
     /// for each record's frame and another for the rest made a batch update's transaction of
@@ -122,15 +123,24 @@ extension LogStore {
             guard try ensure(total) else { return false }
             let start = Int(offset - windowStart)
             let intact = window.withUnsafeBytes { bytes in
-                checksumsMatch(
+                let record = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + total)])
+                return checksumsMatch(
                     frame.checksum,
-                    RecordFrame.checksum(
-                        of: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + total)]),
-                        tables: tables
-                    )
+                    RecordFrame.checksum(of: record, tables: tables)
                 )
+                    && LogScanner.structuralProblem(
+                        frame: frame,
+                        payload: UnsafeRawBufferPointer(rebasing: record[frame.frameLength...]),
+                        layout: layout
+                    ) == nil
             }
-            guard intact else { return false }
+            // A patch's base must lie before it, as the scan checks; whether the base is its
+            // key's record is not checked (that needs the live state of a replay).
+            guard intact,
+                frame.type != .patch
+                    || (frame.baseOffset <= offset
+                        && UInt64(frame.baseLength) <= offset - frame.baseOffset)
+            else { return false }
             offset += UInt64(total)
             count += 1
         }

@@ -36,16 +36,23 @@ extension LogStore {
         try salvage(path: path, to: output, options: StoreOptions(), upgrade: upgrade, merge: merge)
     }
 
+    /// ``salvage(path:to:upgrade:merge:)`` that also writes into the new store the puts of
+    /// `restoring`: records the damage lost (of keys that are not live) which the caller has
+    /// from elsewhere, such as the schema of a model version.
+    ///
+    /// - Throws: As ``salvage(path:to:upgrade:merge:)``; `.invalidArgument` when a key of
+    ///   `restoring` is live.
     package static func salvage(
         path: String,
         to output: String,
         options: StoreOptions,
         upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil,
-        merge: ((LogStore) throws -> PatchMerge?)? = nil
+        merge: ((LogStore) throws -> PatchMerge?)? = nil,
+        restoring: Transaction? = nil
     ) throws -> SalvageResult {
         let source = try openSalvaging(path, options: options)
         defer { try? source.close() }
-        try source.prepareCopy(upgrade, merge)
+        try source.prepareCopy(upgrade, merge, restoring)
         let fileSystem = source.fileSystem
         guard fileSystem.kind(of: output) == .missing else {
             throw StoreError(
@@ -67,7 +74,8 @@ extension LogStore {
                 let copy = try source.writeCopy(
                     to: temporary,
                     generation: source.header.generation + 1,
-                    progress: nil
+                    progress: nil,
+                    restoring: restoring
                 )
                 var missing: [BlobID] = []
                 if !copy.referencedBlobs.isEmpty {
@@ -123,11 +131,14 @@ extension LogStore {
         try repair(path: path, options: StoreOptions(), upgrade: upgrade, merge: merge)
     }
 
+    /// ``repair(path:upgrade:merge:)`` that also writes into the repaired store the puts of
+    /// `restoring`, as ``salvage(path:to:options:upgrade:merge:restoring:)`` does.
     package static func repair(
         path: String,
         options: StoreOptions,
         upgrade: ((LogStore) throws -> PayloadUpgrade?)? = nil,
-        merge: ((LogStore) throws -> PatchMerge?)? = nil
+        merge: ((LogStore) throws -> PatchMerge?)? = nil,
+        restoring: Transaction? = nil
     ) throws -> SalvageResult {
         let fileSystem = options.fileSystem
         let path = fileSystem.resolvingSymbolicLinks(path)
@@ -142,7 +153,7 @@ extension LogStore {
         try lockFile.lockExclusive()
         let source = try openSalvaging(path, options: options)
         defer { try? source.close() }
-        try source.prepareCopy(upgrade, merge)
+        try source.prepareCopy(upgrade, merge, restoring)
         let report = source.salvageReport ?? SalvageReport(losses: [])
         guard !report.isEmpty else {
             return SalvageResult(
@@ -166,7 +177,8 @@ extension LogStore {
             let copy = try source.writeCopy(
                 to: temporary,
                 generation: source.header.generation + 1,
-                progress: nil
+                progress: nil,
+                restoring: restoring
             )
             do {
                 try copyFile(source.file, to: damagedPath, options: options)
@@ -199,11 +211,19 @@ extension LogStore {
     /// without the translation. Patched objects are copied as puts of their merged values.
     private func prepareCopy(
         _ upgrade: ((LogStore) throws -> PayloadUpgrade?)?,
-        _ merge: ((LogStore) throws -> PatchMerge?)?
+        _ merge: ((LogStore) throws -> PatchMerge?)?,
+        _ restoring: Transaction?
     ) throws {
         if let upgrade { installPayloadUpgrade(try? upgrade(self)) }
         if let merge { installPatchMerge(try? merge(self)) }
         try locked { try checkCopyable() }
+        for entry in restoring?.entries ?? [] where location(of: entry.key) != nil {
+            throw StoreError(
+                .invalidArgument,
+                "object \(entry.key), which the copy was to restore, is live",
+                path: path
+            )
+        }
     }
 
     /// Opens `path` read-only with salvage, replaying the whole log (an index checkpoint could

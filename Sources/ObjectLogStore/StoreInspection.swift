@@ -87,7 +87,9 @@ public struct StoreInspection: Sendable {
     public var metadata: Metadata
     /// Every committed transaction in the file, in order.
     public var transactions: [TransactionSummary]
-    /// Transactions committed over the store's life (including those folded by compaction).
+    /// Transactions committed over the store's life (including those folded by compaction,
+    /// and damaged ones a salvage drops: the number of the last user commit, FORMAT.md
+    /// section 5).
     public var transactionCount: UInt64
     /// Transactions folded into the header by earlier compactions.
     public var baseTransactionCount: UInt64
@@ -216,7 +218,9 @@ public struct StoreInspection: Sendable {
             }
         )
         transactions = summaries
-        transactionCount = lastNumber
+        // A dropped transaction whose own commit survived still counts: numbering goes on from
+        // that commit (FORMAT.md, section 5), as the salvage and a salvaging open count.
+        transactionCount = max(lastNumber, outcome.lastNumber)
         validBytes = outcome.validEnd
         liveObjects = live
         var counts: [EntityTag: Int] = [:]

@@ -266,15 +266,20 @@ struct PatchRecordTests {
     }
 
     /// Appends to the closed store at `path` a transaction of `records` (whole records, framed)
-    /// numbered `number`, as a writer would frame it.
+    /// numbered `number`, as a writer would frame it; its commit names the record at index
+    /// `metadataRecord` as the latest metadata.
     static func appendTransaction(
         _ records: [[UInt8]],
         number: UInt64,
         nextKey: UInt64,
+        metadataRecord: Int? = nil,
         to path: String
     ) {
         var bytes = readBytes(path)
         let start = UInt64(bytes.count)
+        let metadataOffset = metadataRecord.map { index in
+            start + UInt64(records[..<index].reduce(0) { $0 + $1.count })
+        }
         var writer = ByteWriter()
         for record in records { writer.append(contentsOf: record) }
         var count = UInt32(records.count)
@@ -291,7 +296,7 @@ struct PatchRecordTests {
                 inserted: 0,
                 updated: UInt32(records.count),
                 deleted: 0,
-                metadataOffset: 0,
+                metadataOffset: metadataOffset ?? 0,
                 nextKey: nextKey
             ),
             into: &writer
@@ -541,5 +546,115 @@ struct PatchRecordTests {
         #expect(inspection.liveObjects[1] == original)
         let json = try independentRead(path)
         #expect((json["live"] as? [String: [String: Any]])?["1"]?["value"] as? String == "01")
+    }
+
+    /// A store of objects 1...10 whose last transaction patches object 1 with a base that is
+    /// not its record (its stale first version), every record and the commit intact.
+    static func storeEndingInWrongBase(at path: String) throws -> (number: UInt64, patch: UInt64) {
+        let store = try storeWithObjects(at: path)
+        let oldBase = try #require(store.location(of: 1))
+        var update = Transaction()
+        update.put(key: 1, entity: 1, payload: [21], isInsert: false)
+        try store.commit(update)
+        let number = store.transactionCount
+        let nextKey = store.allocateKeys(1).upperBound
+        let patchOffset = store.fileBytes
+        try store.close()
+        appendTransaction(
+            [patchRecord(key: 1, base: oldBase, value: [0xEE])],
+            number: number + 1,
+            nextKey: nextKey,
+            to: path
+        )
+        return (number, patchOffset)
+    }
+
+    @Test(
+        "a wrong patch base in the last transaction, every record and the commit intact, is corruption: no open cuts it"
+    )
+    func wrongBaseInWholeLastTransaction() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("p.olog")
+        let (number, patchOffset) = try Self.storeEndingInWrongBase(at: path)
+        let bytes = readBytes(path)
+        let inspection = try StoreInspection(path: path)
+        #expect(inspection.damage?.kind == .corrupt)
+        #expect(inspection.damage?.offset == patchOffset)
+        // A writer's open refuses, and cuts nothing.
+        let error = #expect(throws: StoreError.self) { try LogStore.open(path: path) }
+        #expect(error?.code == .corrupt)
+        #expect(error?.message.contains("every record and commit are intact") == true)
+        #expect(readBytes(path) == bytes)
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        #expect(throws: StoreError.self) { try LogStore.open(path: path, options: readOnly) }
+        // A salvage drops the transaction after its intact commit, whose number counts.
+        var salvage = StoreOptions()
+        salvage.salvage = true
+        let salvaged = try LogStore.open(path: path, options: salvage)
+        salvaged.installPatchMerge(Self.merge)
+        #expect(try salvaged.readObject(1)?.payload == [21])
+        #expect(salvaged.transactionCount == number + 1)
+        try salvaged.close()
+        #expect(readBytes(path) == bytes)
+        let json = try independentRead(path)
+        #expect((json["damage"] as? [String: Any])?["offset"] as? Int == Int(patchOffset))
+    }
+
+    @Test("the same transaction cut short is a torn tail, which a writer's open cuts")
+    func wrongBaseInTornLastTransaction() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("p.olog")
+        let (_, patchOffset) = try Self.storeEndingInWrongBase(at: path)
+        // Without the end of its commit record, the transaction was not written whole.
+        let bytes = readBytes(path)
+        writeBytes(Array(bytes.dropLast(8)), to: path)
+        let inspection = try StoreInspection(path: path)
+        #expect(inspection.damage?.kind == .tornTail)
+        #expect(inspection.damage?.validEnd == patchOffset)
+        let store = try LogStore.open(path: path)
+        #expect(store.fileBytes == patchOffset)
+        try store.close()
+    }
+
+    @Test(
+        "the metadata read without a replay refuses a patch whose base does not lie before it, and cannot see a base that is not its key's record"
+    )
+    func metadataReadAndPatchBases() throws {
+        for kind in ["base after", "stale base"] {
+            let directory = TemporaryDirectory()
+            let path = directory.file("p.olog")
+            let store = try Self.storeWithObjects(at: path)
+            var first = Transaction()
+            first.metadata = ["v": .integer(1)]
+            try store.commit(first)
+            var base = try #require(store.location(of: 1))
+            var update = Transaction()
+            update.put(key: 1, entity: 1, payload: [21], isInsert: false)
+            try store.commit(update)
+            if kind == "base after" { base.offset = store.fileBytes + 4096 }
+            let number = store.transactionCount
+            let nextKey = store.allocateKeys(1).upperBound
+            try store.close()
+            let metadata = MetadataCoding.encode(["v": .integer(2)])
+            var writer = ByteWriter()
+            metadata.withUnsafeBytes { RecordLayout.compact.appendMetadata($0, into: &writer) }
+            Self.appendTransaction(
+                [writer.bytes, Self.patchRecord(key: 1, base: base, value: [0xEE])],
+                number: number + 1,
+                nextKey: nextKey,
+                metadataRecord: 0,
+                to: path
+            )
+            var salvage = StoreOptions()
+            salvage.salvage = true
+            let salvaged = try LogStore.open(path: path, options: salvage)
+            #expect(salvaged.metadata == ["v": .integer(1)], "\(kind)")
+            try salvaged.close()
+            // A base after the patch is a fault of the record itself, which the read checks; a
+            // base that is not the key's record is seen only by a replay.
+            let expected: MetadataValue = .integer(kind == "base after" ? 1 : 2)
+            #expect(try LogStore.readMetadata(path: path)["v"] == expected, "\(kind)")
+        }
     }
 }

@@ -154,4 +154,74 @@ struct DamageAgreementTests {
         #expect(run.standardError.contains("torn tail"))
         #expect(try StoreInspection(path: path).damage?.kind == .tornTail)
     }
+
+    @Test(
+        "after a salvage drops the last transaction, info counts it as recover and a salvaging open do"
+    )
+    func droppedLastTransactionIsCounted() throws {
+        let directory = TemporaryDirectory()
+        let path = try copyFormatFixture("v2.0.olog", to: directory)
+        #expect(try runTool("meta", path, "set", "k", "v").status == 0)
+        // Transaction 3 starts at 1536 with its metadata record; byte 1636 lies in the record
+        // after it, its padding. The index the meta command wrote covers transaction 3, so
+        // the damage is corruption and a salvage drops transaction 3 after its intact commit.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[1636] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let before = try FileState(path)
+
+        let info = try runTool("info", path, "--json")
+        #expect(info.status == 65)
+        let damage = try #require(try info.jsonObject()["damage"] as? [String: Any])
+        #expect(damage["kind"] as? String == "corruption")
+        #expect(try info.jsonObject()["transactions"] as? Int == 3)
+        #expect(try info.jsonObject()["transactionsInFile"] as? Int == 2)
+        #expect(try runTool("info", path).standardOutput.contains("3 committed (2 in this file"))
+        let history = try runTool("history", path, "--json").jsonObject()
+        #expect(
+            (history["transactions"] as? [[String: Any]])?.map { $0["number"] as? Int } == [1, 2]
+        )
+
+        var options = StoreOptions()
+        options.salvage = true
+        let salvaged = try LogStore.open(path: path, options: options)
+        #expect(salvaged.transactionCount == 3)
+        try salvaged.close()
+
+        let output = directory.file("recovered.olog")
+        let recover = try runTool("recover", path, "--output", output)
+        #expect(recover.status == 0, "\(recover.standardError)")
+        #expect(recover.standardOutput.contains("lost: transaction 3 "))
+        let recovered = try runTool("info", output, "--json").jsonObject()
+        #expect(recovered["transactions"] as? Int == 3)
+        #expect(try FileState(path) == before)
+    }
+
+    @Test("info and history say nothing of a save in flight, in text or JSON")
+    func inFlightIsNotListedAsDamage() throws {
+        let directory = TemporaryDirectory()
+        let fixture = try makeFixtureStore(at: directory.file("a.olog"))
+        let path = fixture.path
+        let writer = try openWriter(path)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([0x12, 0x34, 0x56, 0x78, 0x01, 0x01, 0x01, 0x09, 0x40]))
+        try handle.close()
+        #expect(try StoreInspection(path: path).damage?.kind == .inFlight)
+        let info = try runTool("info", path, "--json")
+        #expect(info.status == 0)
+        #expect(try info.jsonObject()["damage"] is NSNull)
+        let history = try runTool("history", path, "--json")
+        #expect(history.status == 0)
+        #expect(try history.jsonObject()["damage"] is NSNull)
+        let text = try runTool("info", path)
+        #expect(!text.standardOutput.contains("damage"), "\(text.standardOutput)")
+        #expect(!text.standardOutput.contains("in flight"), "\(text.standardOutput)")
+        try writer.close()
+        // Once nobody writes, the same bytes are a torn tail, and both say so.
+        let torn = try runTool("info", path, "--json")
+        let damage = try torn.jsonObject()["damage"] as? [String: Any]
+        #expect(damage?["kind"] as? String == "torn tail")
+        #expect(try runTool("info", path).standardOutput.contains("damage:"))
+    }
 }

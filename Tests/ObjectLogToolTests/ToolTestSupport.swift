@@ -338,3 +338,19 @@ func corruptFirstRecord(of path: String) throws -> UInt64 {
     try? FileManager.default.removeItem(atPath: path + "-index")
     return first.offset
 }
+
+/// Copies the committed format fixture `name` (`v2.0.olog`, `v3.0.olog`) into `directory`.
+///
+/// - Returns: The copy's path.
+func copyFormatFixture(_ name: String, to directory: TemporaryDirectory) throws -> String {
+    let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("ObjectLogStoreTests/Fixtures/\(name)")
+    let path = directory.file(name)
+    try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+    return path
+}
+
+/// The names of the files in `directory`, sorted.
+func fileNames(in directory: TemporaryDirectory) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+}

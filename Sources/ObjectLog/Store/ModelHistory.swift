@@ -31,6 +31,20 @@ public struct ModelHistory: Sendable {
         public var generation: UInt64
         /// See ``generation``.
         public var offset: UInt64
+        /// Whether the record that held the schema is lost (a salvage dropped the transaction
+        /// that wrote it) and ``schema`` is a model supplied to
+        /// ``read(from:substitutes:)`` that is this version.
+        public var hasLostRecord = false
+    }
+
+    /// What ``read(from:substitutes:)`` throws, as the ``ObjectLogError/underlyingError`` of an
+    /// ``ObjectLogError/Code/corrupt`` error, when the record holding a version's schema is lost
+    /// and no model supplied is that version.
+    public struct LostSchema: Error, Sendable, Equatable {
+        /// The lost version's hash, as the metadata names it.
+        public var hash: String
+        /// The object key of the lost schema record.
+        public var key: ObjectKey
     }
 
     /// The versions, oldest first.
@@ -49,8 +63,37 @@ public struct ModelHistory: Sendable {
 
     /// Reads the history of an open store; nil if the store records no model.
     ///
+    /// A version whose schema record a salvage dropped cannot be read this way: see
+    /// ``read(from:substitutes:)``, which the engine's salvaging open calls with the app's
+    /// model.
+    ///
     /// - Throws: ``ObjectLogError/Code/corrupt`` if the recorded versions cannot be read.
     public static func read(from store: LogStore) throws(ObjectLogError) -> ModelHistory? {
+        try read(from: store, substitutes: [])
+    }
+
+    /// Reads the history of an open store, taking the schema of a version whose record is lost
+    /// from `substitutes`; nil if the store records no model.
+    ///
+    /// A salvage that drops a damaged transaction drops the schema record it wrote, while later
+    /// metadata still names that version. A schema of `substitutes` stands in for the lost one
+    /// when it is that version: its ``ModelSchema/versionHash`` is the recorded hash, as it is or
+    /// with its entities tagged as the engine tags a model that continues the versions before
+    /// (in a store's first version, 1, 2, 3… in the order of their names). The version is then
+    /// marked ``Version/hasLostRecord``. When `ObjectLog.modelVersions` is present it is the
+    /// store's model, whatever `ObjectLog.model` holds.
+    ///
+    /// ```swift
+    /// let history = try ModelHistory.read(from: damaged, substitutes: [appModel.schema])
+    /// ```
+    ///
+    /// - Throws: ``ObjectLogError/Code/corrupt`` if the recorded versions cannot be read: with a
+    ///   ``LostSchema`` as its ``ObjectLogError/underlyingError`` when a schema record is lost
+    ///   and no substitute is that version.
+    public static func read(
+        from store: LogStore,
+        substitutes: [ModelSchema]
+    ) throws(ObjectLogError) -> ModelHistory? {
         let metadata = store.metadata
         if case .array(let entries)? = metadata[versionsKey] {
             var versions: [Version] = []
@@ -73,14 +116,32 @@ public struct ModelHistory: Sendable {
                 } catch {
                     throw ObjectLogError.store(error, "cannot read model version \(hash)")
                 }
-                guard let record, store.location(of: ObjectKey(key))?.entity == schemaEntityTag
-                else {
+                let schema: ModelSchema
+                if let record {
+                    guard store.location(of: ObjectKey(key))?.entity == schemaEntityTag else {
+                        throw ObjectLogError(
+                            .corrupt,
+                            "object \(key), named as the schema of model version \(hash), is an "
+                                + "object of another entity"
+                        )
+                    }
+                    schema = try ModelSchema.decode(json: Data(record))
+                } else if let substitute = substitute(
+                    for: hash,
+                    continuing: versions,
+                    among: substitutes
+                ) {
+                    schema = substitute
+                } else {
+                    let supplied = substitutes.map(\.versionHash).joined(separator: ", ")
                     throw ObjectLogError(
                         .corrupt,
                         "the store has lost the schema of model version \(hash) (object \(key))"
+                            + (supplied.isEmpty
+                                ? "" : ", and no model supplied is that version (\(supplied))"),
+                        underlyingError: LostSchema(hash: hash, key: ObjectKey(key))
                     )
                 }
-                let schema = try ModelSchema.decode(json: Data(record))
                 versions.append(
                     Version(
                         hash: hash,
@@ -88,7 +149,8 @@ public struct ModelHistory: Sendable {
                         key: ObjectKey(key),
                         transaction: UInt64(transaction),
                         generation: UInt64(generation),
-                        offset: UInt64(offset)
+                        offset: UInt64(offset),
+                        hasLostRecord: record == nil
                     )
                 )
             }
@@ -120,6 +182,42 @@ public struct ModelHistory: Sendable {
             ],
             isLegacy: true
         )
+    }
+
+    /// The schema among `candidates` that is the version `hash` recorded after `earlier`: as it
+    /// is, or tagged as the engine tags a model that continues `earlier` (a first version's
+    /// entities take 1, 2, 3… in the order of their names).
+    private static func substitute(
+        for hash: String,
+        continuing earlier: [Version],
+        among candidates: [ModelSchema]
+    ) -> ModelSchema? {
+        for candidate in candidates {
+            if candidate.versionHash == hash { return candidate }
+            let tags: [String: EntityTag]
+            if let previous = earlier.last {
+                tags = SchemaMapping.tags(
+                    for: candidate.entities.map { ($0.name, $0.originalName) },
+                    continuing: previous.schema,
+                    earlier: earlier.dropLast().reversed().map(\.schema),
+                    used: Set(earlier.flatMap { $0.schema.entities.map(\.tag) })
+                )
+            } else {
+                // In the order the engine tags a new model's entities.
+                let names = candidate.entities.map(\.name).sorted()
+                tags = Dictionary(
+                    names.enumerated().map { ($1, EntityTag($0 + 1)) },
+                    uniquingKeysWith: { first, _ in first }
+                )
+            }
+            var retagged = candidate
+            for index in retagged.entities.indices {
+                retagged.entities[index].tag = tags[retagged.entities[index].name] ?? 0
+            }
+            retagged.entities.sort { $0.tag < $1.tag }
+            if retagged.versionHash == hash { return retagged }
+        }
+        return nil
     }
 
     /// A history without versions, for a store that records no model yet.

@@ -105,12 +105,15 @@ public final class PersistentStoreCoordinator: Sendable {
             throw ObjectLogError.store(error, "cannot open store '\(path)'")
         }
         do {
+            // A salvage may drop the record of a model version's schema: the app's model stands
+            // in for it when it is that version, rather than the open refusing every object.
             self.model = try Self.prepare(
                 store,
                 for: model,
                 path: path,
                 readOnly: options.readOnly || options.salvage,
-                authority: authority
+                authority: authority,
+                substitutes: options.salvage ? [model.schema] : []
             )
         } catch {
             try? store.close()

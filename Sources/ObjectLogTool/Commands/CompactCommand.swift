@@ -11,8 +11,10 @@ struct CompactCommand: ToolCommand {
             The live objects and the latest metadata are written to a new file beside the store, \
             synced and renamed over it, so a crash leaves either the old or the new store. \
             External blobs that no live object refers to are removed. A store another process \
-            has open for writing is refused. A progress bar shows on a terminal when compaction \
-            takes over a second.
+            has open for writing is refused. A store whose objects are stored as patches \
+            (partial values) and that records no model to merge them with is refused with exit \
+            65, as 'objectlog dump' refuses to show them. A progress bar shows on a terminal \
+            when compaction takes over a second.
             """,
         usage: "<path> [--json] [--discard-torn-tail]",
         arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
@@ -49,7 +51,17 @@ struct CompactCommand: ToolCommand {
     func run(_ context: CommandContext) throws -> ExitCode {
         let store = try StoreAccess.openForWriting(
             path,
-            discardingTornTail: discardingTornTail
+            discardingTornTail: discardingTornTail,
+            checking: { store in
+                // A patched object is written as a put of its merged value: refused, before
+                // anything is written, when nothing can merge it.
+                try EntityNames(store: store).requireMerge(
+                    in: store,
+                    path: path,
+                    remedy: "compact the store with the program that wrote it, which merges "
+                        + "patches (LogStore.installPatchMerge)"
+                )
+            }
         )
         let generationBefore = store.generation
         // Records of earlier model versions are rewritten in the current version's layout.

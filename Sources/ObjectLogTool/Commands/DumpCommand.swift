@@ -15,7 +15,9 @@ struct DumpCommand: ToolCommand {
             1024 bytes or in external blobs as their length and SHA-256 unless --full-blobs is \
             given. Relationships hold the target objects' ids. An object the model does not \
             describe shows its raw payload in base64. An object of an entity that inherits from \
-            others lists them, nearest first, under "superentities". The store is not changed.
+            others lists them, nearest first, under "superentities". Objects stored as patches \
+            (partial values) need the stored model to be merged with their bases: without one \
+            the dump is refused with exit 65. The store is not changed.
             """,
         usage: "<path> [--entity <name>] [--format <format>] [--full-blobs]",
         arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
@@ -76,15 +78,26 @@ struct DumpCommand: ToolCommand {
             blobSizes: blobSizes
         )
 
+        let only = entities.flatMap { $0.count == 1 ? $0.first : nil }
+        let keys = store.liveKeys(entity: only).filter { key in
+            guard let tag = store.location(of: key)?.entity else { return false }
+            // The records that hold the stored model versions are not objects.
+            if tag == ModelHistory.schemaEntityTag { return false }
+            return entities == nil || only != nil || entities!.contains(tag)
+        }
+        // Refused before anything is printed.
+        try names.requireMerge(
+            of: keys,
+            in: store,
+            path: path,
+            remedy: "read the store with the program that wrote it, which merges patches "
+                + "(LogStore.installPatchMerge)"
+        )
+
         let output = context.output
         if isArray { output.write("[") }
         var first = true
-        let only = entities.flatMap { $0.count == 1 ? $0.first : nil }
-        for key in store.liveKeys(entity: only) {
-            let tag = store.location(of: key)?.entity
-            // The records that hold the stored model versions are not objects.
-            if tag == ModelHistory.schemaEntityTag { continue }
-            if let entities, only == nil, let tag, !entities.contains(tag) { continue }
+        for key in keys {
             guard let object = try rendering.json(key: key) else { continue }
             if isArray {
                 output.write(first ? "\n  " : ",\n  ")

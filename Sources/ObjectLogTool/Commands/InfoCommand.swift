@@ -120,7 +120,9 @@ struct InfoCommand: StoreReportCommand {
                 )
             }
             if let problem = names.schemaProblem { line("model", problem) }
-            if let damage = inspection.damage { line("damage", damage.description) }
+            if let damage = DamageRendering.reported(inspection.damage) {
+                line("damage", damage.description)
+            }
             output.writeLine("entities:")
             if entities.isEmpty { output.writeLine("  (none)") }
             // Subentities are indented under the entity they inherit from.

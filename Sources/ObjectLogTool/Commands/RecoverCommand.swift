@@ -1,7 +1,8 @@
 import ObjectLog
 import ObjectLogStore
 
-/// `objectlog recover PATH [--output NEW]`: salvages a damaged store into a new one.
+/// `objectlog recover PATH [--output NEW] [--model-from OTHER]`: salvages a damaged store into
+/// a new one.
 struct RecoverCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "recover",
@@ -13,9 +14,14 @@ struct RecoverCommand: ToolCommand {
             so an object it changed has its version from the transaction before (or a later \
             one), and one it inserted is absent. Each dropped transaction is listed with the \
             objects and metadata it changed. External blobs the objects refer to are copied. \
-            The output must not exist yet. To repair a store in place, use 'objectlog repair'.
+            When the damage lost the record of a model version's schema, the objects that \
+            version wrote cannot be read without it: --model-from names a store that records \
+            that version, whose schema the new store then holds again; without one the store \
+            is refused (exit 65), as is a store whose objects are stored as patches and that \
+            records no model to merge them with. The output must not exist yet. To repair a \
+            store in place, use 'objectlog repair'.
             """,
-        usage: "<path> [--output <new-path>]",
+        usage: "<path> [--output <new-path>] [--model-from <store>]",
         arguments: [ArgumentDefinition(name: "path", help: "The damaged store file.")],
         options: [
             .option(
@@ -23,18 +29,24 @@ struct RecoverCommand: ToolCommand {
                 "-o",
                 value: "new-path",
                 help: "Where to write the recovered store (default: <path>.recovered)."
-            )
+            ),
+            .option("--model-from", value: "store", help: SalvageModel.optionHelp),
         ]
     )
 
     var path: String
     var outputPath: String
+    var modelSource: String?
 
     init(_ arguments: ParsedArguments, context: CommandContext) throws(ToolError) {
         path = arguments.positionals[0]
         outputPath = arguments.value("--output") ?? path + ".recovered"
         guard !outputPath.isEmpty else {
             throw ToolError.usage("the output path is empty", command: context.commandName)
+        }
+        modelSource = arguments.value("--model-from")
+        guard modelSource?.isEmpty != true else {
+            throw ToolError.usage("the --model-from path is empty", command: context.commandName)
         }
     }
 
@@ -47,26 +59,36 @@ struct RecoverCommand: ToolCommand {
                 "\(outputPath): already exists; choose a new path with --output"
             )
         }
+        let model = try SalvageModel(modelFrom: modelSource)
+        let (restoring, restored) = try model.prepare(path)
         let result: SalvageResult
         do {
             // Records of earlier model versions are copied in the current version's layout.
             result = try LogStore.salvage(
                 path: path,
                 to: outputPath,
-                upgrade: { try ModelHistory.read(from: $0)?.upgrade(store: $0) },
-                merge: { try ModelHistory.read(from: $0)?.patchMerge(store: $0) }
+                options: StoreOptions(),
+                upgrade: model.upgrade,
+                merge: model.merge,
+                restoring: restoring
             )
         } catch let error as StoreError where error.path == outputPath {
             throw ToolError(.cannotCreate, ToolError.describe(error))
+        } catch let error as StoreError where error.code == .invalidArgument {
+            // What the copy refuses (records it cannot translate) is the data's doing.
+            throw ToolError(.dataError, ToolError.describe(error))
         }
         let output = context.output
+        let recovered = try StoreAccess.openReadOnly(outputPath)
+        let metadata = recovered.metadata
+        // The records that hold model versions are not objects.
+        let objects = result.objects - recovered.liveCount(entity: ModelHistory.schemaEntityTag)
+        try recovered.close()
         output.writeLine(
-            "recovered \(result.objects) live object(s) from \(path) into \(outputPath)"
+            "recovered \(objects) live object(s) from \(path) into \(outputPath)"
         )
-        let names = EntityNames(
-            path: outputPath,
-            metadata: try StoreAccess.openReadOnly(outputPath).metadata
-        )
+        for line in model.restoredLines(restored) { output.writeLine(line) }
+        let names = EntityNames(path: outputPath, metadata: metadata)
         Self.printLosses(result, path: path, names: names, output: output)
         return .success
     }

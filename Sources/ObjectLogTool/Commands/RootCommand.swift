@@ -9,8 +9,10 @@ struct RootCommand: ToolCommand {
         discussion: """
             Read-only subcommands (info, verify, dump, history, schema, meta print and get) never change \
             the store, not even its modification time. Exit codes: 0 success, 1 absent metadata \
-            key, 64 usage error, 65 damaged data or not a store, 66 missing file, 73 cannot \
-            create the output, 74 I/O error or a store locked by another writer.
+            key, 64 usage error, 65 damaged data, not a store, or a store that cannot be read \
+            without a model it does not record (objects stored as patches, or a model version \
+            whose schema the damage lost), 66 missing file, 73 cannot create the output, 74 I/O \
+            error or a store locked by another writer.
             """,
         usage: "<subcommand>",
         options: [.flag("--version", help: "Show the version.")],

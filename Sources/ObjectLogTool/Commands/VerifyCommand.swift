@@ -77,13 +77,17 @@ struct VerifyCommand: StoreReportCommand {
             }
         }
         let transactions = inspection.transactions.filter { !$0.isCompaction }.count
+        // The records that hold the stored model versions are not objects.
+        let liveObjects = inspection.liveObjects.values.filter {
+            $0.entity != ModelHistory.schemaEntityTag
+        }.count
 
         if json {
             let value = JSONValue.object([
                 ("path", .string(path)),
                 ("clean", .bool(findings.isEmpty)),
                 ("transactions", .number(transactions)),
-                ("liveObjects", .number(inspection.liveObjects.count)),
+                ("liveObjects", .number(liveObjects)),
                 ("references", .number(checkedReferences)),
                 ("validBytes", .unsigned(inspection.validBytes)),
                 ("fileBytes", .unsigned(inspection.fileBytes)),
@@ -95,7 +99,7 @@ struct VerifyCommand: StoreReportCommand {
         } else {
             for finding in findings { context.output.writeLine(finding.line) }
             var summary =
-                "\(transactions) transaction(s), \(inspection.liveObjects.count) live object(s), "
+                "\(transactions) transaction(s), \(liveObjects) live object(s), "
                 + "\(inspection.referencedBlobs.count) referenced blob(s), "
             if names.schema != nil { summary += "\(checkedReferences) reference(s), " }
             summary += "index " + inspection.indexStatus.rawValue

@@ -4,9 +4,15 @@ import ObjectLogStore
 /// it), corruption is an error with exit code 65, and a save another process has in flight is
 /// not mentioned (it is not damage).
 enum DamageRendering {
-    /// The damage as JSON, `null` when there is none.
+    /// The damage a command reports: nil for none, and for a save another process has in
+    /// flight, of which a reader says nothing (FORMAT.md, section 5).
+    static func reported(_ damage: StoreDamage?) -> StoreDamage? {
+        damage?.isDamage == true ? damage : nil
+    }
+
+    /// The damage as JSON, `null` when there is none (or only a save in flight).
     static func json(_ damage: StoreDamage?) -> JSONValue {
-        guard let damage else { return .null }
+        guard let damage = reported(damage) else { return .null }
         return .object([
             ("kind", .string(damage.kindName)),
             ("offset", .unsigned(damage.offset)),

@@ -11,6 +11,9 @@ struct EntityNames: Sendable {
     let schemaProblem: String?
     /// The store's model versions, when it keeps them.
     let history: ModelHistory?
+    /// Whether the stored model cannot be read because the damage lost the record of a
+    /// version's schema (`objectlog recover --model-from` supplies it).
+    private(set) var hasLostSchema = false
     private let namesByTag: [EntityTag: String]
 
     /// The schema of the model version that wrote an open store last (its history of versions
@@ -23,7 +26,15 @@ struct EntityNames: Sendable {
             store.installPatchMerge(history?.patchMerge(store: store))
             self.init(schema: history?.current?.schema, problem: nil, history: history)
         } catch {
-            self.init(schema: nil, problem: "the stored model cannot be read: \(error.message)")
+            let isLost = error.underlyingError is ModelHistory.LostSchema
+            self.init(
+                schema: nil,
+                problem: "the stored model cannot be read: \(error.message)"
+                    + (isLost
+                        ? " ('objectlog recover \(store.path) --model-from OTHER.olog' takes it "
+                            + "from a store that records that version)" : "")
+            )
+            hasLostSchema = isLost
         }
     }
 
@@ -72,6 +83,35 @@ struct EntityNames: Sendable {
         self.schema = schema
         self.schemaProblem = problem
         self.namesByTag = names
+    }
+
+    /// Refuses, with exit 65, objects among `keys` stored as patches when the open store these
+    /// names were read from (``init(store:)``) gives no model to merge them with (see
+    /// ``StoreAccess/requireMergeablePatches(_:path:keys:modelProblem:remedy:)``).
+    ///
+    /// - Parameters:
+    ///   - keys: The objects the command would read (default: every live object).
+    ///   - store: The open store.
+    ///   - path: The store, for the message.
+    ///   - remedy: What to do when the store records no model.
+    /// - Throws: ``ToolError`` (exit 65) naming the first patched object.
+    func requireMerge(
+        of keys: [ObjectKey]? = nil,
+        in store: LogStore,
+        path: String,
+        remedy: String
+    ) throws(ToolError) {
+        guard history == nil else { return }
+        try StoreAccess.requireMergeablePatches(
+            store,
+            path: path,
+            keys: keys,
+            modelProblem: schemaProblem,
+            remedy: hasLostSchema
+                ? "recover the store with 'objectlog recover \(path) --model-from OTHER.olog', "
+                    + "naming a store that records that model version"
+                : remedy
+        )
     }
 
     /// The schema's description of the entity with `tag`, if it has one.

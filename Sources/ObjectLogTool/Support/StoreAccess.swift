@@ -44,15 +44,24 @@ enum StoreAccess {
     /// - Parameters:
     ///   - path: The store file.
     ///   - discardingTornTail: Whether a torn tail may be cut off (otherwise it is refused).
+    ///   - checking: Further checks of the store, opened read-only, before anything is
+    ///     written; what it throws refuses the store.
     /// - Returns: The store, open for writing; the caller closes it.
-    /// - Throws: ``StoreError`` (`.locked` when another process writes the store) or
-    ///   ``ToolError`` (exit 65) for a torn tail.
+    /// - Throws: ``StoreError`` (`.locked` when another process writes the store),
+    ///   ``ToolError`` (exit 65) for a torn tail, or what `checking` throws.
     static func openForWriting(
         _ path: String,
-        discardingTornTail: Bool = false
+        discardingTornTail: Bool = false,
+        checking: (LogStore) throws -> Void = { _ in }
     ) throws -> LogStore {
         let check = try openReadOnly(path)
         let damage = check.damageAtOpen
+        do {
+            try checking(check)
+        } catch {
+            try? check.close()
+            throw error
+        }
         try check.close()
         if let damage, damage.isDamage, !discardingTornTail {
             throw ToolError(
@@ -76,6 +85,42 @@ enum StoreAccess {
                 usleep(10_000)
             }
         }
+    }
+
+    /// Refuses, with exit 65, to read objects stored as patches when there is no model to
+    /// merge them with.
+    ///
+    /// A patch holds only the properties it changes: the object's value is the merge of its
+    /// base's value with them, which only the model that wrote it can compute (FORMAT.md,
+    /// section 10). Commands call this when the store gives them no model.
+    ///
+    /// - Parameters:
+    ///   - store: The open store.
+    ///   - path: The store, for the message.
+    ///   - keys: The objects the command would read (default: every live object).
+    ///   - modelProblem: Why there is no model, when the store records one that cannot be read.
+    ///   - remedy: What the user can do instead, the message's last clause.
+    /// - Throws: ``ToolError`` (exit 65) naming the first patched object and how many there are.
+    static func requireMergeablePatches(
+        _ store: LogStore,
+        path: String,
+        keys: [ObjectKey]? = nil,
+        modelProblem: String?,
+        remedy: String
+    ) throws(ToolError) {
+        let patched = (keys ?? store.liveKeys(entity: nil)).filter {
+            store.location(of: $0)?.isPatch == true
+        }
+        guard let first = patched.first else { return }
+        let objects =
+            patched.count == 1
+            ? "object #\(first) is stored as a patch"
+            : "\(patched.count) objects (#\(first) first) are stored as patches"
+        throw ToolError(
+            .dataError,
+            "\(path): \(objects), which only the store's model can merge with its base, and "
+                + (modelProblem ?? "the store records no ObjectLog model") + "; " + remedy
+        )
     }
 
     /// How long a writing command waits for another writer's lock before giving up.
