@@ -4,7 +4,9 @@ import ObjectLogStore
 extension PersistentStoreCoordinator {
     /// Makes `store` ready for `model`: records the model in a new store, or migrates a store
     /// that another version of the model wrote; returns the model with the store's entity tags.
-    /// `substitutes` stand in for a schema record a salvage lost (``ModelHistory/read(from:substitutes:)``).
+    ///
+    /// `substitutes` stand in for a schema record a salvage lost
+    /// (``ModelHistory/read(from:substitutes:)``).
     ///
     /// Nothing is written unless every change can be inferred and every new uniqueness
     /// constraint holds; the migration is then one transaction, so a crash leaves the store at
