@@ -97,7 +97,7 @@ struct FetchTruthTests {
         for _ in 0..<compactions {
             busy.count += 1
             try context.save()
-            _ = try container.coordinator.store.compact()
+            try container.compact()
         }
         kept.count = 1
         context.delete(doomed)
@@ -122,7 +122,7 @@ struct FetchTruthTests {
         for _ in 0..<compactions {
             busy.count += 1
             try context.save()
-            _ = try container.coordinator.store.compact()
+            try container.compact()
         }
         kept.count = 1
         #expect(throws: ObjectLogError.self) { try context.save() }
@@ -195,5 +195,88 @@ struct FetchTruthTests {
         try first.save()
         #expect(try first.fetch(page).map(\.objectID) == before)
         #expect(try container.newContext().fetch(page).map(\.objectID) == before)
+    }
+
+    @Test("container.compact() reclaims old versions; contexts and a read-only container say so")
+    func containerCompact() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("compact.olog")
+        let container = try PersistentContainer(path: path, for: entities)
+        let context = container.newContext()
+        let item = TruthItem(context: context)
+        for index in 0..<50 {
+            item.name = String(repeating: "x", count: 100) + "\(index)"
+            try context.save()
+        }
+        var fractions: [Double] = []
+        let result = try container.compact { fractions.append($0) }
+        #expect(result.bytesAfter < result.bytesBefore)
+        #expect(result.objects == 1)
+        #expect(fractions.last == 1)
+        item.count = 7
+        try context.save()
+        try container.close()
+        var options = StoreOptions()
+        options.readOnly = true
+        let reader = try PersistentContainer(path: path, for: entities, options: options)
+        #expect(try reader.newContext().fetch(TruthItem.self).map(\.count) == [7])
+        #expect(throws: ObjectLogError.self) { try reader.compact() }
+        try reader.close()
+    }
+
+    @Test(
+        "a cascade and a nullify show in fetches at once, before the save, unless pending changes are left out"
+    )
+    func deleteRulesBeforeSave() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = container.newContext()
+        var snapshots: [Snapshot] = []
+        for name in ["kept", "doomed"] {
+            let configuration = Configuration(context: context)
+            configuration.name = name
+            for step in 0..<3 {
+                let snapshot = Snapshot(context: context)
+                snapshot.step = step
+                snapshot.configuration = configuration
+                snapshots.append(snapshot)
+            }
+        }
+        try context.save()
+        let doomed = try #require(snapshots[3].configuration)
+        let kept = try #require(snapshots[0].configuration)
+        // Cascade: the configuration's snapshots go with it.
+        context.delete(doomed)
+        // Nullify: the snapshot leaves its configuration's to-many.
+        context.delete(snapshots[0])
+        #expect(try context.count(FetchRequest<Snapshot>()) == 2)
+        #expect(kept.snapshots.count == 2)
+        let twoSnapshots = #Predicate<Configuration> { $0.snapshots.count == 2 }
+        #expect(try context.fetch(FetchRequest(predicate: twoSnapshots)) == [kept])
+        var savedSnapshots = FetchRequest<Snapshot>()
+        savedSnapshots.includesPendingChanges = false
+        #expect(try context.count(savedSnapshots) == 6)
+        var savedConfigurations = FetchRequest<Configuration>(predicate: twoSnapshots)
+        savedConfigurations.includesPendingChanges = false
+        #expect(try context.count(savedConfigurations) == 0)
+        try context.save()
+        #expect(try container.newContext().count(FetchRequest<Snapshot>()) == 2)
+    }
+
+    @Test("count applies the offset, then the limit, to the number of matches")
+    func countWindow() throws {
+        let container = try PersistentContainer.inMemory(for: entities)
+        let context = container.newContext()
+        for index in 0..<10 { TruthItem(context: context).count = index }
+        var request = FetchRequest<TruthItem>(predicate: #Predicate { $0.count >= 2 })
+        #expect(try context.count(request) == 8)
+        request.fetchOffset = 3
+        #expect(try context.count(request) == 5)
+        request.fetchLimit = 4
+        #expect(try context.count(request) == 4)
+        request.fetchOffset = 7
+        #expect(try context.count(request) == 1)
+        request.fetchOffset = 20
+        #expect(try context.count(request) == 0)
+        #expect(try context.count(request) == context.fetch(request).count)
     }
 }
