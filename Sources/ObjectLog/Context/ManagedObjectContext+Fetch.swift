@@ -86,7 +86,7 @@ extension ManagedObjectContext {
     /// Counts the objects a request selects, without registering them.
     ///
     /// The count is that of the matches less ``FetchRequest/fetchOffset``, at most
-    /// ``FetchRequest/fetchLimit``: the number of objects ``fetch(_:)`` of the same request
+    /// ``FetchRequest/fetchLimit``: the number of objects a fetch of the same request
     /// returns. SwiftData calls this ``fetchCount(_:)``.
     /// - Throws: ``ObjectLogError/Code/entityNotInModel`` if `T` is not an entity of the
     ///   context's model; ``ObjectLogError/Code/invalidArgument`` if the predicate cannot be
