@@ -180,7 +180,7 @@ extension ManagedObjectContext {
     }
 
     /// A context of the same coordinator without changes, which sees the saved state only.
-    private func savedStateContext() -> ManagedObjectContext {
+    func savedStateContext() -> ManagedObjectContext {
         let context = ManagedObjectContext(coordinator: coordinator)
         context.tuning = tuning
         return context
