@@ -1,7 +1,8 @@
 import Foundation
-import ObjectLog
 import TestSupport
 import Testing
+
+@testable import ObjectLog
 
 final class Sale: ManagedObject {
     @Attribute var region = ""
@@ -136,6 +137,91 @@ struct AggregateTests {
         #expect(found == (try expected(fresh, nil, pending: true)), "seed \(seed)")
     }
 
+    @Test(
+        "from the attribute columns: the same answers, with another context's objects loaded, changed, deleted and inserted",
+        arguments: 1...6
+    )
+    func fromColumns(seed: UInt64) throws {
+        var generator = SeededGenerator(seed: seed)
+        let container = try PersistentContainer.inMemory(for: entities)
+        let writer = container.newContext()
+        for _ in 0..<400 {
+            let sale = Sale(context: writer)
+            sale.isOnline = Bool.random(using: &generator)
+            sale.units = Int.random(in: -5...40, using: &generator)
+            sale.amount = Double(Int.random(in: 0...4000, using: &generator)) / 4
+            sale.day = Date(
+                timeIntervalSinceReferenceDate: Double(Int.random(in: 0...1000, using: &generator))
+                    * 86400
+            )
+        }
+        try writer.save()
+        let context = container.newContext()
+        let ids = try context.fetchIdentifiers(FetchRequest<Sale>())
+        for id in ids.shuffled(using: &generator).prefix(20) {
+            let sale = try context.object(with: id, as: Sale.self)
+            sale.units += Int.random(in: 1...9, using: &generator)
+            sale.isOnline.toggle()
+        }
+        for id in ids.shuffled(using: &generator).prefix(10) {
+            context.delete(try context.object(with: id, as: Sale.self))
+        }
+        // Loaded but unchanged.
+        for id in ids.prefix(5) { _ = try context.object(with: id, as: Sale.self).units }
+        for _ in 0..<15 { Sale(context: context).units = Int.random(in: 0...9, using: &generator) }
+        let predicates: [Predicate<Sale>?] = [
+            nil, #Predicate { $0.units > 10 },
+            #Predicate { $0.amount < 500 || $0.isOnline == true },
+        ]
+        let aggregates: [Aggregate<Sale>] = [
+            .count, .sum(\.units), .sum(\.amount), .min(\.day), .max(\.units),
+            .average(\.amount), .count(\.isOnline, as: "online"),
+        ]
+        // Every aggregate first: the fetches that check them load the objects into the context,
+        // and a context with many loaded objects leaves the columns alone.
+        var found: [[AggregateResult]] = []
+        let cases = predicates.flatMap { predicate in
+            ([[], [\Sale.isOnline]] as [[PartialKeyPath<Sale>]]).map { (predicate, $0) }
+        }
+        for (predicate, groupBy) in cases {
+            let scans = context.statistics.columnScans
+            let request = AggregateRequest(
+                predicate: predicate,
+                groupBy: groupBy,
+                aggregates: aggregates
+            )
+            found.append(try context.aggregate(request))
+            #expect(context.statistics.columnScans == scans + 1, "the columns served it")
+        }
+        for ((predicate, groupBy), found) in zip(cases, found) {
+            let sales = try context.fetch(FetchRequest(predicate: predicate))
+            let groups =
+                groupBy.isEmpty
+                ? [[]: sales]
+                : Dictionary(grouping: sales) { [StoredValue.bool($0.isOnline)] }
+            let expected = groups.keys.sorted { $0.first?.precedes($1.first ?? .null) ?? false }
+                .map { key -> AggregateResult in
+                    let members = groups[key]!
+                    let units = members.map(\.units)
+                    let amounts = members.map(\.amount)
+                    return AggregateResult(
+                        group: groupBy.isEmpty ? [:] : ["isOnline": key[0]],
+                        values: [
+                            "count": .int(Int64(members.count)),
+                            "sum(units)": .int(Int64(units.reduce(0, +))),
+                            "sum(amount)": .double(amounts.reduce(0, +)),
+                            "min(day)": members.map(\.day).min().map { .date($0) } ?? .null,
+                            "max(units)": units.max().map { .int(Int64($0)) } ?? .null,
+                            "average(amount)": members.isEmpty
+                                ? .null : .double(amounts.reduce(0, +) / Double(members.count)),
+                            "online": .int(Int64(members.count)),
+                        ]
+                    )
+                }
+            #expect(found == expected, "seed \(seed), groups \(groupBy.count)")
+        }
+    }
+
     @Test("no match: one result without groups (count 0, sum 0, no average), none with them")
     func empty() throws {
         let container = try PersistentContainer.inMemory(for: entities)
@@ -201,6 +287,33 @@ struct AggregateTests {
                 return error.code == .invalidArgument && error.message.contains(message)
             }
         }
+    }
+
+    @Test("the getting-started article's aggregate, as it shows it")
+    func gettingStartedExample() throws {
+        let container = try PersistentContainer.inMemory(for: [Experiment.self, Frame.self])
+        let context = container.newContext()
+        for (name, feed, kill) in [("a", 0.03, 0.06), ("b", 0.03, 0.07), ("c", 0.05, 0.04)] {
+            let experiment = Experiment(context: context)
+            experiment.name = name
+            experiment.feed = feed
+            experiment.kill = kill
+            experiment.created = Date(timeIntervalSinceReferenceDate: kill * 1000)
+        }
+        // As in the article:
+        let request = AggregateRequest<Experiment>(
+            predicate: #Predicate { $0.kill > 0.05 },
+            groupBy: [\.feed],
+            aggregates: [.count, .average(\.kill), .max(\.created)]
+        )
+        for group in try context.aggregate(request) {
+            print(group["feed"]!, group["count"]!, group["average(kill)"]!, group["max(created)"]!)
+        }
+        let groups = try context.aggregate(request)
+        #expect(groups.count == 1)
+        #expect(groups.first?["feed"] == .double(0.03))
+        #expect(groups.first?["count"] == .int(2))
+        #expect(groups.first?["max(created)"] == .date(Date(timeIntervalSinceReferenceDate: 70)))
     }
 }
 

@@ -92,56 +92,130 @@ extension ManagedObjectContext {
             if let failure { throw failure }
             try accumulator.add(values)
         }
-        var failure: ObjectLogError?
-        do {
-            try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
-                if let registered = registry[key] {
-                    if registered.isDeleted { return }
-                    // A loaded object counts with its values in memory, changed or not.
-                    if !registered.isFault {
-                        try add(registered)
-                        return
+        func scan() throws(ObjectLogError) {
+            var failure: ObjectLogError?
+            do {
+                try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+                    if let registered = registry[key] {
+                        if registered.isDeleted { return }
+                        // A loaded object counts with its values in memory, changed or not.
+                        if !registered.isFault {
+                            try add(registered)
+                            return
+                        }
                     }
+                    if predicate != nil {
+                        scratch.key = key
+                        var reader = PayloadReader(buffer)
+                        if let reads = compilation?.reads {
+                            try ObjectDecoder.decode(
+                                &reader,
+                                into: scratch,
+                                entity: entity,
+                                only: reads,
+                                source: nil
+                            )
+                        } else {
+                            try ObjectDecoder.decode(
+                                &reader,
+                                into: scratch,
+                                entity: entity,
+                                source: RecordSource(store: store, key: key, context: self)
+                            )
+                        }
+                        let matched = try matches(scratch)
+                        if compilation == nil, entity.hasExternalData {
+                            forgetExternalReferences(ofKey: key, entity: entity)
+                        }
+                        guard matched else { return }
+                    }
+                    try read(buffer)
+                    try accumulator.add(values)
                 }
-                if predicate != nil {
-                    scratch.key = key
-                    var reader = PayloadReader(buffer)
-                    if let reads = compilation?.reads {
-                        try ObjectDecoder.decode(
-                            &reader,
-                            into: scratch,
-                            entity: entity,
-                            only: reads,
-                            source: nil
-                        )
-                    } else {
-                        try ObjectDecoder.decode(
-                            &reader,
-                            into: scratch,
-                            entity: entity,
-                            source: RecordSource(store: store, key: key, context: self)
-                        )
-                    }
-                    let matched = try matches(scratch)
-                    if compilation == nil, entity.hasExternalData {
-                        forgetExternalReferences(ofKey: key, entity: entity)
-                    }
-                    guard matched else { return }
-                }
-                try read(buffer)
-                try accumulator.add(values)
+            } catch let error as ObjectLogError {
+                failure = error
+            } catch {
+                failure = ObjectLogError.store(error, "cannot scan \(entity.name)")
             }
-        } catch let error as ObjectLogError {
-            failure = error
-        } catch {
-            failure = ObjectLogError.store(error, "cannot scan \(entity.name)")
+            if let failure { throw failure }
         }
-        if let failure { throw failure }
+        if let loaded = try accumulateFromColumns(
+            entity,
+            condition: compilation?.columns,
+            hasPredicate: predicate != nil,
+            plan: plan,
+            into: &accumulator
+        ) {
+            for object in loaded { try add(object) }
+        } else {
+            try scan()
+        }
         for object in insertedList
         where object.isInserted && object.managedObjectContext === self && object.hasEntity(entity)
         {
             try add(object)
         }
+    }
+}
+
+extension ManagedObjectContext {
+    /// Accumulates the saved objects of `entity` from the coordinator's attribute columns,
+    /// where they hold every value the request reads exactly (numbers, dates and Booleans) and
+    /// can decide its predicate, except the objects loaded in this context, which it returns:
+    /// their values in memory count instead. Returns nil, having done nothing, where the
+    /// columns cannot serve the request.
+    ///
+    /// The columns are built from the store on first use and kept equal to it by every save;
+    /// reading them replaces a pass over every record.
+    fileprivate func accumulateFromColumns(
+        _ entity: EntityDescription,
+        condition: ColumnCondition?,
+        hasPredicate: Bool,
+        plan: AggregatePlan,
+        into accumulator: inout AggregateAccumulator
+    ) throws(ObjectLogError) -> [ManagedObject]? {
+        guard !hasPredicate || condition != nil else { return nil }
+        let read = plan.groupIndices + plan.measures.compactMap(\.index)
+        guard
+            read.allSatisfy({ index in
+                AttributeColumns.canHold(index, of: entity)
+                    && entity.accessors[index].scalarField?.kind != .string
+            })
+        else { return nil }
+        var loaded: [ManagedObject] = []
+        var excluded: [ObjectKey] = []
+        registry.forEachObject { key, object in
+            // Unsaved inserts have no rows; the caller adds them.
+            guard object.hasEntity(entity), !object.isInserted else { return }
+            if object.isDeleted {
+                excluded.append(key)
+            } else if !object.isFault {
+                excluded.append(key)
+                loaded.append(object)
+            }
+        }
+        // With many objects loaded, their rows would be most of the work to take out.
+        guard excluded.count <= store.liveCount(entity: entity.tag) / 4 else { return nil }
+        let indices = read + (condition?.indices ?? [])
+        let served: Bool?
+        do {
+            served = try coordinator.withColumns(of: entity, indices: indices) { columns in
+                guard var bits = condition.map({ columns.matches($0) }) ?? columns.presentBits()
+                else { return false }
+                for key in excluded {
+                    if let row = columns.row(of: key) { bits[row >> 6] &= ~(1 << UInt64(row & 63)) }
+                }
+                try accumulator.add(slots: bits, of: columns)
+                return true
+            }
+        } catch let error as ObjectLogError {
+            throw error
+        } catch {
+            throw ObjectLogError.store(error, "cannot read the attribute columns of \(entity.name)")
+        }
+        guard served == true else { return nil }
+        statistics.columnScans += 1
+        return loaded
     }
 }
 
@@ -286,9 +360,11 @@ struct AggregateAccumulator {
             try Self.add(values, to: &single, plan: plan)
         } else {
             let key = plan.groupIndices.map { values[$0] }
-            var state = groups.removeValue(forKey: key) ?? State(measures: plan.measures.count)
-            try Self.add(values, to: &state, plan: plan)
-            groups[key] = state
+            try Self.add(
+                values,
+                to: &groups[key, default: State(measures: plan.measures.count)],
+                plan: plan
+            )
         }
     }
 
@@ -298,36 +374,114 @@ struct AggregateAccumulator {
         plan: AggregatePlan
     ) throws(ObjectLogError) {
         state.objects += 1
-        for (measure, function) in plan.measures.enumerated().map({ ($0, $1.function) }) {
+        for measure in plan.measures.indices {
             guard let index = plan.measures[measure].index else { continue }
-            let value = values[index]
-            if value == .null { continue }
-            state.counts[measure] += 1
-            switch function {
-            case .count: break
-            case .sum, .average:
-                if plan.measures[measure].isInteger, function == .sum {
-                    guard let integer = value.integerValue else { continue }
-                    let (sum, overflow) = state.integerSums[measure].addingReportingOverflow(
-                        integer
+            try add(values[index], measure: measure, to: &state, plan: plan)
+        }
+    }
+
+    private static func add(
+        _ value: StoredValue,
+        measure: Int,
+        to state: inout State,
+        plan: AggregatePlan
+    ) throws(ObjectLogError) {
+        if value == .null { return }
+        state.counts[measure] += 1
+        let function = plan.measures[measure].function
+        switch function {
+        case .count: break
+        case .sum, .average:
+            if plan.measures[measure].isInteger, function == .sum {
+                guard let integer = value.integerValue else { return }
+                let (sum, overflow) = state.integerSums[measure].addingReportingOverflow(integer)
+                guard !overflow else {
+                    throw ObjectLogError(
+                        .invalidArgument,
+                        "the sum '\(plan.measures[measure].name)' overflows a 64-bit integer"
                     )
-                    guard !overflow else {
-                        throw ObjectLogError(
-                            .invalidArgument,
-                            "the sum '\(plan.measures[measure].name)' overflows a 64-bit integer"
-                        )
-                    }
-                    state.integerSums[measure] = sum
-                } else {
-                    state.sums[measure] += value.doubleValue ?? 0
                 }
-            case .minimum:
-                if let current = state.extremes[measure], !value.precedes(current) { continue }
-                state.extremes[measure] = value
-            case .maximum:
-                if let current = state.extremes[measure], !current.precedes(value) { continue }
-                state.extremes[measure] = value
+                state.integerSums[measure] = sum
+            } else {
+                state.sums[measure] += value.doubleValue ?? 0
             }
+        case .minimum:
+            if let current = state.extremes[measure], !value.precedes(current) { return }
+            state.extremes[measure] = value
+        case .maximum:
+            if let current = state.extremes[measure], !current.precedes(value) { return }
+            state.extremes[measure] = value
+        }
+    }
+
+    /// Adds the objects of the set bits of `slots`, their values read from `columns` (which
+    /// hold every attribute the plan reads).
+    mutating func add(slots: [UInt64], of columns: AttributeColumns) throws(ObjectLogError) {
+        let measured = plan.measures.map { measure in
+            measure.index.flatMap { columns.columns[$0] }
+        }
+        func forEachSlot(_ body: (Int) throws(ObjectLogError) -> Void) throws(ObjectLogError) {
+            for word in slots.indices {
+                var remaining = slots[word]
+                while remaining != 0 {
+                    try body(word << 6 | remaining.trailingZeroBitCount)
+                    remaining &= remaining &- 1
+                }
+            }
+        }
+        guard plan.groupIndices.isEmpty else {
+            let grouped = plan.groupIndices.map { columns.columns[$0] }
+            var values = [StoredValue](repeating: .null, count: plan.wanted.count)
+            try forEachSlot { slot throws(ObjectLogError) in
+                for (index, column) in zip(plan.groupIndices, grouped) {
+                    if let column { values[index] = Self.value(column, slot) }
+                }
+                for (measure, column) in zip(plan.measures, measured) {
+                    if let index = measure.index, let column {
+                        values[index] = Self.value(column, slot)
+                    }
+                }
+                try add(values)
+            }
+            return
+        }
+        // One group: each measure runs over its column alone.
+        let count = slots.reduce(0) { $0 + $1.nonzeroBitCount }
+        single.objects += count
+        for (measure, column) in measured.enumerated() {
+            guard let column else { continue }
+            if plan.measures[measure].function == .count {
+                single.counts[measure] += count
+                continue
+            }
+            let values = column.values
+            switch (column.kind, plan.measures[measure].function) {
+            case (.double, .sum), (.double, .average):
+                var sum = 0.0
+                try forEachSlot { slot in sum += Double(bitPattern: values[slot]) }
+                single.sums[measure] += sum
+                single.counts[measure] += count
+            default:
+                var state = single
+                state.objects = 0
+                try forEachSlot { slot throws(ObjectLogError) in
+                    try Self.add(Self.value(column, slot), measure: measure, to: &state, plan: plan)
+                }
+                state.objects = single.objects
+                single = state
+            }
+        }
+    }
+
+    /// The value of `slot` in a column of a number, date or Boolean, as a record's would be.
+    private static func value(_ column: AttributeColumns.Column, _ slot: Int) -> StoredValue {
+        let bits = column.values[slot]
+        switch column.kind {
+        case .int, .int64: return .int(Int64(bitPattern: bits))
+        case .double: return .double(Double(bitPattern: bits))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
+        case .bool: return .bool(bits != 0)
+        case .string: return .null  // Never read: a string's column holds a prefix only.
         }
     }
 
