@@ -159,11 +159,12 @@ extension ManagedObjectContext {
 }
 
 extension ManagedObjectContext {
-    /// Accumulates the saved objects of `entity` from the coordinator's attribute columns,
-    /// where they hold every value the request reads exactly (numbers, dates and Booleans) and
-    /// can decide its predicate, except the objects loaded in this context, which it returns:
-    /// their values in memory count instead. Returns nil, having done nothing, where the
-    /// columns cannot serve the request.
+    /// Accumulates the saved objects of `entity` from the coordinator's attribute columns.
+    ///
+    /// The columns serve a request when they hold every value it reads exactly (numbers, dates
+    /// and Booleans) and can decide its predicate. The objects loaded in this context are
+    /// left out and returned: their values in memory count instead. Returns nil, having done
+    /// nothing, where the columns cannot serve the request.
     ///
     /// The columns are built from the store on first use and kept equal to it by every save;
     /// reading them replaces a pass over every record.
