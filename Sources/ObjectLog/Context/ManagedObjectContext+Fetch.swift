@@ -487,14 +487,30 @@ extension ManagedObjectContext {
             PredicateCompiler.compileWithReads($0, entity: entity)
         }
         var text: CompiledTextMatch?
+        var evaluate: ((ManagedObject) throws -> Bool)? = predicate.map { predicate in
+            // Safe: the scan only passes objects of `entity`, whose class is `T`.
+            { object in try predicate.evaluate(unsafeDowncast(object, to: T.self)) }
+        }
         if let match = request.textMatch {
-            guard let compiled = match.compile(for: entity) else {
-                throw ObjectLogError(
-                    .invalidArgument,
-                    "the text match's key path is not a String attribute of \(entity.name)"
-                )
+            if let compiled = match.compile(for: entity) {
+                text = compiled
+            } else {
+                // Searches combined, or of an optional string: a condition on each decoded
+                // record, and-ed with the predicate.
+                let condition = try match.condition(for: entity)
+                let predicateCondition = compilation?.condition
+                let evaluatePredicate = evaluate
+                evaluate = { object in
+                    if let predicateCondition {
+                        guard predicateCondition(object) else { return false }
+                    } else if let evaluatePredicate {
+                        guard try evaluatePredicate(object) else { return false }
+                    }
+                    return try condition(object)
+                }
+                predicate = predicate ?? #Predicate<T> { _ in true }
+                compilation = nil
             }
-            text = compiled
         } else if let compiled = compilation?.text {
             // A predicate that is one `contains` or `starts(with:)` on a string attribute runs
             // as the text match it is: on the records' bytes, and counted on two threads.
@@ -507,10 +523,7 @@ extension ManagedObjectContext {
             predicate: predicate,
             compilation: compilation,
             text: text,
-            evaluate: predicate.map { predicate in
-                // Safe: the scan only passes objects of `entity`, whose class is `T`.
-                { object in try predicate.evaluate(unsafeDowncast(object, to: T.self)) }
-            },
+            evaluate: evaluate,
             includesPendingChanges: request.includesPendingChanges,
             sorts: !request.sortDescriptors.isEmpty,
             less: keepBest.map { _ in ordering(request) },

@@ -744,6 +744,17 @@ public final class ManagedObjectContext {
         if !changes.isEmpty { post(objectsDidChange: changes) }
     }
 
+    /// Takes the store's current record of `object` as the one it was loaded from, for the
+    /// optimistic-locking check of its save: for a pending delete that a merge has shown the
+    /// store's change to.
+    private func adoptStoredRecord(of object: ManagedObject) {
+        let (found, generation) = store.locationAndGeneration(of: object.key)
+        guard let location = found else { return }
+        object.loadedRecordOffset = location.offset
+        object.recordOffsetBound = 0
+        object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
+    }
+
     /// Forgets every registered object and unsaved change; the objects leave the context.
     public func reset() {
         for object in registry.allObjects {
@@ -775,7 +786,11 @@ public final class ManagedObjectContext {
             updatedMap[object.key] = nil
             object.snapshot = nil
             object.lifecycle.remove(.updated)
-            if !object.isDeleted { object.accessState = [.fault, .tracksUpdates] }
+            if object.isDeleted {
+                adoptStoredRecord(of: object)
+            } else {
+                object.accessState = [.fault, .tracksUpdates]
+            }
             return
         }
         let fresh = entity.objectType.init()
@@ -829,7 +844,12 @@ public final class ManagedObjectContext {
         for id in changes.updated {
             guard let object = registry[id.key] else { continue }
             merged.updated.append(id)
-            if object.isFault { continue }
+            if object.isFault {
+                // A pending delete has seen the change now: its save must not call it a
+                // conflict.
+                if object.isDeleted { adoptStoredRecord(of: object) }
+                continue
+            }
             refresh(object, mergeChanges: true)
         }
         for id in changes.deleted {

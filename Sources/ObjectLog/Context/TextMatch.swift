@@ -33,12 +33,35 @@ public struct TextMatch<Root: ManagedObject> {
     /// How text is compared (``TextMatchOptions``).
     public typealias Options = TextMatchOptions
 
-    /// The attribute searched.
-    let keyPath: PartialKeyPath<Root>
-    /// What is searched for.
-    let text: String
-    let kind: TextMatchKind
-    let options: Options
+    /// One search of one attribute.
+    struct Leaf {
+        /// The attribute searched: a `String` or an optional `String`.
+        let keyPath: PartialKeyPath<Root>
+        /// What is searched for.
+        let text: String
+        let kind: TextMatchKind
+        let options: Options
+    }
+
+    /// The searches and how they combine.
+    indirect enum Node {
+        case leaf(Leaf)
+        case all([Node])
+        case any([Node])
+        case not(Node)
+        case predicate(Predicate<Root>)
+    }
+
+    let node: Node
+
+    private static func leaf(
+        _ keyPath: PartialKeyPath<Root>,
+        _ text: String,
+        _ kind: TextMatchKind,
+        _ options: Options
+    ) -> TextMatch {
+        TextMatch(node: .leaf(Leaf(keyPath: keyPath, text: text, kind: kind, options: options)))
+    }
 
     /// Objects whose attribute contains `text` somewhere (every value contains "").
     /// - Parameters:
@@ -51,7 +74,7 @@ public struct TextMatch<Root: ManagedObject> {
         _ text: String,
         options: Options = .caseInsensitive
     ) -> TextMatch {
-        TextMatch(keyPath: keyPath, text: text, kind: .contains, options: options)
+        leaf(keyPath, text, .contains, options)
     }
 
     /// Objects whose attribute starts with `text`.
@@ -65,7 +88,7 @@ public struct TextMatch<Root: ManagedObject> {
         _ text: String,
         options: Options = .caseInsensitive
     ) -> TextMatch {
-        TextMatch(keyPath: keyPath, text: text, kind: .prefix, options: options)
+        leaf(keyPath, text, .prefix, options)
     }
 
     /// Objects whose attribute equals `text` under `options`.
@@ -79,19 +102,65 @@ public struct TextMatch<Root: ManagedObject> {
         _ text: String,
         options: Options = .caseInsensitive
     ) -> TextMatch {
-        TextMatch(keyPath: keyPath, text: text, kind: .equals, options: options)
+        leaf(keyPath, text, .equals, options)
     }
 
-    /// The search compiled for an entity: the accessor it reads and the matcher; nil if the
-    /// key path is not a `String` attribute of the entity.
+    /// Objects whose optional attribute has a value that contains `text` (`nil` never
+    /// matches).
+    /// - Parameters:
+    ///   - keyPath: An optional `String` attribute of the entity.
+    ///   - text: The text to find.
+    ///   - options: How to compare; case-insensitive unless you say otherwise.
+    /// - Returns: The search, for ``FetchRequest/textMatch``.
+    public static func contains(
+        _ keyPath: KeyPath<Root, String?>,
+        _ text: String,
+        options: Options = .caseInsensitive
+    ) -> TextMatch {
+        leaf(keyPath, text, .contains, options)
+    }
+
+    /// Objects whose optional attribute has a value that starts with `text` (`nil` never
+    /// matches).
+    /// - Parameters:
+    ///   - keyPath: An optional `String` attribute of the entity.
+    ///   - text: The prefix.
+    ///   - options: How to compare; case-insensitive unless you say otherwise.
+    /// - Returns: The search, for ``FetchRequest/textMatch``.
+    public static func hasPrefix(
+        _ keyPath: KeyPath<Root, String?>,
+        _ text: String,
+        options: Options = .caseInsensitive
+    ) -> TextMatch {
+        leaf(keyPath, text, .prefix, options)
+    }
+
+    /// Objects whose optional attribute has a value equal to `text` under `options` (`nil`
+    /// never matches).
+    /// - Parameters:
+    ///   - keyPath: An optional `String` attribute of the entity.
+    ///   - text: The value.
+    ///   - options: How to compare; case-insensitive unless you say otherwise.
+    /// - Returns: The search, for ``FetchRequest/textMatch``.
+    public static func equals(
+        _ keyPath: KeyPath<Root, String?>,
+        _ text: String,
+        options: Options = .caseInsensitive
+    ) -> TextMatch {
+        leaf(keyPath, text, .equals, options)
+    }
+
+    /// The search compiled for an entity's records, when it is one search of a `String`
+    /// attribute: the accessor it reads and the matcher, which a scan runs on the stored
+    /// bytes; nil otherwise (see ``condition(for:)``).
     func compile(for entity: EntityDescription) -> CompiledTextMatch? {
-        guard
-            let accessor = entity.attributeAccessor(for: keyPath)
+        guard case .leaf(let leaf) = node,
+            let accessor = entity.attributeAccessor(for: leaf.keyPath)
                 as? NativeAttributeAccessor<String>
         else { return nil }
         return CompiledTextMatch(
             accessor: accessor,
-            matcher: TextMatcher(text: text, kind: kind, options: options),
+            matcher: TextMatcher(text: leaf.text, kind: leaf.kind, options: leaf.options),
             entity: entity
         )
     }
