@@ -666,7 +666,7 @@ private final class DifferentialRun {
         case 42..<46: try delete(.item)
         case 46..<48: try delete(.owner)
         case 48..<50: try delete(.tag)
-        case 50..<63: try save()
+        case 50..<63: save()
         case 63..<66:
             operation = "rollback"
             writer.rollback()
@@ -903,9 +903,11 @@ private final class DifferentialRun {
     ///
     /// A failure (nothing here should fail) is recorded, and both sides drop the unsaved
     /// changes, so that the run goes on from the saved state.
+    /// - Parameter label: What the save is, for messages.
+    /// - Returns: Whether the save succeeded.
     @discardableResult
-    private func save() throws -> Bool {
-        operation = "save"
+    private func save(_ label: String = "save") -> Bool {
+        operation = label
         do {
             try writer.save()
             commitPending()
@@ -920,7 +922,7 @@ private final class DifferentialRun {
 
     private func reopen() throws {
         if !pending.isEmpty, Bool.random(using: &generator) {
-            guard try save() else { return }
+            guard save("save before a reopen") else { return }
         }
         operation = "reopen"
         if let mergeToken { container.coordinator.removeObserver(mergeToken) }
@@ -935,7 +937,7 @@ private final class DifferentialRun {
     /// Inserts an object whose `ident` a saved object has, under `.overwrite`: the save turns
     /// it into an update of the saved object.
     private func upsert() throws {
-        if !pending.isEmpty { guard try save() else { return } }
+        if !pending.isEmpty { guard save("save before an upsert") else { return } }
         let table = Table.allCases.randomElement(using: &generator)!
         guard let ident = randomIdent(table) else { return }
         let existingKey = key(table, ident: ident)
@@ -1010,7 +1012,7 @@ private final class DifferentialRun {
         }
         writer.mergePolicy = .overwrite
         defer { writer.mergePolicy = .error }
-        guard try save() else { return }
+        guard save("save of the " + operation) else { return }
         operation = "upsert of \(table.rawValue) \(ident)"
         expectEqual(inserted.objectID.key, existingKey, "the upserted instance's key")
     }
@@ -1063,17 +1065,17 @@ private final class DifferentialRun {
             let chosen = columns.filter { _ in Bool.random(using: &generator) }
             return chosen.isEmpty ? [columns.randomElement(using: &generator)!] : chosen
         }
-        func saveIfPendingTouches(_ columns: [String]) throws -> Bool {
+        func saveIfPendingTouches(_ columns: [String]) -> Bool {
             let touched = columns.contains { pendingColumns.contains("\(table.rawValue).\($0)") }
             if !touched { return true }
-            return try save()
+            return save("save before a batch update")
         }
         let usesPredicate = Int.random(in: 0..<10, using: &generator) > 0
         let matched: Set<ObjectKey>
         switch table {
         case .item:
             let columns = choose(["name", "count", "score", "note", "flag"])
-            guard try saveIfPendingTouches(columns) else { return }
+            guard saveIfPendingTouches(columns) else { return }
             let values = ItemValues(using: &generator)
             var updates: [PropertyUpdate<DiffItem>] = []
             for column in columns {
@@ -1101,7 +1103,7 @@ private final class DifferentialRun {
             )
         case .owner:
             let columns = choose(["name", "rank"])
-            guard try saveIfPendingTouches(columns) else { return }
+            guard saveIfPendingTouches(columns) else { return }
             let values = OwnerValues(using: &generator)
             var updates: [PropertyUpdate<DiffOwner>] = []
             for column in columns {
@@ -1121,7 +1123,7 @@ private final class DifferentialRun {
                 BatchUpdateRequest(predicate: made?.predicate, updates: updates)
             )
         case .tag:
-            guard try saveIfPendingTouches(["label"]) else { return }
+            guard saveIfPendingTouches(["label"]) else { return }
             let label = Pool.labels.randomElement(using: &generator)!
             sets = [("label", SQLValue(label))]
             let made = usesPredicate ? Queries.tagFilter(using: &generator) : nil
@@ -1166,7 +1168,7 @@ private final class DifferentialRun {
     /// A batch delete, from a writer without unsaved changes (a batch delete of an object the
     /// writer changed drops the change, which this test does not model).
     private func batchDelete() throws {
-        if !pending.isEmpty { guard try save() else { return } }
+        if !pending.isEmpty { guard save("save before a batch delete") else { return } }
         let table = Table.allCases.randomElement(using: &generator)!
         let usesPredicate = Int.random(in: 0..<10, using: &generator) > 0
         let filter: (sql: String, parameters: [SQLValue], text: String)?
