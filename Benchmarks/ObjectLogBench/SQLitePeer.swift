@@ -173,6 +173,18 @@ final class SQLitePeer {
         return Int(sqlite3_column_int64(statement, 0))
     }
 
+    /// Workload 3c: `sum(value)` of every row, or of the rows with `value < bound`.
+    func sumValues(below bound: Double? = nil) -> Double {
+        let statement = prepare(
+            bound == nil
+                ? "SELECT sum(value) FROM item" : "SELECT sum(value) FROM item WHERE value < ?"
+        )
+        defer { sqlite3_finalize(statement) }
+        if let bound { sqlite3_bind_double(statement, 1, bound) }
+        guard sqlite3_step(statement) == SQLITE_ROW else { return 0 }
+        return sqlite3_column_double(statement, 0)
+    }
+
     /// Workload 4: one transaction of `UPDATE … WHERE id = ?`.
     func update(ids: [Int64]) {
         let statement = prepare("UPDATE item SET value = ?, count = count + 1 WHERE id = ?")

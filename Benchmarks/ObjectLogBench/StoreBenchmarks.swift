@@ -280,6 +280,31 @@ private struct StoreBenchmark {
             )
         )
 
+        // 3c. Aggregates: the sum of every value, and of the values below 100, against
+        // SQLite's `sum()`. The two add in different orders, so they agree to rounding only.
+        for (name, bound) in [
+            ("3c sum(value) of all", nil), ("3c sum(value) where value<100", 100.0),
+        ] {
+            let request = AggregateRequest<BenchItem>(
+                predicate: bound.map { bound in #Predicate { $0.value < bound } },
+                aggregates: [.sum(\.value)]
+            )
+            var objectLogSum = 0.0
+            var sqliteSum = 0.0
+            let objectLogTime = try median(3) {
+                if case .double(let sum)? = try context.aggregate(request).first?["sum(value)"] {
+                    objectLogSum = sum
+                }
+            }
+            let sqliteTime = median(3) { sqliteSum = peer.sumValues(below: bound) }
+            guard abs(objectLogSum - sqliteSum) <= 1e-9 * abs(sqliteSum), sqliteSum > 0 else {
+                throw BenchmarkFailure(
+                    "\(name): ObjectLog summed \(objectLogSum), SQLite \(sqliteSum)"
+                )
+            }
+            addTime(name, objectlog: objectLogTime, sqlite: sqliteTime, goal: 1)
+        }
+
         // 4. Update 10% by identity in one save: the median of three rounds, alternating (each
         // round updates the same objects again, in both engines).
         let identifiers = try context.fetchIdentifiers(FetchRequest<BenchItem>())

@@ -17,13 +17,22 @@ import Foundation
 public struct FetchRequest<Result: ManagedObject> {
     /// Which objects to return; `nil` for all.
     public var predicate: Predicate<Result>?
-    /// The order of the results; ties and unsorted results are in key (insertion) order.
+    /// The order of the results; ties and unsorted results are in key order (``ObjectID/key``),
+    /// saved and unsaved objects alike.
+    ///
+    /// Keys are handed out in blocks per context, so the key order of objects that several
+    /// contexts inserted is not the order of their inserts. Sort by an attribute of your own
+    /// (a creation date, a position) for an order that means something.
     public var sortDescriptors: [SortDescriptor<Result>]
     /// The most objects to return; `nil` for no limit.
     public var fetchLimit: Int?
     /// How many leading results to skip.
     public var fetchOffset: Int
     /// Whether unsaved inserts, changes and deletes of the context count.
+    ///
+    /// When `false`, the saved state alone decides which objects match and in what order:
+    /// saved values of the objects and of the objects they relate to, in predicates and sorts
+    /// alike. The objects returned are still this context's, with their unsaved values.
     public var includesPendingChanges: Bool
     /// A text search that objects must also match, ignoring case or diacritics as it says
     /// (see ``TextMatch``); `nil` for none.
@@ -66,5 +75,15 @@ public struct FetchRequest<Result: ManagedObject> {
         self.includesPendingChanges = true
         self.returnsObjectsAsFaults = true
         self.includesSubentities = true
+    }
+}
+
+extension FetchRequest {
+    /// The same request with the context's pending changes included: what runs in a context
+    /// that has none, for a request that leaves them out.
+    var includingPendingChanges: FetchRequest {
+        var request = self
+        request.includesPendingChanges = true
+        return request
     }
 }

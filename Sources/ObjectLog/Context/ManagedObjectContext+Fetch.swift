@@ -12,6 +12,16 @@ extension ManagedObjectContext {
     ///   model.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> [T] {
         try throwFaultError()
+        if let saved = try savedStateIdentifiers(request) {
+            var objects: [T] = []
+            objects.reserveCapacity(saved.count)
+            for id in saved { objects.append(try object(with: id, as: T.self)) }
+            if !request.returnsObjectsAsFaults {
+                for object in objects where object.isFault { object.fireFault() }
+                try throwFaultError()
+            }
+            return objects
+        }
         let entities = try fetchedEntities(request)
         if entities.count == 1 { return try fetch(request, entity: entities[0]) }
         // Each entity's best `offset + limit`, merged in the request's order (then by key).
@@ -75,12 +85,17 @@ extension ManagedObjectContext {
 
     /// Counts the objects a request selects, without registering them.
     ///
-    /// SwiftData calls this ``fetchCount(_:)``.
+    /// The count is that of the matches less ``FetchRequest/fetchOffset``, at most
+    /// ``FetchRequest/fetchLimit``: the number of objects a fetch of the same request
+    /// returns. SwiftData calls this ``fetchCount(_:)``.
     /// - Throws: ``ObjectLogError/Code/entityNotInModel`` if `T` is not an entity of the
     ///   context's model; ``ObjectLogError/Code/invalidArgument`` if the predicate cannot be
     ///   evaluated.
     public func count<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> Int {
         try throwFaultError()
+        if !request.includesPendingChanges, hasChanges {
+            return try savedStateContext().count(request.includingPendingChanges)
+        }
         var part = request
         part.fetchOffset = 0
         part.fetchLimit = nil
@@ -120,6 +135,7 @@ extension ManagedObjectContext {
     public func fetchIdentifiers<T: ManagedObject>(
         _ request: FetchRequest<T>
     ) throws(ObjectLogError) -> [ObjectID] {
+        if let saved = try savedStateIdentifiers(request) { return saved }
         let entities = try fetchedEntities(request)
         if entities.count == 1, request.predicate == nil, request.textMatch == nil,
             request.sortDescriptors.isEmpty
@@ -141,7 +157,33 @@ extension ManagedObjectContext {
             matches += found
         }
         sort(&matches, request)
-        return window(matches, request).map(\.objectID)
+        let ids = window(matches, request).map(\.objectID)
+        // The unregistered matches kept their context until now: a sort through a
+        // relationship reaches the destinations through it.
+        for object in matches where registry[object.key] !== object {
+            object.managedObjectContext = nil
+        }
+        return ids
+    }
+
+    /// The IDs a request selects by the saved state alone, when it leaves out the context's
+    /// pending changes and the context has some; nil otherwise.
+    ///
+    /// Saved values decide which objects match and their order, through relationships too
+    /// (an unsaved rename of an owner must not move the objects it owns): the request runs in
+    /// a context of the same coordinator that has no unsaved changes.
+    private func savedStateIdentifiers<T: ManagedObject>(
+        _ request: FetchRequest<T>
+    ) throws(ObjectLogError) -> [ObjectID]? {
+        guard !request.includesPendingChanges, hasChanges else { return nil }
+        return try savedStateContext().fetchIdentifiers(request.includingPendingChanges)
+    }
+
+    /// A context of the same coordinator without changes, which sees the saved state only.
+    func savedStateContext() -> ManagedObjectContext {
+        let context = ManagedObjectContext(coordinator: coordinator)
+        context.tuning = tuning
+        return context
     }
 
     /// Fetches all objects of a class.
@@ -383,7 +425,8 @@ extension ManagedObjectContext {
         return Array(elements[start..<end])
     }
 
-    /// Saved keys plus pending inserts, minus pending deletes.
+    /// Saved keys plus pending inserts, minus pending deletes, in key order (the order of an
+    /// unsorted fetch, whether its objects are saved or not).
     private func allKeys(
         of entity: EntityDescription,
         _ request: FetchRequest<some ManagedObject>
@@ -393,12 +436,41 @@ extension ManagedObjectContext {
         var keys = store.liveKeys(entity: entity.tag)
         guard request.includesPendingChanges else { return keys }
         if !deletedMap.isEmpty { keys.removeAll { deletedMap[$0] != nil } }
+        var inserted: [ObjectKey] = []
         for object in insertedList
         where object.isInserted && object.managedObjectContext === self && object.hasEntity(entity)
         {
-            keys.append(object.key)
+            inserted.append(object.key)
+        }
+        guard !inserted.isEmpty else { return keys }
+        // Keys are handed out in blocks per context: other contexts' saved objects may have
+        // larger keys than this one's inserts.
+        inserted.sort()
+        if let last = keys.last, last > inserted[0] {
+            keys = Self.merge(keys, inserted)
+        } else {
+            keys += inserted
         }
         return keys
+    }
+
+    /// Two ascending key lists as one.
+    private static func merge(_ first: [ObjectKey], _ second: [ObjectKey]) -> [ObjectKey] {
+        var merged: [ObjectKey] = []
+        merged.reserveCapacity(first.count + second.count)
+        var (i, j) = (0, 0)
+        while i < first.count, j < second.count {
+            if first[i] <= second[j] {
+                merged.append(first[i])
+                i += 1
+            } else {
+                merged.append(second[j])
+                j += 1
+            }
+        }
+        merged += first[i...]
+        merged += second[j...]
+        return merged
     }
 
     /// The objects that satisfy the predicate, unsorted, and their number; with `countOnly`
@@ -657,9 +729,9 @@ extension ManagedObjectContext {
                     object.recordOffsetBound = scanBound
                     object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
                     object.awakeAfterLoad()
-                } else {
-                    object.managedObjectContext = nil
                 }
+                // Unregistered, an object keeps its context until its caller is done with it
+                // (``fetchIdentifiers(_:)`` sorts it first, perhaps through a relationship).
                 accept(object)
             }
         } catch let error as ObjectLogError {

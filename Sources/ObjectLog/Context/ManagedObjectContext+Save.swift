@@ -90,6 +90,24 @@ extension ManagedObjectContext {
         }
     }
 
+    /// The values the object `key` held when it was loaded, encoded as the engine writes them:
+    /// its snapshot if it changed since, else its values; nil for a fault.
+    ///
+    /// The lock check of a record that compactions have moved further than they remember
+    /// compares them with the record.
+    private func loadedValues(ofKey key: ObjectKey) -> [UInt8]? {
+        guard let object = registry[key] else { return nil }
+        if let snapshot = object.snapshot { return snapshot }
+        // Without a snapshot a saved object's values are unchanged since it was loaded (a
+        // deleted one's included).
+        guard !object.isFault, let entity = object.entity else { return nil }
+        var writer = PayloadWriter()
+        var sink = BlobSink(store: nil, context: self)
+        guard (try? ObjectEncoder.encode(object, entity: entity, to: &writer, blobs: &sink)) != nil
+        else { return nil }
+        return writer.bytes
+    }
+
     /// The optimistic-locking check of a saved update or delete: the record `object`'s values
     /// were loaded from, or a bound on it.
     private static func lockCheck(for object: ManagedObject) -> PersistentStoreCoordinator.LockCheck
@@ -289,7 +307,8 @@ extension ManagedObjectContext {
             uniqueChanges: uniqueChanges,
             objectIDs: { key in self.registry[key]?.objectID ?? ObjectID(entityName: "?", key: key)
             },
-            policy: mergePolicy
+            policy: mergePolicy,
+            loadedValues: { key in self.loadedValues(ofKey: key) }
         )
         let skipped = Set(conflicts)
         // Records of this save lie before the log's end after it; later writes lie beyond.

@@ -290,7 +290,8 @@ public final class PersistentStoreCoordinator: Sendable {
         uniqueChanges: [UniqueChange],
         objectIDs: (ObjectKey) -> ObjectID,
         policy: MergePolicy,
-        batchUpdate: BatchUpdateBasis? = nil
+        batchUpdate: BatchUpdateBasis? = nil,
+        loadedValues: (ObjectKey) -> [UInt8]? = { _ in nil }
     ) throws(ObjectLogError) -> (
         CommitInfo?, endOffset: UInt64, generation: UInt64, conflicts: [ObjectKey]
     ) {
@@ -319,21 +320,33 @@ public final class PersistentStoreCoordinator: Sendable {
                         let checkGeneration = check.fullGeneration(current: generation) ?? 0
                         if checkGeneration != generation {
                             // Compaction moved the records since the context saw them; it keeps
-                            // their order, so the offsets translate. Untranslatable ones conflict.
+                            // their order, so the offsets translate while it remembers the move.
+                            let translated: UInt64?
                             if check.expectedOffset != 0 {
-                                check.expectedOffset =
-                                    store.translateOffset(
-                                        check.expectedOffset,
-                                        from: checkGeneration,
-                                        exact: true
-                                    ) ?? .max
+                                translated = store.translateOffset(
+                                    check.expectedOffset,
+                                    from: checkGeneration,
+                                    exact: true
+                                )
+                                check.expectedOffset = translated ?? 0
                             } else if check.offsetBound != 0 {
-                                check.offsetBound =
-                                    store.translateOffset(
-                                        check.offsetBound,
-                                        from: checkGeneration,
-                                        exact: false
-                                    ) ?? 1
+                                translated = store.translateOffset(
+                                    check.offsetBound,
+                                    from: checkGeneration,
+                                    exact: false
+                                )
+                                check.offsetBound = translated ?? 0
+                            } else {
+                                translated = 0
+                            }
+                            if translated == nil {
+                                // Compactions since have forgotten where the record was: the
+                                // values decide. The object is unchanged in the store if its
+                                // record holds the values the context loaded.
+                                if !storedValues(of: check.key, equal: loadedValues(check.key)) {
+                                    conflicts.append(check.key)
+                                }
+                                continue
                             }
                         }
                         if check.expectedOffset != 0 {
@@ -496,6 +509,13 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// Whether any save observer is registered.
     var hasSaveObservers: Bool { state.withLock { !$0.observers.isEmpty } }
+
+    /// Whether the live record of `key` holds exactly `values` (as the engine encodes them);
+    /// false without values, or when the record cannot be read.
+    private func storedValues(of key: ObjectKey, equal values: [UInt8]?) -> Bool {
+        guard let values, let record = try? store.readObject(key) else { return false }
+        return record.payload == values
+    }
 
     /// Tells save observers about a commit, in the order they were added (tokens number
     /// them in that order).
