@@ -1,6 +1,5 @@
 import Foundation
 import ObjectLog
-import ObjectLogStore
 import TestSupport
 import Testing
 
@@ -679,9 +678,7 @@ private final class DifferentialRun {
             operation = "reset of the reader"
             reader.reset()
         case 70..<72: try reopen()
-        case 72..<79:
-            operation = "compaction"
-            _ = try container.coordinator.store.compact()
+        case 72..<79: try compact()
         case 79..<82: try upsert()
         case 82..<84: try insertDuplicate()
         case 84..<88: try batchUpdate()
@@ -932,6 +929,16 @@ private final class DifferentialRun {
         writer = container.newContext()
         reader = container.newContext()
         connectReader()
+    }
+
+    /// Compacts the store while the writer keeps its objects and unsaved changes.
+    private func compact() throws {
+        operation = "compaction"
+        let result = try container.compact()
+        let saved = Table.allCases.reduce(0) {
+            $0 + Int(reference.query("SELECT count(*) FROM \($1.rawValue)")[0][0].integer)
+        }
+        expectEqual(result.objects, saved, "the objects the compaction copied")
     }
 
     /// Inserts an object whose `ident` a saved object has, under `.overwrite`: the save turns
