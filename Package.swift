@@ -12,7 +12,7 @@
 //   RDLab            the reaction-diffusion lab; `rdlab` only calls it
 //
 // System C libraries come in as system-library targets: zlib (CRC-32), libpng (thumbnails) and
-// SQLite (the benchmark peer only).
+// SQLite (the benchmark's peer, and the reference of ObjectLogTests' differential test).
 
 import PackageDescription
 
@@ -98,7 +98,11 @@ let package = Package(
             dependencies: ["ObjectLogStore", "TestSupport"],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "ObjectLogTests", dependencies: ["ObjectLog", "ObjectLogStore", "TestSupport"]),
+        // SQLite is the differential test's reference (DifferentialTests.swift).
+        .testTarget(
+            name: "ObjectLogTests",
+            dependencies: ["ObjectLog", "ObjectLogStore", "TestSupport", "CSQLite"]
+        ),
         .testTarget(name: "ObjectLogToolTests", dependencies: ["ObjectLogTool", "TestSupport"]),
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "TestSupport"]),
