@@ -14,7 +14,7 @@ import Testing
 // ordered lists of keys: a sort's ties break by key, and an unsorted request returns key order,
 // in both engines.
 //
-// CI runs a short form: seeds 1 to 4, 300 steps each, a few seconds. Environment variables
+// CI runs a short form: seeds 1 to 8, 300 steps each, a few seconds. Environment variables
 // make it longer or help with a failure:
 //
 //     OBJECTLOG_DIFFERENTIAL_SEEDS=200      seeds 1...200
@@ -70,7 +70,7 @@ struct DifferentialTests {
         if let seed = environment["OBJECTLOG_DIFFERENTIAL_SEED"].flatMap(UInt64.init) {
             return [seed]
         }
-        let count = environment["OBJECTLOG_DIFFERENTIAL_SEEDS"].flatMap(Int.init) ?? 4
+        let count = environment["OBJECTLOG_DIFFERENTIAL_SEEDS"].flatMap(Int.init) ?? 8
         return Array(1...UInt64(max(1, count)))
     }()
 

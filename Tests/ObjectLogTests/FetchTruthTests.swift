@@ -279,4 +279,26 @@ struct FetchTruthTests {
         #expect(try context.count(request) == 0)
         #expect(try context.count(request) == context.fetch(request).count)
     }
+
+    @Test("a pending delete survives a batch update of its object in the same context")
+    func pendingDeleteThenBatchUpdate() throws {
+        let container = try PersistentContainer.inMemory(for: entities)
+        let context = container.newContext()
+        let item = TruthItem(context: context)
+        let kept = TruthItem(context: context)
+        try context.save()
+        context.delete(item)
+        _ = try context.execute(BatchUpdateRequest<TruthItem>(updates: [.set(\.count, to: 5)]))
+        try context.save()
+        let check = container.newContext()
+        #expect(try check.fetch(TruthItem.self).map(\.objectID) == [kept.objectID])
+        #expect(try check.fetch(TruthItem.self).map(\.count) == [5])
+        // The same with the deleted object a fault when it is deleted.
+        let other = container.newContext()
+        let fault = try other.object(with: kept.objectID, as: TruthItem.self)
+        other.delete(fault)
+        _ = try other.execute(BatchUpdateRequest<TruthItem>(updates: [.set(\.count, to: 6)]))
+        try other.save()
+        #expect(try container.newContext().count(FetchRequest<TruthItem>()) == 0)
+    }
 }

@@ -25,6 +25,18 @@ import Foundation
 /// string attribute (`#Predicate { $0.title.contains("creme") }`) runs the same way, with the
 /// predicate's own comparison: character by character, as Foundation evaluates it.
 ///
+/// Searches combine with each other, and with predicates, by `||`, `&&` and `!` (or
+/// ``any(_:)`` and ``all(_:)``), and search optional strings too (`nil` never matches); the
+/// whole is and-ed with the request's predicate:
+///
+/// ```swift
+/// request.textMatch = .contains(\.title, "spot") || .contains(\.notes, "spot")
+///     || .matching(#Predicate { $0.isFavorite })
+/// ```
+///
+/// One search of a `String` runs on the stored bytes as described here; a combination, or a
+/// search of an optional string, decodes each record the scan reads and tests the object.
+///
 /// Combined with a predicate on scalar attributes (`servings >= 2` above), the search reads
 /// only the records the attribute columns let through: those whose saved values satisfy the
 /// predicate, and the objects registered in the context. Otherwise it reads every record of
