@@ -516,6 +516,31 @@ private struct StoreBenchmark {
                 met: nil
             )
         )
+        // Workload 2's walk with `fetchBatchSize`, each batch turned back into faults once
+        // read: what a large result costs in memory when it is not loaded all at once.
+        let batched = try child(["walk-batches", storePath], runs: Self.rounds)
+        report.add(
+            BenchmarkRow(
+                workload: "8 peak RSS, workload 2 in batches of 1,000 (MB)",
+                objectlog: batched.peakBytes / 1e6,
+                peer: fetch.peakBytes / 1e6,
+                ratio: batched.peakBytes / fetch.peakBytes,
+                unit: "MB",
+                goal: "vs fetch-all (report)",
+                met: nil
+            )
+        )
+        report.add(
+            BenchmarkRow(
+                workload: "2 the same walk in batches of 1,000 (ms)",
+                objectlog: batched.seconds * 1000,
+                peer: fetch.seconds * 1000,
+                ratio: batched.seconds / fetch.seconds,
+                unit: "ms",
+                goal: "vs fetch-all (info)",
+                met: nil
+            )
+        )
         // 9. Migration: an open that migrates (one attribute added) against a plain writable
         // open, both with the index and on fresh copies of the store; and a staged migration
         // that rewrites every object, against compaction's throughput.
@@ -816,6 +841,26 @@ private func runChild(_ arguments: [String]) {
                         Double(item.number) + Double(item.name.utf8.count) + item.value
                         + Double(item.count)
                         + item.created.timeIntervalSince1970
+                }
+            }
+        case ("walk-batches", 2):
+            // Workload 2's walk, loading 1,000 objects at a time and turning each batch back
+            // into faults once it is read.
+            seconds = try measure {
+                let container = try openReadOnly(arguments[1])
+                let context = container.newContext()
+                var request = FetchRequest<BenchItem>()
+                request.fetchBatchSize = 1000
+                let items = try context.fetch(request)
+                for start in stride(from: 0, to: items.count, by: 1000) {
+                    let batch = items[start..<min(start + 1000, items.count)]
+                    for item in batch {
+                        checksum +=
+                            Double(item.number) + Double(item.name.utf8.count) + item.value
+                            + Double(item.count)
+                            + item.created.timeIntervalSince1970
+                    }
+                    for item in batch { context.refresh(item, mergeChanges: false) }
                 }
             }
         case ("open-count", 3):

@@ -49,6 +49,8 @@ struct ContextStatistics {
     var parallelFaultBatches = 0
     /// How many bulk fault loads ran, on one thread or two.
     var bulkFaultLoads = 0
+    /// How many batches of a fetch with a `fetchBatchSize` loaded together.
+    var batchFaultLoads = 0
     /// How many text-match counts ran on two threads or more.
     var parallelTextCounts = 0
     /// How many batch updates rewrote their records on two threads or more.

@@ -49,9 +49,23 @@ public struct FetchRequest<Result: ManagedObject> {
     /// Whether objects of the entity's subentities are included (the default), as in Core
     /// Data; with `false`, only objects whose entity is `Result`'s own.
     ///
-    /// With several entities, sorted results are merged in the request's order and unsorted
-    /// ones come entity by entity, each in key order.
+    /// With several entities, the results are merged in the request's order (unsorted ones in
+    /// key order).
     public var includesSubentities: Bool
+    /// How many objects load together as the results are walked; 0 (the default) for no
+    /// batches.
+    ///
+    /// With a batch size, a fetch finds its objects without keeping their values and returns
+    /// them as faults; reading one loads the whole batch it belongs to (that many objects of
+    /// the results, in their order) in one pass over their records. A loop over a large result
+    /// then loads it a batch at a time, where faults of one entity otherwise load all at once
+    /// after a few hundred single loads. Loaded objects stay loaded until you turn them back
+    /// into faults with ``ManagedObjectContext/refresh(_:mergeChanges:)``.
+    ///
+    /// Every object of the results is made at once, as a fault, so a batch size bounds the
+    /// values loaded, not the objects: walking a million small objects this way peaks at
+    /// about the memory of fetching them all (Benchmarks/README, workload 8).
+    public var fetchBatchSize = 0
 
     /// Creates a request.
     /// - Parameters:

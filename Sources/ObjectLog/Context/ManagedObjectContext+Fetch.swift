@@ -12,6 +12,7 @@ extension ManagedObjectContext {
     ///   model.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(ObjectLogError) -> [T] {
         try throwFaultError()
+        if request.fetchBatchSize > 0 { return try fetchInBatches(request) }
         if let saved = try savedStateIdentifiers(request) {
             var objects: [T] = []
             objects.reserveCapacity(saved.count)

@@ -81,6 +81,8 @@ public final class ManagedObjectContext {
     /// When large saves, fetches and fault loads run on two threads; for tests and benchmarks
     /// to lower, not API.
     var tuning = ContextTuning()
+    /// The batches of recent fetches with a `fetchBatchSize` whose objects are still faults.
+    var faultBatches: [FaultBatches] = []
     /// How often the parallel and bulk paths ran; for tests and benchmarks, not API.
     var statistics = ContextStatistics()
 
@@ -309,11 +311,14 @@ public final class ManagedObjectContext {
     /// Loads a fault's values from the store; a failure is recorded in ``faultError``.
     func loadValues(of object: ManagedObject) {
         registeredFaults = max(0, registeredFaults - 1)
-        faultsFiredOneByOne += 1
-        if faultsFiredOneByOne >= Self.faultsBeforeBulkLoad,
-            registeredFaults >= Self.faultsForBulkLoad, let entity = object.entity
-        {
-            loadAllFaults(of: entity)
+        // A fault of a batched fetch loads its batch instead of, after a few, every fault.
+        if faultBatches.isEmpty || !loadBatch(containing: object.key) {
+            faultsFiredOneByOne += 1
+            if faultsFiredOneByOne >= Self.faultsBeforeBulkLoad,
+                registeredFaults >= Self.faultsForBulkLoad, let entity = object.entity
+            {
+                loadAllFaults(of: entity)
+            }
         }
         guard let entity = object.entity else { return }
         do {
@@ -477,7 +482,7 @@ public final class ManagedObjectContext {
     }
 
     /// Loads one registered fault from a record seen by a scan.
-    private func loadFault(
+    func loadFault(
         key: ObjectKey,
         buffer: UnsafeRawBufferPointer,
         entity: EntityDescription,
@@ -770,6 +775,7 @@ public final class ManagedObjectContext {
         deletedMap = [:]
         releaseSnapshotsIfUnused()
         externalReferences = [:]
+        faultBatches = []
     }
 
     /// Reloads an object from the store.
