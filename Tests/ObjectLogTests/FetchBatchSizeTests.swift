@@ -89,3 +89,72 @@ struct FetchBatchSizeTests {
         #expect(context.faultBatches.isEmpty)
     }
 }
+
+@Suite("fetch(_:batchSize:): results made a batch at a time, the last batch let go")
+struct FetchResultsCollectionTests {
+    func makeItems() throws -> PersistentContainer {
+        try FetchBatchSizeTests().makeItems()
+    }
+
+    @Test("walking keeps about one batch of objects; values and order are the fetch's")
+    func walk() throws {
+        let container = try makeItems()
+        let context = container.newContext()
+        let results = try context.fetch(FetchRequest<TruthItem>(), batchSize: 100)
+        #expect(results.count == 1000)
+        #expect(context.registeredObjects.isEmpty, "nothing is made before it is read")
+        var names: [String] = []
+        var mostRegistered = 0
+        for item in results {
+            names.append(item.name)
+            mostRegistered = max(mostRegistered, context.registeredObjects.count)
+        }
+        #expect(names == (0..<1000).map { "item \($0)" })
+        #expect(mostRegistered == 100)
+        #expect(context.statistics.batchFaultLoads == 10)
+        #expect(context.statistics.bulkFaultLoads == 0)
+    }
+
+    @Test("an object held elsewhere or changed stays the context's; its changes are saved")
+    func heldAndChanged() throws {
+        let container = try makeItems()
+        let context = container.newContext()
+        let results = try context.fetch(FetchRequest<TruthItem>(), batchSize: 100)
+        let held = results[3]
+        results[10].name = "changed"
+        for item in results { _ = item.count }
+        #expect(results[3] === held)
+        #expect(try context.object(with: held.objectID) === held)
+        #expect(context.hasChanges)
+        try context.save()
+        let check = container.newContext()
+        #expect(
+            try check.count(FetchRequest<TruthItem>(predicate: #Predicate { $0.name == "changed" }))
+                == 1
+        )
+    }
+
+    @Test("a predicate, a sort and unsaved objects, as fetch gives them")
+    func sameAsFetch() throws {
+        let container = try makeItems()
+        let context = container.newContext()
+        let unsaved = TruthItem(context: context)
+        unsaved.count = 700
+        unsaved.name = "unsaved"
+        let request = FetchRequest<TruthItem>(
+            predicate: #Predicate { $0.count > 600 },
+            sortBy: [SortDescriptor(\.count), SortDescriptor(\.name)]
+        )
+        let batched = try context.fetch(request, batchSize: 7)
+        let fetched = try container.newContext().fetch(request).map(\.name)
+        #expect(
+            batched.map(\.name)
+                == (fetched + ["unsaved"]).sorted { lhs, rhs in
+                    let left = lhs == "unsaved" ? 700 : 1000 - Int(lhs.dropFirst(5))!
+                    let right = rhs == "unsaved" ? 700 : 1000 - Int(rhs.dropFirst(5))!
+                    return (left, lhs) < (right, rhs)
+                }
+        )
+        #expect(batched.contains { $0 === unsaved })
+    }
+}

@@ -63,8 +63,9 @@ public struct FetchRequest<Result: ManagedObject> {
     /// into faults with ``ManagedObjectContext/refresh(_:mergeChanges:)``.
     ///
     /// Every object of the results is made at once, as a fault, so a batch size bounds the
-    /// values loaded, not the objects: walking a million small objects this way peaks at
-    /// about the memory of fetching them all (Benchmarks/README, workload 8).
+    /// values loaded, not the objects. To walk a large result in little memory, use
+    /// ``ManagedObjectContext/fetch(_:batchSize:)``, which makes the objects a batch at a time
+    /// and lets the last batch go.
     public var fetchBatchSize = 0
 
     /// Creates a request.

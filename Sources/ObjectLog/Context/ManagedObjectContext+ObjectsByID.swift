@@ -85,7 +85,7 @@ extension ManagedObjectContext {
     }
 
     /// The entity an ID names, or an error when the model has none of that name.
-    private func entity(named id: ObjectID) throws(ObjectLogError) -> EntityDescription {
+    func entity(named id: ObjectID) throws(ObjectLogError) -> EntityDescription {
         guard let entity = model.entity(named: id.entityName) else {
             throw ObjectLogError(
                 .entityNotInModel,

@@ -186,6 +186,14 @@ final class ObjectTable {
         old?.release()
     }
 
+    /// Removes the object under `key` and hands the table's reference to it to the caller.
+    func take(_ key: ObjectKey) -> ManagedObject? {
+        guard let unmanaged = unretainedObject(forKey: key) else { return nil }
+        let object = unmanaged.takeUnretainedValue()
+        remove(key)
+        return object
+    }
+
     private func remove(_ key: ObjectKey) {
         mutations &+= 1
         var table = state.pointee
