@@ -80,7 +80,7 @@ extension ManagedObjectContext {
     /// walked (see ``FetchResultsCollection``).
     ///
     /// The objects are found as ``fetchIdentifiers(_:)`` finds them: the predicate, sort,
-    /// window and pending changes count as for ``fetch(_:)``.
+    /// window and pending changes count as for a fetch.
     /// - Parameters:
     ///   - request: The request.
     ///   - batchSize: How many objects to make and load together.
