@@ -126,23 +126,7 @@ extension ManagedObjectContext {
                 faults.append(key)
             }
         }
-        guard !faults.isEmpty else { return objects }
-        let (bound, generation) = store.endAndGeneration
-        do {
-            try store.forEachObject(keys: faults) { key, tag, buffer in
-                guard let entity = model.entity(tag: tag) else { return }
-                try loadFault(
-                    key: key,
-                    buffer: buffer,
-                    entity: entity,
-                    bound: bound,
-                    generation: generation
-                )
-            }
-        } catch {
-            recordFaultError(ObjectLogError.store(error, "cannot load a batch of objects"))
-        }
-        statistics.batchFaultLoads += 1
+        loadFaults(keys: faults)
         return objects
     }
 

@@ -61,8 +61,17 @@ extension ManagedObjectContext {
             keys.append(other)
         }
         if batches.positions.isEmpty { faultBatches.remove(at: index) }
+        loadFaults(keys: keys)
+        return true
+    }
+
+    /// Loads the registered faults among `keys` in one pass over their records.
+    ///
+    /// For a batch of a batched fetch or of a ``FetchResultsCollection``; a failure is recorded
+    /// in ``faultError``.
+    func loadFaults(keys: [ObjectKey]) {
         statistics.batchFaultLoads += 1
-        guard !keys.isEmpty else { return true }
+        guard !keys.isEmpty else { return }
         let (bound, generation) = store.endAndGeneration
         do {
             try store.forEachObject(keys: keys) { key, tag, buffer in
@@ -76,8 +85,7 @@ extension ManagedObjectContext {
                 )
             }
         } catch {
-            recordFaultError(ObjectLogError.store(error, "cannot load a batch of faults"))
+            recordFaultError(ObjectLogError.store(error, "cannot load a batch of objects"))
         }
-        return true
     }
 }
