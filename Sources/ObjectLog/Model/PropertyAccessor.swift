@@ -1,21 +1,6 @@
 import Foundation
 import ObjectLogStore
 
-/// Blobs written while encoding one object.
-struct BlobSink {
-    /// The store that receives external data; `nil` when encoding only to compare values.
-    let store: LogStore?
-    /// The context whose unloaded external data may be referenced again.
-    var context: ManagedObjectContext?
-    /// The blobs the payload references.
-    var blobs: [BlobID] = []
-
-    init(store: LogStore?, context: ManagedObjectContext? = nil) {
-        self.store = store
-        self.context = context
-    }
-}
-
 /// Reads and writes one property of every object of an entity through its field offset.
 ///
 /// Accessors are made once per entity when the model is built and are immutable afterwards.
