@@ -699,6 +699,17 @@ private final class DifferentialRun {
             [SQLValue(ident), .integer(Int64(item.objectID.key))] + values.parameters
         )
         operation = "insert of item \(ident)"
+        try relateAtRandom(
+            item,
+            ident: ident,
+            addingTag: "INSERT INTO item_tag(item, tag) VALUES (?, ?)"
+        )
+    }
+
+    /// Gives a new `item` an owner and tags at random, with the statements that mirror them;
+    /// `addingTag` links the item to a tag (`INSERT OR IGNORE` where the saved object may have
+    /// the link already).
+    private func relateAtRandom(_ item: DiffItem, ident: Int, addingTag: String) throws {
         if Bool.random(using: &generator), let owner = randomIdent(.owner) {
             item.owner = try object(DiffOwner.self, .owner, owner)
             addPending(
@@ -709,10 +720,7 @@ private final class DifferentialRun {
         }
         for tag in idents(.tag) where Int.random(in: 0..<4, using: &generator) == 0 {
             item.tags.insert(try object(DiffTag.self, .tag, tag))
-            addPending(
-                "INSERT INTO item_tag(item, tag) VALUES (?, ?)",
-                [SQLValue(ident), SQLValue(tag)]
-            )
+            addPending(addingTag, [SQLValue(ident), SQLValue(tag)])
             operation += ", tag \(tag)"
         }
     }
@@ -962,22 +970,11 @@ private final class DifferentialRun {
             operation = "upsert of item \(ident)"
             // A to-one relationship the insert sets replaces the saved object's; its to-many
             // destinations join the saved object's.
-            if Bool.random(using: &generator), let owner = randomIdent(.owner) {
-                item.owner = try object(DiffOwner.self, .owner, owner)
-                addPending(
-                    "UPDATE item SET owner = ? WHERE ident = ?",
-                    [SQLValue(owner), SQLValue(ident)]
-                )
-                operation += " owned by \(owner)"
-            }
-            for tag in idents(.tag) where Int.random(in: 0..<4, using: &generator) == 0 {
-                item.tags.insert(try object(DiffTag.self, .tag, tag))
-                addPending(
-                    "INSERT OR IGNORE INTO item_tag(item, tag) VALUES (?, ?)",
-                    [SQLValue(ident), SQLValue(tag)]
-                )
-                operation += ", tag \(tag)"
-            }
+            try relateAtRandom(
+                item,
+                ident: ident,
+                addingTag: "INSERT OR IGNORE INTO item_tag(item, tag) VALUES (?, ?)"
+            )
             inserted = item
         case .owner:
             let owner = DiffOwner(context: writer)

@@ -53,20 +53,11 @@ extension PersistentStoreCoordinator {
             return model
         }
         let model = try model.retagged(decision.tags)
-        let (end, generation) = store.endAndGeneration
-        // Reads from here on see every record in the new layout, the checks below included.
-        let trial = history.appendingUnrecorded(model.schema, generation: generation, end: end)
-        store.installReading(of: trial, pendingBoundary: end)
+        installTrial(of: model, history: history, in: store)
         // A custom stage may make the objects meet a new constraint: it is checked after it.
         if authority != .planned(acceptingUninferred: true) {
             do {
-                try checkNewConstraints(
-                    mapping.newConstraints,
-                    model: model,
-                    store: store,
-                    path: path
-                )
-                try checkNewlyAbstract(model: model, from: stored.schema, store: store, path: path)
+                try checkStoredObjects(for: model, mapping: mapping, from: stored, store, path)
             } catch {
                 store.installReading(of: history)
                 throw error
@@ -133,6 +124,34 @@ extension PersistentStoreCoordinator {
             into: &transaction
         )
         return (transaction, recorded)
+    }
+
+    /// Has `store` read every record as `model` will, before the version is recorded: the
+    /// checks of a migration, and a read-only open, see the objects in the new layout.
+    static func installTrial(
+        of model: ManagedObjectModel,
+        history: ModelHistory,
+        in store: LogStore
+    ) {
+        let (end, generation) = store.endAndGeneration
+        store.installReading(
+            of: history.appendingUnrecorded(model.schema, generation: generation, end: end),
+            pendingBoundary: end
+        )
+    }
+
+    /// Checks what a migration from `stored` to `model` asks of the stored objects, read in the
+    /// new layout (``installTrial(of:history:in:)``): the uniqueness constraints it adds hold,
+    /// and no entity it makes abstract has objects.
+    static func checkStoredObjects(
+        for model: ManagedObjectModel,
+        mapping: SchemaMapping,
+        from stored: ModelHistory.Version,
+        _ store: LogStore,
+        _ path: String
+    ) throws(ObjectLogError) {
+        try checkNewConstraints(mapping.newConstraints, model: model, store: store, path: path)
+        try checkNewlyAbstract(model: model, from: stored.schema, store: store, path: path)
     }
 
     /// Refuses a version that makes an entity abstract while the store holds objects of it:
@@ -254,19 +273,9 @@ extension PersistentStoreCoordinator {
         ) { store, history, decision, preview throws(ObjectLogError) in
             guard let stored = history.current, let mapping = decision.mapping else { return }
             let model = try model.retagged(decision.tags)
-            let (end, generation) = store.endAndGeneration
-            store.installReading(
-                of: history.appendingUnrecorded(model.schema, generation: generation, end: end),
-                pendingBoundary: end
-            )
+            installTrial(of: model, history: history, in: store)
             do throws(ObjectLogError) {
-                try checkNewConstraints(
-                    mapping.newConstraints,
-                    model: model,
-                    store: store,
-                    path: path
-                )
-                try checkNewlyAbstract(model: model, from: stored.schema, store: store, path: path)
+                try checkStoredObjects(for: model, mapping: mapping, from: stored, store, path)
             } catch {
                 preview.outcome = .refused
                 preview.refusals.append(error.message)

@@ -47,20 +47,8 @@ public struct AggregateRequest<Entity: ManagedObject> {
 
 /// One value an ``AggregateRequest`` computes for each group.
 public struct Aggregate<Entity: ManagedObject> {
-    /// What is computed.
-    public enum Function: String, Sendable, Hashable {
-        /// The number of objects, or of non-nil values of an attribute.
-        case count
-        /// The sum of a numeric attribute (0 for no values), as ``StoredValue/int(_:)`` for
-        /// integers and ``StoredValue/double(_:)`` for `Float` and `Double`.
-        case sum
-        /// The least value of a number, string, date or Boolean attribute; `null` for no values.
-        case minimum
-        /// The greatest value; `null` for no values.
-        case maximum
-        /// The mean of a numeric attribute, as ``StoredValue/double(_:)``; `null` for no values.
-        case average
-    }
+    /// What is computed (``AggregateFunction``).
+    public typealias Function = AggregateFunction
 
     /// What is computed.
     public var function: Function
@@ -112,6 +100,21 @@ public struct Aggregate<Entity: ManagedObject> {
     {
         Aggregate(function: .average, keyPath: keyPath, name: name)
     }
+}
+
+/// What an ``Aggregate`` computes.
+public enum AggregateFunction: String, Sendable, Hashable {
+    /// The number of objects, or of non-nil values of an attribute.
+    case count
+    /// The sum of a numeric attribute (0 for no values), as ``StoredValue/int(_:)`` for
+    /// integers and ``StoredValue/double(_:)`` for `Float` and `Double`.
+    case sum
+    /// The least value of a number, string, date or Boolean attribute; `null` for no values.
+    case minimum
+    /// The greatest value; `null` for no values.
+    case maximum
+    /// The mean of a numeric attribute, as ``StoredValue/double(_:)``; `null` for no values.
+    case average
 }
 
 /// One group of an ``AggregateRequest``'s result: the values that define it and the values

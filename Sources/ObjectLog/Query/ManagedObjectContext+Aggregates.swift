@@ -225,7 +225,7 @@ extension ManagedObjectContext {
 struct AggregatePlan {
     /// One computed value.
     struct Measure {
-        var function: Aggregate<ManagedObject>.Function
+        var function: AggregateFunction
         /// The attribute's payload index; nil for the count of objects.
         var index: Int?
         /// Whether a sum is of integers (else of floating-point values).
@@ -272,9 +272,7 @@ struct AggregatePlan {
         }
         measures = []
         for aggregate in request.aggregates {
-            let function =
-                Aggregate<ManagedObject>.Function(rawValue: aggregate.function.rawValue)
-                ?? .count
+            let function = aggregate.function
             var measure = Measure(
                 function: function,
                 index: nil,
@@ -319,7 +317,7 @@ struct AggregatePlan {
     ]
 
     /// The function's name in a default value name: `min`, `max`, as SQL says them.
-    static func shortName(_ function: Aggregate<ManagedObject>.Function) -> String {
+    static func shortName(_ function: AggregateFunction) -> String {
         switch function {
         case .minimum: "min"
         case .maximum: "max"
@@ -463,13 +461,14 @@ struct AggregateAccumulator {
                 single.sums[measure] += sum
                 single.counts[measure] += count
             default:
-                var state = single
-                state.objects = 0
                 try forEachSlot { slot throws(ObjectLogError) in
-                    try Self.add(Self.value(column, slot), measure: measure, to: &state, plan: plan)
+                    try Self.add(
+                        Self.value(column, slot),
+                        measure: measure,
+                        to: &single,
+                        plan: plan
+                    )
                 }
-                state.objects = single.objects
-                single = state
             }
         }
     }
