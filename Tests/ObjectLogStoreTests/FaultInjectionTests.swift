@@ -141,13 +141,13 @@ struct FaultInjectionTests {
         let options = StoreOptions(fileSystem: fileSystem)
         let store = try LogStore.open(path: "/l.olog", options: options)
         // Large enough that the key directory is updated while the flush runs.
-        let count = LogStore.overlappedSyncChanges + 100
+        let count = CommitWriter.overlappedSyncChanges + 100
         var first = Transaction()
         let keys = Array(store.allocateKeys(count))
         for key in keys { first.put(key: key, entity: 1, payload: [1], isInsert: true) }
         try store.commit(first)
         let before = try snapshot(store)
-        let bytesBefore = store.liveRecordBytes
+        let bytesBefore = store.state.liveRecordBytes
         // Half updated (one moved to entity 2, one put twice), a quarter deleted, as many new.
         // With every put ahead of the deletes, the puts keep the transaction's framing (the
         // directory's old locations are then kept apart from those of the deletes).
@@ -175,7 +175,7 @@ struct FaultInjectionTests {
         // Reads still work on the poisoned handle, and see the state before the failed save.
         #expect(try snapshot(store) == before)
         #expect(store.liveCount(entity: 1) == count && store.liveCount(entity: 2) == 0)
-        #expect(store.liveRecordBytes == bytesBefore)
+        #expect(store.state.liveRecordBytes == bytesBefore)
         let poisoned = #expect(throws: StoreError.self) { _ = try insert(store, 9) }
         #expect(poisoned?.code == .poisoned)
         try store.close()

@@ -483,7 +483,7 @@ struct PatchRecordTests {
         try store.commit(deletes)
         let live = store.liveKeys(entity: nil)
         #expect(live.count == 500)
-        #expect(store.locked { !store.live.isDense })
+        #expect(store.locked { !store.state.live.isDense })
         let patched = live.filter { $0 % 20 == 0 }
         var transaction = Transaction()
         for key in patched {

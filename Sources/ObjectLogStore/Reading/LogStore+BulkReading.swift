@@ -86,8 +86,8 @@ extension LogStore {
         // decoding the objects. Patches are read under the lock first, so that their bases
         // take their places at once (moving items afterwards cost copies of the whole plan).
         return try locked {
-            if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
-            let buckets = Int(endOffset >> windowShift) + 1
+            if state.isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+            let buckets = Int(state.endOffset >> windowShift) + 1
             var starts = [Int](repeating: 0, count: buckets + 1)
             var total = 0
             var patchedCount = 0
@@ -95,12 +95,12 @@ extension LogStore {
             // patched keys in the same order (a hash table's order can change with no commit:
             // a failed flush puts old locations back).
             var cached: PlanPatches?
-            if let last = livePatches, last.generation == header.generation,
-                last.end == endOffset, last.entity == entity
+            if let last = livePatches, last.generation == state.header.generation,
+                last.end == state.endOffset, last.entity == entity
             {
                 cached = last.patches
             }
-            live.forEachEntry { key, location in
+            state.live.forEachEntry { key, location in
                 if entity == nil || location.entity == entity {
                     if location.isPatch {
                         if let list = cached?.list,
@@ -126,7 +126,7 @@ extension LogStore {
                 } else {
                     var patched: [(key: ObjectKey, location: RecordLocation)] = []
                     patched.reserveCapacity(patchedCount)
-                    live.forEachEntry { key, location in
+                    state.live.forEachEntry { key, location in
                         if location.isPatch, entity == nil || location.entity == entity {
                             patched.append((key, location))
                         }
@@ -135,9 +135,9 @@ extension LogStore {
                         of: patched,
                         merge: installedPatchMerge,
                         file: file,
-                        end: endOffset
+                        end: state.endOffset
                     )
-                    livePatches = (header.generation, endOffset, entity, read)
+                    livePatches = (state.header.generation, state.endOffset, entity, read)
                     patches = read
                 }
             }
@@ -151,7 +151,7 @@ extension LogStore {
             // n-th patch.
             var nextPatch = 0
             let items = [Item](unsafeUninitializedCapacity: total) { buffer, initialized in
-                live.forEachEntry { key, location in
+                state.live.forEachEntry { key, location in
                     if entity == nil || location.entity == entity {
                         var item = (location.offset, key, location.packedLength, location.entity)
                         if location.isPatch, let patches {
@@ -169,10 +169,10 @@ extension LogStore {
                 items: items,
                 range: items.indices,
                 file: self.file,
-                end: endOffset,
-                layout: header.layout,
+                end: state.endOffset,
+                layout: state.header.layout,
                 upgrade: activeUpgrade,
-                generation: header.generation,
+                generation: state.header.generation,
                 patches: patches
             )
         }
@@ -206,11 +206,11 @@ extension LogStore {
     /// a large key directory) cost milliseconds on one thread.
     package func readPlan(keyParts: [[ObjectKey]]) throws -> ReadPlan {
         try locked {
-            if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+            if state.isClosed { throw StoreError(.closed, "the store is closed", path: path) }
             var offsets = [0]
             for part in keyParts { offsets.append(offsets[offsets.count - 1] + part.count) }
             let starts = offsets
-            let live = self.live
+            let live = self.state.live
             var found = [Item](unsafeUninitializedCapacity: starts[keyParts.count]) {
                 buffer,
                 count in
@@ -227,8 +227,8 @@ extension LogStore {
                         UnsafeMutableBufferPointer(start: next, count: keys.count)
                     )
                     for index in keys.indices {
-                        if index &+ LogStore.prefetchDistance < keys.count {
-                            live.prefetch(keys[index &+ LogStore.prefetchDistance])
+                        if index &+ CommitWriter.prefetchDistance < keys.count {
+                            live.prefetch(keys[index &+ CommitWriter.prefetchDistance])
                         }
                         let key = keys[index]
                         guard let location = live[key] else { continue }
@@ -278,7 +278,7 @@ extension LogStore {
                     of: patched,
                     merge: installedPatchMerge,
                     file: file,
-                    end: endOffset
+                    end: state.endOffset
                 )
             if let patches {
                 var nextPatch = 0
@@ -293,10 +293,10 @@ extension LogStore {
                 items: found,
                 range: found.indices,
                 file: file,
-                end: endOffset,
-                layout: header.layout,
+                end: state.endOffset,
+                layout: state.header.layout,
                 upgrade: activeUpgrade,
-                generation: header.generation,
+                generation: state.header.generation,
                 patches: patches
             )
         }

@@ -2,36 +2,38 @@ import Foundation
 
 extension LogStore {
     /// The store's unique identifier, fixed at creation.
-    public var storeUUID: UUID { locked { header.storeUUID } }
+    public var storeUUID: UUID { locked { state.header.storeUUID } }
 
     /// The store file's generation: 1 at creation, plus one per compaction.
-    public var generation: UInt64 { locked { header.generation } }
+    public var generation: UInt64 { locked { state.header.generation } }
 
     /// The format version of the file as opened (`major.minor`).
-    public var formatVersion: String { locked { "\(header.majorVersion).\(header.minorVersion)" } }
+    public var formatVersion: String {
+        locked { "\(state.header.majorVersion).\(state.header.minorVersion)" }
+    }
 
     /// The latest committed metadata dictionary.
-    public var metadata: Metadata { locked { currentMetadata } }
+    public var metadata: Metadata { locked { state.currentMetadata } }
 
     /// Transactions committed over the store's life, including those folded away by compaction.
-    public var transactionCount: UInt64 { locked { lastNumber } }
+    public var transactionCount: UInt64 { locked { state.lastNumber } }
 
     /// Transactions committed in earlier generations (folded into the header by compaction).
-    public var baseTransactionCount: UInt64 { locked { header.baseTransactionCount } }
+    public var baseTransactionCount: UInt64 { locked { state.header.baseTransactionCount } }
 
     /// The size of the valid log in bytes (the file's size once any torn tail is cut off).
-    public var fileBytes: UInt64 { locked { endOffset } }
+    public var fileBytes: UInt64 { locked { state.endOffset } }
 
     /// The log's end and the file's generation, read together.
     package var endAndGeneration: (end: UInt64, generation: UInt64) {
-        locked { (endOffset, header.generation) }
+        locked { (state.endOffset, state.header.generation) }
     }
 
     /// Where the live object `key`'s value is, with the file's generation, read together.
     package func locationAndGeneration(
         of key: ObjectKey
     ) -> (location: RecordLocation?, generation: UInt64) {
-        locked { (live[key], header.generation) }
+        locked { (state.live[key], state.header.generation) }
     }
 
     /// The record offset of each live object of `keys` (nil for a key that is not live), with
@@ -44,10 +46,10 @@ extension LogStore {
     ) -> (offsets: [UInt64?], generation: UInt64) {
         locked {
             let offsets = [UInt64?](unsafeUninitializedCapacity: keys.count) { buffer, count in
-                for index in keys.indices { buffer[index] = live[keys[index]]?.offset }
+                for index in keys.indices { buffer[index] = state.live[keys[index]]?.offset }
                 count = keys.count
             }
-            return (offsets, header.generation)
+            return (offsets, state.header.generation)
         }
     }
 
@@ -55,7 +57,8 @@ extension LogStore {
     /// records and one commit record.
     public var liveBytes: UInt64 {
         locked {
-            UInt64(header.length) + liveRecordBytes + UInt64(header.layout.commitRecordLength)
+            UInt64(state.header.length) + state.liveRecordBytes
+                + UInt64(state.header.layout.commitRecordLength)
         }
     }
 
@@ -67,7 +70,7 @@ extension LogStore {
 
     /// Where the live object `key`'s value is, or nil if no such object is live.
     public func location(of key: ObjectKey) -> RecordLocation? {
-        locked { live[key] }
+        locked { state.live[key] }
     }
 
     /// The keys of the live objects of `entity` (of every entity when nil), in ascending order.
@@ -79,13 +82,15 @@ extension LogStore {
         // one over the bitmap (16 KiB per million keys of range), instead of a radix sort's
         // passes and its second buffer (about half of a million-object fetch's key listing).
         let (bitmap, count): ([UInt64]?, Int) = locked {
-            let count = entity.map { entityCounts[$0] } ?? live.count
-            let span = nextKey
-            guard !live.isDense, count > 0, span / 64 <= UInt64(count) else { return (nil, count) }
+            let count = entity.map { state.entityCounts[$0] } ?? state.live.count
+            let span = state.nextKey
+            guard !state.live.isDense, count > 0, span / 64 <= UInt64(count) else {
+                return (nil, count)
+            }
             var bitmap = [UInt64](repeating: 0, count: Int(span / 64) + 1)
             var outside = false
             bitmap.withUnsafeMutableBufferPointer { words in
-                live.forEachEntry { key, location in
+                state.live.forEachEntry { key, location in
                     guard entity == nil || location.entity == entity else { return }
                     guard key < span else {
                         outside = true
@@ -110,11 +115,11 @@ extension LogStore {
         }
         var (keys, inOrder): ([ObjectKey], Bool) = locked {
             var keys: [ObjectKey] = []
-            keys.reserveCapacity(entity.map { entityCounts[$0] } ?? live.count)
-            live.forEachEntry { key, location in
+            keys.reserveCapacity(entity.map { state.entityCounts[$0] } ?? state.live.count)
+            state.live.forEachEntry { key, location in
                 if entity == nil || location.entity == entity { keys.append(key) }
             }
-            return (keys, live.isDense)
+            return (keys, state.live.isDense)
         }
         if !inOrder { RadixSort.sort(&keys) { $0 } }
         return keys
@@ -123,13 +128,13 @@ extension LogStore {
     /// The number of live objects of `entity` (of every entity when nil), without decoding any.
     public func liveCount(entity: EntityTag?) -> Int {
         locked {
-            guard let entity else { return live.count }
-            return entityCounts[entity]
+            guard let entity else { return state.live.count }
+            return state.entityCounts[entity]
         }
     }
 
     /// Live object counts by entity tag.
-    public var liveCounts: [EntityTag: Int] { locked { entityCounts.nonZero } }
+    public var liveCounts: [EntityTag: Int] { locked { state.entityCounts.nonZero } }
 
     /// The latest value of the live object `key`, checked against its checksum; nil if no such
     /// object is live.
@@ -137,8 +142,8 @@ extension LogStore {
     /// - Throws: ``StoreError`` `.corrupt` (naming the offset) if the record is damaged, `.io`.
     public func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])? {
         let found: (RecordLocation, any StoreFile, RecordLayout, ActiveUpgrade?)? = try locked {
-            if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
-            return live[key].map { ($0, file, header.layout, activeUpgrade) }
+            if state.isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+            return state.live[key].map { ($0, file, state.header.layout, activeUpgrade) }
         }
         guard let (location, file, layout, upgrade) = found else { return nil }
         if location.isPatch {
@@ -208,16 +213,16 @@ extension LogStore {
         // copying that tuple, which holds an existential, cost more than the lookup itself.
         var window: [UInt8] = []
         lock.lock()
-        if isClosed {
+        if state.isClosed {
             lock.unlock()
             throw StoreError(.closed, "the store is closed", path: path)
         }
-        guard let location = live[key] else {
+        guard let location = state.live[key] else {
             lock.unlock()
             return false
         }
-        let layout = header.layout
-        let generation = header.generation
+        let layout = state.header.layout
+        let generation = state.header.generation
         if location.isPatch {
             // A patch and its base, read alone: the patched objects of a store are few until a
             // batch update, and a bulk read takes those.
@@ -265,7 +270,7 @@ extension LogStore {
             return true
         }
         let file = self.file
-        let end = endOffset
+        let end = state.endOffset
         lock.unlock()
 
         // A length from a damaged index must not become a giant allocation. (A window, at most

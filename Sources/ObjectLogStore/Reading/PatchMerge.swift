@@ -42,7 +42,7 @@ public struct PatchMerge: Sendable {
 extension LogStore {
     /// Whether commits may hold patches: the file's format is 3 or later (a 2.0 or 1.0 file
     /// takes them once compaction has upgraded it).
-    public var allowsPatches: Bool { locked { header.allowsPatches } }
+    public var allowsPatches: Bool { locked { state.header.allowsPatches } }
 
     /// Installs the engine's merge of patches (nil removes it).
     public func installPatchMerge(_ merge: PatchMerge?) {

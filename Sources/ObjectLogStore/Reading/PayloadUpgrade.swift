@@ -81,8 +81,8 @@ extension LogStore {
             guard let upgrade,
                 let boundary = upgrade.pendingBoundary.map({
                     UpgradeBoundary(generation: $0.generation, offset: $0.offset)
-                }) ?? UpgradeBoundary(currentMetadata, generation: header.generation),
-                boundary.offset > UInt64(header.length)
+                }) ?? UpgradeBoundary(state.currentMetadata, generation: state.header.generation),
+                boundary.offset > UInt64(state.header.length)
             else { return }
             installedUpgrade = (
                 boundary.generation,
@@ -95,7 +95,7 @@ extension LogStore {
     ///
     /// Nil unless the current file has records in an older layout. The caller holds `lock`.
     var activeUpgrade: ActiveUpgrade? {
-        guard let installedUpgrade, installedUpgrade.generation == header.generation else {
+        guard let installedUpgrade, installedUpgrade.generation == state.header.generation else {
             return nil
         }
         return installedUpgrade.active
@@ -120,9 +120,12 @@ extension LogStore {
     /// The caller holds `lock`.
     var lacksUpgrade: Bool {
         guard !hasPayloadUpgrade,
-            let boundary = UpgradeBoundary(currentMetadata, generation: header.generation)
+            let boundary = UpgradeBoundary(
+                state.currentMetadata,
+                generation: state.header.generation
+            )
         else { return false }
-        return boundary.offset > UInt64(header.length)
+        return boundary.offset > UInt64(state.header.length)
     }
 }
 

@@ -51,7 +51,7 @@ extension LogStore {
             at: offset,
             file: file,
             path: path,
-            layout: header.layout
+            layout: state.header.layout
         ).get()
         return (frame, Array(record[frame.frameLength...]))
     }

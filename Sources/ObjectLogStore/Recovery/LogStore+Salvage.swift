@@ -71,9 +71,9 @@ extension LogStore {
         return try namingOutput(output) {
             try source.locked {
                 let temporary = output + LogFormat.creationSuffix
-                let copy = try source.writeCopy(
+                let copy = try Compactor(copying: source).writeCopy(
                     to: temporary,
-                    generation: source.header.generation + 1,
+                    generation: source.state.header.generation + 1,
                     progress: nil,
                     restoring: restoring
                 )
@@ -174,9 +174,9 @@ extension LogStore {
         }
         return try source.locked {
             let temporary = path + LogFormat.compactionSuffix
-            let copy = try source.writeCopy(
+            let copy = try Compactor(copying: source).writeCopy(
                 to: temporary,
-                generation: source.header.generation + 1,
+                generation: source.state.header.generation + 1,
                 progress: nil,
                 restoring: restoring
             )

@@ -7,14 +7,14 @@ extension LogStore {
     public func close() throws {
         lock.lock()
         defer { lock.unlock() }
-        guard !isClosed else { return }
+        guard !state.isClosed else { return }
         defer {
-            isClosed = true
+            state.isClosed = true
             file.close()
             lockFile?.close()
             lockFile = nil
         }
-        if !isReadOnly && !isPoisoned && !indexIsCurrent {
+        if !isReadOnly && !state.isPoisoned && !state.indexIsCurrent {
             try writeIndex()
         }
     }
@@ -25,19 +25,19 @@ extension LogStore {
     func writeIndex() throws {
         try writeIndex(
             StoreIndex(
-                storeUUID: header.storeUUID,
-                generation: header.generation,
-                coveredLength: endOffset,
-                lastCommitChecksum: lastCommitChecksum ?? 0,
-                lastNumber: lastNumber,
-                nextKey: nextKey,
-                metadataOffset: metadataOffset,
-                liveBytes: liveRecordBytes,
-                entries: live.sortedEntries()
+                storeUUID: state.header.storeUUID,
+                generation: state.header.generation,
+                coveredLength: state.endOffset,
+                lastCommitChecksum: state.lastCommitChecksum ?? 0,
+                lastNumber: state.lastNumber,
+                nextKey: state.nextKey,
+                metadataOffset: state.metadataOffset,
+                liveBytes: state.liveRecordBytes,
+                entries: state.live.sortedEntries()
             ),
             besideStoreAt: path
         )
-        indexedEnd = (header.generation, endOffset)
+        state.indexedEnd = (state.header.generation, state.endOffset)
     }
 
     /// Writes `index` as the index checkpoint of the store file at `storePath`: to a new file,

@@ -76,33 +76,13 @@ public final class LogStore: @unchecked Sendable {
     package let options: StoreOptions
     var file: any StoreFile
     var lockFile: (any StoreFile)?
-    var header: StoreHeader
-    var live: KeyDirectory
-    var entityCounts: EntityCounter
-    var liveRecordBytes: UInt64
-    var currentMetadata: Metadata
-    var metadataOffset: UInt64
-    var nextKey: ObjectKey
-    var lastNumber: UInt64
-    var lastCommitChecksum: UInt32?
-    var endOffset: UInt64
-    var isPoisoned = false
-    var isClosed = false
-    /// The generation and end the index file on disk describes, when it describes the state
-    /// as of the last commit: closing then has nothing to write.
-    var indexedEnd: (generation: UInt64, end: UInt64)?
-
-    /// Whether the index file on disk describes the state as of the last commit.
-    var indexIsCurrent: Bool {
-        indexedEnd?.generation == header.generation && indexedEnd?.end == endOffset
-    }
+    /// What the handle knows of its log; see ``LiveState``.
+    var state: LiveState
     var counters = Statistics()
     /// Bytes that single-object loads read ahead while they went forward through the file.
     var readAhead = ReadAhead()
     /// The windows of bulk reads, kept from one read to the next (safe without `lock`).
     let readWindows = ReadWindowPool()
-    /// Record positions before and after recent compactions (see ``translateOffset(_:from:exact:)``).
-    var compactionMaps: [CompactionMap] = []
     /// Whether the engine installed a translation of records in an older layout (see
     /// ``PayloadUpgrade``), and, if the file has such records, the translation with where they
     /// end, resolved once at installation.
@@ -180,20 +160,18 @@ public final class LogStore: @unchecked Sendable {
 
         file = try fileSystem.open(path, mode: options.readOnly ? .read : .readWrite)
         let fileSize = try file.size()
-        header = try StoreHeader.read(from: file, path: path, fileSize: fileSize)
-
-        live = KeyDirectory()
-        entityCounts = EntityCounter()
-        liveRecordBytes = 0
-        currentMetadata = header.metadata
-        metadataOffset = 0
-        nextKey = max(header.nextKey, 1)
-        lastNumber = header.baseTransactionCount
-        lastCommitChecksum = nil
-        endOffset = UInt64(header.length)
+        let header = try StoreHeader.read(from: file, path: path, fileSize: fileSize)
+        state = LiveState(header: header)
+        var live = KeyDirectory()
+        var entityCounts = EntityCounter()
+        var liveRecordBytes: UInt64 = 0
+        var metadataOffset: UInt64 = 0
+        var nextKey = state.nextKey
+        var lastNumber = state.lastNumber
+        var lastCommitChecksum: UInt32?
 
         var start = UInt64(header.length)
-        var state = IndexState.rebuilt
+        var indexState = IndexState.rebuilt
         let index = Self.loadIndex(
             path: path,
             fileSystem: fileSystem,
@@ -210,8 +188,7 @@ public final class LogStore: @unchecked Sendable {
             lastNumber = index.lastNumber
             lastCommitChecksum = index.lastCommitChecksum
             start = index.coveredLength
-            endOffset = start
-            state = .loaded
+            indexState = .loaded
             if options.checksLastIndexedTransaction {
                 try Self.checkLastIndexedTransaction(
                     file: file,
@@ -223,7 +200,7 @@ public final class LogStore: @unchecked Sendable {
                 )
             }
         }
-        indexState = state
+        self.indexState = indexState
 
         var scanner = LogScanner(file: file, path: path, fileSize: fileSize, header: header)
         // Damage is classified the same way by every reader (see LogScanner's classify): a
@@ -295,23 +272,22 @@ public final class LogStore: @unchecked Sendable {
                 }
             }
         }
-        live = replay.live
-        entityCounts = replay.entityCounts
-        liveRecordBytes = replay.liveRecordBytes
-        metadataOffset = replay.metadataOffset
-        nextKey = replay.nextKey
-        lastNumber = max(replay.lastNumber, salvagedLastNumber)
-        lastCommitChecksum = replay.lastCommitChecksum
-        endOffset = validEnd
+        state.live = replay.live
+        state.entityCounts = replay.entityCounts
+        state.liveRecordBytes = replay.liveRecordBytes
+        state.metadataOffset = replay.metadataOffset
+        state.nextKey = replay.nextKey
+        state.lastNumber = max(replay.lastNumber, salvagedLastNumber)
+        state.lastCommitChecksum = replay.lastCommitChecksum
+        state.endOffset = validEnd
         damageAtOpen = damage
-        if state == .loaded, validEnd == start {
-            indexedEnd = (header.generation, validEnd)
+        if indexState == .loaded, validEnd == start {
+            state.indexedEnd = (header.generation, validEnd)
         }
-        if metadataOffset != 0 {
-            currentMetadata = try readMetadataRecord(at: metadataOffset)
+        if state.metadataOffset != 0 {
+            state.currentMetadata = try readMetadataRecord(at: state.metadataOffset)
         }
     }
-
     // MARK: - Closing
 
     // Here rather than in LogStore+Closing: a class's deinit, like its designated initialiser,
