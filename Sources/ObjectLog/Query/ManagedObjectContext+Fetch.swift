@@ -483,142 +483,35 @@ extension ManagedObjectContext {
         countOnly: Bool = false,
         keepBest: Int? = nil
     ) throws(ObjectLogError) -> (objects: [T], count: Int) {
-        var predicate = request.predicate
-        var compilation = predicate.flatMap {
-            PredicateCompiler.compileWithReads($0, entity: entity)
-        }
-        var text: CompiledTextMatch?
-        var evaluate: ((ManagedObject) throws -> Bool)? = predicate.map { predicate in
-            // Safe: the scan only passes objects of `entity`, whose class is `T`.
-            { object in try predicate.evaluate(unsafeDowncast(object, to: T.self)) }
-        }
-        if let match = request.textMatch {
-            if let compiled = match.compile(for: entity) {
-                text = compiled
-            } else {
-                // Searches combined, or of an optional string: a condition on each decoded
-                // record, and-ed with the predicate.
-                let condition = try match.condition(for: entity)
-                let predicateCondition = compilation?.condition
-                let evaluatePredicate = evaluate
-                evaluate = { object in
-                    if let predicateCondition {
-                        guard predicateCondition(object) else { return false }
-                    } else if let evaluatePredicate {
-                        guard try evaluatePredicate(object) else { return false }
-                    }
-                    return try condition(object)
-                }
-                predicate = predicate ?? #Predicate<T> { _ in true }
-                compilation = nil
-            }
-        } else if let compiled = compilation?.text {
-            // A predicate that is one `contains` or `starts(with:)` on a string attribute runs
-            // as the text match it is: on the records' bytes, and counted on two threads.
-            text = compiled
-            predicate = nil
-            compilation = nil
-        }
-        let (objects, count) = try matchingObjects(
-            of: entity,
-            predicate: predicate,
-            compilation: compilation,
-            text: text,
-            evaluate: evaluate,
-            includesPendingChanges: request.includesPendingChanges,
-            sorts: !request.sortDescriptors.isEmpty,
-            less: keepBest.map { _ in ordering(request) },
-            columnOrder: keepBest == nil ? nil : columnOrder(request, entity: entity),
+        let plan = try FetchPlan(
+            entity: entity,
+            request: request,
             register: register,
             countOnly: countOnly,
-            keepBest: keepBest
+            keepBest: keepBest,
+            less: ordering(request),
+            columnOrder: columnOrder(request, entity: entity)
         )
-        // Safe: as above, every object is a `T`.
+        let (objects, count) = try matchingObjects(plan)
+        // Safe: the scan only passes objects of `entity`, whose class is `T`.
         return (unsafeBitCast(objects, to: [T].self), count)
     }
 
-    /// The scan behind ``matchingObjects(of:_:register:countOnly:keepBest:)``, on
-    /// `ManagedObject` rather than on the generic `T`: unspecialised generic code looked up
-    /// type metadata for every array operation of every scanned object.
-    private func matchingObjects<T: ManagedObject>(
-        of entity: EntityDescription,
-        predicate: Predicate<T>?,
-        compilation: PredicateCompiler.Compilation?,
-        text: CompiledTextMatch?,
-        evaluate evaluatePredicate: ((ManagedObject) throws -> Bool)?,
-        includesPendingChanges pending: Bool,
-        sorts: Bool,
-        less: ((ManagedObject, ManagedObject) -> Bool)?,
-        columnOrder: (index: Int, ascending: Bool)?,
-        register: Bool,
-        countOnly: Bool,
-        keepBest: Int?
+    /// The scan behind ``matchingObjects(of:_:register:countOnly:keepBest:)``, as `plan`
+    /// says: the objects of its entity read from the store (through attribute columns where
+    /// they narrow the scan), the registered ones as they are in the context, and, with pending
+    /// changes, the inserted ones.
+    private func matchingObjects(
+        _ plan: FetchPlan
     ) throws(ObjectLogError) -> (objects: [ManagedObject], count: Int) {
-        var matches: [ManagedObject] = []
-        var count = 0
-        /// Objects decoded by this scan that lost their place among the best: reusable.
-        var spare: [ManagedObject] = []
-        func accept(_ object: ManagedObject) {
-            count += 1
-            guard !countOnly else { return }
-            guard let wanted = keepBest, let less else {
-                matches.append(object)
-                return
-            }
-            // `matches` stays sorted and holds at most `wanted` objects.
-            if matches.count == wanted {
-                guard let last = matches.last, less(object, last) else {
-                    if registry[object.key] !== object { spare.append(object) }
-                    return
-                }
-            }
-            var low = 0
-            var high = matches.count
-            while low < high {
-                let middle = (low + high) / 2
-                if less(object, matches[middle]) { high = middle } else { low = middle + 1 }
-            }
-            matches.insert(object, at: low)
-            if matches.count > wanted {
-                let evicted = matches.removeLast()
-                if registry[evicted.key] !== evicted { spare.append(evicted) }
-            }
-        }
-        var compiled = compilation?.condition
-        var reads = compilation?.reads
-        // A text match is a compiled condition that reads its attribute, and-ed with the
-        // predicate's (evaluated first when the predicate cannot be compiled).
-        if let text {
-            if predicate == nil {
-                compiled = text.test
-                reads = [Bool](repeating: false, count: entity.accessors.count)
-            } else if let predicateCondition = compiled {
-                compiled = { text.test($0) && predicateCondition($0) }
-            }
-            reads?[text.accessor.index] = true
-        }
-        let textBeforePredicate = compiled == nil ? text : nil
-        // A compiled predicate that reads some of the properties: records are decoded that far
-        // first, and in full only when they match.
-        let predicateReads = reads.flatMap { reads in reads.contains(false) ? reads : nil }
-        func evaluate(_ object: ManagedObject) throws(ObjectLogError) -> Bool {
-            if let compiled { return compiled(object) }
-            if let textBeforePredicate, !textBeforePredicate.test(object) { return false }
-            guard let evaluatePredicate else { return true }
-            do {
-                return try evaluatePredicate(object)
-            } catch {
-                throw ObjectLogError(
-                    .invalidArgument,
-                    "cannot evaluate the predicate: \(error)",
-                    underlyingError: error
-                )
-            }
-        }
+        let entity = plan.entity
+        let text = plan.text
+        let pending = plan.includesPendingChanges
+        var matches = FetchMatches(plan: plan) { [registry] in registry[$0.key] === $0 }
         // Objects not yet registered are decoded into a scratch object; a match keeps the
         // scratch object (so it is decoded once) and a fresh one replaces it.
         func makeScratch() -> ManagedObject? {
-            if let reused = spare.popLast() {
+            if let reused = matches.spare.popLast() {
                 if entity.hasExternalData {
                     forgetExternalReferences(ofKey: reused.key, entity: entity)
                 }
@@ -629,41 +522,41 @@ extension ManagedObjectContext {
             object.managedObjectContext = self
             return object
         }
-        if countOnly, predicate == nil, let text,
+        if plan.countsByTextAlone, let text,
             let counted = try countInParallel(entity: entity, text: text, pending: pending)
         {
             return ([], counted)
         }
         guard var scratch = makeScratch() else { return ([], 0) }
-        let needsValues = predicate != nil || text != nil || register || sorts
+        let needsValues = plan.needsValues
         var failure: ObjectLogError?
         // Attribute columns narrow the scan to the records that can match, when they can
         // decide the predicate or the first sort (before the log's end is read below).
-        var plan: LogStore.ReadPlan?
+        var readPlan: LogStore.ReadPlan?
         // A text match, which columns cannot decide, is tested on every record the scan reads:
         // with one, the columns only narrow the scan to the records the predicate's condition
         // lets through (so without such a predicate they are not used). Counting those, or
         // keeping the best of them, would leave the text match out.
         let narrowsOnly = text != nil
-        if compilation?.columns != nil || (predicate == nil && !narrowsOnly) {
+        if plan.columns != nil || (!plan.hasPredicate && !narrowsOnly) {
             do {
                 let candidates = try candidatePlan(
                     of: entity,
-                    condition: compilation?.columns,
-                    order: narrowsOnly ? nil : columnOrder,
-                    keepBest: narrowsOnly ? nil : keepBest,
-                    countOnly: narrowsOnly ? false : countOnly
+                    condition: plan.columns,
+                    order: narrowsOnly ? nil : plan.columnOrder,
+                    keepBest: narrowsOnly ? nil : plan.keepBest,
+                    countOnly: narrowsOnly ? false : plan.countOnly
                 )
-                plan = candidates?.plan
-                count += candidates?.counted ?? 0
+                readPlan = candidates?.plan
+                matches.count += candidates?.counted ?? 0
             } catch {
                 throw ObjectLogError.store(error, "cannot scan \(entity.name)")
             }
-            if plan != nil { statistics.columnScans += 1 }
+            if readPlan != nil { statistics.columnScans += 1 }
         }
         func scan(_ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void) throws {
-            if let plan {
-                try store.forEachObject(in: plan, body)
+            if let readPlan {
+                try store.forEachObject(in: readPlan, body)
             } else {
                 try store.forEachLiveObject(entity: entity.tag, body)
             }
@@ -677,22 +570,22 @@ extension ManagedObjectContext {
                 if let registered {
                     if pending, registered.isDeleted { return }
                     if !registered.isFault, pending || !registered.hasChanges {
-                        if try evaluate(registered) { accept(registered) }
+                        if try plan.evaluate(registered) { matches.accept(registered) }
                         return
                     }
                 }
                 // A text match reads its attribute's bytes in the record: most records of a
                 // search fail it, and are never decoded.
-                if let text, let matches = text.test(payload: buffer, entity: entity) {
-                    guard matches else { return }
-                    if countOnly, predicate == nil {
-                        if let registered { accept(registered) } else { count += 1 }
+                if let text, let found = text.test(payload: buffer, entity: entity) {
+                    guard found else { return }
+                    if plan.countsByTextAlone {
+                        if let registered { matches.accept(registered) } else { matches.count += 1 }
                         return
                     }
                 }
                 if needsValues {
                     scratch.key = key
-                    if let predicateReads {
+                    if let predicateReads = plan.predicateReads {
                         var reader = PayloadReader(buffer)
                         try ObjectDecoder.decode(
                             &reader,
@@ -701,7 +594,7 @@ extension ManagedObjectContext {
                             only: predicateReads,
                             source: nil
                         )
-                        guard try evaluate(scratch) else { return }
+                        guard try plan.evaluate(scratch) else { return }
                     }
                     var reader = PayloadReader(buffer)
                     try ObjectDecoder.decode(
@@ -710,7 +603,7 @@ extension ManagedObjectContext {
                         entity: entity,
                         source: RecordSource(store: store, key: key, context: self)
                     )
-                    guard try predicateReads != nil || evaluate(scratch) else {
+                    guard try plan.predicateReads != nil || plan.evaluate(scratch) else {
                         if registered == nil, entity.hasExternalData {
                             forgetExternalReferences(ofKey: key, entity: entity)
                         }
@@ -718,25 +611,25 @@ extension ManagedObjectContext {
                     }
                 }
                 if let registered {
-                    accept(registered)
+                    matches.accept(registered)
                     return
                 }
-                if countOnly {
-                    count += 1
+                if plan.countOnly {
+                    matches.count += 1
                     return
                 }
                 let object = scratch
                 object.key = key
-                if keepBest != nil {
+                if plan.keepBest != nil {
                     // Registered after the scan, if it is still among the best.
-                    accept(object)
+                    matches.accept(object)
                     guard let next = makeScratch() else { return }
                     scratch = next
                     return
                 }
                 guard let next = makeScratch() else { return }
                 scratch = next
-                if register {
+                if plan.register {
                     registry.insert(object, for: key)
                     object.accessState.insert(.tracksUpdates)
                     object.loadedRecordOffset = 0
@@ -746,7 +639,7 @@ extension ManagedObjectContext {
                 }
                 // Unregistered, an object keeps its context until its caller is done with it
                 // (``fetchIdentifiers(_:)`` sorts it first, perhaps through a relationship).
-                accept(object)
+                matches.accept(object)
             }
         } catch let error as ObjectLogError {
             failure = error
@@ -754,8 +647,8 @@ extension ManagedObjectContext {
             failure = ObjectLogError.store(error, "cannot scan \(entity.name)")
         }
         if let failure { throw failure }
-        if keepBest != nil {
-            for object in matches where registry[object.key] == nil {
+        if plan.keepBest != nil {
+            for object in matches.objects where registry[object.key] == nil {
                 registry.insert(object, for: object.key)
                 object.accessState.insert(.tracksUpdates)
                 object.loadedRecordOffset = 0
@@ -763,7 +656,7 @@ extension ManagedObjectContext {
                 object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
                 object.awakeAfterLoad()
             }
-            for object in spare where entity.hasExternalData {
+            for object in matches.spare where entity.hasExternalData {
                 forgetExternalReferences(ofKey: object.key, entity: entity)
             }
         }
@@ -772,10 +665,10 @@ extension ManagedObjectContext {
             where object.isInserted && object.managedObjectContext === self
                 && object.hasEntity(entity)
             {
-                if try evaluate(object) { accept(object) }
+                if try plan.evaluate(object) { matches.accept(object) }
             }
         }
-        return (matches, count)
+        return (matches.objects, matches.count)
     }
 
     /// The first sort descriptor's attribute and direction, if attribute columns can order by
