@@ -157,6 +157,7 @@ struct AggregateTests {
         }
         try writer.save()
         let context = container.newContext()
+        context.tracer = ContextTracer()
         let ids = try context.fetchIdentifiers(FetchRequest<Sale>())
         for id in ids.shuffled(using: &generator).prefix(20) {
             let sale = try context.object(with: id, as: Sale.self)

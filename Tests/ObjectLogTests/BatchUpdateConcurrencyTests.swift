@@ -45,7 +45,7 @@ struct BatchUpdateConcurrencyTests {
         in context: ManagedObjectContext,
         between saving: @escaping () -> Void
     ) throws -> ObjectChanges {
-        context.tuning.beforeBatchUpdateCommit = saving
+        context.tracer = ContextTracer(beforeBatchUpdateCommit: saving)
         return try context.execute(
             BatchUpdateRequest<Cell>(
                 predicate: #Predicate { $0.value >= 90 },

@@ -88,6 +88,7 @@ struct BatchUpdateSpliceTests {
         for way in Way.allCases {
             let container = try makeStore(directory, "\(way).olog", count: 300)
             let context = container.newContext()
+            context.tracer = ContextTracer()
             if way == .parallel {
                 context.tuning.parallelBatchThreshold = 2
                 context.tuning.parallelPlanThreshold = 2
@@ -259,6 +260,7 @@ struct BatchUpdateSpliceTests {
         // default, more than the room a part reckons from the records it reads.
         let container = try PersistentContainer(path: path, for: [SpliceItemV2.Item.self])
         let context = container.newContext()
+        context.tracer = ContextTracer()
         context.tuning.parallelBatchThreshold = 2
         context.tuning.parallelPartSize = 16
         let changed = try context.execute(

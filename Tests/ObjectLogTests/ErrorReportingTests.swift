@@ -106,6 +106,7 @@ struct ErrorReportingTests {
         try handle.close()
 
         let context = container.newContext()
+        context.tracer = ContextTracer()
         let cells = try ids.sorted { $0.key < $1.key }.map {
             try context.object(with: $0, as: Cell.self)
         }

@@ -160,6 +160,7 @@ struct FaultingTests {
         #expect(chosen.count >= ManagedObjectContext.faultsForBulkLoad)
         #expect(chosen.count * 2 < total)
         let context = container.newContext()
+        context.tracer = ContextTracer()
         let cells = try chosen.map { try context.object(with: $0, as: Cell.self) }
         var mismatches = 0
         for cell in cells where cell.value != Double(cell.row * 10) { mismatches += 1 }

@@ -25,6 +25,7 @@ struct FetchBatchSizeTests {
     func batches() throws {
         let container = try makeItems()
         let context = container.newContext()
+        context.tracer = ContextTracer()
         var request = FetchRequest<TruthItem>()
         request.fetchBatchSize = 100
         let items = try context.fetch(request)
@@ -100,6 +101,7 @@ struct FetchResultsCollectionTests {
     func walk() throws {
         let container = try makeItems()
         let context = container.newContext()
+        context.tracer = ContextTracer()
         let results = try context.fetch(FetchRequest<TruthItem>(), batchSize: 100)
         #expect(results.count == 1000)
         #expect(context.registeredObjects.isEmpty, "nothing is made before it is read")

@@ -239,6 +239,7 @@ struct BulkFaultTests {
         }
         try writer.save()
         let reader = container.newContext()
+        reader.tracer = ContextTracer()
         let cells = try reader.fetch(Cell.self)
         #expect(cells.allSatisfy { $0.isFault })
         var mismatches = 0
@@ -256,6 +257,7 @@ struct BulkFaultTests {
         )
 
         let few = container.newContext()
+        few.tracer = ContextTracer()
         for cell in try few.fetch(FetchRequest<Cell>(fetchLimit: 100)) { _ = cell.row }
         #expect(few.statistics.bulkFaultLoads == 0, "a few reads never scan the whole log")
     }

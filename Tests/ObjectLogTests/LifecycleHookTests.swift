@@ -168,6 +168,7 @@ struct LifecycleHookTests {
             try writer.save()
             log.removeAll()
             let context = container.newContext()
+            context.tracer = ContextTracer()
             context.tuning.parallelDecodingThreshold = parallelThreshold
             var request = FetchRequest<Awakened>()
             request.returnsObjectsAsFaults = false

@@ -42,6 +42,7 @@ struct ParallelFaultLoadTests {
         partSize: Int = 16_384
     ) throws -> (ManagedObjectContext, [Sample]) {
         let context = container.newContext()
+        context.tracer = ContextTracer()
         context.tuning.parallelDecodingThreshold = threshold
         context.tuning.parallelPartSize = partSize
         var request = FetchRequest<Sample>()
@@ -117,10 +118,12 @@ struct ParallelFaultLoadTests {
         )
         for (number, predicate) in predicates.enumerated() {
             let serial = container.newContext()
+            serial.tracer = ContextTracer()
             serial.tuning.parallelPlanThreshold = .max
             let expected = try serial.fetchIdentifiers(FetchRequest(predicate: predicate))
 
             let context = container.newContext()
+            context.tracer = ContextTracer()
             context.tuning.parallelPlanThreshold = 2
             context.tuning.parallelPartSize = parts == 2 ? 1 << 20 : 10
             // A few objects registered first: the columns leave them to the registry.
@@ -153,6 +156,7 @@ struct ParallelFaultLoadTests {
         let serial = try container.newContext().fetch(FetchRequest<Sample>())
 
         let context = container.newContext()
+        context.tracer = ContextTracer()
         context.tuning.parallelDecodingThreshold = 2
         // Objects registered before the fetch, one of them changed, and an unsaved insert.
         let registered = try context.fetch(
@@ -207,6 +211,7 @@ struct ParallelFaultLoadTests {
         var kept: Sample?
         do {
             let context = container.newContext()
+            context.tracer = ContextTracer()
             context.tuning.parallelDecodingThreshold = 2
             // Sixteen parts, each with a link of its own.
             context.tuning.parallelPartSize = 100
@@ -279,6 +284,7 @@ struct ParallelFaultLoadTests {
             options: options
         )
         let context = container.newContext()
+        context.tracer = ContextTracer()
         context.tuning.parallelDecodingThreshold = 2
         let objects = try context.fetch(FetchRequest<Sample>())
         context.loadAllFaults(of: try #require(context.model.entity(for: Sample.self)))

@@ -50,6 +50,7 @@ struct ParallelSaveTests {
                 for: [Sample.self, Marker.self]
             )
             let context = container.newContext()
+            context.tracer = ContextTracer()
             context.tuning.parallelEncodingThreshold = threshold
             Self.insert(3_001, into: context, seed: 5)
             try context.save()
@@ -88,6 +89,7 @@ struct ParallelSaveTests {
         Self.insert(200, into: setup, seed: 3)
         try setup.save()
         let first = container.newContext()
+        first.tracer = ContextTracer()
         first.tuning.parallelEncodingThreshold = 2
         let second = container.newContext()
         let samples = try first.fetch(FetchRequest<Sample>())
@@ -116,6 +118,7 @@ struct ParallelSaveTests {
             for: [Sample.self, Marker.self, ParallelUniqueItem.self]
         )
         let context = container.newContext()
+        context.tracer = ContextTracer()
         context.tuning.parallelEncodingThreshold = 2
         Self.insert(300, into: context, seed: 13)
         for index in 0..<50 {

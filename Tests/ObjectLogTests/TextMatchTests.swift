@@ -205,6 +205,7 @@ struct TextMatchTests {
     @Test("counts on two threads agree with the fetches, registered and pending objects too")
     func parallelCounts() throws {
         let (_, context) = try makeDishes()
+        context.tracer = ContextTracer()
         // Every record counts through the parallel path (its threshold is the store's size).
         context.tuning.parallelDecodingThreshold = 2
         let matches: [TextMatch<Dish>] = [
@@ -289,6 +290,7 @@ struct TextMatchTests {
             for (textNumber, (match, finds)) in matches.enumerated() {
                 let label = "predicate \(number), text match \(textNumber), changes \(withChanges)"
                 let context = container.newContext()
+                context.tracer = ContextTracer()
                 var seen = model
                 if withChanges {
                     // Registered objects changed into and out of the predicates, deleted ones
@@ -511,6 +513,7 @@ struct TextMatchTests {
         }
         // Every record goes through the counts on two threads (their threshold is the store's
         // size).
+        context.tracer = ContextTracer()
         context.tuning.parallelDecodingThreshold = 2
         for predicate in predicates {
             #expect(PredicateCompiler.compileWithReads(predicate, entity: entity)?.text != nil)

@@ -17,9 +17,6 @@ struct ContextTuning {
     /// The least number of objects a batch update rewrites on two threads (see
     /// `BatchUpdateSplice`).
     var parallelBatchThreshold = 16_384
-    /// Run by a batch update between reading its objects and committing their new records:
-    /// tests save there, as another context could.
-    var beforeBatchUpdateCommit: (() -> Void)?
     /// The least number of objects found through the attribute columns for which a fetch or a
     /// batch request lists and locates them on two threads (see `keysInParallel`).
     var parallelPlanThreshold = 32_768
@@ -34,30 +31,4 @@ struct ContextTuning {
     func parts(for count: Int) -> Int {
         min(16, max(2, count / max(parallelPartSize, 1)))
     }
-}
-
-/// How often a context took its parallel and bulk paths.
-///
-/// Tests and benchmarks read it to check which path ran. Not API: a context's `statistics`
-/// is package-internal.
-struct ContextStatistics {
-    /// How many saves were encoded on two threads.
-    var parallelEncodings = 0
-    /// How many bulk fault loads decoded on two threads.
-    var parallelDecodings = 0
-    /// How many fetches made their faults on two threads.
-    var parallelFaultBatches = 0
-    /// How many bulk fault loads ran, on one thread or two.
-    var bulkFaultLoads = 0
-    /// How many batches of a fetch with a `fetchBatchSize` loaded together.
-    var batchFaultLoads = 0
-    /// How many text-match counts ran on two threads or more.
-    var parallelTextCounts = 0
-    /// How many batch updates rewrote their records on two threads or more.
-    var parallelBatchUpdates = 0
-    /// How many column scans listed and located their objects on two threads or more.
-    var parallelPlans = 0
-    /// How many fetches and counts read only the records the attribute columns let through,
-    /// not every record of the entity.
-    var columnScans = 0
 }

@@ -143,7 +143,7 @@ extension ManagedObjectContext {
             names.append(member.name)
         }
         guard let transaction else { return ObjectChanges() }
-        tuning.beforeBatchUpdateCommit?()
+        trace(.beforeBatchUpdateCommit)
         let members = Array(zip(plans, names))
         let updated = changedIDs(count: plans.reduce(0) { $0 + $1.count }) {
             members.map { ($0.keys, $1) }
@@ -428,7 +428,7 @@ extension ManagedObjectContext {
         if direct.count >= max(tuning.parallelBatchThreshold, 2), parts > 1,
             ProcessInfo.processInfo.activeProcessorCount >= 2
         {
-            statistics.parallelBatchUpdates += 1
+            trace(.parallelBatchUpdate)
             let cuts = (0...parts).map { direct.count * $0 / parts }
             let rooms = (0..<parts).map { part in
                 (
@@ -509,7 +509,7 @@ extension ManagedObjectContext {
         else { return nil }
         let plans = store.split(plan, parts: tuning.parts(for: plan.count))
         guard plans.count > 1 else { return nil }
-        statistics.parallelBatchUpdates += 1
+        trace(.parallelBatchUpdate)
         // Safe to share: the store and the splice are only read.
         let shared = UncheckedSendable((store, splice))
         // A new record is its old one (frame included) with the new encodings in place of

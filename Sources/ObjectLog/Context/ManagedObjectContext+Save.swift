@@ -231,7 +231,7 @@ extension ManagedObjectContext {
         var failed = false
         let encodedInParallel = encodePutsInParallel(inserted: inserted, updated: updated)
         if let encodedInParallel {
-            statistics.parallelEncodings += 1
+            trace(.parallelEncoding)
             transaction = encodedInParallel
             updated.forEachUnretained { object in
                 lockChecks.append(Self.lockCheck(for: object))

@@ -83,8 +83,9 @@ public final class ManagedObjectContext {
     var tuning = ContextTuning()
     /// The batches of recent fetches with a `fetchBatchSize` whose objects are still faults.
     var faultBatches: [FaultBatches] = []
-    /// How often the parallel and bulk paths ran; for tests and benchmarks, not API.
-    var statistics = ContextStatistics()
+    /// Receives the context's events (see ``ContextTracer``); nil unless a test or benchmark
+    /// installs one.
+    var tracer: ContextTracer?
 
     /// Creates a context on a coordinator.
     public init(coordinator: PersistentStoreCoordinator) {
@@ -379,7 +380,7 @@ public final class ManagedObjectContext {
     /// loads with many faults left, one scan is much cheaper.
     func loadAllFaults(of entity: EntityDescription) {
         faultsFiredOneByOne = 0
-        statistics.bulkFaultLoads += 1
+        trace(.bulkFaultLoad)
         let (scanBound, generation) = store.endAndGeneration
         do {
             // When the faults are a minority of the entity's objects, read just their records
@@ -472,7 +473,7 @@ public final class ManagedObjectContext {
             results.count(part, loaded)
             results.awaken(part, awaken)
         }
-        statistics.parallelDecodings += 1
+        trace(.parallelDecoding)
         // `awakeFromFetch()` is the caller's code: it runs on the context's isolation domain,
         // where it may touch other objects, rather than on a worker that owns one object.
         results.forEachLoaded { $0._withUnsafeGuaranteedRef { $0.awakeAfterLoad() } }

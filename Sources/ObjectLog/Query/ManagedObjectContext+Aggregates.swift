@@ -215,7 +215,7 @@ extension ManagedObjectContext {
             throw ObjectLogError.store(error, "cannot read the attribute columns of \(entity.name)")
         }
         guard served == true else { return nil }
-        statistics.columnScans += 1
+        trace(.columnScan)
         return loaded
     }
 }

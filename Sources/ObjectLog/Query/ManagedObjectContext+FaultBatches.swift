@@ -70,7 +70,7 @@ extension ManagedObjectContext {
     /// For a batch of a batched fetch or of a ``FetchResultsCollection``; a failure is recorded
     /// in ``faultError``.
     func loadFaults(keys: [ObjectKey]) {
-        statistics.batchFaultLoads += 1
+        trace(.batchFaultLoad)
         guard !keys.isEmpty else { return }
         let (bound, generation) = store.endAndGeneration
         do {

@@ -263,7 +263,7 @@ extension ManagedObjectContext {
         }
         registeredFaults += made
         registry.holdsObjectsMadeInParallel = true
-        statistics.parallelFaultBatches += 1
+        trace(.parallelFaultBatch)
         return objects
     }
 
@@ -294,7 +294,7 @@ extension ManagedObjectContext {
         } catch {
             throw ObjectLogError.store(error, "cannot scan \(entity.name)")
         }
-        statistics.parallelTextCounts += 1
+        trace(.parallelTextCount)
         // Per part: the records that matched, and those whose bytes could not tell.
         let found = PartSlots(count: plans.count, initial: (matched: 0, undecided: [ObjectKey]()))
         let errors = PartSlots<(any Error)?>(count: plans.count, initial: nil)
@@ -552,7 +552,7 @@ extension ManagedObjectContext {
             } catch {
                 throw ObjectLogError.store(error, "cannot scan \(entity.name)")
             }
-            if readPlan != nil { statistics.columnScans += 1 }
+            if readPlan != nil { trace(.columnScan) }
         }
         func scan(_ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void) throws {
             if let readPlan {
@@ -782,7 +782,7 @@ extension ManagedObjectContext {
         guard matched >= max(tuning.parallelPlanThreshold, 2),
             ProcessInfo.processInfo.activeProcessorCount >= 2
         else { return nil }
-        statistics.parallelPlans += 1
+        trace(.parallelPlan)
         let parts = tuning.parts(for: matched)
         let words = bits.count
         let keys = PartSlots<[ObjectKey]>(count: parts, initial: [])
