@@ -94,6 +94,34 @@ extension FileSystem {
     package func hasActiveWriter(lockPath: String) -> Bool { false }
 }
 
+extension FileSystem {
+    /// Puts a file holding `bytes` at `path` whole or not at all: written to `temporary`,
+    /// synced, renamed into place, and `path`'s directory synced so that the name survives a
+    /// power loss.
+    ///
+    /// A failure before the rename removes the temporary file and leaves `path` as it was.
+    func replaceAtomically(
+        _ path: String,
+        with bytes: UnsafeRawBufferPointer,
+        temporary: String,
+        permissions: UInt32
+    ) throws {
+        let file = try open(temporary, mode: .create(permissions: permissions))
+        do {
+            try file.truncate(to: 0)
+            try file.write(bytes, at: 0)
+            try file.sync()
+            file.close()
+        } catch {
+            file.close()
+            try? remove(temporary)
+            throw error
+        }
+        try rename(temporary, to: path)
+        try syncDirectory(directoryOf(path))
+    }
+}
+
 extension StoreFile {
     /// Reads exactly `count` bytes at `offset`, or fewer at the end of the file.
     package func read(at offset: UInt64, count: Int) throws -> [UInt8] {

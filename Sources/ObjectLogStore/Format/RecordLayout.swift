@@ -368,6 +368,14 @@ package struct RecordFrame: Sendable {
     ) -> UInt32 {
         CRC32.checksum(UnsafeRawBufferPointer(rebasing: record[4...]), tables: tables)
     }
+
+    /// Why a record whose frame stores `stored` is damaged, when its bytes check to
+    /// `computed`; nil when the two match. Every reader reports a mismatch in these words.
+    @inline(__always)
+    package static func checksumMismatch(stored: UInt32, computed: UInt32) -> String? {
+        guard !checksumsMatch(stored, computed) else { return nil }
+        return "record checksum mismatch (stored \(hex32(stored)), computed \(hex32(computed)))"
+    }
 }
 
 /// Where a put's blob list and value lie in its payload.

@@ -372,13 +372,8 @@ extension LogStore {
             )
         }
         let computed = RecordFrame.checksum(of: bytes, tables: tables)
-        guard checksumsMatch(frame.checksum, computed) else {
-            throw StoreError(
-                .corrupt,
-                "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
-                path: path,
-                offset: offset
-            )
+        if let mismatch = RecordFrame.checksumMismatch(stored: frame.checksum, computed: computed) {
+            throw StoreError(.corrupt, mismatch, path: path, offset: offset)
         }
         let payload = UnsafeRawBufferPointer(rebasing: bytes[frame.frameLength...])
         guard let contents = PutContents(payload, flags: frame.flags, layout: layout) else {

@@ -147,13 +147,8 @@ extension LogStore {
             )
         }
         let computed = RecordFrame.checksum(of: bytes, tables: tables)
-        guard checksumsMatch(frame.checksum, computed) else {
-            throw StoreError(
-                .corrupt,
-                "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))",
-                path: path,
-                offset: location.offset
-            )
+        if let mismatch = RecordFrame.checksumMismatch(stored: frame.checksum, computed: computed) {
+            throw StoreError(.corrupt, mismatch, path: path, offset: location.offset)
         }
         return (frame, UnsafeRawBufferPointer(rebasing: bytes[frame.frameLength...]))
     }

@@ -466,10 +466,11 @@ package struct LogScanner {
                 UnsafeRawBufferPointer(start: recordStart + 4, count: total - 4),
                 tables: tables
             )
-            guard checksumsMatch(frame.checksum, computed) else {
-                return try damage(
-                    "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))"
-                )
+            if let mismatch = RecordFrame.checksumMismatch(
+                stored: frame.checksum,
+                computed: computed
+            ) {
+                return try damage(mismatch)
             }
             let payload = UnsafeRawBufferPointer(
                 start: recordStart + frame.frameLength,

@@ -93,10 +93,8 @@ extension LogStore {
             }
         }
         let computed = record.withUnsafeBytes { RecordFrame.checksum(of: $0) }
-        guard checksumsMatch(frame.checksum, computed) else {
-            return damaged(
-                "record checksum mismatch (stored \(hex32(frame.checksum)), computed \(hex32(computed)))"
-            )
+        if let mismatch = RecordFrame.checksumMismatch(stored: frame.checksum, computed: computed) {
+            return damaged(mismatch)
         }
         return .success((frame, record))
     }

@@ -27,23 +27,14 @@ extension LogStore {
             )
             try fileSystem.syncDirectory(directoryOf(path))
         }
-        let temporary = target + ".tmp"
-        let file = try fileSystem.open(
-            temporary,
-            mode: .create(permissions: options.fileMode)
-        )
-        do {
-            try file.truncate(to: 0)
-            try bytes.withUnsafeBytes { try file.write($0, at: 0) }
-            try file.sync()
-            file.close()
-        } catch {
-            file.close()
-            try? fileSystem.remove(temporary)
-            throw error
+        try bytes.withUnsafeBytes { bytes in
+            try fileSystem.replaceAtomically(
+                target,
+                with: bytes,
+                temporary: target + ".tmp",
+                permissions: options.fileMode
+            )
         }
-        try fileSystem.rename(temporary, to: target)
-        try fileSystem.syncDirectory(directory)
         return id
     }
 

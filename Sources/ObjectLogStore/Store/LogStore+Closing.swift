@@ -46,21 +46,15 @@ extension LogStore {
     /// - Returns: The bytes written.
     @discardableResult
     func writeIndex(_ index: StoreIndex, besideStoreAt storePath: String) throws -> [UInt8] {
-        let temporary = storePath + LogFormat.indexSuffix + LogFormat.creationSuffix
-        let indexFile = try fileSystem.open(temporary, mode: .create(permissions: options.fileMode))
         let bytes = index.encoded()
-        do {
-            try indexFile.truncate(to: 0)
-            try indexFile.write(bytes, at: 0)
-            try indexFile.sync()
-            indexFile.close()
-        } catch {
-            indexFile.close()
-            try? fileSystem.remove(temporary)
-            throw error
+        try bytes.withUnsafeBytes { bytes in
+            try fileSystem.replaceAtomically(
+                storePath + LogFormat.indexSuffix,
+                with: bytes,
+                temporary: storePath + LogFormat.indexSuffix + LogFormat.creationSuffix,
+                permissions: options.fileMode
+            )
         }
-        try fileSystem.rename(temporary, to: storePath + LogFormat.indexSuffix)
-        try fileSystem.syncDirectory(directoryOf(storePath))
         return bytes
     }
 

@@ -11,22 +11,15 @@ extension LogStore {
             metadata: [:]
         )
         let bytes = header.encoded()
-        let temporary = path + LogFormat.creationSuffix
-        let file = try fileSystem.open(temporary, mode: .create(permissions: options.fileMode))
-        do {
-            try file.truncate(to: 0)
-            try file.write(bytes, at: 0)
-            try file.sync()
-            file.close()
-        } catch {
-            file.close()
-            try? fileSystem.remove(temporary)
-            throw error
+        // A new store appears whole or not at all.
+        try bytes.withUnsafeBytes { bytes in
+            try fileSystem.replaceAtomically(
+                path,
+                with: bytes,
+                temporary: path + LogFormat.creationSuffix,
+                permissions: options.fileMode
+            )
         }
-        // A new store appears whole or not at all: written aside, synced, renamed into place,
-        // and the directory synced so the name survives a power loss.
-        try fileSystem.rename(temporary, to: path)
-        try fileSystem.syncDirectory(directoryOf(path))
     }
 
     /// Removes what an interrupted creation, compaction or blob write left behind.
