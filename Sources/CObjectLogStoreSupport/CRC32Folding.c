@@ -1,12 +1,13 @@
 // CRC-32 (zlib's: reflected, polynomial 0x04C11DB7) by carry-less multiplication, for x86-64
 // processors with PCLMULQDQ.
 //
-// The table-driven CRC in CRC32.swift spends about 20 ns on a 50-byte record: its lookups are
-// loads from a 16 KiB table that a scan streaming a log through the cache keeps evicting. Here
-// the message is folded 16 bytes at a time by multiplying by constants (x^n mod P), which needs
-// no tables at all, then reduced to 32 bits (Barrett). On records of 30 to 74 bytes it takes
-// about 60% of the table's time (`objectlog-bench store --child crc folding`, against
-// `slicing`), less on longer inputs. Swift has no carry-less multiply, hence C.
+// The table-driven CRC in CRC32.swift waits on memory: its lookups are loads from a 16 KiB
+// table that a scan streaming a log through the cache keeps evicting. Here the message is
+// folded 16 bytes at a time by multiplying by constants (x^n mod P), which needs no tables at
+// all, then reduced to 32 bits (Barrett): a few multiplies in registers per 16 bytes, where
+// the tables take sixteen loads. The gain grows with the input's length; `objectlog-bench
+// store --child crc folding`, against `slicing`, times the two (Benchmarks/README.md shows
+// how to run a child). Swift has no carry-less multiply, hence C.
 //
 // Layout: a 16-byte load holds 128 message bits, the first byte's low bit the highest power.
 // In each 64-bit lane the coefficient of x^d sits at bit 63 - d ("reflected"); every constant

@@ -225,8 +225,8 @@ extension ManagedObjectContext {
             replacements: replacements
         )
         // Room for every record grown by all the new encodings: the transaction's buffer is
-        // then allocated once (growing it as records came made a tenth of a million objects
-        // spend as long copying and faulting in its memory as splicing).
+        // then allocated once (grown as records came, it would copy the records so far at
+        // every growth, into fresh memory that faults in page by page).
         let growth = replacements.values.reduce(0) { $0 + $1.count }
         // Constraints over an updated attribute are checked with the objects' new values.
         let groups = entity.uniquenessConstraints.filter { group in
@@ -532,8 +532,8 @@ extension ManagedObjectContext {
 
     /// The IDs of the objects of `lists` (keys and their entity's name), `count` of them: for a
     /// large batch made on another thread, while the commit writes and syncs the records with
-    /// a processor to spare (a tenth of a million IDs and their keys took a millisecond on the
-    /// one thread), else on this one when asked for.
+    /// a processor to spare (an ID for every changed object, each retaining its entity's name,
+    /// is work in proportion to the batch), else on this one when asked for.
     private func changedIDs(
         count: Int,
         _ lists: @escaping () -> [(keys: [ObjectKey], entityName: String)]
@@ -557,8 +557,7 @@ extension ManagedObjectContext {
     /// (see ``FreshMemory``): a batch request's list of what it changed.
     ///
     /// Built here, where `ObjectID` is known: a generic transform passed to the store's module
-    /// ran unspecialized, copying each 24-byte ID through a value witness (a tenth of a million
-    /// IDs took a millisecond).
+    /// runs unspecialized, copying each 24-byte ID through a call to a value witness.
     private static func objectIDs(of keys: [ObjectKey], entityName: String) -> [ObjectID] {
         [ObjectID](unsafeUninitializedCapacity: keys.count) { buffer, count in
             FreshMemory.prepareForWriting(buffer)

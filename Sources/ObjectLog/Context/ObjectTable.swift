@@ -21,9 +21,9 @@ import Darwin
 ///
 /// The table keeps its slots in raw memory and its objects as `Unmanaged` references it
 /// retains itself: growing moves references without retaining or releasing them, and freeing
-/// the slots needs no per-element value witness. (With `[ManagedObject?]` arrays, growing and
-/// freeing cost several hundred instructions per object in profiles of bulk inserts.) Its state
-/// sits behind one pointer, so a lookup pays no dynamic exclusivity check.
+/// the slots needs no per-element value witness. (`[ManagedObject?]` arrays grow and free
+/// element by element, a cost paid for every object a bulk insert registers.) Its state sits
+/// behind one pointer, so a lookup pays no dynamic exclusivity check.
 final class ObjectTable {
     private struct State {
         var keys: UnsafeMutablePointer<ObjectKey>
@@ -41,8 +41,8 @@ final class ObjectTable {
         init(capacity: Int) {
             // Zeroed memory is a table of empty slots: key 0, and a nil reference (a nil
             // `Unmanaged?` is a null pointer). `calloc` gets large tables from the kernel
-            // already zeroed, instead of writing every slot (80 instructions an object when a
-            // fetch sized the registry for a million).
+            // already zeroed, instead of writing every slot of a table that a large fetch
+            // sizes for all its objects.
             guard let keyMemory = calloc(capacity, MemoryLayout<ObjectKey>.stride),
                 let objectMemory = calloc(capacity, MemoryLayout<Unmanaged<ManagedObject>?>.stride)
             else { fatalError("out of memory for a table of \(capacity) objects") }
@@ -107,7 +107,8 @@ final class ObjectTable {
     ///
     /// Only then do the two halves of the table refer to different links. Objects that share
     /// one link (made one at a time) are released on one thread: two threads releasing them
-    /// would contend for that link's reference count, which was slower than one thread.
+    /// would contend for that link's reference count, its cache line moving between the
+    /// processors at every release, which costs more than releasing them on one thread.
     var holdsObjectsMadeInParallel = false
 
     init() {
@@ -139,7 +140,8 @@ final class ObjectTable {
     /// The object with a key, not retained: valid while the table keeps it.
     ///
     /// For loops over many objects that the table keeps alive anyway (a bulk fault load), where
-    /// the subscript's retain and release of each object showed in profiles.
+    /// the subscript's retain and release of each object would be two atomic writes to its
+    /// header for nothing.
     func unretainedObject(forKey key: ObjectKey) -> Unmanaged<ManagedObject>? {
         let table = state.pointee
         var index = table.slot(for: key)
@@ -276,8 +278,9 @@ final class ObjectTable {
         // Two threads, each releasing the objects of one run of slots holding half of them.
         // Consecutive keys sit in consecutive slots, so the two halves hold objects that
         // different parts of a parallel fetch made, with different context links: the two
-        // threads do not contend for one reference count (splitting the slots alternately made
-        // freeing a million objects slower than on one thread).
+        // threads do not contend for one reference count (splitting the slots alternately would
+        // have both update the same links' counts, whose cache lines would then move between the
+        // processors at every release; Benchmarks/README.md, "Tried and dropped").
         var middle = 0
         var seen = 0
         while seen < table.count / 2 {
@@ -311,8 +314,8 @@ extension Array where Element == ManagedObject {
     ///
     /// The array keeps its objects alive, and `body` must not change the array. Iterating an
     /// array of objects otherwise retains and releases every element, an atomic write to each
-    /// object's header: for a save of a million new objects that are no longer in the cache,
-    /// a measurable part of each pass over them.
+    /// object's header, which for a large save's objects, no longer in the cache, is a cache
+    /// miss and a dirtied line each, on every pass over them.
     @inline(__always)
     func forEachUnretained(_ body: (ManagedObject) -> Void) {
         forEachUnretained(in: indices) { _, object in body(object) }

@@ -87,10 +87,10 @@ enum ScalarKind: UInt8, Sendable {
 ///
 /// Encoding and decoding such an object walks a plain array of (kind, offset) pairs and reads
 /// or writes the values in the object's memory directly: no per-property class dispatch,
-/// retain or release of accessors, or generic value witnesses, which together were most of
-/// the per-object cost of bulk saves and fetches in profiles. Each value is still written and
-/// read by its type's own ``AttributeValue`` methods, so the bytes are exactly those of the
-/// general path.
+/// retain or release of accessors, or generic value witnesses, which would be paid for every
+/// property of every object a bulk save or fetch handles, and cost more than the values' own
+/// bytes. Each value is still written and read by its type's own ``AttributeValue`` methods,
+/// so the bytes are exactly those of the general path.
 struct ScalarLayout: Sendable {
     /// One property: its kind and the offset of its value in the object.
     struct Field: Sendable {
@@ -115,8 +115,8 @@ struct ScalarLayout: Sendable {
     /// The bytes are those of each type's ``AttributeValue/encode(to:)``, written in one pass
     /// through a pointer into room reserved once: the most the values can take is known
     /// before writing (at most 10 bytes a number, plus each string's UTF-8 length), so no
-    /// write checks the buffer's capacity or uniqueness. Profiles of bulk saves showed those
-    /// per-value checks as most of the encoding's cost.
+    /// write checks the buffer's capacity or uniqueness: checks per value that would cost more
+    /// than writing most values.
     func encode(_ object: ManagedObject, to writer: inout PayloadWriter) {
         // Safe: each offset is the runtime-reported offset of a stored value of exactly the
         // field's kind in this entity's class, and `object` is an instance of that class

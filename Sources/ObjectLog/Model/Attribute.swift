@@ -151,17 +151,18 @@ public struct Attribute<Value> {
         set {
             // The slow path takes no key path: passing one, even on a branch never taken,
             // makes the caller materialise (and release) the key path object on every write,
-            // and a second projection through the key path defeated the optimiser's direct
-            // field access (profiles showed `_projectMutableAddress` per write). It gets the
+            // and a second projection through the key path defeats the optimiser's direct
+            // field access (it calls `_projectMutableAddress` on every write). It gets the
             // wrapper's field offset instead (a write cancels external data not loaded yet).
             //
             // The object's lifetime is extended over the whole write: without it the
             // optimiser, unable to see that the caller's reference outlives a slow path that
-            // may release objects, retained and released the object around every write (an
-            // atomic pair per attribute write in profiles of bulk inserts). `extendLifetime`
-            // rather than a `withExtendedLifetime` closure: in large callers the optimiser
-            // left such a closure out of line, taking a key path object on every write and
-            // keeping the client's dynamic exclusivity checks of every attribute.
+            // may release objects, retains and releases the object around every write (an
+            // atomic pair per attribute write, for every attribute a bulk insert sets).
+            // `extendLifetime` rather than a `withExtendedLifetime` closure: in large callers
+            // the optimiser left such a closure out of line, taking a key path object on
+            // every write and keeping the client's dynamic exclusivity checks of every
+            // attribute.
             defer { extendLifetime(object) }
             if object.accessState.rawValue != 0 {
                 object.willWriteAttribute(atOffset: fieldOffset(of: storageKeyPath, in: object))

@@ -50,9 +50,10 @@ import ObjectLogStore
 open class ManagedObject: Hashable, CustomStringConvertible {
     // The engine's bookkeeping properties below are marked `@exclusivity(unchecked)`: they are
     // touched for every object of every insert, fetch and save, where the runtime's dynamic
-    // exclusivity check cost more than the work itself (about 76 instructions an access in
-    // profiles). Only the engine accesses them, never through long-lived `inout` accesses,
-    // and an object is used only in its context's isolation domain.
+    // exclusivity check (a call at the start and the end of each access, which searches and
+    // updates the thread's list of open accesses) costs more than the work itself. Only the
+    // engine accesses them, never through long-lived `inout` accesses, and an object is used
+    // only in its context's isolation domain.
     /// The context the object is registered in; `nil` before insertion or after reset.
     public internal(set) var managedObjectContext: ManagedObjectContext? {
         get { contextLink?.context }
@@ -64,7 +65,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     ///
     /// Not a `weak` reference: a weakly referenced object gets a side table, and then every
     /// retain and release of it takes the runtime's slow path. The context is retained and
-    /// released for every object inserted, fetched or saved, so that cost showed in profiles.
+    /// released for every object inserted, fetched or saved, so it would take that slow path
+    /// for every one of them.
     @exclusivity(unchecked) var contextLink: ContextLink?
     /// The object's key in the store; 0 until it is inserted.
     @exclusivity(unchecked) var key: ObjectKey = 0
@@ -162,9 +164,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
     /// Where ``snapshot`` lies in the context's snapshot buffer; 0 without one.
     ///
-    /// A span in a buffer of the context rather than an array per object: allocating and
-    /// freeing an array for every object a bulk update changes cost about 400 instructions an
-    /// object (see ``ManagedObjectContext/snapshotSpan(offset:count:)`` for the packing).
+    /// A span in a buffer of the context rather than an array per object: an array would be a
+    /// heap allocation, a free and their reference counting for every object a bulk update
+    /// changes (see ``ManagedObjectContext/snapshotSpan(offset:count:)`` for the packing).
     @exclusivity(unchecked) var snapshotSpan: UInt64 = 0
     /// State few objects ever need, kept out of line so that every object is smaller and
     /// cheaper to create and free (a million fetched objects pay for each byte and field).

@@ -533,8 +533,9 @@ final class AttributeColumns: @unchecked Sendable {
         let capacity = capacity
         @inline(__always)
         func run(_ test: (Value) -> Bool) {
-            // Without a branch per value: with a tenth of random values matching, a branch
-            // would mispredict about every tenth value, and keep the loop from being vectorized.
+            // Without a branch per value: where matching values lie at random among the
+            // others, a branch would mispredict on most matches, and keep the loop from being
+            // vectorized.
             var slot = 0
             for word in 0..<bits.count {
                 var packed: UInt64 = 0

@@ -1,9 +1,10 @@
 import Foundation
 
 // `$0.title.contains("creme")` and `$0.title.starts(with: "Cr")` in a `#Predicate`: Foundation
-// evaluates them character by character on every decoded object, some forty times slower than
-// a text match on the records' bytes. With a string attribute of the input and a constant, they
-// compile to a text match with the predicate's own semantics (``TextMatcher/isCharacterwise``).
+// evaluates them character by character on every object, each decoded first, where a text
+// match searches the records' bytes (Benchmarks/README.md, workload 3b, compares the two).
+// With a string attribute of the input and a constant, they compile to a text match with the
+// predicate's own semantics (``TextMatcher/isCharacterwise``).
 
 extension PredicateExpressions.CollectionContainsCollection: CompilableCondition
 where Base: CompilableValue, Other: CompilableValue, Base.Output == String, Other.Output == String {

@@ -1,8 +1,8 @@
 /// The IDs of objects a save or merge inserted, updated and deleted.
 ///
-/// The IDs are lists (in save order, each ID once) rather than sets, because building a set of
-/// a million IDs after a bulk save costs more than the save's own bookkeeping; make a `Set`
-/// when you need membership tests.
+/// The IDs are lists (in save order, each ID once) rather than sets, because a set hashes every
+/// ID, its entity's name included, which after a bulk save costs more than the save's own
+/// bookkeeping; make a `Set` when you need membership tests.
 ///
 /// Posted to did-save and objects-did-change observers, and accepted by
 /// ``ManagedObjectContext/mergeChanges(from:)`` in another context.

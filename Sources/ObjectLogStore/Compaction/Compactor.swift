@@ -144,9 +144,9 @@ struct Compactor: @unchecked Sendable {
                 oldOffsets.reserveCapacity(items.count)
                 newOffsets.reserveCapacity(items.count)
             }
-            // Records are read through an 8 MiB window (one pread per record made compaction
-            // run at a tenth of the disk's write speed) and copied verbatim: a record's bytes
-            // do not depend on where it lies, and its checksum is verified on the way.
+            // Records are read through an 8 MiB window (one pread per record would be a system
+            // call for every few dozen bytes) and copied verbatim: a record's bytes do not
+            // depend on where it lies, and its checksum is verified on the way.
             // One buffer for every window: a fresh 8 MiB array per window costs its page faults
             // again each time. `windowCount` bytes of it hold the file from `windowStart`.
             var window: [UInt8] = []

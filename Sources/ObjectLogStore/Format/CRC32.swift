@@ -7,14 +7,15 @@ import CObjectLogStoreSupport
 /// Two ways, chosen at run time. On x86-64 processors with PCLMULQDQ (all since about 2010),
 /// inputs of 16 bytes or more are folded by carry-less multiplication, in C
 /// (`objectlog_crc32_folding`): no tables, so a scan that streams a log through the cache does
-/// not wait for evicted table lines, and some 40% less time on records of tens of bytes
-/// (`objectlog-bench store --child crc folding`, against `slicing`). Elsewhere,
-/// and for shorter inputs, by slicing-by-16 (sixteen independent table lookups per sixteen
-/// bytes). Records are short (tens of bytes), where a call into zlib cost more than the CRC
-/// itself: replaying a log spent 44% of its time in `crc32_z`. For the same reason the last 1
-/// to 15 bytes are not taken one at a time, which is a chain of dependent lookups: they go in
-/// at most three steps of 8, 4 and 1–3 bytes whose lookups are independent. Tests check both
-/// ways against a bitwise CRC for every length up to 200 and every way of splitting it.
+/// not wait for evicted table lines (`objectlog-bench store --child crc folding`, against
+/// `slicing`, times the two; Benchmarks/README.md shows how to run a child). Elsewhere, and for
+/// shorter inputs, by slicing-by-16 (sixteen independent table lookups per sixteen bytes).
+/// Records are short (tens of bytes), where a call into zlib, across a shared library's
+/// boundary and through its own checks of alignment and length, costs more than the CRC
+/// itself, and a replay checks every record. For the same reason the last 1 to 15 bytes are
+/// not taken one at a time, which is a chain of dependent lookups: they go in at most three
+/// steps of 8, 4 and 1–3 bytes whose lookups are independent. Tests check both ways against a
+/// bitwise CRC for every length up to 200 and every way of splitting it.
 package enum CRC32 {
     /// Sixteen 256-entry tables: `tables[k * 256 + b]` is the CRC of byte `b` followed by `k`
     /// zero bytes.

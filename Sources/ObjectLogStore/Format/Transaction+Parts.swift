@@ -2,12 +2,12 @@ import Foundation
 
 // A large batch of puts is encoded on several threads. Were each thread to fill a transaction
 // of its own, joining them would leave one thread copying every part after the first, and
-// faulting in fresh memory for it, while the others wait (a tenth of a batch update's time at a
-// million objects). So every part writes its records and entries straight into the one
-// transaction's buffers, each into a region with room for its worst case. The entries are then
-// closed up; the records stay where they are, and the room each part left unused is one of
-// the transaction's holes, which the store writes around (moving the records instead cost as
-// long as writing them to the file, a memory-bound copy of the whole batch on one thread).
+// faulting in fresh memory for it, while the others wait. So every part writes its records and
+// entries straight into the one transaction's buffers, each into a region with room for its
+// worst case. The entries are then closed up; the records stay where they are, and the room
+// each part left unused is one of the transaction's holes, which the store writes around
+// (moving the records instead would be a memory-bound copy of the whole batch on one thread,
+// as much work as writing them to the file).
 
 /// Where a put whose value is written in place can go: a transaction, or a part of one.
 package protocol FilledPutSink {

@@ -4,11 +4,12 @@ import Foundation
 /// store to take instead of reading and decoding the file it was written to.
 ///
 /// A rewriting migration writes its new store and that store's index, then opens the store:
-/// at a million objects, decoding the index it had just encoded cost about a twentieth of the
-/// migration. An open takes a directory only when the index file there begins and ends with
-/// the very bytes that were written (its first bytes name the store, the generation and the
-/// commit the index covers; its last four are the checksum of all of it), and then checks the
-/// log against the index as it does for any index read from disk. Each is taken once.
+/// decoding the index it had just encoded would read and check again every entry the process
+/// already holds, work in proportion to the store (Benchmarks/README.md, workload 9). An open
+/// takes a directory only when the index file there begins and ends with the very bytes that
+/// were written (its first bytes name the store, the generation and the commit the index
+/// covers; its last four are the checksum of all of it), and then checks the log against the
+/// index as it does for any index read from disk. Each is taken once.
 final class IndexHandover: Sendable {
     private struct Entry {
         let head: [UInt8]

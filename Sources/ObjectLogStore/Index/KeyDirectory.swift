@@ -75,8 +75,8 @@ package struct KeyDirectory {
 
     /// The location of key `index + 1` in a dense directory; a length of 0 for no key.
     ///
-    /// 16 bytes, four to a cache line: the large commits and read plans that visit a tenth of
-    /// a big directory's slots, a cache miss each, move every line they touch through memory.
+    /// 16 bytes, four to a cache line: the large commits and read plans that visit scattered
+    /// slots of a big directory, a cache miss each, move every line they touch through memory.
     fileprivate typealias DenseSlot = PackedLocation
 
     /// `capacity` slots in zeroed memory, which is all slots empty for both kinds of slot
@@ -94,13 +94,13 @@ package struct KeyDirectory {
             self.capacity = capacity
             let byteCount = capacity * MemoryLayout<Element>.stride
             // A large table gets its zeroed pages from the kernel all at once (MAP_POPULATE):
-            // left to page faults, each page faulted twice, once mapping the shared zero page
-            // when a lookup first read it and again when an insert wrote it, and a 1M-key hash
-            // table took 24,000 faults. A table that large fills at least three eighths of its
-            // slots, spread over all its pages, so populating touches no page that would have
-            // stayed untouched. (Transparent huge pages were tried for large tables: on this
-            // virtual machine, zeroing fresh 2 MiB pages made a 1M-object replay slower, not
-            // faster.)
+            // left to page faults, each page faults twice, once mapping the shared zero page
+            // when a lookup first reads it and again when an insert writes it. A table that
+            // large fills at least three eighths of its slots, spread over all its pages, so
+            // populating touches no page that would have stayed untouched. (Not transparent
+            // huge pages: the kernel zeroes each 2 MiB page whole at its first touch, which
+            // costs a replay more than the faults it saves; Benchmarks/README.md lists them
+            // among what was tried.)
             // See: man 2 mmap
             if byteCount >= Self.mappedByteCount,
                 let memory = mmap(
@@ -177,8 +177,8 @@ package struct KeyDirectory {
             return
         }
         // Room beyond the known keys for the next saves' new ones: without it the first insert
-        // after opening a large store copied the whole array (40 ms at a million keys). Slots
-        // are zeroed pages, so room never written costs no memory.
+        // after opening a large store would copy the whole array into a larger one. Slots are
+        // zeroed pages, so room never written costs no memory.
         let room = bound == nil ? 0 : Int(span) / 32 + 1024
         dense = DenseStorage(capacity: max(64, minimumCapacity, Int(span) + room))
     }

@@ -1,10 +1,11 @@
 /// A least-significant-digit radix sort for elements ordered by an unsigned integer key.
 ///
 /// The keydir hands out its keys in 64-key blocks scattered by its hash, so a list of live keys
-/// comes in short sorted runs in random order; a comparison sort of a million of them took
-/// about 230 instructions a key in profiles, this sort about 30. It is stable, and it only
-/// makes passes over the key's significant bits (11 at a time), skipping a pass whose digit is
-/// the same for every element.
+/// comes in short sorted runs in random order, on which a comparison sort makes log₂ n
+/// comparisons a key, many of them mispredicted branches; this sort makes a few passes of a
+/// count and a move per key, and compares nothing. It is stable, and it only makes passes over
+/// the key's significant bits (11 at a time), skipping a pass whose digit is the same for every
+/// element.
 package enum RadixSort {
     private static let digitBits = 11
 

@@ -87,7 +87,7 @@ package struct StoreIndex {
         writer.append(metadataOffset)
         writer.append(liveBytes)
         // The entries are written in one append, sized by a first pass: an append per varint
-        // checked the buffer's room and uniqueness four million times for a million keys.
+        // would check the buffer's room and uniqueness four times for every key.
         entries.withUnsafeBufferPointer { entries in
             var byteCount = 0
             Self.forEachEntryVarints(entries) { key, offset, length, entity in
@@ -151,7 +151,8 @@ package struct StoreIndex {
     /// keys without looking for an existing entry; but `visit` may have been called for a
     /// prefix of the entries when nil is returned for a malformed entry list. Each location is
     /// handed over packed (16 bytes, the length with its patch bit), as the key directory
-    /// keeps it: a million entries cost a fifth more instructions through `RecordLocation`.
+    /// keeps it: through `RecordLocation`, every entry's patch bit would be split off here only
+    /// to be put back there.
     package static func decode(
         _ bytes: [UInt8],
         visit: (ObjectKey, PackedLocation) -> Void

@@ -82,9 +82,10 @@ extension LogStore {
     /// object's base in its base's window.
     private func liveObjectsPlan(entity: EntityTag?) throws -> ReadPlan {
         let windowShift = options.bulkReadWindowShift
-        // A bucket sort by window: a comparison sort of a million offsets cost as much as
-        // decoding the objects. Patches are read under the lock first, so that their bases
-        // take their places at once (moving items afterwards cost copies of the whole plan).
+        // A bucket sort by window: a count and a move per offset, where a comparison sort
+        // makes log₂ n comparisons per offset, many of them mispredicted branches. Patches are
+        // read under the lock first, so that their bases take their places at once (moving
+        // items afterwards cost copies of the whole plan).
         return try locked {
             if state.isClosed { throw StoreError(.closed, "the store is closed", path: path) }
             let buckets = Int(state.endOffset >> windowShift) + 1

@@ -80,7 +80,7 @@ extension LogStore {
         // below `nextKey`. Where they fill at least one in 64, each live key sets a bit of a
         // bitmap of that range, which is then read in order: one pass over the directory and
         // one over the bitmap (16 KiB per million keys of range), instead of a radix sort's
-        // passes and its second buffer (about half of a million-object fetch's key listing).
+        // passes and its second buffer, each pass a read and a scattered write of every key.
         let (bitmap, count): ([UInt64]?, Int) = locked {
             let count = entity.map { state.entityCounts[$0] } ?? state.live.count
             let span = state.nextKey

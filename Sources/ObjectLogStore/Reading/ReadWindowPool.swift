@@ -1,10 +1,10 @@
 /// The buffers that bulk reads read the log into, kept for the next read.
 ///
 /// A read plan cut into parts for several threads is read part by part, and each part needs a
-/// window of a megabyte or so. Allocated afresh for each part, every window had the kernel zero
-/// and map its pages again (a tenth of a large batch update's time went to faulting in fresh
-/// memory), and its bytes were cold in the processor's cache. The pool hands a finished part's
-/// window to the next part instead: as many windows live as there are threads reading at once.
+/// window of a megabyte or so. Allocated afresh for each part, every window would have the
+/// kernel zero and map its pages again, a page fault every 4 KiB (see ``FreshMemory``), and its
+/// bytes would be cold in the processor's cache. The pool hands a finished part's window to the
+/// next part instead: as many windows live as there are threads reading at once.
 final class ReadWindowPool: Sendable {
     /// The windows kept, each owned by the pool until handed out.
     private let spare = LockedValue<[UnsafeMutableRawBufferPointer]>([])

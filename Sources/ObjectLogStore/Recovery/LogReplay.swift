@@ -2,10 +2,11 @@
 /// a ``LogScanner`` reads it: the replay half of opening a store.
 ///
 /// Records are applied as soon as the scanner has checked them, not held until their commit
-/// arrives. A bulk save's transaction has a million records, and keeping a list of them until
-/// the commit (32 MB, grown by copying) cost more page faults than the keydir itself. When the
-/// scan ends in damage instead of a commit, ``rollBack()`` undoes what the unfinished
-/// transaction changed, so only committed transactions are ever seen by the store.
+/// arrives. A bulk save's transaction holds a record for every object it saved, and a list of
+/// them kept until the commit (grown by copying, into fresh memory each time) would fault in
+/// more pages than the keydir itself. When the scan ends in damage instead of a commit,
+/// ``rollBack()`` undoes what the unfinished transaction changed, so only committed
+/// transactions are ever seen by the store.
 ///
 /// Undoing needs little: a location older than the transaction lies before the transaction's
 /// first record, so the first change of each key that had such a location saves it, and the

@@ -167,8 +167,10 @@ package struct FoundCommit: Sendable, Equatable {
 ///
 /// Records are read through a window of the file (256 KiB by default), so scanning needs little
 /// memory whatever the file's size. The window is small enough that the bytes a read copied
-/// into it are still in the CPU's cache when the scan checks them: an 8 MiB window replayed a
-/// 51 MB log about 10% slower.
+/// into it are still in the CPU's cache when the scan checks them: a window larger than the
+/// cache has its first bytes evicted by its last, and the scan reads them from memory again
+/// (`objectlog-bench store --child open-count PATH rebuild` times a replay; see
+/// Benchmarks/README.md).
 package struct LogScanner {
     /// The window's memory, allocated once per scanner and refilled in place (a fresh array
     /// per window cost a page fault per page).

@@ -78,8 +78,8 @@ extension LogStore {
     /// commit counts, ending at the commit.
     ///
     /// The records are read a window of up to 1 MiB at a time and checked in memory (a read
-    /// for each record's frame and another for the rest made a batch update's transaction of
-    /// a tenth of a million small records take 200,000 reads).
+    /// for each record's frame and another for the rest would be two system calls a record,
+    /// and a batch update's transaction holds a small record for every object it changed).
     static func transactionIsIntact(
         file: any StoreFile,
         layout: RecordLayout,

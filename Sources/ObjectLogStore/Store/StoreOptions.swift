@@ -47,9 +47,9 @@ public struct StoreOptions: Sendable {
     /// it off to meet their damage there.
     package var checksLastIndexedTransaction = true
     /// The log of the size of the windows bulk loads read the file through (1 MiB: a window
-    /// that stays in the processor's cache while its records are checked and decoded made a
-    /// load of a million objects about 20 ms faster than 8 MiB ones); tests make it small to
-    /// cross many windows with little data.
+    /// that stays in the processor's cache while its records are checked and decoded, where a
+    /// larger one is read back from memory; see "8 MiB bulk-load windows" in
+    /// Benchmarks/README.md); tests make it small to cross many windows with little data.
     package var bulkReadWindowShift: UInt64 = 20
 
     /// The default options: read-write, durable, created if missing, files mode 0600.

@@ -5,9 +5,9 @@ import Glibc
 /// Large buffers about to be written from end to end, faulted in ahead in one request.
 ///
 /// The first write to each 4 KiB page of fresh memory traps into the kernel, which finds,
-/// zeroes and maps a page and returns. A batch update of a tenth of a million objects writes
-/// some 7 MB of new records and entries this way: a fifth of its splicing time went to the
-/// traps (`perf`: `exc_page_fault`, `clear_page_erms` and the fault handling between them).
+/// zeroes and maps a page and returns. A batch update writes its new records and entries this
+/// way, megabytes of them, and the traps (`exc_page_fault`, `clear_page_erms` and the fault
+/// handling between them, in `perf`) weigh on its framing (Benchmarks/README.md, workload 10).
 /// Asking for the whole range at once (`MADV_POPULATE_WRITE`, Linux 5.14) does the same work
 /// without a trap per page, on the thread that is about to write there. Elsewhere, and on older
 /// kernels (which refuse the advice), the pages fault in one by one as before.

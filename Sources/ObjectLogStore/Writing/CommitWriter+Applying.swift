@@ -37,9 +37,10 @@ extension CommitWriter {
         }
         state.live = KeyDirectory()
         // Grown once, not doubled (and rehashed) again and again while a bulk save's keys go in.
-        // Only inserts add keys: reserving for every put made a save that updates a tenth of a
-        // large store copy its whole keydir into a bigger one. (A put that adds a key without
-        // being an insert still fits: `updateValue` grows the directory when it must.)
+        // Only inserts add keys: reserving for every put would have a save that updates many
+        // objects of a large store copy its whole keydir into a bigger one, for keys it holds
+        // already. (A put that adds a key without being an insert still fits: `updateValue`
+        // grows the directory when it must.)
         live.reserveCapacity(live.count + Int(inserted))
         if writesFramedPuts {
             entries.withUnsafeBufferPointer { entries in
@@ -55,7 +56,8 @@ extension CommitWriter {
                 // The update's list is then the only reference to its storage.
                 undoFramed = []
                 // A dense directory with room for every key is updated without the checks of
-                // `updateValue` for each (a fifth of a large commit's directory update).
+                // `updateValue` for each (the directory's uniqueness and room, made once for
+                // the commit instead of once a key).
                 let updatedDense = live.updatingDense(through: highestKey) { dense in
                     update.apply(to: &dense)
                 }

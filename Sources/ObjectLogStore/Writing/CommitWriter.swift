@@ -16,9 +16,10 @@ import Foundation
 struct CommitWriter {
     /// Commits of at least this many changes update the key directory while their flush runs.
     ///
-    /// The flush then runs on another thread, as the directory update of a large commit takes
-    /// about as long as the flush. Smaller commits flush on the calling thread, as handing a
-    /// flush to another thread would cost a good part of a small durable save.
+    /// The flush then runs on another thread, as the directory update of a large commit, a
+    /// cache miss per changed key, is work of the same order as the flush. Smaller commits
+    /// flush on the calling thread: handing a flush to another thread adds a wake-up and a wait
+    /// to a save whose own work is little more than its `fdatasync`.
     static var overlappedSyncChanges: Int { 4_096 }
 
     /// How many keys ahead the key-directory updates of a commit prefetch their entries.

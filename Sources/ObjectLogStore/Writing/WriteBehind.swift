@@ -3,11 +3,11 @@ import Foundation
 /// Writes one full buffer to a file on another thread while the caller fills the next.
 ///
 /// Compaction writes its output a few MiB at a time. Writing into the page cache is not free
-/// (the kernel allocates and fills a page per 4 KiB): on some hosts a window's write took as
-/// long as checking and copying its records, and the two ran one after the other. Here they
-/// overlap. Writes still reach the file in order and one at a time: each waits for the one
-/// before, and so does ``finish()``, which the caller calls before it syncs, closes or removes
-/// the file.
+/// (the kernel allocates and fills a page per 4 KiB): a window's write is work of the same
+/// order as checking and copying its records, and on one thread the two would run one after
+/// the other. Here they overlap. Writes still reach the file in order and one at a time: each
+/// waits for the one before, and so does ``finish()``, which the caller calls before it syncs,
+/// closes or removes the file.
 struct WriteBehind: ~Copyable {
     /// The buffer being written (emptied once written: the caller's next spare) and the
     /// write's error.

@@ -10,8 +10,9 @@ import Darwin
 
 /// A reusable barrier for a fixed number of threads that spins briefly, then yields.
 ///
-/// A step of a 512 × 512 grid takes a fraction of a millisecond, so waking sleeping threads
-/// (as `concurrentPerform` or a condition variable would) costs as much as the step itself.
+/// A step of each thread's band of rows is short, so waking sleeping threads (as
+/// `concurrentPerform` or a condition variable would: a system call and a trip through the
+/// scheduler each) costs as much as the step itself (Benchmarks/README.md, "Threads").
 final class SpinBarrier: Sendable {
     private let parties: Int
     private let arrived = Atomic<Int>(0)
