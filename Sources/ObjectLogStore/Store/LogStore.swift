@@ -28,19 +28,15 @@ import Foundation
 /// 5. A store path that is a symbolic link is resolved when the store is opened; ``path`` is the
 ///    link's target, and the store's other files live beside it.
 public final class LogStore: @unchecked Sendable {
-    // The methods are in extensions, one file per concern:
-    // - LogStore+Opening: creating the file, removing leftovers, loading the index checkpoint.
-    // - LogStore+Replay: sizing the replay and reading records back, checked.
-    // - LogStore+Reading: the store's properties, keydir lookups and single-object loads.
-    // - LogStore+BulkReading: reading many objects through windows and read plans.
-    // - LogStore+Writing: handing out keys and committing transactions.
-    // - LogStore+Closing: closing and writing the index checkpoint.
-    // - LogStore+Compaction: compaction, salvage, and offsets translated across compactions.
-    // - LogStore+Metadata: reading a store's metadata without opening it.
-    // - LogStore+Blobs: external blob files.
-    // - LogStore+Salvage: salvaging a damaged store into a new file or in place (LogSalvage
-    //   and SalvageReport hold the scan and its account).
-    // ReadAhead (what single-object loads read ahead) and StoreDamage have files of their own.
+    // A façade: the handle holds the lock, the file and one `LiveState`, and hands each
+    // operation to the part that does it, in a folder of its own:
+    // - Writing/: `CommitWriter` frames, writes, flushes and applies a transaction;
+    //   LogStore+Writing hands out keys and drives a commit under the lock.
+    // - Reading/: single loads, bulk reads and read plans, patch merges, upgrades.
+    // - Recovery/: the checked scan, replay at open, salvage.
+    // - Compaction/: `Compactor` writes a copy of the live records; LogStore+Compaction
+    //   switches to it and translates offsets across compactions.
+    // - Store/: opening, closing and the index checkpoint, metadata without opening, blobs.
 
     /// How the in-memory keydir was obtained at open.
     public enum IndexState: String, Sendable {
