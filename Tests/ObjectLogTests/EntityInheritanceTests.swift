@@ -5,34 +5,15 @@ import Testing
 
 @testable import ObjectLog
 
-/// A hierarchy as Core Data users draw it: an abstract root, a concrete parent with a
-/// subentity, and a relationship whose destination is the root.
-enum Drawing {
-    class Shape: ManagedObject {
-        @Attribute(.unique) var name = ""
-        @Attribute var area = 0.0
-        @Relationship var canvas: Canvas?
-        override class var isAbstract: Bool { self == Shape.self }
-    }
+/// A hierarchy as Core Data users draw it, the article's (InheritanceArticleTests.swift).
+///
+/// An abstract root, a concrete parent with a subentity and a uniqueness constraint of its
+/// own, and a relationship whose destination is the root: the article shows the model these
+/// tests check.
+typealias Drawing = InheritanceArticle
 
-    final class Circle: Shape {
-        @Attribute var radius = 0.0
-    }
-
-    class Polygon: Shape {
-        @Attribute var sides = 0
-        @Attribute(.unique) var code = ""
-    }
-
-    final class Square: Polygon {
-        @Attribute var side = 0.0
-    }
-
-    final class Canvas: ManagedObject {
-        @Attribute var title = ""
-        @Relationship(inverse: \Shape.canvas, deleteRule: .cascade) var shapes: [Shape]
-    }
-
+extension InheritanceArticle {
+    /// The classes `openDrawing(at:)` lists; their superclasses join the model by themselves.
     static let entities: [ManagedObject.Type] = [Circle.self, Square.self, Canvas.self]
 }
 
