@@ -351,7 +351,7 @@ struct EntityInheritanceTests {
             try container.close()
         }
         let history = try #require(
-            try ModelHistory.read(from: LogStore.open(path: path, options: readOnly))
+            try ModelHistory.read(from: LogStore.open(path: path, options: .readOnlyExisting))
         )
         #expect(history.versions.count == 2)
         #expect(history.current?.schema.entity(named: "Item")?.superentity == "Base")
@@ -407,11 +407,11 @@ struct EntityInheritanceTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
-    @Test(
-        "batch deletes reach the subentities' objects in one transaction, through a context when there are relationships"
-    )
-    func batchDelete() throws {
-        let directory = TemporaryDirectory()
+    /// A ledger of 30 saved entries, `r0` to `r29` with amounts 0 to 29, whose index modulo 3
+    /// makes it an `Entry` (0), a `Credit` (1) or a `Debit` (2); and the context that saved them.
+    private func openLedger(
+        _ directory: TemporaryDirectory
+    ) throws -> (PersistentContainer, ManagedObjectContext) {
         let container = try PersistentContainer(
             path: directory.file("ledger.olog"),
             for: InheritedLedger.entities
@@ -428,6 +428,15 @@ struct EntityInheritanceTests {
             entry.amount = Double(index)
         }
         try context.save()
+        return (container, context)
+    }
+
+    @Test(
+        "batch deletes reach the subentities' objects in one transaction, through a context when there are relationships"
+    )
+    func batchDelete() throws {
+        let directory = TemporaryDirectory()
+        let (container, context) = try openLedger(directory)
         let before = container.coordinator.store.transactionCount
         let deleted = try context.execute(
             BatchDeleteRequest<InheritedLedger.Entry>(predicate: #Predicate { $0.amount < 12 })
@@ -470,22 +479,7 @@ struct EntityInheritanceTests {
     @Test("batch updates of a parent change its subentities' objects in one transaction")
     func batchUpdate() throws {
         let directory = TemporaryDirectory()
-        let container = try PersistentContainer(
-            path: directory.file("ledger.olog"),
-            for: InheritedLedger.entities
-        )
-        let context = container.newContext()
-        for index in 0..<30 {
-            let entry: InheritedLedger.Entry =
-                switch index % 3 {
-                case 0: InheritedLedger.Entry(context: context)
-                case 1: InheritedLedger.Credit(context: context)
-                default: InheritedLedger.Debit(context: context)
-                }
-            entry.reference = "r\(index)"
-            entry.amount = Double(index)
-        }
-        try context.save()
+        let (container, context) = try openLedger(directory)
         let before = container.coordinator.store.transactionCount
         let updated = try context.execute(
             BatchUpdateRequest<InheritedLedger.Entry>(
@@ -584,7 +578,7 @@ struct EntityInheritanceTests {
             try container.close()
         }
         let history = try #require(
-            try ModelHistory.read(from: LogStore.open(path: path, options: readOnly))
+            try ModelHistory.read(from: LogStore.open(path: path, options: .readOnlyExisting))
         )
         #expect(history.versions.count == 2)
         #expect(history.current?.schema.entity(named: "Bookshelf")?.superentity == "Shelf")
@@ -621,12 +615,6 @@ struct EntityInheritanceTests {
         #expect(inserted.inserted.count == 2)
         #expect(try context.count(FetchRequest<InheritedLedger.Entry>()) == 3)
         try container.close()
-    }
-
-    private var readOnly: StoreOptions {
-        var options = StoreOptions()
-        options.readOnly = true
-        return options
     }
 }
 
