@@ -57,7 +57,11 @@ struct ErrorReportingTests {
         let directory = TemporaryDirectory()
         let path = directory.file("test.objectlog")
         try makeContainer(directory).close()
-        let container = try PersistentContainer(path: path, for: testEntities, options: readOnly)
+        let container = try PersistentContainer(
+            path: path,
+            for: testEntities,
+            options: .readOnlyExisting
+        )
         let context = container.newContext()
         _ = Cell(context: context)
         let error = try #require(throws: ObjectLogError.self) { try context.save() }
@@ -72,7 +76,11 @@ struct ErrorReportingTests {
         let directory = TemporaryDirectory()
         let path = directory.file("test.objectlog")
         try makeContainer(directory).close()
-        let container = try PersistentContainer(path: path, for: testEntities, options: readOnly)
+        let container = try PersistentContainer(
+            path: path,
+            for: testEntities,
+            options: .readOnlyExisting
+        )
         let context = container.newContext()
         let snapshot = Snapshot(context: context)
         snapshot.state = Data(count: StoreOptions().externalStorageMinimumByteCount)
@@ -179,13 +187,6 @@ struct ErrorReportingTests {
         #expect(error.code == .corrupt)
         #expect(error.underlyingError is PayloadError)
         try container.close()
-    }
-
-    private var readOnly: StoreOptions {
-        var options = StoreOptions()
-        options.readOnly = true
-        options.createIfMissing = false
-        return options
     }
 }
 

@@ -216,9 +216,7 @@ struct FetchTruthTests {
         item.count = 7
         try context.save()
         try container.close()
-        var options = StoreOptions()
-        options.readOnly = true
-        let reader = try PersistentContainer(path: path, for: entities, options: options)
+        let reader = try PersistentContainer(path: path, for: entities, options: .readOnlyExisting)
         #expect(try reader.newContext().fetch(TruthItem.self).map(\.count) == [7])
         #expect(throws: ObjectLogError.self) { try reader.compact() }
         try reader.close()
@@ -234,12 +232,7 @@ struct FetchTruthTests {
         for name in ["kept", "doomed"] {
             let configuration = Configuration(context: context)
             configuration.name = name
-            for step in 0..<3 {
-                let snapshot = Snapshot(context: context)
-                snapshot.step = step
-                snapshot.configuration = configuration
-                snapshots.append(snapshot)
-            }
+            snapshots += insertSnapshots(3, of: configuration, into: context)
         }
         try context.save()
         let doomed = try #require(snapshots[3].configuration)
