@@ -178,17 +178,22 @@ final class RecipeV2: ManagedObject {
 
 @Suite("The migration article's plan example")
 struct MigrationArticlePlanTests {
+    /// Writes a store of version 1 at `path`: a recipe for each of `servings`, in order.
+    func writeVersion1(at path: String, servings: [String]) throws {
+        let container = try PersistentContainer(path: path, for: [RecipeV1.self])
+        let context = container.newContext()
+        for text in servings {
+            RecipeV1(context: context).servings = text
+        }
+        try context.save()
+        try container.close()
+    }
+
     @Test("servings kept as text become a number through the article's custom stage")
     func planExample() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("recipes.objectlog")
-        do {
-            let container = try PersistentContainer(path: path, for: [RecipeV1.self])
-            let context = container.newContext()
-            RecipeV1(context: context).servings = "4 people"
-            try context.save()
-            try container.close()
-        }
+        try writeVersion1(at: path, servings: ["4 people"])
         // As in the article:
         let plan = MigrationPlan(
             versions: [ModelVersion("1", [RecipeV1.self]), ModelVersion("2", [RecipeV2.self])],
@@ -212,14 +217,7 @@ struct MigrationArticlePlanTests {
     func rewriteExample() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("recipes.objectlog")
-        do {
-            let container = try PersistentContainer(path: path, for: [RecipeV1.self])
-            let context = container.newContext()
-            RecipeV1(context: context).servings = "4 people"
-            RecipeV1(context: context).servings = "a dozen"
-            try context.save()
-            try container.close()
-        }
+        try writeVersion1(at: path, servings: ["4 people", "a dozen"])
         // As in the article:
         let plan = MigrationPlan(
             versions: [ModelVersion("1", [RecipeV1.self]), ModelVersion("2", [RecipeV2.self])],

@@ -63,10 +63,7 @@ struct RewriteStageMixedTests {
                     from: "1",
                     to: "2",
                     entities: [
-                        "Recipe": { old, new in
-                            guard case .string(let text)? = old["servings"] else { return }
-                            new["servings"] = .int(Int64(text.prefix { $0.isNumber }) ?? -1)
-                        }
+                        "Recipe": { RewriteStageTests.servingsAsNumber($0, &$1, fallback: -1) }
                     ]
                 )
             ]
