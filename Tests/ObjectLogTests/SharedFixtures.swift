@@ -13,6 +13,19 @@ extension StoreOptions {
     }
 }
 
+/// A configuration named `name` inserted into `context`, with `seed` when one is given.
+@discardableResult
+func insertConfiguration(
+    _ name: String,
+    seed: UInt64? = nil,
+    into context: ManagedObjectContext
+) -> Configuration {
+    let configuration = Configuration(context: context)
+    configuration.name = name
+    if let seed { configuration.seed = seed }
+    return configuration
+}
+
 /// Snapshots of `configuration` with the steps `0..<count`, inserted into `context` in that
 /// order.
 @discardableResult
