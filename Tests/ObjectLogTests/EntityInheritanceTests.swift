@@ -306,12 +306,8 @@ struct EntityInheritanceTests {
     func migration() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("evolve.olog")
-        do {
-            let container = try PersistentContainer(
-                path: path,
-                for: [HierarchyV1.Item.self, HierarchyV1.Special.self]
-            )
-            let context = container.newContext()
+        try writeStore(at: path, for: [HierarchyV1.Item.self, HierarchyV1.Special.self]) {
+            context in
             let special = HierarchyV1.Special(context: context)
             special.name = "old special"
             special.level = 5
@@ -320,8 +316,6 @@ struct EntityInheritanceTests {
                 item.name = "item \(index)"
                 item.size = index
             }
-            try context.save()
-            try container.close()
         }
         do {
             // Item and Special move under a new abstract Base, which declares `name`.
@@ -390,13 +384,9 @@ struct EntityInheritanceTests {
     func newlyAbstractRefused() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("abstract.olog")
-        do {
-            let container = try PersistentContainer(path: path, for: HierarchyV3.concrete)
-            let context = container.newContext()
+        try writeStore(at: path, for: HierarchyV3.concrete) { context in
             let base = HierarchyV3.Base(context: context)
             base.name = "plain base"
-            try context.save()
-            try container.close()
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let error = #expect(throws: ObjectLogError.self) {
@@ -544,16 +534,12 @@ struct EntityInheritanceTests {
     func subentityAddedUnderEntityWithObjects() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("shelves.olog")
-        do {
-            let container = try PersistentContainer(path: path, for: [ShelfV1.Shelf.self])
-            let context = container.newContext()
+        try writeStore(at: path, for: [ShelfV1.Shelf.self]) { context in
             for width in [60, 80, 120] {
                 let shelf = ShelfV1.Shelf(context: context)
                 shelf.name = "shelf \(width)"
                 shelf.width = width
             }
-            try context.save()
-            try container.close()
         }
         for reopen in 0..<2 {
             let container = try PersistentContainer(path: path, for: ShelfV2.entities)

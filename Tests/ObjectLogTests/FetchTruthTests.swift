@@ -82,6 +82,21 @@ struct FetchTruthTests {
         }
     }
 
+    /// Saves a change of `busy` and compacts the store, `times` times over: the other objects'
+    /// records move while their context still holds what it loaded.
+    private func saveAndCompact(
+        _ busy: TruthItem,
+        in context: ManagedObjectContext,
+        of container: PersistentContainer,
+        times: Int
+    ) throws {
+        for _ in 0..<times {
+            busy.count += 1
+            try context.save()
+            try container.compact()
+        }
+    }
+
     @Test(
         "no false conflict however many compactions ran since an object was loaded",
         arguments: [4, 5, 9]
@@ -94,11 +109,7 @@ struct FetchTruthTests {
         let busy = TruthItem(context: context)
         let doomed = TruthItem(context: context)
         try context.save()
-        for _ in 0..<compactions {
-            busy.count += 1
-            try context.save()
-            try container.compact()
-        }
+        try saveAndCompact(busy, in: context, of: container, times: compactions)
         kept.count = 1
         context.delete(doomed)
         try context.save()
@@ -119,11 +130,7 @@ struct FetchTruthTests {
         let theirs = try other.object(with: kept.objectID, as: TruthItem.self)
         theirs.name = "theirs"
         try other.save()
-        for _ in 0..<compactions {
-            busy.count += 1
-            try context.save()
-            try container.compact()
-        }
+        try saveAndCompact(busy, in: context, of: container, times: compactions)
         kept.count = 1
         #expect(throws: ObjectLogError.self) { try context.save() }
         try container.close()

@@ -54,18 +54,12 @@ struct MigrationArticleTests {
         typealias Dish = ArticleVersion2.Dish
         let directory = TemporaryDirectory()
         let path = directory.file("recipes.objectlog")
-        do {
-            let container = try PersistentContainer(
-                path: path,
-                for: [ArticleVersion1.Recipe.self, ArticleIngredient.self]
-            )
-            let context = container.newContext()
+        try writeStore(at: path, for: [ArticleVersion1.Recipe.self, ArticleIngredient.self]) {
+            context in
             ArticleVersion1.Recipe(context: context).title = "Soup"
             for name in ["salt", "leek", "water"] {
                 ArticleIngredient(context: context).name = name
             }
-            try context.save()
-            try container.close()
         }
         let before = directory.fileContents()
         #expect {
@@ -122,17 +116,13 @@ struct MigrationArticleTests {
     func articleExample() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("recipes.objectlog")
-        do {
-            let container = try PersistentContainer(path: path, for: [ArticleVersion1.Recipe.self])
-            let context = container.newContext()
+        try writeStore(at: path, for: [ArticleVersion1.Recipe.self]) { context in
             let recipe = ArticleVersion1.Recipe(context: context)
             recipe.title = "Soup"
             recipe.servings = 4
             recipe.rating = 4.5
             recipe.source = "grandmother"
             recipe.photo = Data([1, 2, 3])
-            try context.save()
-            try container.close()
         }
         let container = try PersistentContainer(path: path, for: [ArticleVersion2.Dish.self])
         let dish = try #require(try container.newContext().fetch(ArticleVersion2.Dish.self).first)
@@ -180,13 +170,11 @@ final class RecipeV2: ManagedObject {
 struct MigrationArticlePlanTests {
     /// Writes a store of version 1 at `path`: a recipe for each of `servings`, in order.
     func writeVersion1(at path: String, servings: [String]) throws {
-        let container = try PersistentContainer(path: path, for: [RecipeV1.self])
-        let context = container.newContext()
-        for text in servings {
-            RecipeV1(context: context).servings = text
+        try writeStore(at: path, for: [RecipeV1.self]) { context in
+            for text in servings {
+                RecipeV1(context: context).servings = text
+            }
         }
-        try context.save()
-        try container.close()
     }
 
     @Test("servings kept as text become a number through the article's custom stage")

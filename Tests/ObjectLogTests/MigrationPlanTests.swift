@@ -88,17 +88,15 @@ struct MigrationPlanTests {
     )
 
     func writeVersion1(at path: String) throws {
-        let container = try PersistentContainer(path: path, for: Plan1.version.entities)
-        let context = container.newContext()
-        Plan1.insert(
-            [
-                ("Soup", "4 people", "winter, starter"), ("Tart", "6", "dessert,winter"),
-                ("Bread", "a loaf", ""),
-            ],
-            into: context
-        )
-        try context.save()
-        try container.close()
+        try writeStore(at: path, for: Plan1.version.entities) { context in
+            Plan1.insert(
+                [
+                    ("Soup", "4 people", "winter, starter"), ("Tart", "6", "dessert,winter"),
+                    ("Bread", "a loaf", ""),
+                ],
+                into: context
+            )
+        }
     }
 
     func checkVersion3(_ container: PersistentContainer) throws {

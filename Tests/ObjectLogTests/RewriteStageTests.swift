@@ -95,16 +95,17 @@ struct RewriteStageTests {
     /// `count` recipes in version 1: titles "recipe N", servings "N people" (N + 1 for odd
     /// N, to tell the values apart), tags "t(N mod 3)".
     func writeVersion1(at path: String, count: Int) throws {
-        let container = try PersistentContainer(path: path, for: Plan1.version.entities)
-        let context = container.newContext()
-        for index in 0..<count {
-            let recipe = Plan1.Recipe(context: context)
-            recipe.title = "recipe \(index)"
-            recipe.servings = "\(index % 2 == 0 ? index : index + 1) people"
-            recipe.tags = "t\(index % 3)"
+        try writeStore(at: path, for: Plan1.version.entities) { context in
+            Plan1.insert(
+                (0..<count).map { index in
+                    (
+                        "recipe \(index)", "\(index % 2 == 0 ? index : index + 1) people",
+                        "t\(index % 3)"
+                    )
+                },
+                into: context
+            )
         }
-        try context.save()
-        try container.close()
     }
 
     @Test("every object is rewritten, the others' values kept, in a compacted store")

@@ -13,6 +13,20 @@ extension StoreOptions {
     }
 }
 
+/// Writes a store at `path` with the classes `entities`: `insert` makes its objects in a
+/// context whose changes are saved before the store closes.
+func writeStore(
+    at path: String,
+    for entities: [ManagedObject.Type],
+    _ insert: (ManagedObjectContext) throws -> Void
+) throws {
+    let container = try PersistentContainer(path: path, for: entities)
+    let context = container.newContext()
+    try insert(context)
+    try context.save()
+    try container.close()
+}
+
 /// A configuration named `name` inserted into `context`, with `seed` when one is given.
 @discardableResult
 func insertConfiguration(
