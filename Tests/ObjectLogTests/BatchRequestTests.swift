@@ -265,11 +265,7 @@ struct BatchRequestTests {
         for name in ["a", "b"] {
             let configuration = Configuration(context: context)
             configuration.name = name
-            for step in 0..<3 {
-                let snapshot = Snapshot(context: context)
-                snapshot.step = step
-                snapshot.configuration = configuration
-            }
+            insertSnapshots(3, of: configuration, into: context)
         }
         let folder = Folder(context: context)
         folder.title = "kept"

@@ -149,6 +149,16 @@ private struct ItemValues {
     var parameters: [SQLValue] {
         [SQLValue(name), SQLValue(count), SQLValue(score), SQLValue(note), SQLValue(flag)]
     }
+
+    /// The statement that inserts the row of item `ident`, whose key is `key` (`.null` until
+    /// a batch insert reports it).
+    func insertion(ident: Int, key: SQLValue) -> SQLStatement {
+        SQLStatement(
+            sql:
+                "INSERT INTO item(ident, okey, name, count, score, note, flag) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            parameters: [SQLValue(ident), key] + parameters
+        )
+    }
 }
 
 private struct OwnerValues {
@@ -164,6 +174,24 @@ private struct OwnerValues {
         owner.name = name
         owner.rank = rank
     }
+
+    /// The statement that inserts the row of owner `ident`, whose key is `key` (`.null` until
+    /// a batch insert reports it).
+    func insertion(ident: Int, key: SQLValue) -> SQLStatement {
+        SQLStatement(
+            sql: "INSERT INTO owner(ident, okey, name, rank) VALUES (?, ?, ?, ?)",
+            parameters: [SQLValue(ident), key, SQLValue(name), SQLValue(rank)]
+        )
+    }
+}
+
+/// The statement that inserts the row of tag `ident`, whose key is `key` (`.null` until a batch
+/// insert reports it).
+private func tagInsertion(ident: Int, key: SQLValue, label: String) -> SQLStatement {
+    SQLStatement(
+        sql: "INSERT INTO tag(ident, okey, label) VALUES (?, ?, ?)",
+        parameters: [SQLValue(ident), key, SQLValue(label)]
+    )
 }
 
 // MARK: - Queries
@@ -175,6 +203,9 @@ private struct Filter<T: ManagedObject> {
     var sql: String
     var parameters: [SQLValue]
     var text: String
+
+    /// The condition in SQL and its text, without the predicate's type.
+    var sqlOnly: (sql: String, parameters: [SQLValue], text: String) { (sql, parameters, text) }
 }
 
 /// A sort key and its SQL expression.
@@ -694,10 +725,7 @@ private final class DifferentialRun {
         item.ident = ident
         let values = ItemValues(using: &generator)
         values.apply(to: item)
-        addPending(
-            "INSERT INTO item(ident, okey, name, count, score, note, flag) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [SQLValue(ident), .integer(Int64(item.objectID.key))] + values.parameters
-        )
+        pending.append(values.insertion(ident: ident, key: .integer(Int64(item.objectID.key))))
         operation = "insert of item \(ident)"
         try relateAtRandom(
             item,
@@ -731,13 +759,7 @@ private final class DifferentialRun {
         owner.ident = ident
         let values = OwnerValues(using: &generator)
         values.apply(to: owner)
-        addPending(
-            "INSERT INTO owner(ident, okey, name, rank) VALUES (?, ?, ?, ?)",
-            [
-                SQLValue(ident), .integer(Int64(owner.objectID.key)), SQLValue(values.name),
-                SQLValue(values.rank),
-            ]
-        )
+        pending.append(values.insertion(ident: ident, key: .integer(Int64(owner.objectID.key))))
         operation = "insert of owner \(ident)"
     }
 
@@ -746,9 +768,8 @@ private final class DifferentialRun {
         let ident = takeIdent()
         tag.ident = ident
         tag.label = Pool.labels.randomElement(using: &generator)!
-        addPending(
-            "INSERT INTO tag(ident, okey, label) VALUES (?, ?, ?)",
-            [SQLValue(ident), .integer(Int64(tag.objectID.key)), SQLValue(tag.label)]
+        pending.append(
+            tagInsertion(ident: ident, key: .integer(Int64(tag.objectID.key)), label: tag.label)
         )
         operation = "insert of tag \(ident)"
     }
@@ -1098,12 +1119,11 @@ private final class DifferentialRun {
                 )
             )
             sets = columns.map { ($0, value[$0]!) }
-            let made = usesPredicate ? Queries.itemFilter(using: &generator) : nil
-            filter = made.map { ($0.sql, $0.parameters, $0.text) }
-            matched = matchedKeys(table, filter)
-            operation = batchDescription(table, sets, filter)
-            changes = try writer.execute(
-                BatchUpdateRequest(predicate: made?.predicate, updates: updates)
+            (changes, filter, matched) = try batchUpdate(
+                table,
+                sets,
+                updates,
+                where: usesPredicate ? Queries.itemFilter(using: &generator) : nil
             )
         case .owner:
             let columns = choose(["name", "rank"])
@@ -1119,23 +1139,21 @@ private final class DifferentialRun {
                     sets.append((column, SQLValue(values.rank)))
                 }
             }
-            let made = usesPredicate ? Queries.ownerFilter(using: &generator) : nil
-            filter = made.map { ($0.sql, $0.parameters, $0.text) }
-            matched = matchedKeys(table, filter)
-            operation = batchDescription(table, sets, filter)
-            changes = try writer.execute(
-                BatchUpdateRequest(predicate: made?.predicate, updates: updates)
+            (changes, filter, matched) = try batchUpdate(
+                table,
+                sets,
+                updates,
+                where: usesPredicate ? Queries.ownerFilter(using: &generator) : nil
             )
         case .tag:
             guard saveIfPendingTouches(["label"]) else { return }
             let label = Pool.labels.randomElement(using: &generator)!
             sets = [("label", SQLValue(label))]
-            let made = usesPredicate ? Queries.tagFilter(using: &generator) : nil
-            filter = made.map { ($0.sql, $0.parameters, $0.text) }
-            matched = matchedKeys(table, filter)
-            operation = batchDescription(table, sets, filter)
-            changes = try writer.execute(
-                BatchUpdateRequest(predicate: made?.predicate, updates: [.set(\.label, to: label)])
+            (changes, filter, matched) = try batchUpdate(
+                table,
+                sets,
+                [.set(\.label, to: label)],
+                where: usesPredicate ? Queries.tagFilter(using: &generator) : nil
             )
         }
         // The request matches saved values, so the update goes to the saved state; the
@@ -1145,6 +1163,28 @@ private final class DifferentialRun {
             sets.map(\.value) + (filter?.parameters ?? [])
         )
         expectEqual(Set(changes.updated.map(\.key)), matched, "the keys the batch update reports")
+    }
+
+    /// Runs a batch update of `updates` (`sets` in SQL) on the objects of `table` that `made`
+    /// matches (every one without a filter); returns what it reported, the filter's SQL for the
+    /// reference, and the saved objects the reference says match.
+    private func batchUpdate<T: ManagedObject>(
+        _ table: Table,
+        _ sets: [(column: String, value: SQLValue)],
+        _ updates: [PropertyUpdate<T>],
+        where made: Filter<T>?
+    ) throws -> (
+        changes: ObjectChanges,
+        filter: (sql: String, parameters: [SQLValue], text: String)?,
+        matched: Set<ObjectKey>
+    ) {
+        let filter = made?.sqlOnly
+        let matched = matchedKeys(table, filter)
+        operation = batchDescription(table, sets, filter)
+        let changes = try writer.execute(
+            BatchUpdateRequest(predicate: made?.predicate, updates: updates)
+        )
+        return (changes, filter, matched)
     }
 
     private func batchDescription(
@@ -1175,31 +1215,24 @@ private final class DifferentialRun {
         if !pending.isEmpty { guard save("save before a batch delete") else { return } }
         let table = Table.allCases.randomElement(using: &generator)!
         let usesPredicate = Int.random(in: 0..<10, using: &generator) > 0
-        let filter: (sql: String, parameters: [SQLValue], text: String)?
-        let changes: ObjectChanges
-        // What matches is decided before anything goes: a predicate may test the rows the
-        // delete rules clear.
-        let matched: Set<ObjectKey>
-        switch table {
-        case .item:
-            let made = usesPredicate ? Queries.itemFilter(using: &generator) : nil
-            filter = made.map { ($0.sql, $0.parameters, $0.text) }
-            operation = "batch delete of items where \(filter?.text ?? "true")"
-            matched = matchedKeys(table, filter)
-            changes = try writer.execute(BatchDeleteRequest(predicate: made?.predicate))
-        case .owner:
-            let made = usesPredicate ? Queries.ownerFilter(using: &generator) : nil
-            filter = made.map { ($0.sql, $0.parameters, $0.text) }
-            operation = "batch delete of owners where \(filter?.text ?? "true")"
-            matched = matchedKeys(table, filter)
-            changes = try writer.execute(BatchDeleteRequest(predicate: made?.predicate))
-        case .tag:
-            let made = usesPredicate ? Queries.tagFilter(using: &generator) : nil
-            filter = made.map { ($0.sql, $0.parameters, $0.text) }
-            operation = "batch delete of tags where \(filter?.text ?? "true")"
-            matched = matchedKeys(table, filter)
-            changes = try writer.execute(BatchDeleteRequest(predicate: made?.predicate))
-        }
+        let (changes, matched) =
+            switch table {
+            case .item:
+                try batchDelete(
+                    table,
+                    where: usesPredicate ? Queries.itemFilter(using: &generator) : nil
+                )
+            case .owner:
+                try batchDelete(
+                    table,
+                    where: usesPredicate ? Queries.ownerFilter(using: &generator) : nil
+                )
+            case .tag:
+                try batchDelete(
+                    table,
+                    where: usesPredicate ? Queries.tagFilter(using: &generator) : nil
+                )
+            }
         expectEqual(Set(changes.deleted.map(\.key)), matched, "the keys the batch delete reports")
         for key in matched.sorted() {
             let ident = reference.query(
@@ -1210,6 +1243,20 @@ private final class DifferentialRun {
                 reference.execute(statement)
             }
         }
+    }
+
+    /// Runs a batch delete of the objects of `table` that `made` matches (every one without one).
+    ///
+    /// Returns what it reported, and the saved objects the reference says match. What matches
+    /// is decided before anything goes: a predicate may test the rows the delete rules clear.
+    private func batchDelete<T: ManagedObject>(
+        _ table: Table,
+        where made: Filter<T>?
+    ) throws -> (changes: ObjectChanges, matched: Set<ObjectKey>) {
+        let filter = made?.sqlOnly
+        operation = "batch delete of \(table.rawValue)s where \(filter?.text ?? "true")"
+        let matched = matchedKeys(table, filter)
+        return (try writer.execute(BatchDeleteRequest(predicate: made?.predicate)), matched)
     }
 
     /// A batch insert in the writer, whatever unsaved changes it has: the new objects are saved.
@@ -1231,11 +1278,7 @@ private final class DifferentialRun {
                 }
             )
             for index in 0..<count {
-                rows[first + index] = SQLStatement(
-                    sql:
-                        "INSERT INTO item(ident, okey, name, count, score, note, flag) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    parameters: [SQLValue(first + index), .null] + values[index].parameters
-                )
+                rows[first + index] = values[index].insertion(ident: first + index, key: .null)
             }
         case .owner:
             let values = (0..<count).map { _ in OwnerValues(using: &generator) }
@@ -1246,13 +1289,7 @@ private final class DifferentialRun {
                 }
             )
             for index in 0..<count {
-                rows[first + index] = SQLStatement(
-                    sql: "INSERT INTO owner(ident, okey, name, rank) VALUES (?, ?, ?, ?)",
-                    parameters: [
-                        SQLValue(first + index), .null, SQLValue(values[index].name),
-                        SQLValue(values[index].rank),
-                    ]
-                )
+                rows[first + index] = values[index].insertion(ident: first + index, key: .null)
             }
         case .tag:
             let labels = (0..<count).map { _ in Pool.labels.randomElement(using: &generator)! }
@@ -1263,9 +1300,10 @@ private final class DifferentialRun {
                 }
             )
             for index in 0..<count {
-                rows[first + index] = SQLStatement(
-                    sql: "INSERT INTO tag(ident, okey, label) VALUES (?, ?, ?)",
-                    parameters: [SQLValue(first + index), .null, SQLValue(labels[index])]
+                rows[first + index] = tagInsertion(
+                    ident: first + index,
+                    key: .null,
+                    label: labels[index]
                 )
             }
         }
@@ -1309,12 +1347,7 @@ private final class DifferentialRun {
                 let values = ItemValues(using: &generator)
                 values.apply(to: item)
                 statements.append(
-                    SQLStatement(
-                        sql:
-                            "INSERT INTO item(ident, okey, name, count, score, note, flag) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        parameters: [SQLValue(ident), .integer(Int64(item.objectID.key))]
-                            + values.parameters
-                    )
+                    values.insertion(ident: ident, key: .integer(Int64(item.objectID.key)))
                 )
                 made.append("item \(ident)")
             case .owner:
@@ -1323,14 +1356,7 @@ private final class DifferentialRun {
                 let values = OwnerValues(using: &generator)
                 values.apply(to: owner)
                 statements.append(
-                    SQLStatement(
-                        sql: "INSERT INTO owner(ident, okey, name, rank) VALUES (?, ?, ?, ?)",
-                        parameters: [
-                            SQLValue(ident), .integer(Int64(owner.objectID.key)),
-                            SQLValue(values.name),
-                            SQLValue(values.rank),
-                        ]
-                    )
+                    values.insertion(ident: ident, key: .integer(Int64(owner.objectID.key)))
                 )
                 made.append("owner \(ident)")
             case .tag:
@@ -1338,11 +1364,10 @@ private final class DifferentialRun {
                 tag.ident = ident
                 tag.label = Pool.labels.randomElement(using: &generator)!
                 statements.append(
-                    SQLStatement(
-                        sql: "INSERT INTO tag(ident, okey, label) VALUES (?, ?, ?)",
-                        parameters: [
-                            SQLValue(ident), .integer(Int64(tag.objectID.key)), SQLValue(tag.label),
-                        ]
+                    tagInsertion(
+                        ident: ident,
+                        key: .integer(Int64(tag.objectID.key)),
+                        label: tag.label
                     )
                 )
                 made.append("tag \(ident)")

@@ -5,34 +5,15 @@ import Testing
 
 @testable import ObjectLog
 
-/// A hierarchy as Core Data users draw it: an abstract root, a concrete parent with a
-/// subentity, and a relationship whose destination is the root.
-enum Drawing {
-    class Shape: ManagedObject {
-        @Attribute(.unique) var name = ""
-        @Attribute var area = 0.0
-        @Relationship var canvas: Canvas?
-        override class var isAbstract: Bool { self == Shape.self }
-    }
+/// A hierarchy as Core Data users draw it, the article's (InheritanceArticleTests.swift).
+///
+/// An abstract root, a concrete parent with a subentity and a uniqueness constraint of its
+/// own, and a relationship whose destination is the root: the article shows the model these
+/// tests check.
+typealias Drawing = InheritanceArticle
 
-    final class Circle: Shape {
-        @Attribute var radius = 0.0
-    }
-
-    class Polygon: Shape {
-        @Attribute var sides = 0
-        @Attribute(.unique) var code = ""
-    }
-
-    final class Square: Polygon {
-        @Attribute var side = 0.0
-    }
-
-    final class Canvas: ManagedObject {
-        @Attribute var title = ""
-        @Relationship(inverse: \Shape.canvas, deleteRule: .cascade) var shapes: [Shape]
-    }
-
+extension InheritanceArticle {
+    /// The classes `openDrawing(at:)` lists; their superclasses join the model by themselves.
     static let entities: [ManagedObject.Type] = [Circle.self, Square.self, Canvas.self]
 }
 
@@ -325,12 +306,8 @@ struct EntityInheritanceTests {
     func migration() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("evolve.olog")
-        do {
-            let container = try PersistentContainer(
-                path: path,
-                for: [HierarchyV1.Item.self, HierarchyV1.Special.self]
-            )
-            let context = container.newContext()
+        try writeStore(at: path, for: [HierarchyV1.Item.self, HierarchyV1.Special.self]) {
+            context in
             let special = HierarchyV1.Special(context: context)
             special.name = "old special"
             special.level = 5
@@ -339,8 +316,6 @@ struct EntityInheritanceTests {
                 item.name = "item \(index)"
                 item.size = index
             }
-            try context.save()
-            try container.close()
         }
         do {
             // Item and Special move under a new abstract Base, which declares `name`.
@@ -370,7 +345,7 @@ struct EntityInheritanceTests {
             try container.close()
         }
         let history = try #require(
-            try ModelHistory.read(from: LogStore.open(path: path, options: readOnly))
+            try ModelHistory.read(from: LogStore.open(path: path, options: .readOnlyExisting))
         )
         #expect(history.versions.count == 2)
         #expect(history.current?.schema.entity(named: "Item")?.superentity == "Base")
@@ -409,13 +384,9 @@ struct EntityInheritanceTests {
     func newlyAbstractRefused() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("abstract.olog")
-        do {
-            let container = try PersistentContainer(path: path, for: HierarchyV3.concrete)
-            let context = container.newContext()
+        try writeStore(at: path, for: HierarchyV3.concrete) { context in
             let base = HierarchyV3.Base(context: context)
             base.name = "plain base"
-            try context.save()
-            try container.close()
         }
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let error = #expect(throws: ObjectLogError.self) {
@@ -426,11 +397,11 @@ struct EntityInheritanceTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
-    @Test(
-        "batch deletes reach the subentities' objects in one transaction, through a context when there are relationships"
-    )
-    func batchDelete() throws {
-        let directory = TemporaryDirectory()
+    /// A ledger of 30 saved entries, `r0` to `r29` with amounts 0 to 29, whose index modulo 3
+    /// makes it an `Entry` (0), a `Credit` (1) or a `Debit` (2); and the context that saved them.
+    private func openLedger(
+        _ directory: TemporaryDirectory
+    ) throws -> (PersistentContainer, ManagedObjectContext) {
         let container = try PersistentContainer(
             path: directory.file("ledger.olog"),
             for: InheritedLedger.entities
@@ -447,6 +418,15 @@ struct EntityInheritanceTests {
             entry.amount = Double(index)
         }
         try context.save()
+        return (container, context)
+    }
+
+    @Test(
+        "batch deletes reach the subentities' objects in one transaction, through a context when there are relationships"
+    )
+    func batchDelete() throws {
+        let directory = TemporaryDirectory()
+        let (container, context) = try openLedger(directory)
         let before = container.coordinator.store.transactionCount
         let deleted = try context.execute(
             BatchDeleteRequest<InheritedLedger.Entry>(predicate: #Predicate { $0.amount < 12 })
@@ -489,22 +469,7 @@ struct EntityInheritanceTests {
     @Test("batch updates of a parent change its subentities' objects in one transaction")
     func batchUpdate() throws {
         let directory = TemporaryDirectory()
-        let container = try PersistentContainer(
-            path: directory.file("ledger.olog"),
-            for: InheritedLedger.entities
-        )
-        let context = container.newContext()
-        for index in 0..<30 {
-            let entry: InheritedLedger.Entry =
-                switch index % 3 {
-                case 0: InheritedLedger.Entry(context: context)
-                case 1: InheritedLedger.Credit(context: context)
-                default: InheritedLedger.Debit(context: context)
-                }
-            entry.reference = "r\(index)"
-            entry.amount = Double(index)
-        }
-        try context.save()
+        let (container, context) = try openLedger(directory)
         let before = container.coordinator.store.transactionCount
         let updated = try context.execute(
             BatchUpdateRequest<InheritedLedger.Entry>(
@@ -569,16 +534,12 @@ struct EntityInheritanceTests {
     func subentityAddedUnderEntityWithObjects() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("shelves.olog")
-        do {
-            let container = try PersistentContainer(path: path, for: [ShelfV1.Shelf.self])
-            let context = container.newContext()
+        try writeStore(at: path, for: [ShelfV1.Shelf.self]) { context in
             for width in [60, 80, 120] {
                 let shelf = ShelfV1.Shelf(context: context)
                 shelf.name = "shelf \(width)"
                 shelf.width = width
             }
-            try context.save()
-            try container.close()
         }
         for reopen in 0..<2 {
             let container = try PersistentContainer(path: path, for: ShelfV2.entities)
@@ -603,7 +564,7 @@ struct EntityInheritanceTests {
             try container.close()
         }
         let history = try #require(
-            try ModelHistory.read(from: LogStore.open(path: path, options: readOnly))
+            try ModelHistory.read(from: LogStore.open(path: path, options: .readOnlyExisting))
         )
         #expect(history.versions.count == 2)
         #expect(history.current?.schema.entity(named: "Bookshelf")?.superentity == "Shelf")
@@ -640,12 +601,6 @@ struct EntityInheritanceTests {
         #expect(inserted.inserted.count == 2)
         #expect(try context.count(FetchRequest<InheritedLedger.Entry>()) == 3)
         try container.close()
-    }
-
-    private var readOnly: StoreOptions {
-        var options = StoreOptions()
-        options.readOnly = true
-        return options
     }
 }
 

@@ -52,12 +52,21 @@ struct ErrorReportingTests {
         #expect(error.underlyingError == nil)
     }
 
+    /// A new store in `directory`, closed, then opened read-only: every save is refused.
+    private func openReadOnly(
+        _ directory: TemporaryDirectory
+    ) throws -> (path: String, container: PersistentContainer) {
+        let path = directory.file("test.objectlog")
+        try makeContainer(directory).close()
+        return (
+            path, try PersistentContainer(path: path, for: testEntities, options: .readOnlyExisting)
+        )
+    }
+
     @Test("a commit the store refuses keeps the store's error")
     func commitKeepsStoreError() throws {
         let directory = TemporaryDirectory()
-        let path = directory.file("test.objectlog")
-        try makeContainer(directory).close()
-        let container = try PersistentContainer(path: path, for: testEntities, options: readOnly)
+        let (path, container) = try openReadOnly(directory)
         let context = container.newContext()
         _ = Cell(context: context)
         let error = try #require(throws: ObjectLogError.self) { try context.save() }
@@ -70,9 +79,7 @@ struct ErrorReportingTests {
     @Test("external data the store cannot write keeps the store's error")
     func externalDataKeepsStoreError() throws {
         let directory = TemporaryDirectory()
-        let path = directory.file("test.objectlog")
-        try makeContainer(directory).close()
-        let container = try PersistentContainer(path: path, for: testEntities, options: readOnly)
+        let (_, container) = try openReadOnly(directory)
         let context = container.newContext()
         let snapshot = Snapshot(context: context)
         snapshot.state = Data(count: StoreOptions().externalStorageMinimumByteCount)
@@ -180,13 +187,6 @@ struct ErrorReportingTests {
         #expect(error.code == .corrupt)
         #expect(error.underlyingError is PayloadError)
         try container.close()
-    }
-
-    private var readOnly: StoreOptions {
-        var options = StoreOptions()
-        options.readOnly = true
-        options.createIfMissing = false
-        return options
     }
 }
 

@@ -122,11 +122,7 @@ struct RelationshipPredicateTests {
             let configuration = Configuration(context: context)
             configuration.name = name
             ids.append(configuration.objectID)
-            for step in 0..<3 {
-                let snapshot = Snapshot(context: context)
-                snapshot.step = step
-                snapshot.configuration = configuration
-            }
+            insertSnapshots(3, of: configuration, into: context)
         }
         try context.save()
         let reader = container.newContext()

@@ -82,6 +82,21 @@ struct FetchTruthTests {
         }
     }
 
+    /// Saves a change of `busy` and compacts the store, `times` times over: the other objects'
+    /// records move while their context still holds what it loaded.
+    private func saveAndCompact(
+        _ busy: TruthItem,
+        in context: ManagedObjectContext,
+        of container: PersistentContainer,
+        times: Int
+    ) throws {
+        for _ in 0..<times {
+            busy.count += 1
+            try context.save()
+            try container.compact()
+        }
+    }
+
     @Test(
         "no false conflict however many compactions ran since an object was loaded",
         arguments: [4, 5, 9]
@@ -94,11 +109,7 @@ struct FetchTruthTests {
         let busy = TruthItem(context: context)
         let doomed = TruthItem(context: context)
         try context.save()
-        for _ in 0..<compactions {
-            busy.count += 1
-            try context.save()
-            try container.compact()
-        }
+        try saveAndCompact(busy, in: context, of: container, times: compactions)
         kept.count = 1
         context.delete(doomed)
         try context.save()
@@ -119,11 +130,7 @@ struct FetchTruthTests {
         let theirs = try other.object(with: kept.objectID, as: TruthItem.self)
         theirs.name = "theirs"
         try other.save()
-        for _ in 0..<compactions {
-            busy.count += 1
-            try context.save()
-            try container.compact()
-        }
+        try saveAndCompact(busy, in: context, of: container, times: compactions)
         kept.count = 1
         #expect(throws: ObjectLogError.self) { try context.save() }
         try container.close()
@@ -216,9 +223,7 @@ struct FetchTruthTests {
         item.count = 7
         try context.save()
         try container.close()
-        var options = StoreOptions()
-        options.readOnly = true
-        let reader = try PersistentContainer(path: path, for: entities, options: options)
+        let reader = try PersistentContainer(path: path, for: entities, options: .readOnlyExisting)
         #expect(try reader.newContext().fetch(TruthItem.self).map(\.count) == [7])
         #expect(throws: ObjectLogError.self) { try reader.compact() }
         try reader.close()
@@ -234,12 +239,7 @@ struct FetchTruthTests {
         for name in ["kept", "doomed"] {
             let configuration = Configuration(context: context)
             configuration.name = name
-            for step in 0..<3 {
-                let snapshot = Snapshot(context: context)
-                snapshot.step = step
-                snapshot.configuration = configuration
-                snapshots.append(snapshot)
-            }
+            snapshots += insertSnapshots(3, of: configuration, into: context)
         }
         try context.save()
         let doomed = try #require(snapshots[3].configuration)

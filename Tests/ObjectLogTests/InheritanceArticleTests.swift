@@ -5,6 +5,7 @@ import Testing
 
 // The code of the article "Entity inheritance" (ObjectLog.docc/EntityInheritance.md), exactly
 // as the article shows it, in a namespace so that its names do not clash with other tests'.
+// EntityInheritanceTests runs its tests on the same classes.
 enum InheritanceArticle {
     class Shape: ManagedObject {
         @Attribute(.unique) var name = ""
@@ -19,6 +20,7 @@ enum InheritanceArticle {
 
     class Polygon: Shape {
         @Attribute var sides = 0
+        @Attribute(.unique) var code = ""
     }
 
     final class Square: Polygon {
@@ -70,11 +72,13 @@ struct InheritanceArticleTests {
         let hexagon = Article.Polygon(context: context)
         hexagon.name = "hexagon"
         hexagon.sides = 6
+        hexagon.code = "P6"
         hexagon.area = 20
         hexagon.canvas = canvas
         let square = Article.Square(context: context)
         square.name = "tile"
         square.sides = 4
+        square.code = "P4"
         square.area = 30
         square.canvas = canvas
         try context.save()

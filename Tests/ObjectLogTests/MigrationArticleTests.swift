@@ -54,18 +54,12 @@ struct MigrationArticleTests {
         typealias Dish = ArticleVersion2.Dish
         let directory = TemporaryDirectory()
         let path = directory.file("recipes.objectlog")
-        do {
-            let container = try PersistentContainer(
-                path: path,
-                for: [ArticleVersion1.Recipe.self, ArticleIngredient.self]
-            )
-            let context = container.newContext()
+        try writeStore(at: path, for: [ArticleVersion1.Recipe.self, ArticleIngredient.self]) {
+            context in
             ArticleVersion1.Recipe(context: context).title = "Soup"
             for name in ["salt", "leek", "water"] {
                 ArticleIngredient(context: context).name = name
             }
-            try context.save()
-            try container.close()
         }
         let before = directory.fileContents()
         #expect {
@@ -122,17 +116,13 @@ struct MigrationArticleTests {
     func articleExample() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("recipes.objectlog")
-        do {
-            let container = try PersistentContainer(path: path, for: [ArticleVersion1.Recipe.self])
-            let context = container.newContext()
+        try writeStore(at: path, for: [ArticleVersion1.Recipe.self]) { context in
             let recipe = ArticleVersion1.Recipe(context: context)
             recipe.title = "Soup"
             recipe.servings = 4
             recipe.rating = 4.5
             recipe.source = "grandmother"
             recipe.photo = Data([1, 2, 3])
-            try context.save()
-            try container.close()
         }
         let container = try PersistentContainer(path: path, for: [ArticleVersion2.Dish.self])
         let dish = try #require(try container.newContext().fetch(ArticleVersion2.Dish.self).first)
@@ -178,17 +168,20 @@ final class RecipeV2: ManagedObject {
 
 @Suite("The migration article's plan example")
 struct MigrationArticlePlanTests {
+    /// Writes a store of version 1 at `path`: a recipe for each of `servings`, in order.
+    func writeVersion1(at path: String, servings: [String]) throws {
+        try writeStore(at: path, for: [RecipeV1.self]) { context in
+            for text in servings {
+                RecipeV1(context: context).servings = text
+            }
+        }
+    }
+
     @Test("servings kept as text become a number through the article's custom stage")
     func planExample() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("recipes.objectlog")
-        do {
-            let container = try PersistentContainer(path: path, for: [RecipeV1.self])
-            let context = container.newContext()
-            RecipeV1(context: context).servings = "4 people"
-            try context.save()
-            try container.close()
-        }
+        try writeVersion1(at: path, servings: ["4 people"])
         // As in the article:
         let plan = MigrationPlan(
             versions: [ModelVersion("1", [RecipeV1.self]), ModelVersion("2", [RecipeV2.self])],
@@ -212,14 +205,7 @@ struct MigrationArticlePlanTests {
     func rewriteExample() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("recipes.objectlog")
-        do {
-            let container = try PersistentContainer(path: path, for: [RecipeV1.self])
-            let context = container.newContext()
-            RecipeV1(context: context).servings = "4 people"
-            RecipeV1(context: context).servings = "a dozen"
-            try context.save()
-            try container.close()
-        }
+        try writeVersion1(at: path, servings: ["4 people", "a dozen"])
         // As in the article:
         let plan = MigrationPlan(
             versions: [ModelVersion("1", [RecipeV1.self]), ModelVersion("2", [RecipeV2.self])],

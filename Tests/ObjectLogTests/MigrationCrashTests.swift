@@ -35,17 +35,20 @@ struct MigrationCrashTests {
 
     /// The model version the store on `disk` is at, by the hash it records.
     func storedHash(on disk: PowerLossFileSystem) throws -> String? {
-        var options = StoreOptions()
-        options.readOnly = true
-        options.createIfMissing = false
-        options.fileSystem = disk
-        let store = try LogStore.open(path: Self.path, options: options)
+        let store = try LogStore.open(path: Self.path, options: readOnlyOptions(disk))
         defer { try? store.close() }
         return try ModelHistory.read(from: store)?.current?.hash
     }
 
     func options(_ disk: PowerLossFileSystem) -> StoreOptions {
         var options = StoreOptions()
+        options.fileSystem = disk
+        return options
+    }
+
+    /// The options of a read-only open of the store on `disk`.
+    func readOnlyOptions(_ disk: PowerLossFileSystem) -> StoreOptions {
+        var options = StoreOptions.readOnlyExisting
         options.fileSystem = disk
         return options
     }
@@ -121,12 +124,7 @@ struct MigrationCrashTests {
                 options: options(disk)
             )
             let context = container.newContext()
-            for (title, servings, tags) in [("Soup", "4", "a,b"), ("Tart", "6 slices", "b")] {
-                let recipe = Plan1.Recipe(context: context)
-                recipe.title = title
-                recipe.servings = servings
-                recipe.tags = tags
-            }
+            Plan1.insert([("Soup", "4", "a,b"), ("Tart", "6 slices", "b")], into: context)
             try context.save()
             try container.close()
             let start = disk.afterPowerLoss(seed: 0)
@@ -140,10 +138,7 @@ struct MigrationCrashTests {
             let crashed = start.hasCrashed
             let after = start.afterPowerLoss(seed: UInt64(crashAt))
             // The store is at version 1 or at version 3: version 2 lived only in the copy.
-            var readOnly = options(after)
-            readOnly.readOnly = true
-            readOnly.createIfMissing = false
-            let store = try LogStore.open(path: Self.path, options: readOnly)
+            let store = try LogStore.open(path: Self.path, options: readOnlyOptions(after))
             let versions = try ModelHistory.read(from: store)?.versions.count
             try store.close()
             #expect(versions == 1 || versions == 3, "sync \(crashAt): \(versions ?? 0) versions")

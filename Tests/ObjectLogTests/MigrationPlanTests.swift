@@ -16,6 +16,19 @@ enum Plan1 {
         override class var entityName: String { "Recipe" }
     }
     static let version = ModelVersion("1", [Recipe.self])
+
+    /// Inserts a recipe into `context` for each of `recipes`, in order.
+    static func insert(
+        _ recipes: [(title: String, servings: String, tags: String)],
+        into context: ManagedObjectContext
+    ) {
+        for (title, servings, tags) in recipes {
+            let recipe = Recipe(context: context)
+            recipe.title = title
+            recipe.servings = servings
+            recipe.tags = tags
+        }
+    }
 }
 
 enum Plan2 {
@@ -75,19 +88,15 @@ struct MigrationPlanTests {
     )
 
     func writeVersion1(at path: String) throws {
-        let container = try PersistentContainer(path: path, for: Plan1.version.entities)
-        let context = container.newContext()
-        for (title, servings, tags) in [
-            ("Soup", "4 people", "winter, starter"), ("Tart", "6", "dessert,winter"),
-            ("Bread", "a loaf", ""),
-        ] {
-            let recipe = Plan1.Recipe(context: context)
-            recipe.title = title
-            recipe.servings = servings
-            recipe.tags = tags
+        try writeStore(at: path, for: Plan1.version.entities) { context in
+            Plan1.insert(
+                [
+                    ("Soup", "4 people", "winter, starter"), ("Tart", "6", "dessert,winter"),
+                    ("Bread", "a loaf", ""),
+                ],
+                into: context
+            )
         }
-        try context.save()
-        try container.close()
     }
 
     func checkVersion3(_ container: PersistentContainer) throws {

@@ -148,12 +148,8 @@ struct MigrationSafetyTests {
     func renameThenOlderApp() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("tags.objectlog")
-        do {
-            let container = try PersistentContainer(path: path, for: [TagSlot.Tag.self])
-            let context = container.newContext()
+        try writeStore(at: path, for: [TagSlot.Tag.self]) { context in
             TagSlot.Tag(context: context).label = "swift"
-            try context.save()
-            try container.close()
         }
         do {
             let container = try PersistentContainer(path: path, for: [TagSlot.Label.self])
@@ -281,16 +277,9 @@ struct MigrationSafetyTests {
     func forgottenClass() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("forgotten.objectlog")
-        do {
-            let container = try PersistentContainer(
-                path: path,
-                for: [TagSlot.Tag.self, NoteSlot.Plain.self]
-            )
-            let context = container.newContext()
+        try writeStore(at: path, for: [TagSlot.Tag.self, NoteSlot.Plain.self]) { context in
             for index in 0..<3 { TagSlot.Tag(context: context).label = "t\(index)" }
             NoteSlot.Plain(context: context).title = "kept"
-            try context.save()
-            try container.close()
         }
         let before = directory.fileContents()
         #expect {
@@ -336,16 +325,9 @@ struct MigrationSafetyTests {
     func removedAttribute() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("attribute.objectlog")
-        do {
-            let container = try PersistentContainer(
-                path: path,
-                for: [NoteSlot.Added.self, BoxSlot.Related.self]
-            )
-            let context = container.newContext()
+        try writeStore(at: path, for: [NoteSlot.Added.self, BoxSlot.Related.self]) { context in
             for index in 0..<2 { NoteSlot.Added(context: context).title = "n\(index)" }
             _ = BoxSlot.Related(context: context)
-            try context.save()
-            try container.close()
         }
         let before = directory.fileContents()
         do {
@@ -425,12 +407,8 @@ struct MigrationSafetyTests {
     func planDeclares() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("planned.objectlog")
-        do {
-            let container = try PersistentContainer(path: path, for: [NoteSlot.Added.self])
-            let context = container.newContext()
+        try writeStore(at: path, for: [NoteSlot.Added.self]) { context in
             NoteSlot.Added(context: context).title = "a"
-            try context.save()
-            try container.close()
         }
         let plan = MigrationPlan(
             versions: [
@@ -465,16 +443,9 @@ struct MigrationSafetyTests {
     func previewLines() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("preview.objectlog")
-        do {
-            let container = try PersistentContainer(
-                path: path,
-                for: [TagSlot.Tag.self, NoteSlot.Plain.self]
-            )
-            let context = container.newContext()
+        try writeStore(at: path, for: [TagSlot.Tag.self, NoteSlot.Plain.self]) { context in
             TagSlot.Tag(context: context).label = "x"
             NoteSlot.Plain(context: context).title = "y"
-            try context.save()
-            try container.close()
         }
         let before = directory.fileContents()
         let preview = try PersistentContainer.migrationPreview(

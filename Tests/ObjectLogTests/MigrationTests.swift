@@ -261,7 +261,7 @@ struct MigrationTests {
         let directory = TemporaryDirectory()
         let path = directory.file("notes.objectlog")
         try writeVersion1(at: path)
-        let before = try LogStore.open(path: path, options: readOnly)
+        let before = try LogStore.open(path: path, options: .readOnlyExisting)
         let (transactions, bytes) = (before.transactionCount, before.fileBytes)
         try before.close()
         let container = try PersistentContainer(path: path, for: V2.entities, removing: V2.removals)
@@ -283,7 +283,7 @@ struct MigrationTests {
         try container.close()
         // After compaction no record is older than the current version: raw reads see the
         // current layout without any translation installed.
-        let raw = try LogStore.open(path: path, options: readOnly)
+        let raw = try LogStore.open(path: path, options: .readOnlyExisting)
         defer { try? raw.close() }
         let schema = try #require(try ModelHistory.read(from: raw)?.current?.schema)
         let note = try #require(schema.entity(named: "Note"))
@@ -415,7 +415,11 @@ struct MigrationTests {
         try writeVersion1(at: path)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let model = try ManagedObjectModel(V2.entities, removing: V2.removals)
-        let container = try PersistentContainer(path: path, model: model, options: readOnly)
+        let container = try PersistentContainer(
+            path: path,
+            model: model,
+            options: .readOnlyExisting
+        )
         try checkVersion2(container)
         try container.close()
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
@@ -439,12 +443,5 @@ struct MigrationTests {
         // Ten metadata saves of a small dictionary: well under the 6 KB a schema would cost each.
         #expect(container.coordinator.store.fileBytes - bytes < 10 * 1024)
         try container.close()
-    }
-
-    var readOnly: StoreOptions {
-        var options = StoreOptions()
-        options.readOnly = true
-        options.createIfMissing = false
-        return options
     }
 }

@@ -11,6 +11,15 @@ final class Stranger: ManagedObject {
 
 @Suite("Misuse the API can report is a typed error, not a trap")
 struct MisuseTests {
+    /// A cell saved by a context that is released before this returns: the object outlives
+    /// its context.
+    static func cellOfReleasedContext(_ container: PersistentContainer) throws -> Cell {
+        let context = container.newContext()
+        let cell = Cell(context: context)
+        try context.save()
+        return cell
+    }
+
     @Test("fetching, counting and fetching IDs of a class outside the model throws")
     func fetchOutsideModel() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)
@@ -171,12 +180,7 @@ struct MisuseTests {
     @Test("inserting an object of a released context throws instead of copying it")
     func insertObjectOfReleasedContext() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)
-        let orphan: Cell = try {
-            let context = container.newContext()
-            let cell = Cell(context: context)
-            try context.save()
-            return cell
-        }()
+        let orphan = try Self.cellOfReleasedContext(container)
         let context = container.newContext()
         let error = try #require(throws: ObjectLogError.self) { try context.insert(orphan) }
         #expect(error.code == .contextMismatch)
@@ -214,12 +218,7 @@ struct MisuseTests {
             observing: [\.standardErrorContent]
         ) {
             let container = try PersistentContainer.inMemory(for: testEntities)
-            let orphan: Cell = try {
-                let context = container.newContext()
-                let cell = Cell(context: context)
-                try context.save()
-                return cell
-            }()
+            let orphan = try MisuseTests.cellOfReleasedContext(container)
             orphan.row = 1
         }
         let message = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)

@@ -6,6 +6,40 @@ import Testing
 
 @Suite("Context registry table")
 struct ObjectTableTests {
+    /// Gives `key` a new object in both the table and the reference, or removes it from both.
+    private func update(
+        _ table: ObjectTable,
+        _ reference: inout [ObjectKey: ManagedObject],
+        key: ObjectKey,
+        inserting: Bool
+    ) {
+        if inserting {
+            let object = Tag()
+            table[key] = object
+            reference[key] = object
+        } else {
+            table[key] = nil
+            reference[key] = nil
+        }
+    }
+
+    /// Checks that the table holds the reference's object (or nothing) at each of `probes`.
+    private func expectAgreement(
+        _ table: ObjectTable,
+        _ reference: [ObjectKey: ManagedObject],
+        at probes: some Sequence<ObjectKey>,
+        _ label: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        for probe in probes {
+            #expect(
+                table[probe] === reference[probe],
+                "\(label) key \(probe)",
+                sourceLocation: sourceLocation
+            )
+        }
+    }
+
     @Test(
         "random inserts, replacements and removals agree with a Dictionary",
         arguments: [11, 12, 13] as [UInt64]
@@ -17,21 +51,14 @@ struct ObjectTableTests {
         for step in 0..<20_000 {
             // Keys from a small range so removals and collisions are frequent.
             let key = ObjectKey.random(in: 1...3_000, using: &generator)
-            if Bool.random(using: &generator) {
-                let object = Tag()
-                table[key] = object
-                reference[key] = object
-            } else {
-                table[key] = nil
-                reference[key] = nil
-            }
+            update(table, &reference, key: key, inserting: Bool.random(using: &generator))
             if step.isMultiple(of: 997) {
-                for probe in 1...3_000 as ClosedRange<ObjectKey> {
-                    #expect(
-                        table[probe] === reference[probe],
-                        "seed \(seed) step \(step) key \(probe)"
-                    )
-                }
+                expectAgreement(
+                    table,
+                    reference,
+                    at: 1...3_000 as ClosedRange<ObjectKey>,
+                    "seed \(seed) step \(step)"
+                )
             }
         }
         #expect(table.count == reference.count)
@@ -58,21 +85,10 @@ struct ObjectTableTests {
         }
         for step in 0..<12_000 {
             let key = universe.randomElement(using: &generator) ?? 1
-            if Int.random(in: 0..<3, using: &generator) > 0 {
-                let object = Tag()
-                table[key] = object
-                reference[key] = object
-            } else {
-                table[key] = nil
-                reference[key] = nil
-            }
+            let inserting = Int.random(in: 0..<3, using: &generator) > 0
+            update(table, &reference, key: key, inserting: inserting)
             if step.isMultiple(of: 401) {
-                for probe in universe {
-                    #expect(
-                        table[probe] === reference[probe],
-                        "seed \(seed) step \(step) key \(probe)"
-                    )
-                }
+                expectAgreement(table, reference, at: universe, "seed \(seed) step \(step)")
             }
         }
         for key in universe.shuffled(using: &generator) {
@@ -80,9 +96,7 @@ struct ObjectTableTests {
             reference[key] = nil
             #expect(table.count == reference.count, "seed \(seed)")
             if reference.count.isMultiple(of: 50) {
-                for probe in universe {
-                    #expect(table[probe] === reference[probe], "seed \(seed) key \(probe)")
-                }
+                expectAgreement(table, reference, at: universe, "seed \(seed)")
             }
         }
     }

@@ -276,12 +276,10 @@ struct ParallelFaultLoadTests {
         }
         try file.close()
 
-        var options = StoreOptions()
-        options.readOnly = true
         let container = try PersistentContainer(
             path: path,
             for: [Sample.self, Marker.self],
-            options: options
+            options: .readOnlyExisting
         )
         let context = container.newContext()
         context.tracer = ContextTracer()

@@ -231,10 +231,7 @@ struct PatchedBatchUpdateTests {
         let path = directory.file("notes.objectlog")
         let container = try PersistentContainer(path: path, for: RunPlan.versions[0].entities)
         let context = container.newContext()
-        for index in 0..<60 {
-            let note = RunPlan.NoteV1(context: context)
-            (note.a, note.b, note.c, note.d, note.n) = ("a", "b", "c", "d", index)
-        }
+        RunPlan.insertNotes(60, into: context) { _ in ("a", "b", "c", "d") }
         try context.save()
         _ = try context.execute(
             BatchUpdateRequest<RunPlan.NoteV1>(

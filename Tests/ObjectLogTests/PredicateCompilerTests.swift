@@ -142,11 +142,7 @@ struct PredicateCompilerTests {
                 let size = [0, 100, 20_000][index % 3]
                 configuration.thumbnail =
                     size == 0 ? nil : Data(repeating: UInt8(index), count: size)
-                for step in 0..<(index % 3) {
-                    let snapshot = Snapshot(context: context)
-                    snapshot.step = step
-                    snapshot.configuration = configuration
-                }
+                insertSnapshots(index % 3, of: configuration, into: context)
                 expected.append(
                     Expected(
                         name: configuration.name,

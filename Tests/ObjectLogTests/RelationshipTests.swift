@@ -48,12 +48,7 @@ struct RelationshipTests {
         let container = try PersistentContainer.inMemory(for: testEntities)
         let context = container.newContext()
         let configuration = Configuration(context: context)
-        let snapshots = (0..<3).map { step in
-            let snapshot = Snapshot(context: context)
-            snapshot.step = step
-            snapshot.configuration = configuration
-            return snapshot
-        }
+        let snapshots = insertSnapshots(3, of: configuration, into: context)
         try context.save()
         context.delete(snapshots[0])
         #expect(configuration.snapshots.count == 2, "nullify")

@@ -43,9 +43,7 @@ struct RewriteStageMixedTests {
         let path = directory.file("kitchen.objectlog")
         // Enough records that both workers take a share of the run.
         let count = 4_000
-        do {
-            let container = try PersistentContainer(path: path, for: MixedV1.version.entities)
-            let context = container.newContext()
+        try writeStore(at: path, for: MixedV1.version.entities) { context in
             for index in 0..<count {
                 let recipe = MixedV1.Recipe(context: context)
                 recipe.title = "recipe \(index)"
@@ -53,8 +51,6 @@ struct RewriteStageMixedTests {
                 let cook = MixedV1.Cook(context: context)
                 cook.name = "cook \(index)"
             }
-            try context.save()
-            try container.close()
         }
         let plan = MigrationPlan(
             versions: [MixedV1.version, MixedV2.version],
@@ -63,10 +59,7 @@ struct RewriteStageMixedTests {
                     from: "1",
                     to: "2",
                     entities: [
-                        "Recipe": { old, new in
-                            guard case .string(let text)? = old["servings"] else { return }
-                            new["servings"] = .int(Int64(text.prefix { $0.isNumber }) ?? -1)
-                        }
+                        "Recipe": { RewriteStageTests.servingsAsNumber($0, &$1, fallback: -1) }
                     ]
                 )
             ]

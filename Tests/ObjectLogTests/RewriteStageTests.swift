@@ -35,6 +35,20 @@ enum RunPlan {
         override class var entityName: String { "Note" }
     }
     static let versions = [ModelVersion("1", [NoteV1.self]), ModelVersion("2", [NoteV2.self])]
+
+    /// Inserts `count` notes of version 1 into `context`: note N holds `text(N)` in `a`, `b`, `c`
+    /// and `d`, and N in `n`.
+    static func insertNotes(
+        _ count: Int,
+        into context: ManagedObjectContext,
+        text: (Int) -> (String, String, String, String)
+    ) {
+        for index in 0..<count {
+            let note = NoteV1(context: context)
+            (note.a, note.b, note.c, note.d) = text(index)
+            note.n = index
+        }
+    }
 }
 
 @Suite("Rewriting migration stages: object by object, in one compaction")
@@ -46,10 +60,19 @@ struct RewriteStageTests {
         entities: ["Recipe": servingsAsNumber]
     )
 
-    /// The rewrite of ``servings``: "N people" becomes N.
+    /// The rewrite of ``servings``: "N people" becomes N, and text without a number 1.
     @Sendable static func servingsAsNumber(_ old: StoredObject, _ new: inout MigratedObject) {
+        servingsAsNumber(old, &new, fallback: 1)
+    }
+
+    /// "N people" becomes N, and text without a number `fallback`.
+    static func servingsAsNumber(
+        _ old: StoredObject,
+        _ new: inout MigratedObject,
+        fallback: Int64
+    ) {
         guard case .string(let text)? = old["servings"] else { return }
-        new["servings"] = .int(Int64(text.prefix { $0.isNumber }) ?? 1)
+        new["servings"] = .int(Int64(text.prefix { $0.isNumber }) ?? fallback)
     }
 
     static let plan = MigrationPlan(
@@ -57,19 +80,32 @@ struct RewriteStageTests {
         stages: [servings, MigrationPlanTests.labels]
     )
 
+    /// The plan from version 1 to version 2 whose one stage rewrites each object of `entity`
+    /// with `rewrite`.
+    static func rewritePlan(
+        entity: String = "Recipe",
+        _ rewrite: @escaping MigrationStage.ObjectRewrite
+    ) -> MigrationPlan {
+        MigrationPlan(
+            versions: [Plan1.version, Plan2.version],
+            stages: [.rewrite(from: "1", to: "2", entities: [entity: rewrite])]
+        )
+    }
+
     /// `count` recipes in version 1: titles "recipe N", servings "N people" (N + 1 for odd
     /// N, to tell the values apart), tags "t(N mod 3)".
     func writeVersion1(at path: String, count: Int) throws {
-        let container = try PersistentContainer(path: path, for: Plan1.version.entities)
-        let context = container.newContext()
-        for index in 0..<count {
-            let recipe = Plan1.Recipe(context: context)
-            recipe.title = "recipe \(index)"
-            recipe.servings = "\(index % 2 == 0 ? index : index + 1) people"
-            recipe.tags = "t\(index % 3)"
+        try writeStore(at: path, for: Plan1.version.entities) { context in
+            Plan1.insert(
+                (0..<count).map { index in
+                    (
+                        "recipe \(index)", "\(index % 2 == 0 ? index : index + 1) people",
+                        "t\(index % 3)"
+                    )
+                },
+                into: context
+            )
         }
-        try context.save()
-        try container.close()
     }
 
     @Test("every object is rewritten, the others' values kept, in a compacted store")
@@ -80,10 +116,7 @@ struct RewriteStageTests {
         let count = 20_000
         try writeVersion1(at: path, count: count)
         let sizeBefore = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
-        let plan = MigrationPlan(
-            versions: [Plan1.version, Plan2.version],
-            stages: [Self.servings]
-        )
+        let plan = Self.rewritePlan(Self.servingsAsNumber)
         var reports: [MigrationProgress] = []
         let container = try PersistentContainer(path: path, plan: plan) { reports.append($0) }
         let recipes = try container.newContext().fetch(Plan2.Recipe.self)
@@ -98,9 +131,7 @@ struct RewriteStageTests {
         try container.close()
         // One compaction wrote the store (generation 1 at creation, 2 after it), every record
         // in the new layout, with no second copy of the objects.
-        var options = StoreOptions()
-        options.readOnly = true
-        let store = try LogStore.open(path: path, options: options)
+        let store = try LogStore.open(path: path, options: .readOnlyExisting)
         #expect(store.generation == 2)
         // Servings as numbers take less room than as text.
         let sizeAfter = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
@@ -127,21 +158,10 @@ struct RewriteStageTests {
             var objects: [StoredObject] = []
         }
         let kept = Kept()
-        let plan = MigrationPlan(
-            versions: [Plan1.version, Plan2.version],
-            stages: [
-                .rewrite(
-                    from: "1",
-                    to: "2",
-                    entities: [
-                        "Recipe": { old, new in
-                            kept.lock.withLock { kept.objects.append(old) }
-                            new["servings"] = .int(1)
-                        }
-                    ]
-                )
-            ]
-        )
+        let plan = Self.rewritePlan { old, new in
+            kept.lock.withLock { kept.objects.append(old) }
+            new["servings"] = .int(1)
+        }
         try PersistentContainer(path: path, plan: plan).close()
         #expect(kept.objects.count == count)
         var wrong = 0
@@ -213,10 +233,7 @@ struct RewriteStageTests {
         entity: String = "Recipe"
     ) throws -> ObjectLogError? {
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        let plan = MigrationPlan(
-            versions: [Plan1.version, Plan2.version],
-            stages: [.rewrite(from: "1", to: "2", entities: [entity: rewrite])]
-        )
+        let plan = Self.rewritePlan(entity: entity, rewrite)
         var caught: ObjectLogError?
         do {
             try PersistentContainer(path: path, plan: plan).close()
@@ -234,12 +251,7 @@ struct RewriteStageTests {
         let path = directory.file("notes.objectlog")
         let container = try PersistentContainer(path: path, for: RunPlan.versions[0].entities)
         let context = container.newContext()
-        for index in 0..<300 {
-            let note = RunPlan.NoteV1(context: context)
-            (note.a, note.b, note.c, note.d, note.n) = (
-                "a\(index)", "b\(index)", "c\(index)", "d\(index)", index
-            )
-        }
+        RunPlan.insertNotes(300, into: context) { ("a\($0)", "b\($0)", "c\($0)", "d\($0)") }
         try context.save()
         try container.close()
         // By the number: none of the run set, its second, its last, or both.
@@ -288,19 +300,12 @@ struct RewriteStageTests {
             copy += name
             return copy
         }
-        let stage = MigrationStage.rewrite(
-            from: "1",
-            to: "2",
-            entities: [
-                "Recipe": { old, new in
-                    guard case .string(let text)? = old[spelt("servings")],
-                        old[spelt("serving")] == nil
-                    else { return }
-                    new[spelt("servings")] = .int(Int64(text.prefix { $0.isNumber }) ?? 1)
-                }
-            ]
-        )
-        let plan = MigrationPlan(versions: [Plan1.version, Plan2.version], stages: [stage])
+        let plan = Self.rewritePlan { old, new in
+            guard case .string(let text)? = old[spelt("servings")],
+                old[spelt("serving")] == nil
+            else { return }
+            new[spelt("servings")] = .int(Int64(text.prefix { $0.isNumber }) ?? 1)
+        }
         let container = try PersistentContainer(path: path, plan: plan)
         let recipes = try container.newContext().fetch(Plan2.Recipe.self)
         #expect(recipes.count == 50)
@@ -412,10 +417,7 @@ struct RewriteStageTests {
         let directory = TemporaryDirectory()
         let path = directory.file("recipes.objectlog")
         try writeVersion1(at: path, count: 0)
-        let plan = MigrationPlan(
-            versions: [Plan1.version, Plan2.version],
-            stages: [Self.servings]
-        )
+        let plan = Self.rewritePlan(Self.servingsAsNumber)
         let container = try PersistentContainer(path: path, plan: plan)
         #expect(try container.newContext().fetch(Plan2.Recipe.self).isEmpty)
         try container.close()
@@ -431,9 +433,7 @@ struct RewriteStageTests {
         try writeVersion1(at: path, count: 3_000)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         func openReadOnly() throws -> LogStore {
-            var options = StoreOptions()
-            options.readOnly = true
-            return try LogStore.open(path: path, options: options)
+            try LogStore.open(path: path, options: .readOnlyExisting)
         }
         let transactionsBefore = try {
             let store = try openReadOnly()
@@ -442,24 +442,13 @@ struct RewriteStageTests {
         }()
         // While the stage runs (the copy being written), the store's bytes are the old ones.
         let unchanged = Mutex(true)
-        let plan = MigrationPlan(
-            versions: [Plan1.version, Plan2.version],
-            stages: [
-                .rewrite(
-                    from: "1",
-                    to: "2",
-                    entities: [
-                        "Recipe": { old, new in
-                            if old.key % 1_000 == 0 {
-                                let now = try Data(contentsOf: URL(fileURLWithPath: path))
-                                if now != before { unchanged.withLock { $0 = false } }
-                            }
-                            Self.servingsAsNumber(old, &new)
-                        }
-                    ]
-                )
-            ]
-        )
+        let plan = Self.rewritePlan { old, new in
+            if old.key % 1_000 == 0 {
+                let now = try Data(contentsOf: URL(fileURLWithPath: path))
+                if now != before { unchanged.withLock { $0 = false } }
+            }
+            Self.servingsAsNumber(old, &new)
+        }
         try PersistentContainer(path: path, plan: plan).close()
         #expect(unchanged.withLock { $0 })
         // The new version is one transaction more, recorded as the plain open would record it.

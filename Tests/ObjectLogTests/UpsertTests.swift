@@ -41,15 +41,11 @@ struct UpsertTests {
         let container = try PersistentContainer.inMemory(for: testEntities)
         let context = container.newContext()
         #expect(context.mergePolicy == .error)
-        let first = Configuration(context: context)
-        first.name = "Spots"
+        let first = insertConfiguration("Spots", into: context)
         try context.save()
-        let second = Configuration(context: context)
-        second.name = "Spots"
-        let third = Configuration(context: context)
-        third.name = "Stripes"
-        let fourth = Configuration(context: context)
-        fourth.name = "Stripes"
+        let second = insertConfiguration("Spots", into: context)
+        let third = insertConfiguration("Stripes", into: context)
+        let fourth = insertConfiguration("Stripes", into: context)
         let error = try #require(throws: ObjectLogError.self) { try context.save() }
         #expect(error.code == .uniqueness)
         #expect(error.errors.count == 2)
@@ -77,8 +73,7 @@ struct UpsertTests {
         let fixture = UpsertFixture(kind: kind)
         let container = try fixture.open()
         let writer = container.newContext()
-        let original = Configuration(context: writer)
-        original.name = "Spots"
+        let original = insertConfiguration("Spots", into: writer)
         original.feed = 0.01
         original.notes = "first import"
         try writer.save()
@@ -88,12 +83,10 @@ struct UpsertTests {
         context.mergePolicy = .overwrite
         var saves: [ObjectChanges] = []
         context.onDidSave { saves.append($0) }
-        let imported = Configuration(context: context)
-        imported.name = "Spots"
+        let imported = insertConfiguration("Spots", into: context)
         imported.feed = 0.02
         imported.kill = 0.07
-        let other = Configuration(context: context)
-        other.name = "Waves"
+        let other = insertConfiguration("Waves", into: context)
         let insertedID = imported.objectID
         try context.save()
 
@@ -128,13 +121,10 @@ struct UpsertTests {
     func overwriteRegisteredInstance() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)
         let context = container.newContext()
-        let original = Configuration(context: context)
-        original.name = "Spots"
+        let original = insertConfiguration("Spots", into: context)
         try context.save()
         context.mergePolicy = .overwrite
-        let imported = Configuration(context: context)
-        imported.name = "Spots"
-        imported.seed = 42
+        let imported = insertConfiguration("Spots", seed: 42, into: context)
         try context.save()
         #expect(original.managedObjectContext === context)
         #expect(original.seed == 42)
@@ -150,14 +140,10 @@ struct UpsertTests {
             let container = try fixture.open()
             let context = container.newContext()
             context.mergePolicy = .overwrite
-            let first = Configuration(context: context)
-            first.name = "Spots"
-            first.seed = 1
+            let first = insertConfiguration("Spots", seed: 1, into: context)
             try context.save()
             id = first.objectID
-            let second = Configuration(context: context)
-            second.name = "Spots"
-            second.seed = 2
+            insertConfiguration("Spots", seed: 2, into: context)
             try context.save()
             try container.close()
         }
@@ -170,15 +156,12 @@ struct UpsertTests {
             context.mergePolicy = .overwrite
             var saved = ObjectChanges()
             context.onDidSave { saved = $0 }
-            let third = Configuration(context: context)
-            third.name = "Spots"
-            third.seed = 3
+            insertConfiguration("Spots", seed: 3, into: context)
             try context.save()
             #expect(saved.updated == [id] && saved.inserted.isEmpty)
             // The index also knows the value is taken: without a merge policy, a duplicate fails.
             let fresh = container.newContext()
-            let fourth = Configuration(context: fresh)
-            fourth.name = "Spots"
+            insertConfiguration("Spots", into: fresh)
             #expect(throws: ObjectLogError.self) { try fresh.save() }
             try container.close()
         }
@@ -197,19 +180,16 @@ struct UpsertTests {
         let fixture = UpsertFixture(kind: kind)
         let container = try fixture.open()
         let context = container.newContext()
-        let original = Configuration(context: context)
-        original.name = "Spots"
+        let original = insertConfiguration("Spots", into: context)
         let kept = Snapshot(context: context)
         kept.step = 1
         kept.configuration = original
-        let other = Configuration(context: context)
-        other.name = "Waves"
+        let other = insertConfiguration("Waves", into: context)
         try context.save()
         let id = original.objectID
 
         context.mergePolicy = .overwrite
-        let imported = Configuration(context: context)
-        imported.name = "Spots"
+        let imported = insertConfiguration("Spots", into: context)
         let added = Snapshot(context: context)
         added.step = 2
         added.configuration = imported
@@ -284,8 +264,7 @@ struct UpsertTests {
         let new = Data(repeating: 2, count: ExternalStorage.minimumByteCount + 20)
         let writer = container.newContext()
         for name in ["Spots", "Waves"] {
-            let configuration = Configuration(context: writer)
-            configuration.name = name
+            let configuration = insertConfiguration(name, into: writer)
             configuration.thumbnail = old
         }
         try writer.save()
@@ -295,11 +274,9 @@ struct UpsertTests {
         // Loaded, with the thumbnails not read: the merge must not write the old blob back.
         let loaded = try context.fetch(Configuration.self)
         #expect(loaded.allSatisfy { !$0.name.isEmpty })
-        let spots = Configuration(context: context)
-        spots.name = "Spots"
+        let spots = insertConfiguration("Spots", into: context)
         spots.thumbnail = new
-        let waves = Configuration(context: context)
-        waves.name = "Waves"
+        insertConfiguration("Waves", into: context)
         try context.save()
 
         let reader = container.newContext()
@@ -316,8 +293,7 @@ struct UpsertTests {
     func otherContextsMergeTheSurvivor() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)
         let writer = container.newContext()
-        let original = Configuration(context: writer)
-        original.name = "Spots"
+        let original = insertConfiguration("Spots", into: writer)
         try writer.save()
         let observer = container.newContext()
         let observed = try #require(
@@ -328,9 +304,7 @@ struct UpsertTests {
         context.mergePolicy = .overwrite
         var broadcast: ObjectChanges?
         context.onDidSave { broadcast = $0 }
-        let imported = Configuration(context: context)
-        imported.name = "Spots"
-        imported.seed = 77
+        insertConfiguration("Spots", seed: 77, into: context)
         try context.save()
         let changes = try #require(broadcast)
         observer.mergeChanges(from: changes)
@@ -395,8 +369,7 @@ struct UpsertTests {
         let fixture = UpsertFixture(kind: kind)
         let container = try fixture.open()
         let writer = container.newContext()
-        let original = Configuration(context: writer)
-        original.name = "Spots"
+        let original = insertConfiguration("Spots", into: writer)
         original.feed = 0.01
         let kept = Snapshot(context: writer)
         kept.configuration = original
@@ -407,8 +380,7 @@ struct UpsertTests {
         context.mergePolicy = .rollback
         var saved = ObjectChanges()
         context.onDidSave { saved = $0 }
-        let imported = Configuration(context: context)
-        imported.name = "Spots"
+        let imported = insertConfiguration("Spots", into: context)
         imported.feed = 0.5
         let orphan = Snapshot(context: context)
         orphan.step = 7
@@ -433,14 +405,12 @@ struct UpsertTests {
     func rollbackOnlyDuplicate() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)
         let context = container.newContext()
-        let original = Configuration(context: context)
-        original.name = "Spots"
+        insertConfiguration("Spots", into: context)
         try context.save()
         context.mergePolicy = .rollback
         var saved: ObjectChanges?
         context.onDidSave { saved = $0 }
-        let imported = Configuration(context: context)
-        imported.name = "Spots"
+        insertConfiguration("Spots", into: context)
         try context.save()
         #expect(saved?.isEmpty == true)
         #expect(!context.hasChanges)
@@ -461,9 +431,7 @@ struct UpsertTests {
         var saved = ObjectChanges()
         context.onDidSave { saved = $0 }
         let objects = (1...3).map { seed in
-            let object = Configuration(context: context)
-            object.name = "Spots"
-            object.seed = UInt64(seed)
+            let object = insertConfiguration("Spots", seed: UInt64(seed), into: context)
             return object
         }
         try context.save()
@@ -482,22 +450,14 @@ struct UpsertTests {
         let container = try PersistentContainer.inMemory(for: testEntities)
         let context = container.newContext()
         context.mergePolicy = .rollback
-        let first = Configuration(context: context)
-        first.name = "Spots"
-        first.seed = 1
-        let second = Configuration(context: context)
-        second.name = "Spots"
-        second.seed = 2
+        let first = insertConfiguration("Spots", seed: 1, into: context)
+        insertConfiguration("Spots", seed: 2, into: context)
         try context.save()
         #expect(try context.fetch(Configuration.self).map(\.seed) == [1])
 
         context.mergePolicy = .overwrite
-        let third = Configuration(context: context)
-        third.name = "Spots"
-        third.seed = 3
-        let fourth = Configuration(context: context)
-        fourth.name = "Spots"
-        fourth.seed = 4
+        let third = insertConfiguration("Spots", seed: 3, into: context)
+        let fourth = insertConfiguration("Spots", seed: 4, into: context)
         var saved = ObjectChanges()
         context.onDidSave { saved = $0 }
         try context.save()
@@ -601,9 +561,7 @@ struct UpsertTests {
             let name = names.randomElement(using: &generator) ?? "a"
             let value = UInt64.random(in: 0..<1000, using: &generator)
             if roll < 45 {
-                let object = Configuration(context: context)
-                object.name = name
-                object.seed = value
+                let object = insertConfiguration(name, seed: value, into: context)
                 var step: Int?
                 if Bool.random(using: &generator) {
                     let snapshot = Snapshot(context: context)
@@ -736,10 +694,8 @@ struct UpsertTests {
     func updateCollisionFails(policy: MergePolicy) throws {
         let container = try PersistentContainer.inMemory(for: testEntities)
         let context = container.newContext()
-        let first = Configuration(context: context)
-        first.name = "Spots"
-        let second = Configuration(context: context)
-        second.name = "Stripes"
+        insertConfiguration("Spots", into: context)
+        let second = insertConfiguration("Stripes", into: context)
         try context.save()
         context.mergePolicy = policy
         second.name = "Spots"
@@ -785,21 +741,15 @@ struct UpsertTests {
         let container = try PersistentContainer.inMemory(for: testEntities)
         let context = container.newContext()
         context.mergePolicy = .overwrite
-        let renamed = Configuration(context: context)
-        renamed.name = "Spots"
-        let deleted = Configuration(context: context)
-        deleted.name = "Waves"
+        let renamed = insertConfiguration("Spots", into: context)
+        let deleted = insertConfiguration("Waves", into: context)
         try context.save()
         renamed.name = "Mazes"
         context.delete(deleted)
-        let spots = Configuration(context: context)
-        spots.name = "Spots"
-        let waves = Configuration(context: context)
-        waves.name = "Waves"
+        let spots = insertConfiguration("Spots", into: context)
+        let waves = insertConfiguration("Waves", into: context)
         // The renamed object now holds "Mazes": a new "Mazes" merges into it.
-        let mazes = Configuration(context: context)
-        mazes.name = "Mazes"
-        mazes.seed = 5
+        insertConfiguration("Mazes", seed: 5, into: context)
         var saved = ObjectChanges()
         context.onDidSave { saved = $0 }
         try context.save()
