@@ -7,6 +7,9 @@
 //                    (CObjectLogStoreSupport: what Swift has no way to say: cache prefetch hints,
 //                    the carry-less multiplication of the CRC)
 //   ObjectLog        the object engine users link
+//   CommandLineKit   what both tools' command lines share: exit codes, errors, output streams
+//                    that report failed writes, option scanning, help pages, JSON output and
+//                    "did you mean"; it imports nothing of the package
 //   ObjectLogTool    the `objectlog` commands, as a library; `objectlog` only calls it
 //   ReactionDiffusion, Thumbnails   clients' libraries, which know nothing of storage
 //   RDLab            the reaction-diffusion lab; `rdlab` only calls it
@@ -53,6 +56,7 @@ let package = Package(
         .target(name: "CObjectLogStoreSupport"),
         .target(name: "ObjectLogStore", dependencies: ["CZlib", "CObjectLogStoreSupport"]),
         .target(name: "ObjectLog", dependencies: ["ObjectLogStore"]),
+        .target(name: "CommandLineKit"),
         .target(name: "ObjectLogTool", dependencies: ["ObjectLog", "ObjectLogStore"]),
         .executableTarget(name: "objectlog", dependencies: ["ObjectLogTool"]),
         // The child process of the reliability tests (kills, races, readers during writes).
@@ -111,6 +115,7 @@ let package = Package(
             dependencies: ["RDLab", "ReactionDiffusion", "Thumbnails", "TestSupport"],
             exclude: ["Fixtures"]
         ),
+        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"]),
     ],
