@@ -57,7 +57,10 @@ let package = Package(
         .target(name: "ObjectLogStore", dependencies: ["CZlib", "CObjectLogStoreSupport"]),
         .target(name: "ObjectLog", dependencies: ["ObjectLogStore"]),
         .target(name: "CommandLineKit"),
-        .target(name: "ObjectLogTool", dependencies: ["ObjectLog", "ObjectLogStore"]),
+        .target(
+            name: "ObjectLogTool",
+            dependencies: ["ObjectLog", "ObjectLogStore", "CommandLineKit"]
+        ),
         .executableTarget(name: "objectlog", dependencies: ["ObjectLogTool"]),
         // The child process of the reliability tests (kills, races, readers during writes).
         .executableTarget(name: "objectlog-stress", dependencies: ["ObjectLog"]),
@@ -107,7 +110,10 @@ let package = Package(
             name: "ObjectLogTests",
             dependencies: ["ObjectLog", "ObjectLogStore", "TestSupport", "CSQLite"]
         ),
-        .testTarget(name: "ObjectLogToolTests", dependencies: ["ObjectLogTool", "TestSupport"]),
+        .testTarget(
+            name: "ObjectLogToolTests",
+            dependencies: ["ObjectLogTool", "CommandLineKit", "TestSupport"]
+        ),
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "TestSupport"]),
         .testTarget(
