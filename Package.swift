@@ -73,7 +73,10 @@ let package = Package(
         .target(name: "ReactionDiffusion", dependencies: ["CReactionDiffusionSupport"]),
         .target(name: "CPNGSupport", dependencies: ["CPNG"]),
         .target(name: "Thumbnails", dependencies: ["CPNGSupport"]),
-        .target(name: "RDLab", dependencies: ["ObjectLog", "ReactionDiffusion", "Thumbnails"]),
+        .target(
+            name: "RDLab",
+            dependencies: ["ObjectLog", "ReactionDiffusion", "Thumbnails", "CommandLineKit"]
+        ),
         .executableTarget(name: "rdlab", dependencies: ["RDLab"]),
 
         // MARK: Benchmarks
