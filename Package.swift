@@ -7,6 +7,9 @@
 //                    (CObjectLogStoreSupport: what Swift has no way to say: cache prefetch hints,
 //                    the carry-less multiplication of the CRC)
 //   ObjectLog        the object engine users link
+//   CommandLineKit   what both tools' command lines share: exit codes, errors, output streams
+//                    that report failed writes, option scanning, help pages, JSON output and
+//                    "did you mean"; it imports nothing of the package
 //   ObjectLogTool    the `objectlog` commands, as a library; `objectlog` only calls it
 //   ReactionDiffusion, Thumbnails   clients' libraries, which know nothing of storage
 //   RDLab            the reaction-diffusion lab; `rdlab` only calls it
@@ -53,7 +56,11 @@ let package = Package(
         .target(name: "CObjectLogStoreSupport"),
         .target(name: "ObjectLogStore", dependencies: ["CZlib", "CObjectLogStoreSupport"]),
         .target(name: "ObjectLog", dependencies: ["ObjectLogStore"]),
-        .target(name: "ObjectLogTool", dependencies: ["ObjectLog", "ObjectLogStore"]),
+        .target(name: "CommandLineKit"),
+        .target(
+            name: "ObjectLogTool",
+            dependencies: ["ObjectLog", "ObjectLogStore", "CommandLineKit"]
+        ),
         .executableTarget(name: "objectlog", dependencies: ["ObjectLogTool"]),
         // The child process of the reliability tests (kills, races, readers during writes).
         .executableTarget(name: "objectlog-stress", dependencies: ["ObjectLog"]),
@@ -66,7 +73,10 @@ let package = Package(
         .target(name: "ReactionDiffusion", dependencies: ["CReactionDiffusionSupport"]),
         .target(name: "CPNGSupport", dependencies: ["CPNG"]),
         .target(name: "Thumbnails", dependencies: ["CPNGSupport"]),
-        .target(name: "RDLab", dependencies: ["ObjectLog", "ReactionDiffusion", "Thumbnails"]),
+        .target(
+            name: "RDLab",
+            dependencies: ["ObjectLog", "ReactionDiffusion", "Thumbnails", "CommandLineKit"]
+        ),
         .executableTarget(name: "rdlab", dependencies: ["RDLab"]),
 
         // MARK: Benchmarks
@@ -103,7 +113,10 @@ let package = Package(
             name: "ObjectLogTests",
             dependencies: ["ObjectLog", "ObjectLogStore", "TestSupport", "CSQLite"]
         ),
-        .testTarget(name: "ObjectLogToolTests", dependencies: ["ObjectLogTool", "TestSupport"]),
+        .testTarget(
+            name: "ObjectLogToolTests",
+            dependencies: ["ObjectLogTool", "CommandLineKit", "TestSupport"]
+        ),
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "TestSupport"]),
         .testTarget(
@@ -111,6 +124,7 @@ let package = Package(
             dependencies: ["RDLab", "ReactionDiffusion", "Thumbnails", "TestSupport"],
             exclude: ["Fixtures"]
         ),
+        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"]),
     ],

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CommandLineKit
 
 /// The `objectlog` command-line tool as a library: the executable only calls ``main()``.
 ///
@@ -19,25 +15,15 @@ public enum ObjectLogTool {
     ///
     /// - Returns: The status to exit with.
     public static func main() -> Int32 {
-        signal(SIGPIPE, SIG_IGN)
-        let output = TextOutput.descriptor(STDOUT_FILENO)
-        let errorOutput = TextOutput.descriptor(STDERR_FILENO)
+        StandardStreams.ignoreBrokenPipeSignal()
+        // Buffered: `dump` of many objects then makes few system calls.
+        let streams = StandardStreams(buffering: .chunks)
         let status = run(
             Array(CommandLine.arguments.dropFirst()),
-            output: output,
-            errorOutput: errorOutput
+            output: streams.output,
+            errorOutput: streams.error
         )
-        output.flush()
-        if let reason = output.failureDescription {
-            errorOutput.writeLine("error: cannot write standard output: " + reason)
-        }
-        errorOutput.flush()
-        if output.failureDescription != nil || errorOutput.failureDescription != nil,
-            status == .success
-        {
-            return ExitCode.ioError.rawValue
-        }
-        return status.rawValue
+        return streams.exitStatus(after: status).rawValue
     }
 
     /// Runs the tool with `arguments` (without the program name).
@@ -60,7 +46,7 @@ public enum ObjectLogTool {
         do {
             switch try ArgumentParser.parse(arguments, root: RootCommand.self) {
             case .help(let command, let path):
-                output.write(HelpFormatter.help(for: command, path: path))
+                output.write(command.configuration.helpText(path: path))
                 output.flush()
                 return .success
             case .run(let command, let path, let parsed):
@@ -71,7 +57,7 @@ public enum ObjectLogTool {
                 return status
             }
         } catch {
-            let failure = ToolError.from(error)
+            let failure = CommandError.from(error)
             output.flush()
             errorOutput.writeLine("error: " + Formatting.singleLine(failure.message))
             errorOutput.flush()

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CommandLineKit
 
 /// The `rdlab` tool: its commands, as a library so tests and later commands can reuse them.
 ///
@@ -18,11 +12,11 @@ public enum RDLab {
     public static var tool: CommandGroup {
         CommandGroup(
             name: "rdlab",
-            help: CommandHelp(
+            help: HelpPage(
                 overview:
                     "A reaction-diffusion lab: Gray-Scott, FitzHugh-Nagumo and Belousov-Zhabotinsky.",
                 usage: "rdlab <subcommand>",
-                options: [.init("--version", "Print 'rdlab \(version)' and exit.")]
+                options: [.flag("--version", help: "Print 'rdlab \(version)' and exit.")]
             ),
             version: version,
             subcommands: [
@@ -40,15 +34,8 @@ public enum RDLab {
     /// SIGPIPE is ignored, so a closed pipe is such a failure (EPIPE) rather than the end of the
     /// process.
     public static func main(arguments: [String]) -> Int32 {
-        signal(SIGPIPE, SIG_IGN)
+        StandardStreams.ignoreBrokenPipeSignal()
         let status = tool.main(arguments: arguments, output: .standard)
-        if let reason = StandardStream.output.failureDescription {
-            StandardStream.error.write("error: cannot write standard output: \(reason)\n")
-            return status == 0 ? ExitCode.ioError.rawValue : status
-        }
-        if StandardStream.error.failureDescription != nil {
-            return status == 0 ? ExitCode.ioError.rawValue : status
-        }
-        return status
+        return StandardStreams.lab.exitStatus(after: ExitCode(rawValue: status)).rawValue
     }
 }

@@ -1,33 +1,11 @@
+import CommandLineKit
 import Foundation
 import Testing
 
 @testable import ObjectLogTool
 
-@Suite("Parser, JSON writer and progress bar")
+@Suite("Parser and progress bar")
 struct InProcessTests {
-    @Test("JSON output keeps key order, escapes strings and marks doubles as such")
-    func json() throws {
-        let value = JSONValue.object([
-            ("z", .integer(-3)), ("a", .string("line\n\"quoted\"\t\u{01}é")), ("d", .double(2)),
-            ("e", .double(0.1)), ("n", .null), ("list", .array([.bool(true), .unsigned(7)])),
-            ("empty", .object([])), ("nan", .double(.nan)),
-        ])
-        let text = value.rendered()
-        #expect(
-            text
-                == #"{"z":-3,"a":"line\n\"quoted\"\t\u0001é","d":2.0,"e":0.1,"n":null,"list":[true,7],"empty":{},"nan":"NaN"}"#
-        )
-        let parsed = try #require(
-            try JSONSerialization.jsonObject(with: Data(value.rendered(pretty: true).utf8))
-                as? [String: Any]
-        )
-        #expect(parsed["a"] as? String == "line\n\"quoted\"\t\u{01}é")
-        let list = try #require(parsed["list"] as? [Any])
-        #expect(list.count == 2)
-        #expect(list[0] as? Bool == true)
-        #expect(list[1] as? Int == 7)
-    }
-
     @Test("Options take values with a space or '=', '--' ends options, negative numbers are values")
     func parser() throws {
         let outcome = try ArgumentParser.parse(

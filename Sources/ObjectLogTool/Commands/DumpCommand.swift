@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import ObjectLog
 import ObjectLogStore
@@ -58,7 +59,7 @@ struct DumpCommand: ToolCommand {
         if let entityName {
             guard let tag = names.tag(named: entityName) else {
                 let known = names.countsByName(store.liveCounts).map(\.name)
-                throw ToolError.usage(
+                throw CommandError.usage(
                     "no entity named '\(entityName)' in \(path) (entities: "
                         + (known.isEmpty ? "none" : known.joined(separator: ", ")) + ")",
                     command: context.commandName

@@ -1,3 +1,4 @@
+import CommandLineKit
 import ObjectLogStore
 
 /// `objectlog history PATH [--json]`: the committed transactions, in order.

@@ -1,3 +1,4 @@
+import CommandLineKit
 import ObjectLog
 import ObjectLogStore
 
@@ -54,18 +55,18 @@ struct MetaCommand: ToolCommand {
     var action: Action
     var json: Bool
 
-    init(_ arguments: ParsedArguments, context: CommandContext) throws(ToolError) {
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) {
         let command = context.commandName
         let positionals = arguments.positionals
         path = positionals[0]
         json = arguments.flag("--json")
         let type = arguments.value("--type")
-        func expect(_ count: Int, _ form: String) throws(ToolError) {
+        func expect(_ count: Int, _ form: String) throws(CommandError) {
             if positionals.count < count {
-                throw ToolError.usage("'\(positionals[1])' needs \(form)", command: command)
+                throw CommandError.usage("'\(positionals[1])' needs \(form)", command: command)
             }
             if positionals.count > count {
-                throw ToolError.usage(
+                throw CommandError.usage(
                     "unexpected argument '\(positionals[count])'",
                     command: command
                 )
@@ -73,7 +74,7 @@ struct MetaCommand: ToolCommand {
         }
         guard positionals.count > 1 else {
             if type != nil {
-                throw ToolError.usage("--type applies only to 'set'", command: command)
+                throw CommandError.usage("--type applies only to 'set'", command: command)
             }
             action = .print
             return
@@ -95,28 +96,28 @@ struct MetaCommand: ToolCommand {
             try Self.checkNotReserved(positionals[2], verb: "delete")
             action = .delete(positionals[2])
         default:
-            throw ToolError.usage(
+            throw CommandError.usage(
                 "unknown meta action '\(positionals[1])' (expected get, set or delete)",
                 command: command
             )
         }
         if type != nil, case .set = action {
         } else if type != nil {
-            throw ToolError.usage("--type applies only to 'set'", command: command)
+            throw CommandError.usage("--type applies only to 'set'", command: command)
         }
     }
 
-    private static func checkNotReserved(_ key: String, verb: String) throws(ToolError) {
+    private static func checkNotReserved(_ key: String, verb: String) throws(CommandError) {
         guard !key.hasPrefix(reservedKeyPrefix) else {
-            throw ToolError(
-                .usage,
+            throw CommandError(
                 "cannot \(verb) '\(Formatting.singleLine(key))': keys starting with "
                     + "'\(reservedKeyPrefix)' are reserved for the ObjectLog engine (its model "
-                    + "schema); they change only when an app opens the store with a new model"
+                    + "schema); they change only when an app opens the store with a new model",
+                exitCode: .usage
             )
         }
         guard !key.isEmpty else {
-            throw ToolError(.usage, "the metadata key is empty")
+            throw CommandError("the metadata key is empty", exitCode: .usage)
         }
     }
 
@@ -125,11 +126,11 @@ struct MetaCommand: ToolCommand {
         _ text: String,
         type: String,
         command: String
-    ) throws(ToolError) -> MetadataValue {
+    ) throws(CommandError) -> MetadataValue {
         switch type {
         case "int":
             guard let value = Int64(text) else {
-                throw ToolError.usage(
+                throw CommandError.usage(
                     "'\(text)' is not an integer (--type int takes a whole number from "
                         + "\(Int64.min) to \(Int64.max))",
                     command: command
@@ -138,7 +139,7 @@ struct MetaCommand: ToolCommand {
             return .integer(value)
         case "double":
             guard let value = Double(text), value.isFinite else {
-                throw ToolError.usage(
+                throw CommandError.usage(
                     "'\(text)' is not a finite number (--type double)",
                     command: command
                 )
@@ -149,7 +150,7 @@ struct MetaCommand: ToolCommand {
             case "true", "yes", "1": return .bool(true)
             case "false", "no", "0": return .bool(false)
             default:
-                throw ToolError.usage(
+                throw CommandError.usage(
                     "'\(text)' is not a Boolean (--type bool takes true or false)",
                     command: command
                 )
@@ -179,9 +180,9 @@ struct MetaCommand: ToolCommand {
             let (metadata, damage) = try readMetadata()
             guard let value = metadata[key] else {
                 _ = try DamageRendering.finish(damage, path: path, context: context)
-                throw ToolError(
-                    .failure,
-                    "\(path): no metadata key '\(Formatting.singleLine(key))'"
+                throw CommandError(
+                    "\(path): no metadata key '\(Formatting.singleLine(key))'",
+                    exitCode: .failure
                 )
             }
             context.output.writeLine(
@@ -203,9 +204,9 @@ struct MetaCommand: ToolCommand {
                 metadata.removeValue(forKey: key) != nil
             }
             guard found else {
-                throw ToolError(
-                    .failure,
-                    "\(path): no metadata key '\(Formatting.singleLine(key))'"
+                throw CommandError(
+                    "\(path): no metadata key '\(Formatting.singleLine(key))'",
+                    exitCode: .failure
                 )
             }
             context.output.writeLine("deleted \(Formatting.singleLine(key))")

@@ -1,3 +1,4 @@
+import CommandLineKit
 import ObjectLog
 import ObjectLogStore
 
@@ -38,15 +39,15 @@ struct RecoverCommand: ToolCommand {
     var outputPath: String
     var modelSource: String?
 
-    init(_ arguments: ParsedArguments, context: CommandContext) throws(ToolError) {
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) {
         path = arguments.positionals[0]
         outputPath = arguments.value("--output") ?? path + ".recovered"
         guard !outputPath.isEmpty else {
-            throw ToolError.usage("the output path is empty", command: context.commandName)
+            throw CommandError.usage("the output path is empty", command: context.commandName)
         }
         modelSource = arguments.value("--model-from")
         guard modelSource?.isEmpty != true else {
-            throw ToolError.usage("the --model-from path is empty", command: context.commandName)
+            throw CommandError.usage("the --model-from path is empty", command: context.commandName)
         }
     }
 
@@ -54,9 +55,9 @@ struct RecoverCommand: ToolCommand {
         // Opened first: it fails cleanly on a file that is no store.
         try StoreAccess.openSalvaging(path).close()
         if FileStatus.exists(outputPath) {
-            throw ToolError(
-                .cannotCreate,
-                "\(outputPath): already exists; choose a new path with --output"
+            throw CommandError(
+                "\(outputPath): already exists; choose a new path with --output",
+                exitCode: .cannotCreate
             )
         }
         let model = try SalvageModel(modelFrom: modelSource)
@@ -73,10 +74,10 @@ struct RecoverCommand: ToolCommand {
                 restoring: restoring
             )
         } catch let error as StoreError where error.path == outputPath {
-            throw ToolError(.cannotCreate, ToolError.describe(error))
+            throw CommandError(CommandError.describe(error), exitCode: .cannotCreate)
         } catch let error as StoreError where error.code == .invalidArgument {
             // What the copy refuses (records it cannot translate) is the data's doing.
-            throw ToolError(.dataError, ToolError.describe(error))
+            throw CommandError(CommandError.describe(error), exitCode: .dataError)
         }
         let output = context.output
         let recovered = try StoreAccess.openReadOnly(outputPath)

@@ -1,3 +1,4 @@
+import CommandLineKit
 import ObjectLog
 import ObjectLogStore
 
@@ -24,11 +25,11 @@ struct RepairCommand: ToolCommand {
     var path: String
     var modelSource: String?
 
-    init(_ arguments: ParsedArguments, context: CommandContext) throws(ToolError) {
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) {
         path = arguments.positionals[0]
         modelSource = arguments.value("--model-from")
         guard modelSource?.isEmpty != true else {
-            throw ToolError.usage("the --model-from path is empty", command: context.commandName)
+            throw CommandError.usage("the --model-from path is empty", command: context.commandName)
         }
     }
 
@@ -59,9 +60,9 @@ struct RepairCommand: ToolCommand {
         } catch let error as StoreError where error.code == .invalidArgument {
             // The copy of the original cannot be made where it goes; anything else the copy
             // refuses (records it cannot translate) is the data's doing.
-            throw ToolError(
-                error.path == damagedPath ? .cannotCreate : .dataError,
-                ToolError.describe(error)
+            throw CommandError(
+                CommandError.describe(error),
+                exitCode: error.path == damagedPath ? .cannotCreate : .dataError
             )
         }
         guard let copy = result.damagedCopyPath else {

@@ -1,3 +1,5 @@
+import CommandLineKit
+
 /// `objectlog`: the tool itself, whose subcommands do the work.
 struct RootCommand: ToolCommand {
     /// The tool's version, printed by `--version`.
@@ -25,10 +27,10 @@ struct RootCommand: ToolCommand {
 
     var showsVersion: Bool
 
-    init(_ arguments: ParsedArguments, context: CommandContext) throws(ToolError) {
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) {
         showsVersion = arguments.flag("--version")
         guard showsVersion else {
-            throw ToolError.usage("missing subcommand", command: context.commandName)
+            throw CommandError.usage("missing subcommand", command: context.commandName)
         }
     }
 

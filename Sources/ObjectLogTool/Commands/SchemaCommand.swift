@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import ObjectLog
 import ObjectLogStore
@@ -48,7 +49,7 @@ struct SchemaCommand: ToolCommand {
     var checkModel: String?
     var removals: [String]
 
-    init(_ arguments: ParsedArguments, context: CommandContext) throws(ToolError) {
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) {
         path = arguments.positionals[0]
         json = arguments.flag("--json")
         checkModel = arguments.value("--check-model")
@@ -57,10 +58,10 @@ struct SchemaCommand: ToolCommand {
                 list.split(separator: ",").map { String($0) }
             } ?? []
         if checkModel == nil, arguments.value("--removing") != nil {
-            throw ToolError.usage("--removing needs --check-model", command: context.commandName)
+            throw CommandError.usage("--removing needs --check-model", command: context.commandName)
         }
         if checkModel?.isEmpty == true {
-            throw ToolError.usage("the model path is empty", command: context.commandName)
+            throw CommandError.usage("the model path is empty", command: context.commandName)
         }
     }
 
@@ -69,7 +70,7 @@ struct SchemaCommand: ToolCommand {
         let store = try StoreAccess.openReadOnly(path)
         defer { try? store.close() }
         guard let history = try ModelHistory.read(from: store) else {
-            throw ToolError(.failure, "\(path): the store records no ObjectLog model")
+            throw CommandError("\(path): the store records no ObjectLog model", exitCode: .failure)
         }
         let versions = history.versions
         if json {
@@ -169,7 +170,7 @@ struct SchemaCommand: ToolCommand {
         } catch {
             // A declared removal of something the model has is a mistake on the command line.
             guard error.code == .invalidModel else { throw error }
-            throw ToolError.usage(error.message, command: context.commandName)
+            throw CommandError.usage(error.message, command: context.commandName)
         }
         if json {
             let value = JSONValue.object([
@@ -192,28 +193,34 @@ struct SchemaCommand: ToolCommand {
     /// The current model of a store, or a model description in JSON.
     private static func readModel(_ path: String) throws -> ModelSchema {
         guard FileStatus.exists(path) else {
-            throw ToolError(.noInput, "\(path): no such model file or store")
+            throw CommandError("\(path): no such model file or store", exitCode: .noInput)
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ToolError(.ioError, "\(path): cannot read the model")
+            throw CommandError("\(path): cannot read the model", exitCode: .ioError)
         }
         let first = try? handle.read(upToCount: 1)
         try? handle.close()
         // A store begins with its magic number; a model description is a JSON object.
         if first?.first == UInt8(ascii: "{") {
             guard let data = FileManager.default.contents(atPath: path) else {
-                throw ToolError(.ioError, "\(path): cannot read the model")
+                throw CommandError("\(path): cannot read the model", exitCode: .ioError)
             }
             do {
                 return try ModelSchema.decode(json: data)
             } catch {
-                throw ToolError(.dataError, "\(path): not a model description: \(error.message)")
+                throw CommandError(
+                    "\(path): not a model description: \(error.message)",
+                    exitCode: .dataError
+                )
             }
         }
         let store = try StoreAccess.openReadOnly(path)
         defer { try? store.close() }
         guard let current = try ModelHistory.read(from: store)?.current else {
-            throw ToolError(.failure, "\(path): the store records no ObjectLog model to check with")
+            throw CommandError(
+                "\(path): the store records no ObjectLog model to check with",
+                exitCode: .failure
+            )
         }
         return current.schema
     }

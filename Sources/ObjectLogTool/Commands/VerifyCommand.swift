@@ -1,3 +1,4 @@
+import CommandLineKit
 import ObjectLog
 import ObjectLogStore
 
@@ -65,7 +66,7 @@ struct VerifyCommand: StoreReportCommand {
             do {
                 checkedReferences = try checkObjects(names: names, findings: &findings)
             } catch {
-                let failure = ToolError.from(error)
+                let failure = CommandError.from(error)
                 findings.append(
                     Finding(
                         kind: "payload",
@@ -109,7 +110,10 @@ struct VerifyCommand: StoreReportCommand {
         }
         guard findings.isEmpty else {
             let kinds = Set(findings.map(\.kind)).sorted().joined(separator: ", ")
-            throw ToolError(.dataError, "\(path): \(findings.count) problem(s) found (\(kinds))")
+            throw CommandError(
+                "\(path): \(findings.count) problem(s) found (\(kinds))",
+                exitCode: .dataError
+            )
         }
         return .success
     }

@@ -1,3 +1,5 @@
+import CommandLineKit
+
 /// What the command line asked for: to run a command with its arguments, or to print help.
 enum ParseOutcome {
     /// Run `command` with `arguments`; `path` is the command's names from the root.
@@ -15,12 +17,12 @@ enum ParseOutcome {
 enum ArgumentParser {
     /// Parses `arguments` (without the program name) for `root` and its subcommands.
     ///
-    /// - Throws: ``ToolError`` with exit code 64 naming the unknown subcommand or option, the
+    /// - Throws: ``CommandError`` with exit code 64 naming the unknown subcommand or option, the
     ///   missing value or argument, or the unexpected argument.
     static func parse(
         _ arguments: [String],
         root: any ToolCommand.Type
-    ) throws(ToolError) -> ParseOutcome {
+    ) throws(CommandError) -> ParseOutcome {
         var command = root
         var path = [root.configuration.name]
         var remaining = arguments[...]
@@ -29,13 +31,7 @@ enum ArgumentParser {
         if remaining.first == "help" {
             remaining = remaining.dropFirst()
             for name in remaining {
-                guard let sub = subcommand(named: name, of: command) else {
-                    throw ToolError.usage(
-                        "unknown subcommand '\(name)'",
-                        command: path.joined(separator: " ")
-                    )
-                }
-                command = sub
+                command = try subcommand(named: name, of: command, path: path)
                 path.append(name)
             }
             return .help(command: command, path: path)
@@ -44,13 +40,7 @@ enum ArgumentParser {
         while !command.configuration.subcommands.isEmpty, let first = remaining.first,
             !first.hasPrefix("-")
         {
-            guard let sub = subcommand(named: first, of: command) else {
-                throw ToolError.usage(
-                    "unknown subcommand '\(first)'",
-                    command: path.joined(separator: " ")
-                )
-            }
-            command = sub
+            command = try subcommand(named: first, of: command, path: path)
             path.append(first)
             remaining = remaining.dropFirst()
         }
@@ -62,95 +52,92 @@ enum ArgumentParser {
         return .run(command: command, path: path, arguments: parsed)
     }
 
+    /// The subcommand `name` of `command`, reached as `path`.
+    ///
+    /// - Throws: ``CommandError`` (usage) when `command` has no such subcommand.
     private static func subcommand(
         named name: String,
-        of command: any ToolCommand.Type
-    ) -> (any ToolCommand.Type)? {
-        command.configuration.subcommands.first { $0.configuration.name == name }
+        of command: any ToolCommand.Type,
+        path: [String]
+    ) throws(CommandError) -> any ToolCommand.Type {
+        guard
+            let sub = command.configuration.subcommands.first(where: {
+                $0.configuration.name == name
+            })
+        else {
+            throw CommandError.usage(
+                "unknown subcommand '\(name)'",
+                command: path.joined(separator: " ")
+            )
+        }
+        return sub
     }
 
     private static func parseOptions(
         _ tokens: [String],
         for command: any ToolCommand.Type,
         path: [String]
-    ) throws(ToolError) -> ParsedArguments {
+    ) throws(CommandError) -> ParsedArguments {
         let configuration = command.configuration
         let commandName = path.joined(separator: " ")
         var parsed = ParsedArguments()
-        var index = 0
-        var optionsEnded = false
-        while index < tokens.count {
-            let token = tokens[index]
-            index += 1
-            if optionsEnded || !isOption(token) {
+        var scanner = ArgumentScanner(tokens, command: commandName, conventions: .objectLog)
+        while let argument = try scanner.next() {
+            switch argument {
+            case .positional(let token):
                 parsed.positionals.append(token)
-                continue
-            }
-            if token == "--" {
-                optionsEnded = true
-                continue
-            }
-            var name = token
-            var inlineValue: String?
-            if let equals = token.firstIndex(of: "="), token.hasPrefix("--") {
-                name = String(token[..<equals])
-                inlineValue = String(token[token.index(after: equals)...])
-            }
-            guard let option = configuration.options.first(where: { $0.names.contains(name) })
-            else {
-                throw ToolError.usage("unknown option '\(name)'", command: commandName)
-            }
-            guard let valueName = option.valueName else {
-                if inlineValue != nil {
-                    throw ToolError.usage(
-                        "option '\(name)' takes no value",
+            case .option(let name):
+                guard let option = configuration.options.first(where: { $0.names.contains(name) })
+                else {
+                    throw scanner.unknownOption(name)
+                }
+                guard let valueName = option.valueName else {
+                    if scanner.pendingInlineValue != nil {
+                        throw CommandError.usage(
+                            "option '\(name)' takes no value",
+                            command: commandName
+                        )
+                    }
+                    parsed.flags.insert(option.canonicalName)
+                    continue
+                }
+                guard let value = scanner.nextValue() else {
+                    throw CommandError.usage(
+                        "option '\(name)' needs a value <\(valueName)>",
                         command: commandName
                     )
                 }
-                parsed.flags.insert(option.canonicalName)
-                continue
+                if let allowed = option.allowedValues, !allowed.contains(value) {
+                    throw CommandError.usage(
+                        "'\(value)' is not a valid value for '\(name)' (expected "
+                            + allowed.joined(separator: ", ") + ")",
+                        command: commandName
+                    )
+                }
+                parsed.values[option.canonicalName] = value
             }
-            let value: String
-            if let inlineValue {
-                value = inlineValue
-            } else if index < tokens.count, !isOption(tokens[index]) {
-                value = tokens[index]
-                index += 1
-            } else {
-                throw ToolError.usage(
-                    "option '\(name)' needs a value <\(valueName)>",
-                    command: commandName
-                )
-            }
-            if let allowed = option.allowedValues, !allowed.contains(value) {
-                throw ToolError.usage(
-                    "'\(value)' is not a valid value for '\(name)' (expected "
-                        + allowed.joined(separator: ", ") + ")",
-                    command: commandName
-                )
-            }
-            parsed.values[option.canonicalName] = value
         }
 
         let required = configuration.arguments.filter { !$0.isOptional }.count
         if parsed.positionals.count < required {
             let missing = configuration.arguments[parsed.positionals.count]
-            throw ToolError.usage("missing argument <\(missing.name)>", command: commandName)
+            throw CommandError.usage("missing argument <\(missing.name)>", command: commandName)
         }
         if parsed.positionals.count > configuration.arguments.count {
             let extra = parsed.positionals[configuration.arguments.count]
             let what = configuration.subcommands.isEmpty ? "argument" : "subcommand"
-            throw ToolError.usage("unexpected \(what) '\(extra)'", command: commandName)
+            throw CommandError.usage("unexpected \(what) '\(extra)'", command: commandName)
         }
         return parsed
     }
+}
 
-    /// Whether `token` is an option name rather than a value: it starts with `-`, is not `-`
-    /// alone (standard input, by convention) and is not a negative number.
-    private static func isOption(_ token: String) -> Bool {
-        guard token.hasPrefix("-"), token.count > 1 else { return false }
-        let rest = token.dropFirst()
-        if let first = rest.first, first.isNumber || first == "." { return false }
-        return true
-    }
+extension ArgumentScanner.Conventions {
+    /// `objectlog`'s conventions, swift-argument-parser's: `-5` and `-0.5` are values, and with
+    /// short options (`-o`) a value after a space never looks like an option, so that a
+    /// forgotten value is reported instead of taking the next option's name.
+    static let objectLog = ArgumentScanner.Conventions(
+        negativeNumbersAreValues: true,
+        valuesMayStartWithSingleDash: false
+    )
 }

@@ -1,3 +1,5 @@
+import CommandLineKit
+
 /// A command that reads one store and reports on it, as text or as JSON: `<path> [--json]`
 /// (`info`, `history`, `verify`).
 ///
@@ -8,7 +10,7 @@ protocol StoreReportCommand: ToolCommand {
 }
 
 extension StoreReportCommand {
-    init(_ arguments: ParsedArguments, context: CommandContext) throws(ToolError) {
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) {
         self.init(path: arguments.positionals[0], json: arguments.flag("--json"))
     }
 }

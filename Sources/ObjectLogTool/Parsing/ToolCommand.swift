@@ -1,3 +1,5 @@
+import CommandLineKit
+
 /// A command of the tool, in the swift-argument-parser style: a static configuration, an
 /// initializer that validates the parsed command line, and `run`.
 protocol ToolCommand: Sendable {
@@ -6,13 +8,13 @@ protocol ToolCommand: Sendable {
 
     /// Creates the command from its parsed command line, checking what the parser cannot.
     ///
-    /// - Throws: ``ToolError`` (usually exit code 64) for an invalid combination of arguments.
-    init(_ arguments: ParsedArguments, context: CommandContext) throws(ToolError)
+    /// - Throws: ``CommandError`` (usually exit code 64) for an invalid combination of arguments.
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError)
 
     /// Does the work, writing results to the context's output.
     ///
     /// - Returns: The exit code (success unless the command reports a finding such as damage).
-    /// - Throws: ``ToolError``, ``ObjectLogStore/StoreError`` or an I/O error; the tool prints
+    /// - Throws: ``CommandError``, ``ObjectLogStore/StoreError`` or an I/O error; the tool prints
     ///   it as one `error: …` line and exits with its code.
     func run(_ context: CommandContext) throws -> ExitCode
 }

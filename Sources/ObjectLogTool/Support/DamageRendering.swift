@@ -1,3 +1,4 @@
+import CommandLineKit
 import ObjectLogStore
 
 /// How the read commands report damage in the log: a torn tail is a warning (every open drops
@@ -25,12 +26,12 @@ enum DamageRendering {
     /// Warns of a torn tail, or throws for corruption, after a command has printed what it could.
     ///
     /// - Returns: ``ExitCode/success`` when the store is readable in full.
-    /// - Throws: ``ToolError`` with exit code 65 for corruption.
+    /// - Throws: ``CommandError`` with exit code 65 for corruption.
     static func finish(
         _ damage: StoreDamage?,
         path: String,
         context: CommandContext
-    ) throws(ToolError) -> ExitCode {
+    ) throws(CommandError) -> ExitCode {
         guard let damage else { return .success }
         switch damage.kind {
         case .inFlight:
@@ -42,11 +43,11 @@ enum DamageRendering {
             )
             return .success
         case .corrupt:
-            throw ToolError(
-                .dataError,
+            throw CommandError(
                 "\(path): \(damage); committed data is damaged: what was shown is the store "
                     + "without the damaged transaction(s) (run 'objectlog verify' for details, "
-                    + "then 'objectlog repair')"
+                    + "then 'objectlog repair')",
+                exitCode: .dataError
             )
         }
     }

@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import ObjectLog
 import ObjectLogStore
@@ -94,13 +95,13 @@ struct EntityNames: Sendable {
     ///   - store: The open store.
     ///   - path: The store, for the message.
     ///   - remedy: What to do when the store records no model.
-    /// - Throws: ``ToolError`` (exit 65) naming the first patched object.
+    /// - Throws: ``CommandError`` (exit 65) naming the first patched object.
     func requireMerge(
         of keys: [ObjectKey]? = nil,
         in store: LogStore,
         path: String,
         remedy: String
-    ) throws(ToolError) {
+    ) throws(CommandError) {
         guard history == nil else { return }
         try StoreAccess.requireMergeablePatches(
             store,

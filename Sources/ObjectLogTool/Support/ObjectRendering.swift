@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import ObjectLog
 import ObjectLogStore
@@ -26,7 +27,7 @@ struct ObjectRendering {
 
     /// The object's JSON, or nil if it is no longer live.
     ///
-    /// - Throws: ``ToolError`` (exit 65) naming the object and record offset when its payload
+    /// - Throws: ``CommandError`` (exit 65) naming the object and record offset when its payload
     ///   does not decode; ``StoreError`` when it cannot be read.
     func json(key: ObjectKey) throws -> JSONValue? {
         guard let location = store.location(of: key),
@@ -60,10 +61,10 @@ struct ObjectRendering {
             }
         } catch {
             let message = (error as? ObjectLogError)?.message ?? String(describing: error)
-            throw ToolError(
-                .dataError,
+            throw CommandError(
                 "\(store.path): offset \(location.offset): object #\(key) (\(entityName)): "
-                    + message
+                    + message,
+                exitCode: .dataError
             )
         }
         var attributes: [(String, JSONValue)] = []

@@ -1,3 +1,5 @@
+import CommandLineKit
+
 /// A one-line progress bar for long operations, drawn only on a terminal and only once the
 /// operation has taken longer than a delay (one second), so short runs and pipes see nothing.
 final class ProgressBar {

@@ -1,3 +1,4 @@
+import CommandLineKit
 import ObjectLog
 import ObjectLogStore
 
@@ -24,7 +25,7 @@ struct SalvageModel {
 
     /// Reads the model versions of the store at `source`, read-only.
     ///
-    /// - Throws: ``ToolError`` (exit 65) when that store records no model or its model cannot
+    /// - Throws: ``CommandError`` (exit 65) when that store records no model or its model cannot
     ///   be read; ``StoreError`` when it cannot be opened.
     init(modelFrom source: String?) throws {
         self.source = source
@@ -38,13 +39,16 @@ struct SalvageModel {
         do {
             history = try ModelHistory.read(from: store)
         } catch {
-            throw ToolError(.dataError, "\(source): its model cannot be read: \(error.message)")
+            throw CommandError(
+                "\(source): its model cannot be read: \(error.message)",
+                exitCode: .dataError
+            )
         }
         guard let history, !history.versions.isEmpty else {
-            throw ToolError(
-                .dataError,
+            throw CommandError(
                 "\(source): records no ObjectLog model; --model-from needs a store the engine "
-                    + "wrote"
+                    + "wrote",
+                exitCode: .dataError
             )
         }
         substitutes = history.versions.reversed().map(\.schema)
@@ -69,7 +73,7 @@ struct SalvageModel {
     ///
     /// - Returns: The puts of the lost schema records (nil when none is lost) and the versions
     ///   they hold.
-    /// - Throws: ``ToolError`` (exit 65) when a schema record is lost and no model supplied is
+    /// - Throws: ``CommandError`` (exit 65) when a schema record is lost and no model supplied is
     ///   that version, or when objects are stored as patches and there is no model to merge
     ///   them with; ``StoreError`` when the store cannot be opened.
     func prepare(
@@ -93,14 +97,14 @@ struct SalvageModel {
                 )
                 return (nil, [])
             }
-            throw ToolError(
-                .dataError,
+            throw CommandError(
                 "\(path): \(error.message); "
                     + (source.map {
                         "\($0) does not record that version: give --model-from a store that does"
                     }
                         ?? "rerun with --model-from OTHER.olog, a store that records that version "
-                        + "(a new, empty store opened by the app with that model does)")
+                        + "(a new, empty store opened by the app with that model does)"),
+                exitCode: .dataError
             )
         }
         guard let history else {

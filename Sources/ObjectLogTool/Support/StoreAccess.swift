@@ -1,3 +1,4 @@
+import CommandLineKit
 import ObjectLogStore
 
 #if canImport(Glibc)
@@ -48,7 +49,7 @@ enum StoreAccess {
     ///     written; what it throws refuses the store.
     /// - Returns: The store, open for writing; the caller closes it.
     /// - Throws: ``StoreError`` (`.locked` when another process writes the store),
-    ///   ``ToolError`` (exit 65) for a torn tail, or what `checking` throws.
+    ///   ``CommandError`` (exit 65) for a torn tail, or what `checking` throws.
     static func openForWriting(
         _ path: String,
         discardingTornTail: Bool = false,
@@ -64,11 +65,11 @@ enum StoreAccess {
         }
         try check.close()
         if let damage, damage.isDamage, !discardingTornTail {
-            throw ToolError(
-                .dataError,
+            throw CommandError(
                 "\(path): \(damage); writing would cut off the incomplete last transaction — "
                     + "check with 'objectlog verify', then run 'objectlog compact "
-                    + "--discard-torn-tail' to drop it (or 'objectlog recover')"
+                    + "--discard-torn-tail' to drop it (or 'objectlog recover')",
+                exitCode: .dataError
             )
         }
         var options = StoreOptions()
@@ -100,14 +101,14 @@ enum StoreAccess {
     ///   - keys: The objects the command would read (default: every live object).
     ///   - modelProblem: Why there is no model, when the store records one that cannot be read.
     ///   - remedy: What the user can do instead, the message's last clause.
-    /// - Throws: ``ToolError`` (exit 65) naming the first patched object and how many there are.
+    /// - Throws: ``CommandError`` (exit 65) naming the first patched object and how many there are.
     static func requireMergeablePatches(
         _ store: LogStore,
         path: String,
         keys: [ObjectKey]? = nil,
         modelProblem: String?,
         remedy: String
-    ) throws(ToolError) {
+    ) throws(CommandError) {
         let patched = (keys ?? store.liveKeys(entity: nil)).filter {
             store.location(of: $0)?.isPatch == true
         }
@@ -116,10 +117,10 @@ enum StoreAccess {
             patched.count == 1
             ? "object #\(first) is stored as a patch"
             : "\(patched.count) objects (#\(first) first) are stored as patches"
-        throw ToolError(
-            .dataError,
+        throw CommandError(
             "\(path): \(objects), which only the store's model can merge with its base, and "
-                + (modelProblem ?? "the store records no ObjectLog model") + "; " + remedy
+                + (modelProblem ?? "the store records no ObjectLog model") + "; " + remedy,
+            exitCode: .dataError
         )
     }
 

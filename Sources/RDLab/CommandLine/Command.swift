@@ -1,3 +1,5 @@
+import CommandLineKit
+
 /// One command of a tool: how it is described, parsed and run.
 ///
 /// A command is a value built from its arguments by ``init(parsing:)`` (which checks everything
@@ -7,7 +9,7 @@
 /// ```swift
 /// struct HelloCommand: Command {
 ///     static let name = "hello"
-///     static let help = CommandHelp(overview: "Says hello.", usage: "rdlab hello")
+///     static let help = HelpPage(overview: "Says hello.", usage: "rdlab hello")
 ///     init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
 ///         if let option = try arguments.nextOption() { throw arguments.unknownOption(option) }
 ///     }
@@ -18,7 +20,7 @@ public protocol Command {
     /// The name the command is invoked by, such as `run`.
     static var name: String { get }
     /// The command's help page.
-    static var help: CommandHelp { get }
+    static var help: HelpPage { get }
     /// Parses and validates the command's arguments.
     ///
     /// - Throws: ``CommandError`` (usually usage, exit 64) for anything wrong with them.

@@ -1,3 +1,5 @@
+import CommandLineKit
+
 /// A tool made of subcommands: dispatches to the one named first, prints help, and turns errors
 /// into `error: …` lines and exit statuses.
 ///
@@ -9,7 +11,7 @@ public struct CommandGroup {
     /// The tool's name, such as `rdlab`.
     public var name: String
     /// The tool's help page (its SUBCOMMANDS section is filled in from `subcommands`).
-    public var help: CommandHelp
+    public var help: HelpPage
     /// The subcommands, in the order help lists them.
     public var subcommands: [any Command.Type]
     /// The version `--version` prints after the tool's name, if the tool has one.
@@ -18,7 +20,7 @@ public struct CommandGroup {
     /// Creates a tool.
     public init(
         name: String,
-        help: CommandHelp,
+        help: HelpPage,
         version: String? = nil,
         subcommands: [any Command.Type]
     ) {
@@ -31,8 +33,8 @@ public struct CommandGroup {
     /// The tool's help page, listing its subcommands.
     public var helpText: String {
         var page = help
-        page.subcommands = subcommands.map { CommandHelp.Entry($0.name, $0.help.overview) }
-        return page.text
+        page.subcommands = subcommands.map { HelpEntry($0.name, $0.help.overview) }
+        return page.text(layout: .lab)
     }
 
     /// Runs the command named by `arguments` (program name excluded) and returns the exit status.
@@ -70,7 +72,7 @@ public struct CommandGroup {
             guard let command = subcommand(named: arguments[1]) else {
                 throw unknownCommand(arguments[1])
             }
-            output.printPage(command.help.text)
+            output.printPage(command.help.text(layout: .lab))
             return
         }
         guard let command = subcommand(named: first) else {
@@ -78,10 +80,10 @@ public struct CommandGroup {
         }
         let rest = Array(arguments.dropFirst())
         if rest.contains("--help") || rest.contains("-h") {
-            output.printPage(command.help.text)
+            output.printPage(command.help.text(layout: .lab))
             return
         }
-        var scanner = ArgumentScanner(rest, command: "\(name) \(command.name)")
+        var scanner = ArgumentScanner(rest, command: "\(name) \(command.name)", conventions: .lab)
         let parsed = try command.init(parsing: &scanner)
         try parsed.run(output: output)
     }
@@ -105,4 +107,10 @@ extension CommandOutput {
     func printPage(_ text: String) {
         print(text.hasSuffix("\n") ? String(text.dropLast()) : text)
     }
+}
+
+extension HelpLayout {
+    /// The layout of `rdlab`'s help: each section's descriptions just past its longest label
+    /// (at most 28 columns), text as written, its lines broken by hand.
+    static let lab = HelpLayout(labelColumn: .fitted(maximumWidth: 28))
 }

@@ -1,3 +1,5 @@
+import CommandLineKit
+
 /// `rdlab browse [--html gallery.html] [--sheet sheet.png]`: the saved configurations as a
 /// self-contained HTML gallery and a contact-sheet PNG of their thumbnails.
 public struct BrowseCommand: Command {
@@ -5,16 +7,22 @@ public struct BrowseCommand: Command {
     public static let name = "browse"
 
     /// The command's help page.
-    public static let help = CommandHelp(
+    public static let help = HelpPage(
         overview: "Write an HTML gallery and a contact sheet of the saved configurations.",
         usage: "rdlab browse [--html <gallery.html>] [--sheet <sheet.png>] [--store <path>]",
         options: [
-            .init(
-                "--html <path>",
-                "Write the gallery (thumbnails inline, name, model, parameters,\nsteps, date)."
+            .option(
+                "--html",
+                value: "path",
+                help:
+                    "Write the gallery (thumbnails inline, name, model, parameters,\nsteps, date)."
             ),
-            .init("--sheet <path>", "Write the contact sheet of thumbnails as a PNG."),
-            .init("--store <path>", LabStore.storeOptionHelp),
+            .option(
+                "--sheet",
+                value: "path",
+                help: "Write the contact sheet of thumbnails as a PNG."
+            ),
+            .store,
         ]
     )
 

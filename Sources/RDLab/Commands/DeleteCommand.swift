@@ -1,14 +1,16 @@
+import CommandLineKit
+
 /// `rdlab delete NAME`: deletes a configuration and, with it, all its snapshots.
 public struct DeleteCommand: Command {
     /// `delete`.
     public static let name = "delete"
 
     /// The command's help page.
-    public static let help = CommandHelp(
+    public static let help = HelpPage(
         overview: "Delete a configuration and all its snapshots.",
         usage: "rdlab delete <name> [--store <path>]",
-        arguments: [.init("<name>", "The configuration.")],
-        options: [.init("--store <path>", LabStore.storeOptionHelp)]
+        arguments: [ArgumentDefinition(name: "name", help: "The configuration.")],
+        options: [.store]
     )
 
     /// The configuration to delete.
@@ -20,7 +22,7 @@ public struct DeleteCommand: Command {
     public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
         let names: [String]
         (names, storePath) = try arguments.positionalsAndStore()
-        configurationName = try ShowCommand.single(names, command: arguments.command)
+        configurationName = try arguments.configurationName(among: names)
     }
 
     /// Deletes and saves.

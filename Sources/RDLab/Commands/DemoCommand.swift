@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import ObjectLog
 import ReactionDiffusion
@@ -18,7 +19,7 @@ public struct DemoCommand: Command {
     static let markerKey = "rdlab.demo"
 
     /// The command's help page.
-    public static let help = CommandHelp(
+    public static let help = HelpPage(
         overview: """
             Run every preset of the three models at 256 × 256 into a fresh store, save each with \
             thumbnails, and write gallery.html and sheet.png.
@@ -28,21 +29,25 @@ public struct DemoCommand: Command {
             [--html <path>] [--sheet <path>] [--overwrite]
             """,
         options: [
-            .init(
-                "--store <path>",
-                "The demo store (default: ./\(defaultStorePath)); replaced if an\nearlier demo made it, refused otherwise."
+            .option(
+                "--store",
+                value: "path",
+                help:
+                    "The demo store (default: ./\(defaultStorePath)); replaced if an\nearlier demo made it, refused otherwise."
             ),
-            .init("--size <n>", "The grid's side (default: 256)."),
-            .init(
-                "--steps <n>",
-                "Steps for every preset (default: enough for each model's\npattern: \(defaultSteps.map { "\($0.0.name) \($0.1)" }.joined(separator: ", ")))."
+            .option("--size", value: "n", help: "The grid's side (default: 256)."),
+            .option(
+                "--steps",
+                value: "n",
+                help:
+                    "Steps for every preset (default: enough for each model's\npattern: \(defaultSteps.map { "\($0.0.name) \($0.1)" }.joined(separator: ", ")))."
             ),
-            .init("--threads <t>", "Threads to step with (default: all cores)."),
-            .init("--html <path>", "The gallery (default: gallery.html)."),
-            .init("--sheet <path>", "The contact sheet (default: sheet.png)."),
-            .init(
+            .option("--threads", value: "t", help: "Threads to step with (default: all cores)."),
+            .option("--html", value: "path", help: "The gallery (default: gallery.html)."),
+            .option("--sheet", value: "path", help: "The contact sheet (default: sheet.png)."),
+            .flag(
                 "--overwrite",
-                "Replace existing gallery and sheet files (refused otherwise)."
+                help: "Replace existing gallery and sheet files (refused otherwise)."
             ),
         ]
     )

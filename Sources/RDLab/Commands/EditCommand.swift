@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import ReactionDiffusion
 
@@ -11,23 +12,36 @@ public struct EditCommand: Command {
     public static let name = "edit"
 
     /// The command's help page.
-    public static let help = CommandHelp(
+    public static let help = HelpPage(
         overview: "Change a saved configuration's parameters, notes or tags.",
         usage: """
             rdlab edit <name> [--set <name=value> ...] [--notes <text>] [--tag <tag> ...] \
             [--untag <tag> ...] [--force] [--store <path>]
             """,
-        arguments: [.init("<name>", "The configuration.")],
+        arguments: [ArgumentDefinition(name: "name", help: "The configuration.")],
         options: [
-            .init("--set <name=value>", "Set one parameter, such as f=0.05; may be repeated."),
-            .init("--notes <text>", "Replace the notes (free text; '' clears them)."),
-            .init(
-                "--tag <tag>",
-                "Add a tag (one word: no spaces or commas); may be repeated."
+            .option(
+                "--set",
+                value: "name=value",
+                help: "Set one parameter, such as f=0.05; may be repeated."
             ),
-            .init("--untag <tag>", "Remove a tag (ignoring case); may be repeated."),
-            .init("--force", "Accept parameters outside the stable range."),
-            .init("--store <path>", LabStore.storeOptionHelp),
+            .option(
+                "--notes",
+                value: "text",
+                help: "Replace the notes (free text; '' clears them)."
+            ),
+            .option(
+                "--tag",
+                value: "tag",
+                help: "Add a tag (one word: no spaces or commas); may be repeated."
+            ),
+            .option(
+                "--untag",
+                value: "tag",
+                help: "Remove a tag (ignoring case); may be repeated."
+            ),
+            .flag("--force", help: "Accept parameters outside the stable range."),
+            .store,
         ]
     )
 
@@ -52,22 +66,21 @@ public struct EditCommand: Command {
     /// Parses the name and the changes.
     public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
         var names: [String] = []
-        while let argument = try arguments.next() {
-            switch argument {
-            case .positional(let name): names.append(name)
-            case .option("--set"):
-                assignments.append(try RunCommand.assignment(try arguments.value(for: "--set")))
-            case .option("--notes"):
+        while let option = try arguments.nextOption(collectingPositionals: &names) {
+            switch option {
+            case "--set":
+                assignments.append(try RunCommand.assignment(try arguments.value(for: option)))
+            case "--notes":
                 guard notes == nil else { throw .usage("'--notes' is given more than once") }
-                notes = try arguments.value(for: "--notes")
-            case .option("--tag"): addedTags.append(try Self.tag(arguments.value(for: "--tag")))
-            case .option("--untag"): removedTags.append(try arguments.value(for: "--untag"))
-            case .option("--force"): force = true
-            case .option("--store"): storePath = try arguments.value(for: "--store")
-            case .option(let option): throw arguments.unknownOption(option)
+                notes = try arguments.value(for: option)
+            case "--tag": addedTags.append(try Self.tag(arguments.value(for: option)))
+            case "--untag": removedTags.append(try arguments.value(for: option))
+            case "--force": force = true
+            case "--store": storePath = try arguments.value(for: option)
+            default: throw arguments.unknownOption(option)
             }
         }
-        configurationName = try ShowCommand.single(names, command: arguments.command)
+        configurationName = try arguments.configurationName(among: names)
         guard !assignments.isEmpty || notes != nil || !addedTags.isEmpty || !removedTags.isEmpty
         else {
             throw .usage(

@@ -1,3 +1,5 @@
+import CommandLineKit
+
 /// `rdlab list [--tag TAG …] [--json]`: the saved configurations, one line each.
 ///
 /// It only reads (the store is opened read-only), so it works on a read-only store and while
@@ -7,19 +9,22 @@ public struct ListCommand: Command {
     public static let name = "list"
 
     /// The command's help page.
-    public static let help = CommandHelp(
+    public static let help = HelpPage(
         overview: "List the saved configurations (the last run's automatic save first).",
         usage: "rdlab list [--tag <tag> ...] [--json] [--store <path>]",
         options: [
-            .init(
-                "--tag <tag>",
-                "Only configurations with this tag (ignoring case); may be\nrepeated: all must match."
+            .option(
+                "--tag",
+                value: "tag",
+                help:
+                    "Only configurations with this tag (ignoring case); may be\nrepeated: all must match."
             ),
-            .init(
+            .flag(
                 "--json",
-                "Print a JSON array with each one's settings, its model's\nparameters, notes and tags."
+                help:
+                    "Print a JSON array with each one's settings, its model's\nparameters, notes and tags."
             ),
-            .init("--store <path>", LabStore.storeOptionHelp),
+            .store,
         ]
     )
 
@@ -81,7 +86,7 @@ public struct ListCommand: Command {
     ) {
         if json {
             output.print(
-                JSONValue.array(configurations.map { LabFormat.json($0, snapshots: false) }).text()
+                JSONValue.array(configurations.map { LabFormat.json($0, snapshots: false) }).labText
             )
         } else if configurations.isEmpty {
             output.print(

@@ -1,3 +1,4 @@
+import CommandLineKit
 import ReactionDiffusion
 
 /// `rdlab presets [--model <model>]`: lists each model's presets and the parameters they set.
@@ -6,11 +7,15 @@ public struct PresetsCommand: Command {
     public static let name = "presets"
 
     /// The command's help page.
-    public static let help = CommandHelp(
+    public static let help = HelpPage(
         overview: "List the models' presets and the parameters each sets.",
         usage: "rdlab presets [--model <model>]",
         options: [
-            .init("--model <model>", "Only this model's presets: \(RunCommand.modelList).")
+            .option(
+                "--model",
+                value: "model",
+                help: "Only this model's presets: \(RunCommand.modelList)."
+            )
         ]
     )
 

@@ -1,17 +1,22 @@
+import CommandLineKit
+
 /// `rdlab rename OLD NEW`: renames a configuration; renaming `autosave` keeps the last run.
 public struct RenameCommand: Command {
     /// `rename`.
     public static let name = "rename"
 
     /// The command's help page.
-    public static let help = CommandHelp(
+    public static let help = HelpPage(
         overview: "Rename a configuration (rename 'autosave' to keep the last run).",
         usage: "rdlab rename <old> <new> [--store <path>]",
         arguments: [
-            .init("<old>", "The configuration's name."),
-            .init("<new>", "Its new name, not used by another configuration."),
+            ArgumentDefinition(name: "old", help: "The configuration's name."),
+            ArgumentDefinition(
+                name: "new",
+                help: "Its new name, not used by another configuration."
+            ),
         ],
-        options: [.init("--store <path>", LabStore.storeOptionHelp)]
+        options: [.store]
     )
 
     /// The current name.

@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import ReactionDiffusion
 
@@ -13,26 +14,35 @@ public struct ResumeCommand: Command {
     public static let name = "resume"
 
     /// The command's help page.
-    public static let help = CommandHelp(
+    public static let help = HelpPage(
         overview: "Continue a saved configuration from its latest snapshot.",
         usage: """
             rdlab resume [<name>] [--steps <n>] [--threads <t>] [--save <new> [--replace]] \
             [--npy <out.npy>] [--png <out.png>] [--store <path>]
             """,
         arguments: [
-            .init("<name>", "The configuration (default: 'autosave', the last run).")
+            ArgumentDefinition(
+                name: "name",
+                help: "The configuration (default: 'autosave', the last run)."
+            )
         ],
         options: [
-            .init("--steps <n>", "The number of further steps (default: 1000)."),
-            .init("--threads <t>", "Threads to step with (default: all cores)."),
-            .init(
-                "--save <new>",
-                "Save the result as a new configuration instead of adding\na snapshot to <name>."
+            .option("--steps", value: "n", help: "The number of further steps (default: 1000)."),
+            .option("--threads", value: "t", help: "Threads to step with (default: all cores)."),
+            .option(
+                "--save",
+                value: "new",
+                help:
+                    "Save the result as a new configuration instead of adding\na snapshot to <name>."
             ),
-            .init("--replace", "With --save: overwrite a configuration of that name."),
-            .init("--npy <out.npy>", "Write the final state as a float32 .npy file."),
-            .init("--png <out.png>", "Write the final state as a picture."),
-            .init("--store <path>", LabStore.storeOptionHelp),
+            .flag("--replace", help: "With --save: overwrite a configuration of that name."),
+            .option(
+                "--npy",
+                value: "out.npy",
+                help: "Write the final state as a float32 .npy file."
+            ),
+            .option("--png", value: "out.png", help: "Write the final state as a picture."),
+            .store,
         ]
     )
 
@@ -56,25 +66,21 @@ public struct ResumeCommand: Command {
     /// Parses the optional name and the options.
     public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
         var names: [String] = []
-        while let argument = try arguments.next() {
-            switch argument {
-            case .positional(let name): names.append(name)
-            case .option(let option):
-                switch option {
-                case "--steps": steps = try arguments.integer(for: option, in: 0...1_000_000_000)
-                case "--threads": threads = try arguments.integer(for: option, in: 1...256)
-                case "--save": saveName = try arguments.value(for: option)
-                case "--replace": replace = true
-                case "--npy": numPyPath = try arguments.value(for: option)
-                case "--png": pngPath = try arguments.value(for: option)
-                case "--store": storePath = try arguments.value(for: option)
-                default: throw arguments.unknownOption(option)
-                }
+        while let option = try arguments.nextOption(collectingPositionals: &names) {
+            switch option {
+            case "--steps": steps = try arguments.integer(for: option, in: 0...1_000_000_000)
+            case "--threads": threads = try arguments.integer(for: option, in: 1...256)
+            case "--save": saveName = try arguments.value(for: option)
+            case "--replace": replace = true
+            case "--npy": numPyPath = try arguments.value(for: option)
+            case "--png": pngPath = try arguments.value(for: option)
+            case "--store": storePath = try arguments.value(for: option)
+            default: throw arguments.unknownOption(option)
             }
         }
         configurationName =
             names.isEmpty
-            ? LabStore.autosaveName : try ShowCommand.single(names, command: arguments.command)
+            ? LabStore.autosaveName : try arguments.configurationName(among: names)
         if let saveName {
             try LabStore.checkNewName(saveName)
             if saveName == configurationName {

@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import ReactionDiffusion
 import Thumbnails
@@ -17,7 +18,7 @@ public struct RunCommand: Command {
     static let largestSide = 8_192
 
     /// The command's help page.
-    public static let help = CommandHelp(
+    public static let help = HelpPage(
         overview: "Run a reaction-diffusion model and write its final state.",
         usage: """
             rdlab run --model <model> [--preset <name>] [--set <name=value> ...] \
@@ -27,49 +28,69 @@ public struct RunCommand: Command {
             [--force] [--store <path>]
             """,
         options: [
-            .init("--model <model>", "\(modelList)."),
-            .init(
-                "--preset <name>",
-                "Start from a preset's parameters (see 'rdlab presets');\nthe model's defaults otherwise."
+            .option("--model", value: "model", help: "\(modelList)."),
+            .option(
+                "--preset",
+                value: "name",
+                help:
+                    "Start from a preset's parameters (see 'rdlab presets');\nthe model's defaults otherwise."
             ),
-            .init(
-                "--set <name=value>",
-                """
-                Set one parameter, such as f=0.05; may be repeated. Names:
-                \(Parameters.names.prefix(11).joined(separator: " "))
-                \(Parameters.names.dropFirst(11).joined(separator: " ")).
-                """
+            .option(
+                "--set",
+                value: "name=value",
+                help: """
+                    Set one parameter, such as f=0.05; may be repeated. Names:
+                    \(Parameters.names.prefix(11).joined(separator: " "))
+                    \(Parameters.names.dropFirst(11).joined(separator: " ")).
+                    """
             ),
-            .init("--size <n>", "A square grid of n × n cells (default: 640)."),
-            .init("--width <w>", "The grid's width, with --height."),
-            .init("--height <h>", "The grid's height, with --width."),
-            .init("--steps <n>", "The number of steps (default: 1000)."),
-            .init(
-                "--threads <t>",
-                "Threads to step with (default: all cores); results do\nnot depend on it."
+            .option("--size", value: "n", help: "A square grid of n × n cells (default: 640)."),
+            .option("--width", value: "w", help: "The grid's width, with --height."),
+            .option("--height", value: "h", help: "The grid's height, with --width."),
+            .option("--steps", value: "n", help: "The number of steps (default: 1000)."),
+            .option(
+                "--threads",
+                value: "t",
+                help: "Threads to step with (default: all cores); results do\nnot depend on it."
             ),
-            .init(
-                "--precision <precision>",
-                "unorm8 (default: clamp and round to k/255 after every\nstep, as the original) or float32."
+            .option(
+                "--precision",
+                value: "precision",
+                help:
+                    "unorm8 (default: clamp and round to k/255 after every\nstep, as the original) or float32."
             ),
-            .init("--boundary <boundary>", "zero (default: cells outside read as 0) or periodic."),
-            .init(
-                "--init <path.npy>",
-                "Start from this state instead of the model's seed: float32,\nshape (chemicals, height, width)."
+            .option(
+                "--boundary",
+                value: "boundary",
+                help: "zero (default: cells outside read as 0) or periodic."
             ),
-            .init("--npy <out.npy>", "Write the final state as a float32 .npy file."),
-            .init(
-                "--png <out.png>",
-                "Write the final state as a picture, one pixel per cell, drawn as\nthe original drew it (RGB = u, u, v or a, a, b or a, b, c)."
+            .option(
+                "--init",
+                value: "path.npy",
+                help:
+                    "Start from this state instead of the model's seed: float32,\nshape (chemicals, height, width)."
             ),
-            .init(
-                "--save <name>",
-                "Save the configuration, its final state and thumbnails as\n<name> (the last run is always saved as 'autosave')."
+            .option(
+                "--npy",
+                value: "out.npy",
+                help: "Write the final state as a float32 .npy file."
             ),
-            .init("--replace", "With --save: overwrite a configuration of that name."),
-            .init("--no-save", "Save nothing, not even the automatic save."),
-            .init("--force", "Run even with parameters outside the stable range."),
-            .init("--store <path>", LabStore.storeOptionHelp),
+            .option(
+                "--png",
+                value: "out.png",
+                help:
+                    "Write the final state as a picture, one pixel per cell, drawn as\nthe original drew it (RGB = u, u, v or a, a, b or a, b, c)."
+            ),
+            .option(
+                "--save",
+                value: "name",
+                help:
+                    "Save the configuration, its final state and thumbnails as\n<name> (the last run is always saved as 'autosave')."
+            ),
+            .flag("--replace", help: "With --save: overwrite a configuration of that name."),
+            .flag("--no-save", help: "Save nothing, not even the automatic save."),
+            .flag("--force", help: "Run even with parameters outside the stable range."),
+            .store,
         ]
     )
 

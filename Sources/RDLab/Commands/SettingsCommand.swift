@@ -1,3 +1,5 @@
+import CommandLineKit
+
 /// `rdlab settings [get KEY | set KEY VALUE]`: the store's settings, kept in its metadata.
 ///
 /// `get` of an unset setting prints nothing and exits 1, as `objectlog meta get` does for a
@@ -9,20 +11,21 @@ public struct SettingsCommand: Command {
     public static let name = "settings"
 
     /// The command's help page.
-    public static let help = CommandHelp(
+    public static let help = HelpPage(
         overview: """
             Print, get or set the store's settings (kept in its metadata). 'get' of an unset \
             setting exits 1, as 'objectlog meta get' of a missing key; of a malformed one, 65.
             """,
         usage: "rdlab settings [get <key> | set <key> <value>] [--store <path>]",
         arguments: [
-            .init(
-                "<key>",
-                "author, default-model, default-size or last-opened\n(metadata keys rdlab.author, …)."
+            ArgumentDefinition(
+                name: "key",
+                help:
+                    "author, default-model, default-size or last-opened\n(metadata keys rdlab.author, …)."
             ),
-            .init("<value>", "The new value."),
+            ArgumentDefinition(name: "value", help: "The new value."),
         ],
-        options: [.init("--store <path>", LabStore.storeOptionHelp)]
+        options: [.store]
     )
 
     /// What to do.

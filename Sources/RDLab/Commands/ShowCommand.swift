@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import ReactionDiffusion
 
@@ -11,16 +12,29 @@ public struct ShowCommand: Command {
     public static let name = "show"
 
     /// The command's help page.
-    public static let help = CommandHelp(
+    public static let help = HelpPage(
         overview:
             "Show a configuration: its settings, its model's parameters, tags, notes and snapshots.",
         usage: "rdlab show <name> [--json] [--png <out.png>] [--npy <out.npy>] [--store <path>]",
-        arguments: [.init("<name>", "The configuration ('autosave' is the last run).")],
+        arguments: [
+            ArgumentDefinition(
+                name: "name",
+                help: "The configuration ('autosave' is the last run)."
+            )
+        ],
         options: [
-            .init("--json", "Print JSON instead of text."),
-            .init("--png <out.png>", "Write the latest state as a picture, one pixel per cell."),
-            .init("--npy <out.npy>", "Write the latest state as a float32 .npy file."),
-            .init("--store <path>", LabStore.storeOptionHelp),
+            .flag("--json", help: "Print JSON instead of text."),
+            .option(
+                "--png",
+                value: "out.png",
+                help: "Write the latest state as a picture, one pixel per cell."
+            ),
+            .option(
+                "--npy",
+                value: "out.npy",
+                help: "Write the latest state as a float32 .npy file."
+            ),
+            .store,
         ]
     )
 
@@ -38,28 +52,16 @@ public struct ShowCommand: Command {
     /// Parses the name and options.
     public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
         var names: [String] = []
-        while let argument = try arguments.next() {
-            switch argument {
-            case .positional(let name): names.append(name)
-            case .option("--json"): json = true
-            case .option("--png"): pngPath = try arguments.value(for: "--png")
-            case .option("--npy"): numPyPath = try arguments.value(for: "--npy")
-            case .option("--store"): storePath = try arguments.value(for: "--store")
-            case .option(let option): throw arguments.unknownOption(option)
+        while let option = try arguments.nextOption(collectingPositionals: &names) {
+            switch option {
+            case "--json": json = true
+            case "--png": pngPath = try arguments.value(for: option)
+            case "--npy": numPyPath = try arguments.value(for: option)
+            case "--store": storePath = try arguments.value(for: option)
+            default: throw arguments.unknownOption(option)
             }
         }
-        configurationName = try Self.single(names, command: arguments.command)
-    }
-
-    /// Checks that exactly one name was given.
-    static func single(_ names: [String], command: String) throws(CommandError) -> String {
-        guard let name = names.first else {
-            throw .usage("missing the configuration's name; see 'rdlab list' for the saved names")
-        }
-        guard names.count == 1 else {
-            throw .usage("unexpected argument '\(names[1])'; see '\(command) --help'")
-        }
-        return name
+        configurationName = try arguments.configurationName(among: names)
     }
 
     /// Prints the configuration and writes the files.
@@ -89,7 +91,7 @@ public struct ShowCommand: Command {
             )
         }
         if json {
-            output.print(LabFormat.json(configuration, snapshots: true).text())
+            output.print(LabFormat.json(configuration, snapshots: true).labText)
         } else {
             printText(configuration, output: output)
         }

@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import ReactionDiffusion
 import Thumbnails
@@ -61,7 +62,7 @@ enum Gallery {
                 + "in <code>\(escaped(store))</code>\(author.map { " by " + escaped($0) } ?? "")",
             cards: cards.joined(separator: "\n"),
             // "</" never appears inside the script element: JSON allows "\/" for "/".
-            json: data.text().replacingOccurrences(of: "</", with: "<\\/")
+            json: data.labText.replacingOccurrences(of: "</", with: "<\\/")
         )
     }
 
@@ -118,7 +119,7 @@ enum Gallery {
             let field = try snapshot.field()
             frames.append(
                 .object([
-                    ("step", .integer(snapshot.step)),
+                    ("step", .number(snapshot.step)),
                     ("timestamp", .date(snapshot.savedAt)),
                     ("thumb", snapshot.thumbnail.map { .string(dataURL($0)) } ?? .null),
                     (
@@ -140,8 +141,8 @@ enum Gallery {
                 ("model", .string(configuration.model)),
                 ("modelName", .string(model?.displayName ?? configuration.model)),
                 ("preset", configuration.preset.map { .string($0) } ?? .null),
-                ("width", .integer(configuration.width)),
-                ("height", .integer(configuration.height)),
+                ("width", .number(configuration.width)),
+                ("height", .number(configuration.height)),
                 ("precision", .string(configuration.precision)),
                 ("boundary", .string(configuration.boundary)),
                 ("autoSaved", .bool(configuration.autoSaved)),

@@ -1,3 +1,4 @@
+import CommandLineKit
 import Foundation
 import ReactionDiffusion
 
@@ -30,12 +31,12 @@ enum LabFormat {
             ("name", .string(configuration.name)),
             ("model", .string(configuration.model)),
             ("preset", configuration.preset.map { .string($0) } ?? .null),
-            ("width", .integer(configuration.width)),
-            ("height", .integer(configuration.height)),
+            ("width", .number(configuration.width)),
+            ("height", .number(configuration.height)),
             ("precision", .string(configuration.precision)),
             ("boundary", .string(configuration.boundary)),
-            ("steps", .integer(configuration.latestSnapshot?.step ?? 0)),
-            ("snapshotCount", .integer(configuration.snapshots.count)),
+            ("steps", .number(configuration.latestSnapshot?.step ?? 0)),
+            ("snapshotCount", .number(configuration.snapshots.count)),
             ("autoSaved", .bool(configuration.autoSaved)),
             ("created", .date(configuration.created)),
             ("modified", .date(configuration.modified)),
@@ -58,11 +59,11 @@ enum LabFormat {
                     .array(
                         sorted.map {
                             .object([
-                                ("step", .integer($0.step)),
+                                ("step", .number($0.step)),
                                 ("timestamp", .date($0.savedAt)),
-                                ("stateBytes", .integer($0.state.count)),
-                                ("unorm8Rule", .integer($0.unorm8Rule)),
-                                ("thumbnailBytes", .integer($0.thumbnail?.count ?? 0)),
+                                ("stateBytes", .number($0.state.count)),
+                                ("unorm8Rule", .number($0.unorm8Rule)),
+                                ("thumbnailBytes", .number($0.thumbnail?.count ?? 0)),
                             ])
                         }
                     )

@@ -1,44 +1,49 @@
-/// A JSON value whose objects keep their keys in the order given, so output is deterministic.
-///
-/// The tool builds its `--json` output from these and renders them either on one line (for
-/// NDJSON) or indented by two spaces.
-enum JSONValue: Sendable, Equatable {
-    case null
-    case bool(Bool)
-    case integer(Int64)
-    case unsigned(UInt64)
-    case double(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([(String, JSONValue)])
-    /// Text that is already valid JSON (a `Codable` attribute's stored encoding), written as is.
-    case raw(String)
-
-    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
-        lhs.rendered() == rhs.rendered()
+extension JSONValue {
+    /// How a string's control characters are escaped.
+    ///
+    /// Both forms are valid JSON and decode to the same string.
+    public enum StringEscaping: Sendable {
+        /// The short escapes JSON names for backspace, form feed, newline, carriage return and
+        /// tab (`\b`, `\f`, `\n`, `\r`, `\t`); `\u00XX` for every other control character.
+        case allShortForms
+        /// Short escapes for newline, carriage return and tab only; `\u00XX` for every other
+        /// control character, backspace and form feed included.
+        case shortFormsForLineBreaksAndTabs
     }
-
-    /// An integer count or size.
-    static func number(_ value: Int) -> JSONValue { .integer(Int64(value)) }
-
-    /// An optional value, `null` when absent.
-    static func optional(_ value: JSONValue?) -> JSONValue { value ?? .null }
 
     /// The JSON text: compact on one line, or indented by two spaces per level.
-    func rendered(pretty: Bool = false) -> String {
-        var text = ""
-        write(into: &text, pretty: pretty, indent: 0)
-        return text
+    ///
+    /// ```swift
+    /// JSONValue.array([.number(1), .string("a\tb")]).rendered()              // [1,"a\tb"]
+    /// JSONValue.object([("k", .null)]).rendered(pretty: true)   // "{\n  \"k\": null\n}"
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - pretty: Whether to break lines and indent; an empty array or object stays `[]`/`{}`.
+    ///   - escaping: How strings' control characters are written.
+    /// - Returns: The text, without a final newline.
+    public func rendered(pretty: Bool = false, escaping: StringEscaping = .allShortForms) -> String
+    {
+        var writer = Writer(pretty: pretty, escaping: escaping)
+        writer.write(self, indent: 0)
+        return writer.text
     }
+}
 
-    private func write(into text: inout String, pretty: Bool, indent: Int) {
-        switch self {
+/// Appends a value's JSON text.
+private struct Writer {
+    let pretty: Bool
+    let escaping: JSONValue.StringEscaping
+    var text = ""
+
+    mutating func write(_ value: JSONValue, indent: Int) {
+        switch value {
         case .null: text += "null"
         case .bool(let value): text += value ? "true" : "false"
         case .integer(let value): text += String(value)
         case .unsigned(let value): text += String(value)
         case .double(let value): text += Self.render(value)
-        case .string(let value): Self.writeString(value, into: &text)
+        case .string(let value): writeString(value)
         case .raw(let value): text += value
         case .array(let values):
             guard !values.isEmpty else {
@@ -48,10 +53,10 @@ enum JSONValue: Sendable, Equatable {
             text += "["
             for (index, value) in values.enumerated() {
                 if index > 0 { text += "," }
-                if pretty { Self.newline(&text, indent: indent + 1) }
-                value.write(into: &text, pretty: pretty, indent: indent + 1)
+                newline(indent: indent + 1)
+                write(value, indent: indent + 1)
             }
-            if pretty { Self.newline(&text, indent: indent) }
+            newline(indent: indent)
             text += "]"
         case .object(let members):
             guard !members.isEmpty else {
@@ -61,17 +66,18 @@ enum JSONValue: Sendable, Equatable {
             text += "{"
             for (index, (key, value)) in members.enumerated() {
                 if index > 0 { text += "," }
-                if pretty { Self.newline(&text, indent: indent + 1) }
-                Self.writeString(key, into: &text)
+                newline(indent: indent + 1)
+                writeString(key)
                 text += pretty ? ": " : ":"
-                value.write(into: &text, pretty: pretty, indent: indent + 1)
+                write(value, indent: indent + 1)
             }
-            if pretty { Self.newline(&text, indent: indent) }
+            newline(indent: indent)
             text += "}"
         }
     }
 
-    private static func newline(_ text: inout String, indent: Int) {
+    private mutating func newline(indent: Int) {
+        guard pretty else { return }
         text += "\n"
         text += String(repeating: "  ", count: indent)
     }
@@ -88,7 +94,7 @@ enum JSONValue: Sendable, Equatable {
         return text + ".0"
     }
 
-    private static func writeString(_ value: String, into text: inout String) {
+    private mutating func writeString(_ value: String) {
         text += "\""
         for scalar in value.unicodeScalars {
             switch scalar {
@@ -97,8 +103,8 @@ enum JSONValue: Sendable, Equatable {
             case "\n": text += "\\n"
             case "\r": text += "\\r"
             case "\t": text += "\\t"
-            case "\u{08}": text += "\\b"
-            case "\u{0C}": text += "\\f"
+            case "\u{08}" where escaping == .allShortForms: text += "\\b"
+            case "\u{0C}" where escaping == .allShortForms: text += "\\f"
             default:
                 if scalar.value < 0x20 {
                     let hex = String(scalar.value, radix: 16)

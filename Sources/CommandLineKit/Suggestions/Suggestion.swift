@@ -1,13 +1,18 @@
-/// "Did you mean …?" for a mistyped command, model, preset, parameter or setting.
+/// "Did you mean …?" for a mistyped command, option value or name.
 ///
 /// ```swift
 /// Suggestion.didYouMean("gray-scot", among: ["gray-scott", "fitzhugh-nagumo"])
 /// // " (did you mean 'gray-scott'?)"
 /// ```
-enum Suggestion {
+public enum Suggestion {
     /// The known word closest to `word`, if it is close enough to be a likely typo: at most a
-    /// third of its letters edited (at least one), ignoring case.
-    static func closest(to word: String, among candidates: [String]) -> String? {
+    /// third of its letters edited (at least one), ignoring case, or a prefix of it.
+    ///
+    /// - Parameters:
+    ///   - word: What was typed.
+    ///   - candidates: The words that would have been understood.
+    /// - Returns: The candidate to suggest, or nil.
+    public static func closest(to word: String, among candidates: [String]) -> String? {
         let typed = Array(word.lowercased())
         guard !typed.isEmpty else { return nil }
         var best: (candidate: String, distance: Int)?
@@ -26,13 +31,20 @@ enum Suggestion {
 
     /// `" (did you mean 'X'?)"` when a candidate is close to `word`, else the empty string, to
     /// follow the unknown word in an error.
-    static func didYouMean(_ word: String, among candidates: [String]) -> String {
+    ///
+    /// - Parameters:
+    ///   - word: What was typed.
+    ///   - candidates: The words that would have been understood.
+    /// - Returns: The suggestion's text, starting with a space, or the empty string.
+    public static func didYouMean(_ word: String, among candidates: [String]) -> String {
         closest(to: word, among: candidates).map { " (did you mean '\($0)'?)" } ?? ""
     }
 
     /// The Levenshtein distance: the fewest insertions, deletions and substitutions that turn
     /// `a` into `b`, with a transposition of neighbours counted as one edit.
-    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    ///
+    /// - Complexity: O(`a.count` × `b.count`).
+    public static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var previousRow = [Int](repeating: 0, count: b.count + 1)
