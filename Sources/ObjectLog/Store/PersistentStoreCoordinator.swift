@@ -384,17 +384,10 @@ public final class PersistentStoreCoordinator: Sendable {
                 guard !transaction.isEmpty else { return .success((nil, 0, 0, conflicts)) }
                 let info: CommitInfo
                 do {
-                    // The columns follow the saved values while a large save's flush runs.
-                    info = try store.commit(transaction) {
-                        if let setValues {
-                            updateColumns(setting: setValues, by: transaction, state: &state)
-                        } else {
-                            updateColumns(with: transaction, state: &state)
-                        }
-                    }
+                    info = try commitUpdatingColumns(transaction, setting: setValues, state: &state)
                 } catch {
-                    // They may hold the values of a save whose flush failed: they are built
-                    // again from the store when next needed.
+                    // They may hold the values of a save that failed: they are built again from
+                    // the store when next needed.
                     state.columns = [:]
                     return .failure(ObjectLogError.store(error, "cannot commit the save"))
                 }
@@ -406,7 +399,45 @@ public final class PersistentStoreCoordinator: Sendable {
                 let (end, generation) = store.endAndGeneration
                 return .success((info, end, generation, conflicts))
             }
-        return try result.get()
+        let committed = try result.get()
+        // Once the coordinator's lock is released: contexts keep reading and saving while a
+        // compaction copies the store, as they do while one is started by hand.
+        if committed.0 != nil { store.compactIfWorthwhile() }
+        return committed
+    }
+
+    /// Saves at least this large update the attribute columns on this thread while another
+    /// commits them; smaller ones update them after their commit, as handing a commit to
+    /// another thread would cost more than the update.
+    static var concurrentColumnUpdateChanges: Int { 4_096 }
+
+    /// Commits `transaction` to the store and brings the attribute columns up to date with it,
+    /// the two at once for a large save.
+    ///
+    /// The store is told nothing of the columns and never calls back: a large save's commit
+    /// runs on another thread while this one, holding the coordinator's lock, updates them.
+    /// When the commit throws, the caller drops the columns.
+    private func commitUpdatingColumns(
+        _ transaction: Transaction,
+        setting setValues: [Int: [UInt8]]?,
+        state: inout State
+    ) throws -> CommitInfo {
+        func updateColumns(state: inout State) {
+            if let setValues {
+                self.updateColumns(setting: setValues, by: transaction, state: &state)
+            } else {
+                self.updateColumns(with: transaction, state: &state)
+            }
+        }
+        guard !state.columns.isEmpty, transaction.count >= Self.concurrentColumnUpdateChanges
+        else {
+            let info = try store.commitWithoutCompacting(transaction)
+            updateColumns(state: &state)
+            return info
+        }
+        let commit = ConcurrentCommit(store: store, transaction: transaction)
+        updateColumns(state: &state)
+        return try commit.wait()
     }
 
     /// Runs `body` under the lock with the columns of `entity` that hold at least the attributes

@@ -1,6 +1,6 @@
 extension CommitWriter {
     /// Applies the written transaction to `state`: the key directory, the counts, the metadata
-    /// and the end, running `work` once the directory is updated.
+    /// and the end.
     ///
     /// With a flush still running, the old location of every changed key is kept until it is
     /// done; if it fails, they are put back, `state` is poisoned and the flush's error thrown.
@@ -10,8 +10,7 @@ extension CommitWriter {
     /// - Returns: The transaction's number, offset, time and counts.
     func apply(
         to state: inout LiveState,
-        flushing flush: PendingFlush?,
-        whileSyncing work: () -> Void
+        flushing flush: PendingFlush?
     ) throws -> CommitInfo {
         let entries = transaction.entries
         let distance = Self.prefetchDistance
@@ -81,7 +80,6 @@ extension CommitWriter {
                 recordBytes -= UInt64(old.length)
             }
         }
-        work()
         if let failure = flush?.wait() {
             for (key, old) in undo.reversed() {
                 if let old {

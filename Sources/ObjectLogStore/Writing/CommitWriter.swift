@@ -9,7 +9,7 @@ import Foundation
 /// let commit = try CommitWriter(framing: transaction, after: state, path: path)
 /// try commit.write(to: file, state: &state)
 /// let flush = try commit.flush(file, state: &state)
-/// let info = try commit.apply(to: &state, flushing: flush, whileSyncing: work)
+/// let info = try commit.apply(to: &state, flushing: flush)
 /// ```
 /// Framing reads the state and writes nothing; nothing of the transaction reaches the state
 /// before its records are in the file.

@@ -50,27 +50,21 @@ extension LogStore {
     ///   `.invalidArgument` (a key never allocated), `.io`.
     @discardableResult
     public func commit(_ transaction: Transaction) throws -> CommitInfo {
-        try commit(transaction, whileSyncing: {})
-    }
-
-    /// Commits `transaction`, running `work` once its records are written: while the flush of
-    /// a large one waits for the disk, else after it.
-    ///
-    /// For what the caller derives from the transaction alone (the engine's attribute columns).
-    /// When the commit throws after `work` ran (its flush failed), the caller must drop what
-    /// `work` derived.
-    package func commit(
-        _ transaction: Transaction,
-        whileSyncing work: () -> Void
-    ) throws -> CommitInfo {
-        let info = try commitTransaction(transaction, whileSyncing: work)
+        let info = try commitTransaction(transaction)
         compactIfWorthwhile()
         return info
     }
 
+    /// Commits `transaction` as ``commit(_:)`` does, but leaves the automatic compaction to
+    /// the caller: one that holds locks of its own calls ``compactIfWorthwhile()`` once it
+    /// has released them, so that no lock of its is held while the store is copied.
+    package func commitWithoutCompacting(_ transaction: Transaction) throws -> CommitInfo {
+        try commitTransaction(transaction)
+    }
+
     /// Compacts when ``StoreOptions/autoCompactionThreshold`` says so; a failure leaves the
     /// store as it was, and the commit before stands.
-    private func compactIfWorthwhile() {
+    package func compactIfWorthwhile() {
         guard let threshold = options.autoCompactionThreshold else { return }
         let worthwhile = locked { () -> Bool in
             let (end, live) = (state.endOffset, state.liveLength)
@@ -85,10 +79,7 @@ extension LogStore {
     }
 
     /// Frames, writes, flushes and applies `transaction` under the lock (see ``CommitWriter``).
-    private func commitTransaction(
-        _ transaction: Transaction,
-        whileSyncing work: () -> Void
-    ) throws -> CommitInfo {
+    private func commitTransaction(_ transaction: Transaction) throws -> CommitInfo {
         lock.lock()
         defer { lock.unlock() }
         try checkWritable()
@@ -100,7 +91,7 @@ extension LogStore {
             counters.logSyncs += 1
             flush = try commit.flush(file, state: &state)
         }
-        let info = try commit.apply(to: &state, flushing: flush, whileSyncing: work)
+        let info = try commit.apply(to: &state, flushing: flush)
         counters.commits += 1
         return info
     }
