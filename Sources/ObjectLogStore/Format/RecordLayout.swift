@@ -369,8 +369,9 @@ package struct RecordFrame: Sendable {
         CRC32.checksum(UnsafeRawBufferPointer(rebasing: record[4...]), tables: tables)
     }
 
-    /// Why a record whose frame stores `stored` is damaged, when its bytes check to
-    /// `computed`; nil when the two match. Every reader reports a mismatch in these words.
+    /// Why a record is damaged when its stored checksum differs from the computed one.
+    ///
+    /// Nil when the two match. Every reader reports a mismatch in these words.
     @inline(__always)
     package static func checksumMismatch(stored: UInt32, computed: UInt32) -> String? {
         guard !checksumsMatch(stored, computed) else { return nil }
