@@ -15,7 +15,7 @@ import ObjectLogStore
 /// ```
 public final class StoreInspector: Sendable {
     /// The store being read.
-    public let store: LogStore
+    package let store: LogStore
     /// The stored schema.
     public let schema: ModelSchema
     /// The stored model version hash.
@@ -43,7 +43,7 @@ public final class StoreInspector: Sendable {
     /// Reads the schema of an open store, and has records that earlier model versions wrote
     /// read in the current version's layout (as the engine reads them).
     /// - Throws: ``ObjectLogError/Code/corrupt`` if the store has no readable schema.
-    public init(store: LogStore) throws(ObjectLogError) {
+    package init(store: LogStore) throws(ObjectLogError) {
         self.store = store
         guard let history = try ModelHistory.read(from: store), let current = history.current
         else {

@@ -9,7 +9,7 @@ extension ModelHistory {
     /// is first mapped to that version, version by version, and the patch's partial value then
     /// replaces the properties it lists. The store maps the result to the newest version as it
     /// does any record at the patch's offset.
-    public func patchMerge(store: LogStore) -> PatchMerge {
+    package func patchMerge(store: LogStore) -> PatchMerge {
         let generation = store.generation
         let starts = self.starts
         // Per version, the property shapes of each entity tag.

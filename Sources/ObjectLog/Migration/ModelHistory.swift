@@ -32,14 +32,14 @@ public struct ModelHistory: Sendable {
         /// See ``generation``.
         public var offset: UInt64
         /// Whether the record that held the schema is lost (a salvage dropped the transaction
-        /// that wrote it) and ``schema`` is a model supplied to
-        /// ``read(from:substitutes:)`` that is this version.
+        /// that wrote it) and ``schema`` is a model supplied in its place that is this version:
+        /// the app's model in a salvaging open, or `objectlog recover --model-from`'s.
         public var hasLostRecord = false
     }
 
-    /// What ``read(from:substitutes:)`` throws, as the ``ObjectLogError/underlyingError`` of an
-    /// ``ObjectLogError/Code/corrupt`` error, when the record holding a version's schema is lost
-    /// and no model supplied is that version.
+    /// What reading a store's model history throws, as the ``ObjectLogError/underlyingError``
+    /// of an ``ObjectLogError/Code/corrupt`` error, when the record holding a version's schema
+    /// is lost and no model supplied is that version.
     public struct LostSchema: Error, Sendable, Equatable {
         /// The lost version's hash, as the metadata names it.
         public var hash: String
@@ -68,7 +68,7 @@ public struct ModelHistory: Sendable {
     /// model.
     ///
     /// - Throws: ``ObjectLogError/Code/corrupt`` if the recorded versions cannot be read.
-    public static func read(from store: LogStore) throws(ObjectLogError) -> ModelHistory? {
+    package static func read(from store: LogStore) throws(ObjectLogError) -> ModelHistory? {
         try read(from: store, substitutes: [])
     }
 
@@ -90,7 +90,7 @@ public struct ModelHistory: Sendable {
     /// - Throws: ``ObjectLogError/Code/corrupt`` if the recorded versions cannot be read: with a
     ///   ``LostSchema`` as its ``ObjectLogError/underlyingError`` when a schema record is lost
     ///   and no substitute is that version.
-    public static func read(
+    package static func read(
         from store: LogStore,
         substitutes: [ModelSchema]
     ) throws(ObjectLogError) -> ModelHistory? {
@@ -319,7 +319,7 @@ public struct ModelHistory: Sendable {
     /// A record is read through the schema of the version that wrote it, then through each
     /// later version's inferred mapping in turn. Records of other entities (schemas, entities
     /// that were removed) pass unchanged.
-    public func upgrade(store: LogStore) -> PayloadUpgrade? {
+    package func upgrade(store: LogStore) -> PayloadUpgrade? {
         upgrade(store: store, pendingBoundary: nil)
     }
 

@@ -20,8 +20,9 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// The model.
     public let model: ManagedObjectModel
-    /// The store underneath.
-    public let store: LogStore
+    /// The store underneath, for the engine's own use (the package's tools and tests reach
+    /// it too); users reach the store through the coordinator and the container.
+    package let store: LogStore
     let state: LockedValue<State>
 
     struct State: ~Copyable {

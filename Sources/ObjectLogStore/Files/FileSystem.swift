@@ -75,6 +75,8 @@ package protocol FileSystem: Sendable {
     func rename(_ source: String, to destination: String) throws
     /// Removes a file; a missing file is not an error.
     func remove(_ path: String) throws
+    /// Removes an empty directory; a missing one is not an error.
+    func removeDirectory(_ path: String) throws
     /// Makes a directory's entries (creations, renames, removals) durable (`fsync` of the directory).
     func syncDirectory(_ path: String) throws
     /// Creates a directory; an existing one is not an error.
@@ -89,6 +91,9 @@ package protocol FileSystem: Sendable {
 }
 
 extension FileSystem {
+    /// File systems that keep no directories of their own remove nothing.
+    package func removeDirectory(_ path: String) throws {}
+
     /// File systems without links return `path` unchanged.
     package func resolvingSymbolicLinks(_ path: String) -> String { path }
     package func hasActiveWriter(lockPath: String) -> Bool { false }
@@ -235,6 +240,13 @@ package struct PosixFileSystem: FileSystem {
 
     package func remove(_ path: String) throws {
         guard unlink(path) == 0 || Glibc.errno == ENOENT else {
+            let code = Glibc.errno
+            throw StoreError(.io, "cannot remove: \(describeErrno(code))", path: path, errno: code)
+        }
+    }
+
+    package func removeDirectory(_ path: String) throws {
+        guard rmdir(path) == 0 || Glibc.errno == ENOENT else {
             let code = Glibc.errno
             throw StoreError(.io, "cannot remove: \(describeErrno(code))", path: path, errno: code)
         }

@@ -61,6 +61,10 @@ package final class MemoryFileSystem: FileSystem, Sendable {
         _ = state.withLock { $0.files.removeValue(forKey: path) }
     }
 
+    package func removeDirectory(_ path: String) throws {
+        _ = state.withLock { $0.directories.remove(path) }
+    }
+
     package func syncDirectory(_ path: String) throws {}
 
     package func makeDirectory(_ path: String, permissions: UInt32) throws {

@@ -372,8 +372,13 @@ extension LogStore {
             )
         }
         let computed = RecordFrame.checksum(of: bytes, tables: tables)
-        if let mismatch = RecordFrame.checksumMismatch(stored: frame.checksum, computed: computed) {
-            throw StoreError(.corrupt, mismatch, path: path, offset: offset)
+        guard checksumsMatch(frame.checksum, computed) else {
+            throw StoreError(
+                .corrupt,
+                RecordFrame.checksumMismatch(stored: frame.checksum, computed: computed),
+                path: path,
+                offset: offset
+            )
         }
         let payload = UnsafeRawBufferPointer(rebasing: bytes[frame.frameLength...])
         guard let contents = PutContents(payload, flags: frame.flags, layout: layout) else {

@@ -147,7 +147,8 @@ extension LogStore {
             )
         }
         let computed = RecordFrame.checksum(of: bytes, tables: tables)
-        if let mismatch = RecordFrame.checksumMismatch(stored: frame.checksum, computed: computed) {
+        guard checksumsMatch(frame.checksum, computed) else {
+            let mismatch = RecordFrame.checksumMismatch(stored: frame.checksum, computed: computed)
             throw StoreError(.corrupt, mismatch, path: path, offset: location.offset)
         }
         return (frame, UnsafeRawBufferPointer(rebasing: bytes[frame.frameLength...]))

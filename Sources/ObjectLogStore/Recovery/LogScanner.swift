@@ -468,11 +468,10 @@ package struct LogScanner {
                 UnsafeRawBufferPointer(start: recordStart + 4, count: total - 4),
                 tables: tables
             )
-            if let mismatch = RecordFrame.checksumMismatch(
-                stored: frame.checksum,
-                computed: computed
-            ) {
-                return try damage(mismatch)
+            guard checksumsMatch(frame.checksum, computed) else {
+                return try damage(
+                    RecordFrame.checksumMismatch(stored: frame.checksum, computed: computed)
+                )
             }
             let payload = UnsafeRawBufferPointer(
                 start: recordStart + frame.frameLength,

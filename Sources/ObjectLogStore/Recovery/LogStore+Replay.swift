@@ -93,7 +93,8 @@ extension LogStore {
             }
         }
         let computed = record.withUnsafeBytes { RecordFrame.checksum(of: $0) }
-        if let mismatch = RecordFrame.checksumMismatch(stored: frame.checksum, computed: computed) {
+        guard checksumsMatch(frame.checksum, computed) else {
+            let mismatch = RecordFrame.checksumMismatch(stored: frame.checksum, computed: computed)
             return damaged(mismatch)
         }
         return .success((frame, record))

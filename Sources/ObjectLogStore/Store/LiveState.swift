@@ -62,4 +62,19 @@ struct LiveState {
     var liveLength: UInt64 {
         UInt64(header.length) + liveRecordBytes + UInt64(header.layout.commitRecordLength)
     }
+
+    /// The index checkpoint that describes this state.
+    var index: StoreIndex {
+        StoreIndex(
+            storeUUID: header.storeUUID,
+            generation: header.generation,
+            coveredLength: endOffset,
+            lastCommitChecksum: lastCommitChecksum ?? 0,
+            lastNumber: lastNumber,
+            nextKey: nextKey,
+            metadataOffset: metadataOffset,
+            liveBytes: liveRecordBytes,
+            entries: live.sortedEntries()
+        )
+    }
 }

@@ -23,20 +23,7 @@ extension LogStore {
     ///
     /// The caller holds `lock`.
     func writeIndex() throws {
-        try writeIndex(
-            StoreIndex(
-                storeUUID: state.header.storeUUID,
-                generation: state.header.generation,
-                coveredLength: state.endOffset,
-                lastCommitChecksum: state.lastCommitChecksum ?? 0,
-                lastNumber: state.lastNumber,
-                nextKey: state.nextKey,
-                metadataOffset: state.metadataOffset,
-                liveBytes: state.liveRecordBytes,
-                entries: state.live.sortedEntries()
-            ),
-            besideStoreAt: path
-        )
+        try writeIndex(state.index, besideStoreAt: path)
         state.indexedEnd = (state.header.generation, state.endOffset)
     }
 

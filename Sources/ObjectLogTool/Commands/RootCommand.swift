@@ -7,7 +7,9 @@ struct RootCommand: ToolCommand {
 
     static let configuration = CommandConfiguration(
         name: "objectlog",
-        abstract: "Inspect, verify, dump, compact and edit the metadata of ObjectLog store files.",
+        abstract:
+            "Inspect, verify, dump, compact, back up and edit the metadata of ObjectLog store "
+            + "files.",
         discussion: """
             Read-only subcommands (info, verify, dump, history, schema, meta print and get) never change \
             the store, not even its modification time. Exit codes: 0 success, 1 absent metadata \
@@ -21,7 +23,7 @@ struct RootCommand: ToolCommand {
         subcommands: [
             InfoCommand.self, VerifyCommand.self, DumpCommand.self, HistoryCommand.self,
             CompactCommand.self, MetaCommand.self, RecoverCommand.self, RepairCommand.self,
-            SchemaCommand.self,
+            SchemaCommand.self, BackupCommand.self,
         ]
     )
 
