@@ -87,7 +87,7 @@ struct BackupCommand: ToolCommand {
         } else {
             let output = context.output
             func line(_ label: String, _ value: String) {
-                output.writeLine("  " + Formatting.rightPadded(label + ":", 15) + value)
+                output.writeLine(Formatting.field(label, value))
             }
             output.writeLine(
                 "backed up \(path) to \(destination) (as of transaction \(report.transactionNumber))"

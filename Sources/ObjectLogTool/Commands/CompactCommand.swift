@@ -102,7 +102,7 @@ struct CompactCommand: ToolCommand {
         } else {
             let output = context.output
             func line(_ label: String, _ value: String) {
-                output.writeLine("  " + Formatting.rightPadded(label + ":", 15) + value)
+                output.writeLine(Formatting.field(label, value))
             }
             output.writeLine(
                 "compacted \(path) (generation \(generationBefore) -> \(report.generation))"

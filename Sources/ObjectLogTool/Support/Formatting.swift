@@ -43,6 +43,12 @@ enum Formatting {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
     }
 
+    /// A report's field line: `  label:` padded to a column, then the value, as `compact` and
+    /// `backup` print what they did.
+    static func field(_ label: String, _ value: String) -> String {
+        "  " + rightPadded(label + ":", 15) + value
+    }
+
     /// `text` on one line: line breaks and tabs shown as `\n`, `\r` and `\t`, so a value cannot
     /// break the tool's line-oriented output.
     static func singleLine(_ text: String) -> String {
