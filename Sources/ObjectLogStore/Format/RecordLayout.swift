@@ -241,7 +241,7 @@ package struct RecordFrame: Sendable {
     /// The same frames as ``decode(_:layout:)`` with a `.put` type, without the `Decoding`
     /// value (and the error text it may carry) on the common path: loading one object decodes
     /// one of these.
-    @inline(__always)
+    @_transparent
     package static func decodePut(
         _ bytes: UnsafeRawBufferPointer,
         layout: RecordLayout
@@ -291,17 +291,17 @@ package struct RecordFrame: Sendable {
     ///
     /// Nil for anything else: the general path then says exactly what is wrong. Scans and
     /// fetches decode a million of these.
-    @inline(__always)
+    @_transparent
     package static func decodeCompactPut(_ bytes: UnsafeRawBufferPointer) -> RecordFrame? {
         guard bytes.count >= 6, let base = bytes.baseAddress else { return nil }
         let count = bytes.count
         var position = 6
-        @inline(__always) func varint(_ maximumLength: Int) -> UInt64? {
-            frameVarint(base, count, &position, maximumLength)
-        }
-        guard let entity = varint(5), let key = varint(10), let length = varint(4) else {
-            return nil
-        }
+        // Called directly rather than through a local function that captures `position`: a
+        // capture that is not inlined away is checked for exclusive access on every call.
+        guard let entity = frameVarint(base, count, &position, 5),
+            let key = frameVarint(base, count, &position, 10),
+            let length = frameVarint(base, count, &position, 4)
+        else { return nil }
         let fields = (entity, key, length)
         // Unknown flag bits make it damage: the general decoder then says so.
         guard fields.0 <= UInt64(UInt32.max), fields.2 <= UInt64(LogFormat.maximumPayloadLength),

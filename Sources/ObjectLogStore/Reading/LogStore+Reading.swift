@@ -353,7 +353,12 @@ extension LogStore {
 
     /// The frame, payload and blob list of the put record of `key` that `bytes` hold, after
     /// checking its frame (a put, exactly this long, of this key) and its checksum.
-    @inline(__always)
+    ///
+    /// Transparent, as are the frame decoders it calls: every bulk read and copy checks each
+    /// record through it, and left out of line (which `@inline(__always)` does not rule out
+    /// in a large caller) it returns its frame through memory, which the caller then reads
+    /// back in wider loads than were stored, stalling on every record.
+    @_transparent
     func checkedPut(
         _ bytes: UnsafeRawBufferPointer,
         key: ObjectKey,
