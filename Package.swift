@@ -7,6 +7,7 @@
 //                    (CObjectLogStoreSupport: what Swift has no way to say: cache prefetch hints,
 //                    the carry-less multiplication of the CRC)
 //   ObjectLog        the object engine users link
+//   ObjectLogPostgreSQL   the PostgreSQL store, through libpq (CLibPQ)
 //   CommandLineKit   what both tools' command lines share: exit codes, errors, output streams
 //                    that report failed writes, option scanning, help pages, JSON output and
 //                    "did you mean"; it imports nothing of the package
@@ -14,8 +15,9 @@
 //   ReactionDiffusion, Thumbnails   clients' libraries, which know nothing of storage
 //   RDLab            the reaction-diffusion lab; `rdlab` only calls it
 //
-// System C libraries come in as system-library targets: zlib (CRC-32), libpng (thumbnails) and
-// SQLite (the benchmark's peer, and the reference of ObjectLogTests' differential test).
+// System C libraries come in as system-library targets: zlib (CRC-32), libpng (thumbnails), libpq
+// (the PostgreSQL store) and SQLite (the benchmark's peer, and the reference of ObjectLogTests'
+// differential test).
 
 import PackageDescription
 
@@ -45,6 +47,12 @@ let package = Package(
             providers: [.apt(["libpng-dev"])]
         ),
         .systemLibrary(
+            name: "CLibPQ",
+            path: "Sources/CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             path: "Sources/CSQLite",
             pkgConfig: "sqlite3",
@@ -56,6 +64,9 @@ let package = Package(
         .target(name: "CObjectLogStoreSupport"),
         .target(name: "ObjectLogStore", dependencies: ["CZlib", "CObjectLogStoreSupport"]),
         .target(name: "ObjectLog", dependencies: ["ObjectLogStore"]),
+        // The PostgreSQL store, through libpq: so far its connection (parameters only, errors
+        // that never show a password).
+        .target(name: "ObjectLogPostgreSQL", dependencies: ["CLibPQ"]),
         .target(name: "CommandLineKit"),
         .target(
             name: "ObjectLogTool",
@@ -113,6 +124,9 @@ let package = Package(
             name: "ObjectLogTests",
             dependencies: ["ObjectLog", "ObjectLogStore", "TestSupport", "CSQLite"]
         ),
+        // Tests that need a server are skipped, with the reason, unless OBJECTLOG_TEST_POSTGRES_URL
+        // names one (.ci/run starts one and requires them).
+        .testTarget(name: "ObjectLogPostgreSQLTests", dependencies: ["ObjectLogPostgreSQL"]),
         .testTarget(
             name: "ObjectLogToolTests",
             dependencies: ["ObjectLogTool", "CommandLineKit", "TestSupport"]

@@ -1,0 +1,158 @@
+import CLibPQ
+import Foundation
+
+/// One connection to a PostgreSQL server, through libpq.
+///
+/// Statements take their values as parameters, never spliced into the SQL text, so no value
+/// can change what a statement does. A connection is used by one thread at a time; it
+/// serialises the calls made on it.
+///
+/// ```swift
+/// let connection = try PostgresConnection(url: "postgresql://lab@/lab?host=/run/postgresql")
+/// let result = try connection.execute("SELECT name FROM runs WHERE owner = $1", ["ada"])
+/// ```
+///
+/// libpq's own parameters pass through: `sslmode`, `sslrootcert`, a password file
+/// (`~/.pgpass`, `PGPASSFILE`) or `PGPASSWORD`. Prefer those to a password in the URL.
+public final class PostgresConnection: @unchecked Sendable {
+    // `@unchecked Sendable`: `connection` is used only under `lock`.
+    private let lock = NSLock()
+    private var connection: OpaquePointer?
+    /// Where the connection goes, as errors show it.
+    public let target: ConnectionTarget
+
+    /// Connects to the server that `url` names (a `postgresql://` URI or libpq's `key=value`
+    /// pairs).
+    ///
+    /// - Throws: ``PostgresError/Code/invalidConnectionString`` or
+    ///   ``PostgresError/Code/connectionFailed``, naming the host and database (never the
+    ///   password) and libpq's reason.
+    public init(url: String) throws(PostgresError) {
+        guard let target = ConnectionTarget(url) else {
+            throw PostgresError(
+                .invalidConnectionString,
+                "not a PostgreSQL connection string (expected postgresql://USER@HOST/DATABASE)"
+            )
+        }
+        self.target = target
+        let connection = PQconnectdb(url)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let reason = connection.map { oneLine(String(cString: PQerrorMessage($0))) }
+            PQfinish(connection)
+            throw PostgresError(
+                .connectionFailed,
+                "cannot connect to \(target): \(reason ?? "out of memory")"
+            )
+        }
+        self.connection = connection
+    }
+
+    deinit { PQfinish(connection) }
+
+    /// Closes the connection; later statements fail with
+    /// ``PostgresError/Code/connectionLost``.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        PQfinish(connection)
+        connection = nil
+    }
+
+    /// The server's version, as libpq reports it (`150020` for 15.20); 0 when closed.
+    public var serverVersion: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return connection.map { Int(PQserverVersion($0)) } ?? 0
+    }
+
+    /// Runs one statement with `parameters` as its `$1`, `$2`… values, sent as text apart
+    /// from the statement; nil is SQL `NULL`.
+    ///
+    /// - Returns: The rows, as text, and how many rows the statement changed.
+    /// - Throws: ``PostgresError/Code/statementFailed`` with the server's SQLSTATE,
+    ///   ``PostgresError/Code/connectionLost``, or ``PostgresError/Code/invalidParameter``
+    ///   for text that holds a NUL character (which PostgreSQL's text cannot hold).
+    @discardableResult
+    public func execute(
+        _ statement: String,
+        _ parameters: [String?] = []
+    ) throws(PostgresError) -> PostgresResult {
+        for (index, parameter) in parameters.enumerated() where parameter?.utf8.contains(0) == true
+        {
+            throw PostgresError(
+                .invalidParameter,
+                "parameter $\(index + 1) holds a NUL character, which PostgreSQL text cannot hold"
+            )
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        guard let connection else {
+            throw PostgresError(.connectionLost, "the connection to \(target) is closed")
+        }
+        let result = Self.withCStrings(parameters) { values in
+            PQexecParams(connection, statement, Int32(values.count), nil, values, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        guard let result else {
+            throw lostOrFailed(connection, "the statement failed")
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
+            return Self.read(result)
+        default:
+            if PQstatus(connection) != CONNECTION_OK {
+                throw lostOrFailed(connection, "the statement failed")
+            }
+            func field(_ code: Int32) -> String? {
+                PQresultErrorField(result, code).map { String(cString: $0) }
+            }
+            let primary =
+                field(Int32(UInt8(ascii: "M")))
+                ?? oneLine(String(cString: PQresultErrorMessage(result)))
+            throw PostgresError(
+                .statementFailed,
+                primary,
+                sqlState: field(Int32(UInt8(ascii: "C"))),
+                constraint: field(Int32(UInt8(ascii: "n"))),
+                detail: field(Int32(UInt8(ascii: "D")))
+            )
+        }
+    }
+
+    /// The error of a statement that got no result: the connection lost, or libpq's reason.
+    private func lostOrFailed(_ connection: OpaquePointer, _ what: String) -> PostgresError {
+        let reason = oneLine(String(cString: PQerrorMessage(connection)))
+        if PQstatus(connection) != CONNECTION_OK {
+            return PostgresError(.connectionLost, "lost the connection to \(target): \(reason)")
+        }
+        return PostgresError(.statementFailed, "\(what): \(reason)")
+    }
+
+    /// Calls `body` with `strings` as C strings (NULL for nil), valid during the call.
+    private static func withCStrings<Result>(
+        _ strings: [String?],
+        _ body: ([UnsafePointer<CChar>?]) -> Result
+    ) -> Result {
+        let copies = strings.map { $0.map { strdup($0) } ?? nil }
+        defer { for copy in copies { free(copy) } }
+        return body(copies.map { $0.map { UnsafePointer($0) } })
+    }
+
+    /// The rows and the count of changed rows of a successful result.
+    private static func read(_ result: OpaquePointer) -> PostgresResult {
+        let columnCount = Int(PQnfields(result))
+        let rowCount = Int(PQntuples(result))
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
+        let rows = (0..<rowCount).map { row in
+            (0..<columnCount).map { column -> String? in
+                PQgetisnull(result, Int32(row), Int32(column)) == 1
+                    ? nil : String(cString: PQgetvalue(result, Int32(row), Int32(column)))
+            }
+        }
+        return PostgresResult(
+            columns: columns,
+            rows: rows,
+            affectedRows: Int(String(cString: PQcmdTuples(result))) ?? 0
+        )
+    }
+}
