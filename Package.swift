@@ -64,9 +64,8 @@ let package = Package(
         .target(name: "CObjectLogStoreSupport"),
         .target(name: "ObjectLogStore", dependencies: ["CZlib", "CObjectLogStoreSupport"]),
         .target(name: "ObjectLog", dependencies: ["ObjectLogStore"]),
-        // The PostgreSQL store, through libpq: so far its connection (parameters only, errors
-        // that never show a password).
-        .target(name: "ObjectLogPostgreSQL", dependencies: ["CLibPQ"]),
+        // The PostgreSQL store, through libpq: its connection and its schema mapping.
+        .target(name: "ObjectLogPostgreSQL", dependencies: ["ObjectLog", "CLibPQ"]),
         .target(name: "CommandLineKit"),
         .target(
             name: "ObjectLogTool",
@@ -126,7 +125,7 @@ let package = Package(
         ),
         // Tests that need a server are skipped, with the reason, unless OBJECTLOG_TEST_POSTGRES_URL
         // names one (.ci/run starts one and requires them).
-        .testTarget(name: "ObjectLogPostgreSQLTests", dependencies: ["ObjectLogPostgreSQL"]),
+        .testTarget(name: "ObjectLogPostgreSQLTests", dependencies: ["ObjectLogPostgreSQL", "ObjectLog"]),
         .testTarget(
             name: "ObjectLogToolTests",
             dependencies: ["ObjectLogTool", "CommandLineKit", "TestSupport"]

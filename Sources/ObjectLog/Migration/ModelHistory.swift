@@ -7,7 +7,7 @@ import ObjectLogStore
 /// ``schemaEntityTag``), and the metadata names the versions by hash: a metadata change no
 /// longer rewrites the model. A version also records where its records begin (file generation
 /// and offset), so a record is read through the schema of the version that wrote it and
-/// translated into the current one (``upgrade(store:)``).
+/// translated into the current one as it is read.
 public struct ModelHistory: Sendable {
     /// The metadata key of the version list: an array of dictionaries with the keys `hash`,
     /// `key` (the schema record's object key), `transaction`, `generation` and `offset`.
