@@ -108,3 +108,34 @@ struct StatementTests {
         #expect(closed?.code == .connectionLost)
     }
 }
+
+@Suite("PostgreSQL hot standby", .enabled(if: TestServer.standbyRuns, TestServer.skipReason))
+struct StandbyTests {
+    @Test(
+        "the standby sees what the primary wrote once replicated, and refuses a write, naming itself"
+    )
+    func standby() throws {
+        let primary = try TestServer.connect()
+        let standby = try TestServer.connectToStandby()
+        #expect(try standby.execute("SELECT pg_is_in_recovery()").rows == [["t"]])
+        let table = "standby_check_\(UInt32.random(in: 0...UInt32.max))"
+        try primary.execute("CREATE TABLE \(table) (note text)")
+        defer { _ = try? primary.execute("DROP TABLE \(table)") }
+        try primary.execute("INSERT INTO \(table) VALUES ($1)", ["replicated"])
+        var seen: [[String?]] = []
+        for _ in 0..<200 {
+            seen = (try? standby.execute("SELECT note FROM \(table)").rows) ?? []
+            if !seen.isEmpty { break }
+            usleep(50_000)
+        }
+        #expect(seen == [["replicated"]])
+        let refused = #expect(throws: PostgresError.self) {
+            try standby.execute("INSERT INTO \(table) VALUES ($1)", ["from the standby"])
+        }
+        #expect(refused?.isReadOnlyServer == true)
+        #expect(
+            refused?.message.hasPrefix("the server at \(standby.target) accepts no writes") == true
+        )
+        #expect(try primary.execute("SELECT count(*) FROM \(table)").rows == [["1"]])
+    }
+}

@@ -12,15 +12,27 @@ import Testing
 enum TestServer {
     static let isRequired = ProcessInfo.processInfo.environment["OBJECTLOG_REQUIRE_POSTGRES"] == "1"
 
-    /// The server's URL, and why there is none when there is none.
-    static let found: (url: String?, problem: String) = {
-        if let url = ProcessInfo.processInfo.environment["OBJECTLOG_TEST_POSTGRES_URL"] {
-            return (url, "")
+    /// The server's URL and its hot standby's, and why there is none when there is none.
+    static let found: (url: String?, standby: String?, problem: String) = {
+        let environment = ProcessInfo.processInfo.environment
+        if let url = environment["OBJECTLOG_TEST_POSTGRES_URL"] {
+            return (url, environment["OBJECTLOG_TEST_POSTGRES_STANDBY_URL"], "")
         }
         return startOwnServer()
     }()
 
     static var url: String? { found.url }
+
+    /// Whether the tests that need a hot standby run.
+    static var standbyRuns: Bool { runs && (found.standby != nil || isRequired) }
+
+    /// A new connection to the test server's hot standby.
+    static func connectToStandby() throws -> PostgresConnection {
+        guard let standby = found.standby else {
+            throw PostgresError(.connectionFailed, "no standby: \(found.problem)")
+        }
+        return try PostgresConnection(url: standby)
+    }
 
     /// Whether the tests that need a server run.
     static let runs: Bool = {
@@ -41,7 +53,7 @@ enum TestServer {
     }
 
     /// Starts a throwaway server with the repository's script, stopped when the process exits.
-    private static func startOwnServer() -> (url: String?, problem: String) {
+    private static func startOwnServer() -> (url: String?, standby: String?, problem: String) {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("tools/postgres-test-server").path
@@ -63,7 +75,7 @@ enum TestServer {
         do {
             try process.run()
         } catch {
-            return (nil, "cannot run \(script): \(error)")
+            return (nil, nil, "cannot run \(script): \(error)")
         }
         process.waitUntilExit()
         let printed = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
@@ -81,7 +93,7 @@ enum TestServer {
             let directory = values["OBJECTLOG_TEST_POSTGRES_DIR"]
         else {
             let reason = failure.split(separator: "\n").first.map(String.init) ?? "no output"
-            return (nil, "tools/postgres-test-server could not start one (\(reason))")
+            return (nil, nil, "tools/postgres-test-server could not start one (\(reason))")
         }
         OwnServer.directory = directory
         OwnServer.script = script
@@ -93,7 +105,7 @@ enum TestServer {
             try? stop.run()
             stop.waitUntilExit()
         }
-        return (url, "")
+        return (url, values["OBJECTLOG_TEST_POSTGRES_STANDBY_URL"], "")
     }
 }
 

@@ -109,10 +109,16 @@ public final class PostgresConnection: @unchecked Sendable {
             let primary =
                 field(Int32(UInt8(ascii: "M")))
                 ?? oneLine(String(cString: PQresultErrorMessage(result)))
+            let sqlState = field(Int32(UInt8(ascii: "C")))
+            // A standby (or a read-only server) refuses every write: say which server it is.
+            let message =
+                sqlState == PostgresError.readOnlyState
+                ? "the server at \(target) accepts no writes (a hot standby or a read-only "
+                    + "server): \(primary)" : primary
             throw PostgresError(
                 .statementFailed,
-                primary,
-                sqlState: field(Int32(UInt8(ascii: "C"))),
+                message,
+                sqlState: sqlState,
                 constraint: field(Int32(UInt8(ascii: "n"))),
                 detail: field(Int32(UInt8(ascii: "D")))
             )

@@ -47,6 +47,13 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     /// Whether the server refused the statement for a unique violation (SQLSTATE `23505`).
     public var isUniqueViolation: Bool { sqlState == "23505" }
 
+    /// Whether the server accepts no writes: a hot standby, or a server in read-only mode
+    /// (SQLSTATE `25006`).
+    public var isReadOnlyServer: Bool { sqlState == Self.readOnlyState }
+
+    /// The SQLSTATE of a write refused by a server that accepts none.
+    static let readOnlyState = "25006"
+
     /// The message, and the SQLSTATE when there is one.
     public var description: String {
         sqlState.map { "\(message) (SQLSTATE \($0))" } ?? message
