@@ -13,7 +13,10 @@ enum ColumnValue {
     ///
     /// - Throws: ``PostgresError/Code/invalidParameter`` for a value its column cannot hold
     ///   (a to-many value, external data, whose bytes live apart from the payload).
-    static func parameter(_ value: StoredValue, type: AttributeType?) throws(PostgresError) -> String? {
+    static func parameter(
+        _ value: StoredValue,
+        type: AttributeType?
+    ) throws(PostgresError) -> String? {
         switch value {
         case .null, .toOne(nil): return nil
         case .bool(let flag): return flag ? "t" : "f"
@@ -54,7 +57,9 @@ enum ColumnValue {
 
     /// PostgreSQL's text of a floating-point value: its shortest exact digits, and its names
     /// for the infinities and NaN.
-    private static func text(of number: some BinaryFloatingPoint & LosslessStringConvertible) -> String {
+    private static func text(
+        of number: some BinaryFloatingPoint & LosslessStringConvertible
+    ) -> String {
         if number.isNaN { return "NaN" }
         if number.isInfinite { return number < 0 ? "-Infinity" : "Infinity" }
         return "\(number)"
