@@ -10,12 +10,17 @@ final class ConcurrentCommit: @unchecked Sendable {
     private var result: Result<CommitInfo, any Error>?
 
     /// Starts committing `transaction` to `store` (without its automatic compaction).
+    ///
+    /// On a thread of its own rather than a dispatch queue's: the commit itself waits for a
+    /// flush it hands to a dispatch queue, and a queue's worker that waits for another work
+    /// item could wait for a worker that the pool does not start.
     init(store: LogStore, transaction: Transaction) {
         group.enter()
-        DispatchQueue.global().async {
+        let thread = Thread {
             self.result = Result { try store.commitWithoutCompacting(transaction) }
             self.group.leave()
         }
+        thread.start()
     }
 
     /// Waits for the commit; what it returned, or its error.
