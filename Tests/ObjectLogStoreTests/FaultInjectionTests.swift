@@ -7,14 +7,6 @@ import Testing
 
 @Suite("Fault injection")
 struct FaultInjectionTests {
-    private func insert(_ store: LogStore, _ byte: UInt8) throws -> ObjectKey {
-        var transaction = Transaction()
-        let key = store.allocateKeys(1).lowerBound
-        transaction.put(key: key, entity: 1, payload: [byte], isInsert: true)
-        try store.commit(transaction)
-        return key
-    }
-
     @Test("a failed fsync poisons the handle; a reopen shows the last committed state")
     func fsyncPoisons() throws {
         let fileSystem = FaultyFileSystem()

@@ -29,14 +29,7 @@ struct LiveStateTests {
             path: "/i.olog",
             options: StoreOptions(fileSystem: fileSystem)
         )
-        var transaction = Transaction()
-        transaction.put(
-            key: store.allocateKeys(1).lowerBound,
-            entity: 1,
-            payload: [1],
-            isInsert: true
-        )
-        try store.commit(transaction)
+        try insert(store, 1)
         #expect(!store.locked { store.state.indexIsCurrent })
         try store.close()
         let reopened = try LogStore.open(
@@ -45,14 +38,7 @@ struct LiveStateTests {
         )
         #expect(reopened.indexState == .loaded)
         #expect(reopened.locked { reopened.state.indexIsCurrent })
-        var another = Transaction()
-        another.put(
-            key: reopened.allocateKeys(1).lowerBound,
-            entity: 1,
-            payload: [2],
-            isInsert: true
-        )
-        try reopened.commit(another)
+        try insert(reopened, 2)
         #expect(!reopened.locked { reopened.state.indexIsCurrent })
         let length = reopened.locked { reopened.state.liveLength }
         let end = reopened.locked { reopened.state.endOffset }
