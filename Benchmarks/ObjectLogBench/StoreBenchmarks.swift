@@ -348,7 +348,7 @@ private struct StoreBenchmark {
             record.id += Int64(scale)
             return record
         }
-        let before = container.coordinator.store.statistics
+        let before = container.coordinator.logStore!.statistics
         let saver = container.newContext()
         let appendSync = MachineLimits.AppendSync(directory: directory)
         var objectLogLatencies: [Double] = []
@@ -367,7 +367,7 @@ private struct StoreBenchmark {
             sqliteLatencies += peer.smallSaves(Array(records))
             raw += appendSync.latencies(count: records.count)
         }
-        let after = container.coordinator.store.statistics
+        let after = container.coordinator.logStore!.statistics
         let flushesPerSave =
             Double(after.logSyncs - before.logSyncs) / Double(after.commits - before.commits)
         let rawP50 = percentile(raw, 0.5)
@@ -418,7 +418,7 @@ private struct StoreBenchmark {
         )
 
         // 7. Size after compaction and compaction throughput.
-        let compactionSeconds = try measure { _ = try container.coordinator.store.compact() }
+        let compactionSeconds = try measure { _ = try container.coordinator.logStore!.compact() }
         let storeBytes = fileSize(storePath)
         let sqliteBytes = peer.checkpointedSize()
         report.add(
@@ -898,7 +898,7 @@ private func runChild(_ arguments: [String]) {
             // closes.
             seconds = try measure {
                 let container = try PersistentContainer(path: arguments[1], for: [BenchItem.self])
-                try container.coordinator.store.compact()
+                try container.coordinator.logStore!.compact()
                 try container.close()
             }
         case ("batch-delete", 2), ("batch-update", 2), ("fetch-delete", 2), ("fetch-update", 2):

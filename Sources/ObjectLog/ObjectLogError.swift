@@ -57,6 +57,9 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible, Localize
         /// An instance of an abstract entity's own class was inserted: such an entity has
         /// only the objects of its subentities (``ManagedObject/isAbstract``).
         case abstractEntity
+        /// The kind of store the container opened cannot do this (compaction on a database
+        /// server, say); nothing was changed.
+        case unsupported
     }
 
     /// What kind of failure this is.

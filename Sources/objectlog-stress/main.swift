@@ -108,7 +108,7 @@ do {
             for _ in 0..<Int.random(in: 1...6, using: &generator) {
                 switch Int.random(in: 0..<10, using: &generator) {
                 case 0:
-                    try container.coordinator.store.compact()
+                    _ = try container.compact()
                     print("compacted")
                     fflush(nil)
                 case 1:

@@ -192,7 +192,7 @@ struct AttributeColumnTests {
         // A batch update committed after another save: its records are what the columns must
         // follow, not the values it set. Here its one put keeps the stored value while claiming
         // to set `value` to 12,345, with the store's state from before a save.
-        let store = container.coordinator.store
+        let store = container.coordinator.logStore!
         let basis = store.endAndGeneration
         let changer = container.newContext()
         let changed = try #require(try changer.fetch(FetchRequest<Sample>()).first)
@@ -353,7 +353,7 @@ struct AttributeColumnTests {
         }
         #expect(try lowest(3) == [399, 397, 395])
         // Compaction moves every record; the columns hold values, not places.
-        let report = try container.coordinator.store.compact()
+        let report = try container.coordinator.logStore!.compact()
         #expect(report.bytesAfter < report.bytesBefore)
         #expect(try lowest(3) == [399, 397, 395])
         // An upsert that overwrites gives the existing object (and its row) the new values.
@@ -465,7 +465,7 @@ struct AttributeColumnTests {
     @Test("a commit's column reader takes exactly the encodings the payload reader takes")
     func commitReaderAgreesWithPayloadReader() throws {
         let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])
-        let store = container.coordinator.store
+        let store = container.coordinator.logStore!
         let entity = try #require(container.model.entity(for: Sample.self))
         let layout = try #require(entity.scalarLayout)
         let columns = AttributeColumns.make(for: entity, store: store)

@@ -104,7 +104,7 @@ struct AttributeDiscoveryTests {
         #expect(fern.scan == scan)
         // Read now: the reference keeps the data, for saves to write it back unchanged.
         #expect(context.externalReferences.values.first?.data == scan)
-        #expect(try container.coordinator.store.blobFiles().count == 1)
+        #expect(try container.coordinator.logStore!.blobFiles().count == 1)
     }
 
     @Test("objects created on other threads while models are built do not disturb discovery")

@@ -157,7 +157,7 @@ struct BatchRequestTests {
         let directory = TemporaryDirectory()
         let container = try grid(directory)
         let context = container.newContext()
-        let before = container.coordinator.store.statistics.commits
+        let before = container.coordinator.logStore!.statistics.commits
         do {
             // Every cell of row 1 onto column 0: ten cells at (1, 0).
             try context.execute(
@@ -170,7 +170,7 @@ struct BatchRequestTests {
         } catch {
             #expect(error.code == .uniqueness)
         }
-        #expect(container.coordinator.store.statistics.commits == before)
+        #expect(container.coordinator.logStore!.statistics.commits == before)
         // Moving a row to one that is free is fine.
         try context.execute(
             BatchUpdateRequest<Cell>(
@@ -204,7 +204,7 @@ struct BatchRequestTests {
         snapshot.state = state
         try context.save()
         try context.execute(BatchUpdateRequest<Snapshot>(updates: [.set(\.step, to: 7)]))
-        try container.coordinator.store.compact()
+        try container.coordinator.logStore!.compact()
         let check = container.newContext()
         let read = try #require(try check.fetch(Snapshot.self).first)
         #expect(read.step == 7)
@@ -235,7 +235,7 @@ struct BatchRequestTests {
                 cell.value == (index % 2 == 0 ? Double(index) : 0)
             }
         )
-        let commits = container.coordinator.store.statistics.commits
+        let commits = container.coordinator.logStore!.statistics.commits
         #expect {
             try context.execute(BatchInsertRequest<Cell>(count: 1) { _, cell in cell.row = 0 })
         } throws: { ($0 as? ObjectLogError)?.code == .uniqueness }
@@ -252,7 +252,7 @@ struct BatchRequestTests {
             #expect(error.code == .callbackFailed)
             #expect(error.underlyingError is Refused)
         }
-        #expect(container.coordinator.store.statistics.commits == commits)
+        #expect(container.coordinator.logStore!.statistics.commits == commits)
         #expect(try context.count(FetchRequest<Cell>()) == 50)
         try container.close()
     }
@@ -293,7 +293,7 @@ struct BatchRequestTests {
         let directory = TemporaryDirectory()
         let container = try grid(directory)
         let context = container.newContext()
-        let commits = container.coordinator.store.statistics.commits
+        let commits = container.coordinator.logStore!.statistics.commits
         let outside: [(String, () throws -> Void)] = [
             ("delete", { _ = try context.execute(BatchDeleteRequest<Tally>()) }),
             (
@@ -317,7 +317,7 @@ struct BatchRequestTests {
                 #expect(error.code == .entityNotInModel, "batch \(name)")
             }
         }
-        #expect(container.coordinator.store.statistics.commits == commits)
+        #expect(container.coordinator.logStore!.statistics.commits == commits)
         #expect(try context.count(FetchRequest<Cell>()) == 100)
         try container.close()
     }

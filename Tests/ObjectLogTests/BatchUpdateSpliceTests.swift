@@ -68,7 +68,7 @@ struct BatchUpdateSpliceTests {
     func values(_ container: PersistentContainer) throws -> [ObjectKey: [UInt8]] {
         let tag = try #require(container.coordinator.model.entity(named: "Configuration")?.tag)
         var values: [ObjectKey: [UInt8]] = [:]
-        try container.coordinator.store.forEachLiveObject(entity: tag) { key, _, value in
+        try container.coordinator.logStore!.forEachLiveObject(entity: tag) { key, _, value in
             values[key] = Array(value)
         }
         return values
@@ -131,7 +131,7 @@ struct BatchUpdateSpliceTests {
             }
             results[way] = try values(container)
             // The kept blobs are listed in the new records: compaction keeps them.
-            try container.coordinator.store.compact()
+            try container.coordinator.logStore!.compact()
             let thumbnails = try container.newContext().fetch(FetchRequest<Configuration>())
                 .filter { $0.kill.truncatingRemainder(dividingBy: 3) == 2 }
             #expect(thumbnails.count == 100)
@@ -176,7 +176,7 @@ struct BatchUpdateSpliceTests {
             var pieces = BatchUpdateSplice.Pieces()
             var transaction = Transaction()
             var expected: [[UInt8]] = []
-            try container.coordinator.store.forEachLiveObject(entity: entity.tag) {
+            try container.coordinator.logStore!.forEachLiveObject(entity: entity.tag) {
                 key,
                 tag,
                 value in

@@ -238,9 +238,11 @@ struct ContextTests {
         let small = Snapshot(context: context)
         small.state = Data([1, 2, 3])
         try context.save()
-        let blobs = try container.coordinator.store.blobFiles()
+        let blobs = try container.coordinator.logStore!.blobFiles()
         #expect(blobs.count == 1)
-        let bigRecord = try #require(try container.coordinator.store.readObject(big.objectID.key))
+        let bigRecord = try #require(
+            try container.coordinator.logStore!.readObject(big.objectID.key)
+        )
         #expect(bigRecord.blobs.count == 1)
         #expect(bigRecord.payload.count < 100)
         let reader = container.newContext()
@@ -297,7 +299,7 @@ struct LazyExternalDataTests {
         let snapshot = try #require(try context.existingObject(with: id) as? Snapshot)
         #expect(snapshot.step == 2)
         #expect(snapshot.state == state)
-        #expect(try container.coordinator.store.blobFiles().count == 1)
+        #expect(try container.coordinator.logStore!.blobFiles().count == 1)
     }
 
     @Test("a write before the first read discards unread external data, and only that data")

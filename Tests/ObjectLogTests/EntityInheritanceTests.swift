@@ -427,11 +427,11 @@ struct EntityInheritanceTests {
     func batchDelete() throws {
         let directory = TemporaryDirectory()
         let (container, context) = try openLedger(directory)
-        let before = container.coordinator.store.transactionCount
+        let before = container.coordinator.logStore!.transactionCount
         let deleted = try context.execute(
             BatchDeleteRequest<InheritedLedger.Entry>(predicate: #Predicate { $0.amount < 12 })
         )
-        #expect(container.coordinator.store.transactionCount == before + 1)
+        #expect(container.coordinator.logStore!.transactionCount == before + 1)
         #expect(deleted.deleted.count == 12)
         #expect(Set(deleted.deleted.map(\.entityName)) == ["Entry", "Credit", "Debit"])
         let reader = container.newContext()
@@ -470,14 +470,14 @@ struct EntityInheritanceTests {
     func batchUpdate() throws {
         let directory = TemporaryDirectory()
         let (container, context) = try openLedger(directory)
-        let before = container.coordinator.store.transactionCount
+        let before = container.coordinator.logStore!.transactionCount
         let updated = try context.execute(
             BatchUpdateRequest<InheritedLedger.Entry>(
                 predicate: #Predicate { $0.amount >= 15 },
                 updates: [.set(\.isCleared, to: true)]
             )
         )
-        #expect(container.coordinator.store.transactionCount == before + 1)
+        #expect(container.coordinator.logStore!.transactionCount == before + 1)
         #expect(updated.updated.count == 15)
         #expect(Set(updated.updated.map(\.entityName)) == ["Entry", "Credit", "Debit"])
         let reader = container.newContext()
@@ -581,7 +581,7 @@ struct EntityInheritanceTests {
         let credit = InheritedLedger.Credit(context: context)
         credit.reference = "r1"
         try context.save()
-        let commits = container.coordinator.store.statistics.commits
+        let commits = container.coordinator.logStore!.statistics.commits
         let error = #expect(throws: ObjectLogError.self) {
             try context.execute(
                 BatchInsertRequest<InheritedLedger.Debit>(count: 2) { index, debit in
@@ -590,7 +590,7 @@ struct EntityInheritanceTests {
             )
         }
         #expect(error?.code == .uniqueness)
-        #expect(container.coordinator.store.statistics.commits == commits)
+        #expect(container.coordinator.logStore!.statistics.commits == commits)
         #expect(try context.count(FetchRequest<InheritedLedger.Entry>()) == 1)
         // Values that clash with nothing in the hierarchy go in.
         let inserted = try context.execute(

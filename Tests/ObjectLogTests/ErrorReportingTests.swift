@@ -103,7 +103,7 @@ struct ErrorReportingTests {
         // before the bulk load do not read.
         let ids = try container.newContext().fetchIdentifiers(FetchRequest<Cell>())
         let last = try #require(ids.max { $0.key < $1.key })
-        let location = try #require(container.coordinator.store.location(of: last.key))
+        let location = try #require(container.coordinator.logStore!.location(of: last.key))
         let handle = try #require(FileHandle(forUpdatingAtPath: directory.file("test.objectlog")))
         let offset = location.offset + UInt64(location.length) - 1
         try handle.seek(toOffset: offset)
@@ -167,7 +167,7 @@ struct ErrorReportingTests {
         let container = try makeContainer(directory)
         let tag = try #require(container.coordinator.model.entity(for: Cell.self)?.tag)
         // A record whose checksum holds but whose value stops after the property count.
-        let store = container.coordinator.store
+        let store = container.coordinator.logStore!
         var transaction = Transaction()
         let count = UInt8(
             try #require(container.coordinator.model.entity(for: Cell.self))

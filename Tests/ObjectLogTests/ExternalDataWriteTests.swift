@@ -30,7 +30,7 @@ struct ExternalDataWriteTests {
     func unchangedDataIsNotWrittenAgain() throws {
         let directory = TemporaryDirectory()
         let container = try container(directory)
-        let store = container.coordinator.store
+        let store = container.coordinator.logStore!
         let picture = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         do {
             let context = container.newContext()
@@ -73,7 +73,7 @@ struct ExternalDataWriteTests {
     func changedDataIsWritten() throws {
         let directory = TemporaryDirectory()
         let container = try container(directory)
-        let store = container.coordinator.store
+        let store = container.coordinator.logStore!
         let first = Data(repeating: 1, count: 20_000)
         let second = Data(repeating: 2, count: 20_000)
         let context = container.newContext()
@@ -106,7 +106,7 @@ struct ExternalDataWriteTests {
             configuration.thumbnail = small
             try context.save()
             #expect(
-                container.coordinator.store.statistics.blobsWritten == blobs,
+                container.coordinator.logStore!.statistics.blobsWritten == blobs,
                 "threshold \(threshold.map(String.init) ?? "default")"
             )
             let check = container.newContext()

@@ -40,7 +40,9 @@ struct FaultingTests {
         let context = container.newContext()
         let cells = try context.fetch(FetchRequest<Cell>())
         let victim = try #require(cells.first)
-        let location = try #require(container.coordinator.store.location(of: victim.objectID.key))
+        let location = try #require(
+            container.coordinator.logStore!.location(of: victim.objectID.key)
+        )
         // Flip a byte of the victim's payload on disk: its checksum no longer matches.
         let handle = try #require(FileHandle(forUpdatingAtPath: directory.file("test.objectlog")))
         let at = location.offset + UInt64(location.length) - 1  // the record's last byte
@@ -63,9 +65,9 @@ struct FaultingTests {
         let copy = try #require(again.first { $0.objectID == victim.objectID })
         copy.value = 99
         #expect(other.faultError != nil)
-        let before = container.coordinator.store.transactionCount
+        let before = container.coordinator.logStore!.transactionCount
         #expect(throws: ObjectLogError.self) { try other.save() }
-        #expect(container.coordinator.store.transactionCount == before)
+        #expect(container.coordinator.logStore!.transactionCount == before)
 
         // The throwing accessor reports it at once.
         let third = container.newContext()
@@ -115,7 +117,7 @@ struct FaultingTests {
         let fetchedWithValues = try context.fetch(
             FetchRequest<Cell>(predicate: #Predicate { $0.row >= 10 })
         )  // offset bound
-        let report = try container.coordinator.store.compact()
+        let report = try container.coordinator.logStore!.compact()
         #expect(report.bytesAfter < report.bytesBefore)
 
         loadedOneByOne.value = -1
@@ -133,7 +135,7 @@ struct FaultingTests {
         )
         fresh.value = 500
         try writer.save()
-        try container.coordinator.store.compact()
+        try container.coordinator.logStore!.compact()
         staleCell.value = 600
         do {
             try stale.save()

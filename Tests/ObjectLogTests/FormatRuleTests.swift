@@ -23,7 +23,9 @@ struct PayloadRuleTests {
         snapshot.step = 1
         snapshot.state = Data([0xAA])
         try context.save()
-        let record = try #require(try container.coordinator.store.readObject(snapshot.objectID.key))
+        let record = try #require(
+            try container.coordinator.logStore!.readObject(snapshot.objectID.key)
+        )
         // count 3, step zigzag(1), state inline (mode 0, length 1, AA), configuration key 0.
         #expect(record.payload == [0x03, 0x02, 0x00, 0x01, 0xAA, 0x00])
     }

@@ -237,7 +237,7 @@ struct MigrationTests {
         let container = try PersistentContainer(path: path, for: V2.entities, removing: V2.removals)
         try checkVersion2(container)
         // The removed entity's objects are gone, and new objects save beside the old ones.
-        #expect(container.coordinator.store.liveCount(entity: nil) == 5 + 2)
+        #expect(container.coordinator.logStore!.liveCount(entity: nil) == 5 + 2)
         let context = container.newContext()
         let label = V2.Label(context: context)
         label.text = "new"
@@ -250,7 +250,7 @@ struct MigrationTests {
         let again = reopened.newContext()
         #expect(try again.fetch(V2.Note.self).map(\.priority).sorted() == [1, 3, 3])
         #expect(try again.fetch(V2.Label.self).map(\.text) == ["new"])
-        let history = try #require(try ModelHistory.read(from: reopened.coordinator.store))
+        let history = try #require(try ModelHistory.read(from: reopened.coordinator.logStore!))
         #expect(history.versions.count == 2)
         #expect(history.versions.last?.hash == reopened.model.versionHash)
         try reopened.close()
@@ -265,7 +265,7 @@ struct MigrationTests {
         let (transactions, bytes) = (before.transactionCount, before.fileBytes)
         try before.close()
         let container = try PersistentContainer(path: path, for: V2.entities, removing: V2.removals)
-        let store = container.coordinator.store
+        let store = container.coordinator.logStore!
         #expect(store.transactionCount == transactions + 1)
         // The new schema, and a delete of the removed entity's object: a few KB at most.
         #expect(store.fileBytes - bytes < 8192)
@@ -278,7 +278,7 @@ struct MigrationTests {
         let path = directory.file("notes.objectlog")
         try writeVersion1(at: path)
         let container = try PersistentContainer(path: path, for: V2.entities, removing: V2.removals)
-        try container.coordinator.store.compact()
+        try container.coordinator.logStore!.compact()
         try checkVersion2(container)
         try container.close()
         // After compaction no record is older than the current version: raw reads see the
@@ -435,13 +435,13 @@ struct MigrationTests {
         let encoded = try #require(metadata[ModelHistory.versionsKey])
         #expect(encoded.description.utf8.count < 200)
         let container = try PersistentContainer(path: path, for: V1.entities)
-        let bytes = container.coordinator.store.fileBytes
+        let bytes = container.coordinator.logStore!.fileBytes
         for value in 0..<10 {
             try container.setMetadata(.integer(Int64(value)), forKey: "user.counter")
             try container.newContext().save()
         }
         // Ten metadata saves of a small dictionary: well under the 6 KB a schema would cost each.
-        #expect(container.coordinator.store.fileBytes - bytes < 10 * 1024)
+        #expect(container.coordinator.logStore!.fileBytes - bytes < 10 * 1024)
         try container.close()
     }
 }

@@ -68,7 +68,7 @@ struct ParallelSaveTests {
                 #expect(context.statistics.parallelEncodings == 0)
             }
             containers.append(container)
-            stores.append(container.coordinator.store)
+            stores.append(container.coordinator.logStore!)
         }
         let serial = try Self.records(of: stores[0])
         let parallel = try Self.records(of: stores[1])

@@ -76,7 +76,7 @@ struct PatchedBatchUpdateTests {
 
     /// The keys of the items whose record is a patch.
     static func patchedCounts(_ container: PersistentContainer) throws -> Set<Int> {
-        let store = container.coordinator.store
+        let store = container.coordinator.logStore!
         let context = container.newContext()
         return Set(
             try context.fetch(PatchV1.Item.self).filter {
@@ -138,7 +138,7 @@ struct PatchedBatchUpdateTests {
             try reopened.close()
         }
         let compacted = try PersistentContainer(path: path, for: PatchV1.entities)
-        try compacted.coordinator.store.compact()
+        try compacted.coordinator.logStore!.compact()
         #expect(try Self.patchedCounts(compacted).isEmpty)
         try check(compacted)
         try compacted.close()
@@ -211,7 +211,7 @@ struct PatchedBatchUpdateTests {
                 updates: [.set(\.shelf, to: "B")]
             )
         )
-        let store = second.coordinator.store
+        let store = second.coordinator.logStore!
         let patched = try second.newContext().fetch(PatchV2.Item.self).filter {
             store.location(of: $0.objectID.key)?.isPatch == true
         }.map(\.count)
@@ -220,7 +220,7 @@ struct PatchedBatchUpdateTests {
         try second.close()
         let reopened = try PersistentContainer(path: path, for: PatchV2.entities)
         try check(reopened) { $0 >= 10 ? "B" : "A" }
-        try reopened.coordinator.store.compact()
+        try reopened.coordinator.logStore!.compact()
         try check(reopened) { $0 >= 10 ? "B" : "A" }
         try reopened.close()
     }

@@ -40,7 +40,7 @@ struct PayloadFormatTests {
         snapshot.state = Data([0xAA, 0xBB, 0xCC])
         snapshot.configuration = configuration
         try context.save()
-        let store = container.coordinator.store
+        let store = container.coordinator.logStore!
         let record = try #require(try store.readObject(snapshot.objectID.key))
         #expect(record.payload == [0x03, 0x18, 0x00, 0x03, 0xAA, 0xBB, 0xCC, 0x02])
 
@@ -218,7 +218,7 @@ struct PayloadFormatTests {
             container.metadata[PersistentStoreCoordinator.modelHashKey]
                 == .string(model.versionHash)
         )
-        let history = try #require(try ModelHistory.read(from: container.coordinator.store))
+        let history = try #require(try ModelHistory.read(from: container.coordinator.logStore!))
         #expect(history.versions.map(\.schema) == [model.schema])
     }
 }

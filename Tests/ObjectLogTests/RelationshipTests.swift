@@ -68,7 +68,7 @@ struct RelationshipTests {
         note.folder = folder
         #expect(folder.notes == [note])
         try context.save()
-        let transactions = container.coordinator.store.transactionCount
+        let transactions = container.coordinator.logStore!.transactionCount
         context.delete(folder)
         do {
             try context.save()
@@ -79,7 +79,7 @@ struct RelationshipTests {
             #expect(error.message.contains("\(folder.objectID)"))
             #expect(error.message.contains("deny"))
         }
-        #expect(container.coordinator.store.transactionCount == transactions)
+        #expect(container.coordinator.logStore!.transactionCount == transactions)
         #expect(folder.isDeleted && context.hasChanges)
         context.delete(note)
         try context.save()

@@ -268,7 +268,7 @@ struct EngineStoreTests {
         try context.save()
         let groupKey = group.objectID.key
         // The group's value while it lists two samples.
-        let older = try #require(try container.coordinator.store.readObject(groupKey))
+        let older = try #require(try container.coordinator.logStore!.readObject(groupKey))
         let third = Sample(context: context)
         third.group = group
         try context.save()

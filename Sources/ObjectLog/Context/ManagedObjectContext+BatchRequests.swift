@@ -123,7 +123,7 @@ extension ManagedObjectContext {
         // the replacements hold for each; all their puts go into one transaction.
         var transaction: Transaction?
         var unique: [PersistentStoreCoordinator.UniqueChange] = []
-        var plans: [LogStore.ReadPlan] = []
+        var plans: [any StoreReadPlan] = []
         var names: [String] = []
         for member in try fetchedEntities(fetched) {
             guard
@@ -217,7 +217,7 @@ extension ManagedObjectContext {
         entity: EntityDescription,
         replacements: [Int: [UInt8]],
         unique: inout [PersistentStoreCoordinator.UniqueChange]
-    ) throws(ObjectLogError) -> (transaction: Transaction, plan: LogStore.ReadPlan)? {
+    ) throws(ObjectLogError) -> (transaction: Transaction, plan: any StoreReadPlan)? {
         let plan = try savedObjects(of: T.self, entity: entity, matching: request.predicate)
         guard plan.count > 0 else { return nil }
         let splice = BatchUpdateSplice(
@@ -352,7 +352,7 @@ extension ManagedObjectContext {
         of type: T.Type,
         entity: EntityDescription,
         matching predicate: Predicate<T>?
-    ) throws(ObjectLogError) -> LogStore.ReadPlan {
+    ) throws(ObjectLogError) -> any StoreReadPlan {
         let finder = ManagedObjectContext(coordinator: coordinator)
         do {
             guard let predicate else {
@@ -406,12 +406,14 @@ extension ManagedObjectContext {
     ///
     /// The objects' records are not read, only those of the objects patched before.
     private func patchUpdate(
-        _ plan: LogStore.ReadPlan,
+        _ plan: any StoreReadPlan,
         _ splice: BatchUpdateSplice,
         growth: Int,
         replacements: [Int: [UInt8]]
     ) throws -> Transaction {
         let partial = PartialValue.encode(replacements)
+        // Only a log store holds patches, so the plan is one of its own.
+        let plan = LogStore.logPlan(plan)
         let direct = plan.objects(patched: false)
         // The most bytes a patch of this plan takes, from its largest key, offset and length:
         // the transaction's room is then about what the patches fill (fresh memory costs a
@@ -500,7 +502,7 @@ extension ManagedObjectContext {
     /// the records are byte for byte those of the update on one thread. Only updates without
     /// uniqueness constraints to check come here.
     private func spliceInParallel(
-        _ plan: LogStore.ReadPlan,
+        _ plan: any StoreReadPlan,
         _ splice: BatchUpdateSplice,
         growth: Int
     ) throws -> Transaction? {

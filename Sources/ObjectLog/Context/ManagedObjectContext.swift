@@ -135,7 +135,7 @@ public final class ManagedObjectContext {
         self.init(coordinator: container.coordinator)
     }
 
-    var store: LogStore { coordinator.store }
+    var store: any PersistentStore { coordinator.store }
     var model: ManagedObjectModel { coordinator.model }
 
     // MARK: - State

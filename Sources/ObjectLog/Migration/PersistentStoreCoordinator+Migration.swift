@@ -182,7 +182,7 @@ extension PersistentStoreCoordinator {
     static func checkNewConstraints(
         _ constraints: [EntityTag: [[String]]],
         model: ManagedObjectModel,
-        store: LogStore,
+        store: any PersistentStore,
         path: String
     ) throws(ObjectLogError) {
         // Each constraint once, by the entity whose objects it spans.

@@ -287,7 +287,7 @@ final class ExternalDataAccessor<Value: AttributeValue>: PropertyAccessor, @unch
         } else {
             data = value as? Data ?? Data()
         }
-        guard let store = blobs.store, data.count >= store.options.externalStorageMinimumByteCount
+        guard let store = blobs.store, data.count >= store.externalStorageMinimumByteCount
         else {
             writer.write(byte: 0)
             writer.write(data: data)
@@ -692,13 +692,13 @@ extension Relationship: PropertyWrapperDescribing {
 /// The record being decoded: where external data is found.
 struct RecordSource {
     /// The store holding the record and its blobs.
-    let store: LogStore
+    let store: any PersistentStore
     /// The record's key.
     let key: ObjectKey
     /// The context that loads external data lazily; `nil` reads it at once.
     var context: ManagedObjectContext?
 
-    init(store: LogStore, key: ObjectKey, context: ManagedObjectContext? = nil) {
+    init(store: any PersistentStore, key: ObjectKey, context: ManagedObjectContext? = nil) {
         self.store = store
         self.key = key
         self.context = context

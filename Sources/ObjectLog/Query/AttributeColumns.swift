@@ -102,7 +102,8 @@ final class AttributeColumns: @unchecked Sendable {
     }
 
     /// Empty columns for `entity`, with room for the saved objects of `store`.
-    static func make(for entity: EntityDescription, store: LogStore) -> AttributeColumns {
+    static func make(for entity: EntityDescription, store: any PersistentStore) -> AttributeColumns
+    {
         let columns = AttributeColumns(entity: entity)
         columns.reserve(store.liveCount(entity: entity.tag))
         return columns
@@ -113,7 +114,7 @@ final class AttributeColumns: @unchecked Sendable {
     ///
     /// - Returns: False if a record cannot be read (a scan then reports the error); the
     ///   columns are then as before.
-    func add(_ indices: [Int], store: LogStore) -> Bool {
+    func add(_ indices: [Int], store: any PersistentStore) -> Bool {
         let added = Set(indices).filter { columns[$0] == nil && Self.canHold($0, of: entity) }
             .sorted()
         guard !added.isEmpty || (capacity == 0 && store.liveCount(entity: entity.tag) > 0) else {

@@ -288,7 +288,7 @@ extension ManagedObjectContext {
         registry.forEachObject { key, object in
             if object.hasEntity(entity) { registered.insert(key) }
         }
-        let plans: [LogStore.ReadPlan]
+        let plans: [any StoreReadPlan]
         do {
             plans = try store.liveObjectPlans(entity: entity.tag, parts: tuning.parts(for: count))
         } catch {
@@ -369,7 +369,7 @@ extension ManagedObjectContext {
     func columnMatchPlan<T: ManagedObject>(
         of entity: EntityDescription,
         predicate: Predicate<T>
-    ) throws -> LogStore.ReadPlan? {
+    ) throws -> (any StoreReadPlan)? {
         guard let columns = PredicateCompiler.compileWithReads(predicate, entity: entity)?.columns
         else { return nil }
         return try candidatePlan(
@@ -532,7 +532,7 @@ extension ManagedObjectContext {
         var failure: ObjectLogError?
         // Attribute columns narrow the scan to the records that can match, when they can
         // decide the predicate or the first sort (before the log's end is read below).
-        var readPlan: LogStore.ReadPlan?
+        var readPlan: (any StoreReadPlan)?
         // A text match, which columns cannot decide, is tested on every record the scan reads:
         // with one, the columns only narrow the scan to the records the predicate's condition
         // lets through (so without such a predicate they are not used). Counting those, or
@@ -715,7 +715,7 @@ extension ManagedObjectContext {
         order: (index: Int, ascending: Bool)?,
         keepBest: Int?,
         countOnly: Bool
-    ) throws -> (plan: LogStore.ReadPlan, counted: Int)? {
+    ) throws -> (plan: any StoreReadPlan, counted: Int)? {
         guard condition != nil || order != nil else { return nil }
         var registered: [ObjectKey] = []
         registry.forEachObject { key, object in
@@ -725,7 +725,7 @@ extension ManagedObjectContext {
         guard registered.count <= store.liveCount(entity: entity.tag) / 4 else { return nil }
         let indices = (condition?.indices ?? []) + (order.map { [$0.index] } ?? [])
         let plan = try coordinator.withColumns(of: entity, indices: indices) {
-            columns -> (plan: LogStore.ReadPlan, counted: Int)? in
+            columns -> (plan: any StoreReadPlan, counted: Int)? in
             guard var bits = condition.map({ columns.matches($0) }) ?? columns.presentBits() else {
                 return nil
             }

@@ -42,13 +42,14 @@ extension PersistentContainer {
     /// - Returns: What was copied.
     /// - Throws: ``ObjectLogError/Code/store`` if the store cannot be read, is damaged, or the
     ///   destination exists or cannot be written (its ``ObjectLogError/storeError`` says
-    ///   which); nothing is left at `destination` then.
+    ///   which); nothing is left at `destination` then. ``ObjectLogError/Code/unsupported`` for a
+    ///   store on a database server, which its server backs up.
     @discardableResult
     public func backup(
         to destination: String,
         progress: ((Double) -> Void)? = nil
     ) throws(ObjectLogError) -> BackupResult {
-        let store = coordinator.store
+        let store = try coordinator.logStore(for: "a backup")
         var options = StoreOptions()
         options.fileSystem = store.options.fileSystem
         let report: BackupReport

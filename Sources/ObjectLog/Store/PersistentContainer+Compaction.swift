@@ -49,13 +49,15 @@ extension PersistentContainer {
     /// - Returns: What was reclaimed.
     /// - Throws: ``ObjectLogError/Code/store`` for a read-only store or one that cannot be
     ///   written (its ``ObjectLogError/storeError`` says why); the store is unchanged then.
+    ///   ``ObjectLogError/Code/unsupported`` for a store on a database server.
     @discardableResult
     public func compact(
         progress: ((Double) -> Void)? = nil
     ) throws(ObjectLogError) -> CompactionResult {
+        let store = try coordinator.logStore(for: "compaction")
         let report: CompactionReport
         do {
-            report = try coordinator.store.compact(progress: progress)
+            report = try store.compact(progress: progress)
         } catch {
             throw ObjectLogError.store(error, "cannot compact the store")
         }

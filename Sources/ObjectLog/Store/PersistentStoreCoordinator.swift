@@ -22,7 +22,22 @@ public final class PersistentStoreCoordinator: Sendable {
     public let model: ManagedObjectModel
     /// The store underneath, for the engine's own use (the package's tools and tests reach
     /// it too); users reach the store through the coordinator and the container.
-    package let store: LogStore
+    package let store: any PersistentStore
+    /// The store as the log store, for what only it does (compaction, backup, a staged
+    /// migration's copy); nil on another kind of store.
+    package var logStore: LogStore? { store as? LogStore }
+
+    /// The log store underneath, for `operation`, which only it does.
+    /// - Throws: ``ObjectLogError/Code/unsupported`` on another kind of store.
+    func logStore(for operation: String) throws(ObjectLogError) -> LogStore {
+        guard let logStore else {
+            throw ObjectLogError(
+                .unsupported,
+                "\(operation) needs a log store; '\(store.displayName)' is another kind of store"
+            )
+        }
+        return logStore
+    }
     let state: LockedValue<State>
 
     struct State: ~Copyable {
@@ -403,7 +418,7 @@ public final class PersistentStoreCoordinator: Sendable {
         let committed = try result.get()
         // Once the coordinator's lock is released: contexts keep reading and saving while a
         // compaction copies the store, as they do while one is started by hand.
-        if committed.0 != nil { store.compactIfWorthwhile() }
+        if committed.0 != nil { store.finishCommit() }
         return committed
     }
 
@@ -432,7 +447,7 @@ public final class PersistentStoreCoordinator: Sendable {
         }
         guard !state.columns.isEmpty, transaction.count >= Self.concurrentColumnUpdateChanges
         else {
-            let info = try store.commitWithoutCompacting(transaction)
+            let info = try store.commitSave(transaction)
             updateColumns(state: &state)
             return info
         }

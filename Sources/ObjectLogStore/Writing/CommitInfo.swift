@@ -14,4 +14,21 @@ public struct CommitInfo: Sendable, Equatable {
     public var updated: Int
     /// Objects deleted.
     public var deleted: Int
+
+    /// Describes a commit (of this store, or of another kind of store the engine holds).
+    package init(
+        number: UInt64,
+        offset: UInt64,
+        date: Date,
+        inserted: Int,
+        updated: Int,
+        deleted: Int
+    ) {
+        self.number = number
+        self.offset = offset
+        self.date = date
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
 }

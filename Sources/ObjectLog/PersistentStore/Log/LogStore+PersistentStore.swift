@@ -1,0 +1,53 @@
+import Foundation
+import ObjectLogStore
+
+/// The log store: the default, a file (or, with ``StoreOptions/inMemory``, memory) holding
+/// the append-only log. Most of the seam is the store's own API, unchanged.
+extension LogStore: PersistentStore {
+    package var capabilities: StoreCapabilities {
+        [.compaction, .backup, .batchRequests, .migration]
+    }
+
+    package var displayName: String { path }
+
+    package var externalStorageMinimumByteCount: Int { options.externalStorageMinimumByteCount }
+
+    package func readPlan(keys: [ObjectKey]) throws -> any StoreReadPlan {
+        try readPlan(keyParts: [keys]) as ReadPlan
+    }
+
+    package func readPlan(keyParts: [[ObjectKey]]) throws -> any StoreReadPlan {
+        try readPlan(keyParts: keyParts) as ReadPlan
+    }
+
+    package func liveObjectPlans(entity: EntityTag?, parts: Int) throws -> [any StoreReadPlan] {
+        try (liveObjectPlans(entity: entity, parts: parts) as [ReadPlan]).map { $0 }
+    }
+
+    package func split(_ plan: any StoreReadPlan, parts: Int) -> [any StoreReadPlan] {
+        (split(Self.logPlan(plan), parts: parts) as [ReadPlan]).map { $0 }
+    }
+
+    package func forEachObject(
+        in plan: any StoreReadPlan,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try forEachObject(in: Self.logPlan(plan), body)
+    }
+
+    package func commitSave(_ transaction: Transaction) throws -> CommitInfo {
+        try commitWithoutCompacting(transaction)
+    }
+
+    package func finishCommit() { compactIfWorthwhile() }
+
+    /// A plan this store made: plans never travel between stores.
+    package static func logPlan(_ plan: any StoreReadPlan) -> ReadPlan {
+        guard let plan = plan as? ReadPlan else {
+            preconditionFailure("a read plan of another store was given to a log store")
+        }
+        return plan
+    }
+}
+
+extension LogStore.ReadPlan: StoreReadPlan {}

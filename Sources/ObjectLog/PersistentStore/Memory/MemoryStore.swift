@@ -1,0 +1,294 @@
+import Foundation
+import ObjectLogStore
+
+/// A store that keeps its objects in memory only, as Core Data's in-memory store type and
+/// SwiftData's `isStoredInMemoryOnly` do: for previews, tests and scratch data.
+///
+/// It is the seam's smallest implementation: a dictionary of records under a lock. A record's
+/// version is the number of the commit that wrote it, so positions grow with every commit and
+/// never move (its generation is always 1).
+package final class MemoryStore: PersistentStore {
+    private struct Record {
+        var entity: EntityTag
+        var payload: [UInt8]
+        var blobs: [BlobID]
+        var version: UInt64
+    }
+
+    private struct State {
+        var records: [ObjectKey: Record] = [:]
+        var counts: [EntityTag: Int] = [:]
+        var blobs: [BlobID: Data] = [:]
+        var metadata: Metadata = [:]
+        var nextKey: ObjectKey = 1
+        /// The version the next commit writes; versions start at 1, as 0 means "unknown" to
+        /// the engine.
+        var end: UInt64 = 1
+        var transactions: UInt64 = 0
+        var isClosed = false
+    }
+
+    private let state = LockedValue(State())
+
+    package let displayName: String
+    package let externalStorageMinimumByteCount: Int
+
+    /// An empty store.
+    package init(name: String = "memory", externalStorageMinimumByteCount: Int = 16 * 1024) {
+        self.displayName = name
+        self.externalStorageMinimumByteCount = externalStorageMinimumByteCount
+    }
+
+    package var capabilities: StoreCapabilities { [] }
+    package var isReadOnly: Bool { false }
+    package var allowsPatches: Bool { false }
+
+    package func close() throws {
+        try locked { state throws(StoreError) in
+            try Self.checkOpen(state, displayName)
+            state.isClosed = true
+        }
+    }
+
+    private func locked<Result, Failure: Error>(
+        _ body: (inout State) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try state.withLock(body)
+    }
+
+    private static func checkOpen(_ state: State, _ name: String) throws(StoreError) {
+        if state.isClosed { throw StoreError(.closed, "the store is closed", path: name) }
+    }
+
+    // MARK: Metadata, keys, versions
+
+    package var metadata: Metadata { locked { $0.metadata } }
+
+    package func allocateKeys(_ count: Int) -> ClosedRange<ObjectKey> {
+        precondition(count > 0, "allocateKeys needs a positive count")
+        return locked { state in
+            let first = state.nextKey
+            state.nextKey += UInt64(count)
+            return first...(first + UInt64(count) - 1)
+        }
+    }
+
+    package var transactionCount: UInt64 { locked { $0.transactions } }
+    package var endAndGeneration: (end: UInt64, generation: UInt64) { (locked { $0.end }, 1) }
+    package var generation: UInt64 { 1 }
+
+    package func locationAndGeneration(
+        of key: ObjectKey
+    ) -> (location: RecordLocation?, generation: UInt64) {
+        (location(of: key), 1)
+    }
+
+    package func recordOffsetsAndGeneration(
+        of keys: [ObjectKey]
+    ) -> (offsets: [UInt64?], generation: UInt64) {
+        let offsets = locked { state in keys.map { state.records[$0]?.version } }
+        return (offsets, 1)
+    }
+
+    package func translateOffset(_ offset: UInt64, from generation: UInt64, exact: Bool) -> UInt64?
+    {
+        generation == 1 ? offset : nil
+    }
+
+    // MARK: Reading
+
+    package func location(of key: ObjectKey) -> RecordLocation? {
+        locked { state in
+            state.records[key].map { record in
+                RecordLocation(
+                    entity: record.entity,
+                    offset: record.version,
+                    length: UInt32(clamping: record.payload.count)
+                )
+            }
+        }
+    }
+
+    package func liveKeys(entity: EntityTag?) -> [ObjectKey] {
+        locked { state in
+            state.records.compactMap { key, record in
+                entity == nil || record.entity == entity ? key : nil
+            }
+        }.sorted()
+    }
+
+    package func liveCount(entity: EntityTag?) -> Int {
+        locked { state in entity.map { state.counts[$0] ?? 0 } ?? state.records.count }
+    }
+
+    package func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])? {
+        try locked { state throws(StoreError) in
+            try Self.checkOpen(state, displayName)
+            return state.records[key].map { ($0.payload, $0.blobs) }
+        }
+    }
+
+    package func withObject(
+        _ key: ObjectKey,
+        _ body: (
+            _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
+            _ generation: UInt64
+        ) throws -> Void
+    ) throws -> Bool {
+        // Taken out under the lock, read outside it: `body` may read blobs of this store.
+        let record = try locked { state throws(StoreError) in
+            try Self.checkOpen(state, displayName)
+            return state.records[key]
+        }
+        guard let record else { return false }
+        let location = RecordLocation(
+            entity: record.entity,
+            offset: record.version,
+            length: UInt32(clamping: record.payload.count)
+        )
+        try record.payload.withUnsafeBytes { try body($0, record.blobs, location, 1) }
+        return true
+    }
+
+    package func forEachLiveObject(
+        entity: EntityTag?,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try forEachObject(in: readPlan(keys: liveKeys(entity: entity)), body)
+    }
+
+    package func forEachObject(
+        keys: [ObjectKey],
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try forEachObject(in: readPlan(keys: keys), body)
+    }
+
+    /// The records themselves: arrays share their storage, so a snapshot copies no bytes.
+    private struct Plan: StoreReadPlan {
+        var items: [(key: ObjectKey, record: Record)]
+        var count: Int { items.count }
+        var recordBytes: Int { items.reduce(0) { $0 + $1.record.payload.count } }
+        var generation: UInt64 { 1 }
+        var keys: [ObjectKey] { items.map(\.key) }
+        var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] {
+            items.map { ($0.key, $0.record.version) }
+        }
+    }
+
+    package func readPlan(keys: [ObjectKey]) throws -> any StoreReadPlan {
+        try readPlan(keyParts: [keys])
+    }
+
+    package func readPlan(keyParts: [[ObjectKey]]) throws -> any StoreReadPlan {
+        try locked { state throws(StoreError) in
+            try Self.checkOpen(state, displayName)
+            var items: [(key: ObjectKey, record: Record)] = []
+            for part in keyParts {
+                for key in part {
+                    if let record = state.records[key] { items.append((key, record)) }
+                }
+            }
+            return Plan(items: items)
+        }
+    }
+
+    package func liveObjectPlans(entity: EntityTag?, parts: Int) throws -> [any StoreReadPlan] {
+        split(try readPlan(keys: liveKeys(entity: entity)), parts: parts)
+    }
+
+    package func split(_ plan: any StoreReadPlan, parts: Int) -> [any StoreReadPlan] {
+        let items = Self.plan(plan).items
+        let parts = max(1, min(parts, items.count))
+        return (0..<parts).map { part in
+            Plan(
+                items: Array(
+                    items[(items.count * part / parts)..<(items.count * (part + 1) / parts)]
+                )
+            )
+        }
+    }
+
+    package func forEachObject(
+        in plan: any StoreReadPlan,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        for (key, record) in Self.plan(plan).items {
+            try record.payload.withUnsafeBytes { try body(key, record.entity, $0) }
+        }
+    }
+
+    private static func plan(_ plan: any StoreReadPlan) -> Plan {
+        guard let plan = plan as? Plan else {
+            preconditionFailure("a read plan of another store was given to a memory store")
+        }
+        return plan
+    }
+
+    // MARK: External data
+
+    package func readBlob(_ id: BlobID) throws -> Data {
+        guard let data = locked({ $0.blobs[id] }) else {
+            throw StoreError(.missingBlob, "external blob \(id.hex) is missing", path: displayName)
+        }
+        return data
+    }
+
+    package func writeBlob(_ bytes: Data) throws -> BlobID {
+        let id = BlobID(contentsOf: bytes)
+        locked { state in
+            if state.blobs[id] == nil { state.blobs[id] = bytes }
+        }
+        return id
+    }
+
+    // MARK: Writing
+
+    package func commitSave(_ transaction: Transaction) throws -> CommitInfo {
+        let changes = transaction.changes
+        return try locked { state throws(StoreError) in
+            try Self.checkOpen(state, displayName)
+            // Checked before anything changes: a commit is all or nothing.
+            for change in changes {
+                if change.patchBase != nil {
+                    throw StoreError(.invalidArgument, "a memory store holds no patches")
+                }
+                if change.key >= state.nextKey {
+                    throw StoreError(.invalidArgument, "key \(change.key) was never allocated")
+                }
+            }
+            let version = state.end
+            var counts = (inserted: 0, updated: 0, deleted: 0)
+            for change in changes {
+                let old = state.records[change.key]
+                if let old { state.counts[old.entity, default: 0] -= 1 }
+                if change.isDelete {
+                    state.records[change.key] = nil
+                    counts.deleted += 1
+                } else {
+                    state.records[change.key] = Record(
+                        entity: change.entity,
+                        payload: change.payload,
+                        blobs: change.blobs,
+                        version: version
+                    )
+                    state.counts[change.entity, default: 0] += 1
+                    if old == nil { counts.inserted += 1 } else { counts.updated += 1 }
+                }
+            }
+            if let metadata = transaction.metadata { state.metadata = metadata }
+            state.end += 1
+            state.transactions += 1
+            return CommitInfo(
+                number: state.transactions,
+                offset: version,
+                date: Date(),
+                inserted: counts.inserted,
+                updated: counts.updated,
+                deleted: counts.deleted
+            )
+        }
+    }
+
+    package func finishCommit() {}
+}

@@ -1,0 +1,180 @@
+import Foundation
+import ObjectLogStore
+
+/// What the coordinator keeps its objects in: the seam between the engine and a kind of store.
+///
+/// The engine speaks to a store in its own terms: objects are records (an entity tag and the
+/// payload the engine encodes) under keys the store hands out; a save is one ``Transaction``;
+/// external data are blobs. Each record has a version: a position that grows with every
+/// commit (the log store's is the record's offset in its file, and compaction renumbers them
+/// into a new generation it remembers; a database's is the number of the commit that wrote
+/// the row). The engine checks optimistic locks and scans against these positions, so it
+/// never needs to know how a store keeps them.
+///
+/// A save goes one way: context, coordinator, store. A store never calls back into the
+/// coordinator, and work it does on its own after a commit (the log store's automatic
+/// compaction) happens in ``finishCommit()``, which the coordinator calls once it has released
+/// its lock.
+///
+/// Compare Core Data's `NSPersistentStore` and `NSIncrementalStore`, and SwiftData's
+/// `DataStore`: the same models, contexts and fetches over another kind of store.
+package protocol PersistentStore: AnyObject, Sendable {
+    /// What the store can do beyond reading and committing.
+    var capabilities: StoreCapabilities { get }
+
+    /// How messages and tools name the store: a path, or a URI without its password.
+    var displayName: String { get }
+
+    /// Whether the store refuses commits.
+    var isReadOnly: Bool { get }
+
+    /// Data at least this large is kept outside the object's record, as a blob.
+    var externalStorageMinimumByteCount: Int { get }
+
+    /// Closes the store; later calls throw.
+    func close() throws
+
+    // MARK: Metadata and keys
+
+    /// The committed metadata dictionary.
+    var metadata: Metadata { get }
+
+    /// Hands out `count` fresh keys, never used before in this store.
+    func allocateKeys(_ count: Int) -> ClosedRange<ObjectKey>
+
+    /// The number of committed transactions, counting on across compactions.
+    var transactionCount: UInt64 { get }
+
+    // MARK: Versions
+
+    /// The position after the last commit, and the generation positions are counted in.
+    var endAndGeneration: (end: UInt64, generation: UInt64) { get }
+
+    /// The generation positions are counted in now.
+    var generation: UInt64 { get }
+
+    /// Where the live record of `key` is, and the generation its position is counted in.
+    func locationAndGeneration(
+        of key: ObjectKey
+    ) -> (location: RecordLocation?, generation: UInt64)
+
+    /// The positions of the live records of `keys` (nil for keys with none), in one step.
+    func recordOffsetsAndGeneration(
+        of keys: [ObjectKey]
+    ) -> (offsets: [UInt64?], generation: UInt64)
+
+    /// `offset`, a position in `generation`, as a position now; nil once the store no longer
+    /// remembers where that record went. With `exact` false, any position in the old
+    /// generation, as a bound: the first position now that lies after what came before it.
+    func translateOffset(_ offset: UInt64, from generation: UInt64, exact: Bool) -> UInt64?
+
+    // MARK: Reading
+
+    /// Where the live record of `key` is; nil if the object is not in the store.
+    func location(of key: ObjectKey) -> RecordLocation?
+
+    /// The keys of the live objects of `entity` (of every entity when nil).
+    func liveKeys(entity: EntityTag?) -> [ObjectKey]
+
+    /// The number of live objects of `entity` (of every entity when nil).
+    func liveCount(entity: EntityTag?) -> Int
+
+    /// The payload and blob list of the live record of `key`; nil if there is none.
+    func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])?
+
+    /// Calls `body` with the live record of `key`, its location and generation; false if the
+    /// object is not in the store. The buffer is valid only during the call.
+    func withObject(
+        _ key: ObjectKey,
+        _ body: (
+            _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
+            _ generation: UInt64
+        ) throws -> Void
+    ) throws -> Bool
+
+    /// Calls `body` with every live object of `entity` (every entity when nil), in the
+    /// store's order.
+    func forEachLiveObject(
+        entity: EntityTag?,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws
+
+    /// Calls `body` with each live object among `keys`, in the store's order.
+    func forEachObject(
+        keys: [ObjectKey],
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws
+
+    /// A snapshot of where the live objects among `keys` are, read later by
+    /// ``forEachObject(in:_:)`` even after other commits.
+    func readPlan(keys: [ObjectKey]) throws -> any StoreReadPlan
+
+    /// ``readPlan(keys:)`` of the keys of every part, which a store may look up in parallel.
+    func readPlan(keyParts: [[ObjectKey]]) throws -> any StoreReadPlan
+
+    /// The live objects of `entity` as up to `parts` plans that can be read concurrently.
+    func liveObjectPlans(entity: EntityTag?, parts: Int) throws -> [any StoreReadPlan]
+
+    /// `plan` as up to `parts` plans that can be read concurrently, together in its order.
+    func split(_ plan: any StoreReadPlan, parts: Int) -> [any StoreReadPlan]
+
+    /// Calls `body` with each object of `plan`.
+    func forEachObject(
+        in plan: any StoreReadPlan,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws
+
+    // MARK: External data
+
+    /// The bytes of a blob.
+    func readBlob(_ id: BlobID) throws -> Data
+
+    /// Keeps `bytes` as a blob, durable before the commit that first refers to it.
+    func writeBlob(_ bytes: Data) throws -> BlobID
+
+    // MARK: Writing
+
+    /// Whether a commit may hold patches: the new values of some properties of an object.
+    var allowsPatches: Bool { get }
+
+    /// Commits `transaction` atomically: all of it or, when it throws, none of it.
+    ///
+    /// The coordinator has checked its optimistic locks under its own lock; a store that other
+    /// processes write too checks them again within the commit.
+    func commitSave(_ transaction: Transaction) throws -> CommitInfo
+
+    /// Work the store does after a commit, once the coordinator has released its lock (the
+    /// log store's automatic compaction).
+    func finishCommit()
+}
+
+/// A snapshot of where some objects' records are, taken by
+/// ``PersistentStore/readPlan(keys:)`` and read by ``PersistentStore/forEachObject(in:_:)``.
+package protocol StoreReadPlan: Sendable {
+    /// The number of records.
+    var count: Int { get }
+    /// About how many bytes the records take, for reserving room.
+    var recordBytes: Int { get }
+    /// The generation of the positions in ``keysAndOffsets``.
+    var generation: UInt64 { get }
+    /// The keys of the records, in the plan's order.
+    var keys: [ObjectKey] { get }
+    /// Each object's key and record position, in the plan's order.
+    var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] { get }
+}
+
+/// What a store can do beyond reading and committing.
+package struct StoreCapabilities: OptionSet, Sendable {
+    package let rawValue: Int
+
+    package init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// Compaction by hand and automatically (``PersistentContainer/compact(progress:)``).
+    package static let compaction = StoreCapabilities(rawValue: 1 << 0)
+    /// A consistent copy while the store is in use (``PersistentContainer/backup(to:progress:)``).
+    package static let backup = StoreCapabilities(rawValue: 1 << 1)
+    /// Batch requests that run in the store without loading objects into a context.
+    package static let batchRequests = StoreCapabilities(rawValue: 1 << 2)
+    /// Migration of a store written by an earlier model version.
+    package static let migration = StoreCapabilities(rawValue: 1 << 3)
+}
