@@ -464,7 +464,7 @@ struct AttributeColumnTests {
 
     @Test("a commit's column reader takes exactly the encodings the payload reader takes")
     func commitReaderAgreesWithPayloadReader() throws {
-        let container = try PersistentContainer.inMemory(for: [Sample.self, Marker.self])
+        let container = try makeLogInMemoryContainer(for: [Sample.self, Marker.self])
         let store = container.coordinator.logStore!
         let entity = try #require(container.model.entity(for: Sample.self))
         let layout = try #require(entity.scalarLayout)

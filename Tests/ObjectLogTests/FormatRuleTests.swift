@@ -9,7 +9,7 @@ import Testing
 struct PayloadRuleTests {
     @Test("an optional to-one relationship without a destination is key 0, with no presence byte")
     func relationshipHasNoPresenceByte() throws {
-        let container = try PersistentContainer.inMemory(for: [
+        let container = try makeLogInMemoryContainer(for: [
             DocConfiguration.self, DocSnapshot.self,
         ])
         let stored = try #require(

@@ -28,7 +28,7 @@ final class AllScalars: ManagedObject {
 struct PayloadFormatTests {
     @Test("the documented example encodes to the documented bytes")
     func documentedExample() throws {
-        let container = try PersistentContainer.inMemory(for: [
+        let container = try makeLogInMemoryContainer(for: [
             DocConfiguration.self, DocSnapshot.self,
         ])
         let context = container.newContext()
@@ -210,7 +210,7 @@ struct PayloadFormatTests {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in canonical { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         #expect(model.versionHash == String(format: "%016llx", hash))
-        let container = try PersistentContainer.inMemory(for: [
+        let container = try makeLogInMemoryContainer(for: [
             DocConfiguration.self, DocSnapshot.self,
         ])
         #expect(container.metadata[PersistentStoreCoordinator.modelKey] == nil)

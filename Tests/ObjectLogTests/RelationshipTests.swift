@@ -61,7 +61,7 @@ struct RelationshipTests {
 
     @Test("deny blocks a save naming the object and relationship; the context keeps its changes")
     func deny() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+        let container = try makeLogInMemoryContainer(for: testEntities)
         let context = container.newContext()
         let folder = Folder(context: context)
         let note = Note(context: context)

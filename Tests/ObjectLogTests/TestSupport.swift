@@ -112,3 +112,10 @@ func articleCodeBlocks(
     }
     return (blocks, try String(contentsOf: URL(fileURLWithPath: testFile), encoding: .utf8))
 }
+
+/// A container of the log store with its files held in memory, for tests of what only the log
+/// store does (its records, compaction, statistics), where ``PersistentContainer/inMemory(for:)``
+/// would give the memory store.
+func makeLogInMemoryContainer(for types: [ManagedObject.Type]) throws -> PersistentContainer {
+    try PersistentContainer(path: ":memory:", for: types, options: .inMemory)
+}

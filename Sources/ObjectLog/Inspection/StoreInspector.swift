@@ -57,7 +57,7 @@ public final class StoreInspector: Sendable {
         self.history = history
         self.schema = current.schema
         self.versionHash = current.hash
-        store.installReading(of: history)
+        store.installReading(of: history, pendingBoundary: nil)
     }
 
     /// Decodes a payload of an entity into named values.

@@ -128,7 +128,7 @@ extension LogStore {
     /// Installs what reading the records of a store with model versions `history` takes: the
     /// translation of records an older version wrote (`pendingBoundary`: below the end of the
     /// log, for a newest version not recorded yet) and the merge of patches.
-    func installReading(of history: ModelHistory, pendingBoundary: UInt64? = nil) {
+    package func installReading(of history: ModelHistory, pendingBoundary: UInt64?) {
         installPayloadUpgrade(history.upgrade(store: self, pendingBoundary: pendingBoundary))
         installPatchMerge(history.patchMerge(store: self))
     }

@@ -68,7 +68,7 @@ public struct ModelHistory: Sendable {
     /// model.
     ///
     /// - Throws: ``ObjectLogError/Code/corrupt`` if the recorded versions cannot be read.
-    package static func read(from store: LogStore) throws(ObjectLogError) -> ModelHistory? {
+    package static func read(from store: any PersistentStore) throws(ObjectLogError) -> ModelHistory? {
         try read(from: store, substitutes: [])
     }
 
@@ -91,7 +91,7 @@ public struct ModelHistory: Sendable {
     ///   ``LostSchema`` as its ``ObjectLogError/underlyingError`` when a schema record is lost
     ///   and no substitute is that version.
     package static func read(
-        from store: LogStore,
+        from store: any PersistentStore,
         substitutes: [ModelSchema]
     ) throws(ObjectLogError) -> ModelHistory? {
         let metadata = store.metadata
@@ -235,7 +235,7 @@ public struct ModelHistory: Sendable {
     /// their versions. A legacy description is moved out of the metadata.
     func recording(
         _ schema: ModelSchema,
-        in store: LogStore,
+        in store: any PersistentStore,
         metadata: Metadata,
         into transaction: inout Transaction
     ) -> ModelHistory {

@@ -12,7 +12,7 @@ extension PersistentStoreCoordinator {
     /// constraint holds; the migration is then one transaction, so a crash leaves the store at
     /// its old version or at the new one, never between.
     static func prepare(
-        _ store: LogStore,
+        _ store: any PersistentStore,
         for model: ManagedObjectModel,
         path: String,
         readOnly: Bool,
@@ -34,7 +34,8 @@ extension PersistentStoreCoordinator {
         case .createsStore:
             guard history == nil, !readOnly else { return model }
             store.installReading(
-                of: try record(model.schema, history: .empty, in: store, path: path)
+                of: try record(model.schema, history: .empty, in: store, path: path),
+                pendingBoundary: nil
             )
             return model
         case .opensUnchanged:
@@ -44,13 +45,19 @@ extension PersistentStoreCoordinator {
                 history.isLegacy && !readOnly
                 ? try record(model.schema, history: history, in: store, path: path)
                 : history
-            store.installReading(of: current)
+            store.installReading(of: current, pendingBoundary: nil)
             return model
         case .migrates:
             break
         }
         guard let history, let stored = history.current, let mapping = decision.mapping else {
             return model
+        }
+        guard store.capabilities.contains(.migration) else {
+            throw ObjectLogError(
+                .unsupported,
+                "cannot migrate '\(path)': this kind of store does not migrate its model"
+            )
         }
         let model = try model.retagged(decision.tags)
         installTrial(of: model, history: history, in: store)
@@ -59,7 +66,7 @@ extension PersistentStoreCoordinator {
             do {
                 try checkStoredObjects(for: model, mapping: mapping, from: stored, store, path)
             } catch {
-                store.installReading(of: history)
+                store.installReading(of: history, pendingBoundary: nil)
                 throw error
             }
         }
@@ -72,9 +79,9 @@ extension PersistentStoreCoordinator {
                 path: path,
                 deleting: mapping.removedTags
             )
-            store.installReading(of: recorded)
+            store.installReading(of: recorded, pendingBoundary: nil)
         } catch {
-            store.installReading(of: history)
+            store.installReading(of: history, pendingBoundary: nil)
             throw error
         }
         return model
@@ -86,7 +93,7 @@ extension PersistentStoreCoordinator {
     private static func record(
         _ schema: ModelSchema,
         history: ModelHistory,
-        in store: LogStore,
+        in store: any PersistentStore,
         path: String,
         deleting removed: [EntityTag] = []
     ) throws(ObjectLogError) -> ModelHistory {
@@ -97,7 +104,8 @@ extension PersistentStoreCoordinator {
             deleting: removed
         )
         do {
-            _ = try store.commit(transaction)
+            _ = try store.commitSave(transaction)
+            store.finishCommit()
         } catch {
             throw ObjectLogError.store(error, "cannot record the model in '\(path)'")
         }
@@ -110,7 +118,7 @@ extension PersistentStoreCoordinator {
     static func recording(
         _ schema: ModelSchema,
         history: ModelHistory,
-        in store: LogStore,
+        in store: any PersistentStore,
         deleting removed: [EntityTag]
     ) -> (Transaction, ModelHistory) {
         var transaction = Transaction()
@@ -131,7 +139,7 @@ extension PersistentStoreCoordinator {
     static func installTrial(
         of model: ManagedObjectModel,
         history: ModelHistory,
-        in store: LogStore
+        in store: any PersistentStore
     ) {
         let (end, generation) = store.endAndGeneration
         store.installReading(
@@ -147,7 +155,7 @@ extension PersistentStoreCoordinator {
         for model: ManagedObjectModel,
         mapping: SchemaMapping,
         from stored: ModelHistory.Version,
-        _ store: LogStore,
+        _ store: any PersistentStore,
         _ path: String
     ) throws(ObjectLogError) {
         try checkNewConstraints(mapping.newConstraints, model: model, store: store, path: path)
@@ -159,7 +167,7 @@ extension PersistentStoreCoordinator {
     static func checkNewlyAbstract(
         model: ManagedObjectModel,
         from old: ModelSchema,
-        store: LogStore,
+        store: any PersistentStore,
         path: String
     ) throws(ObjectLogError) {
         for entity in model.entities where entity.isAbstract {

@@ -124,6 +124,12 @@ package protocol PersistentStore: AnyObject, Sendable {
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws
 
+    /// Reads records as the newest version of `history` lays them out from now on (the log
+    /// store translates records older versions wrote as it reads them; a store that rewrites
+    /// its rows when it migrates has nothing to do). `pendingBoundary`: the end below which
+    /// records are older, for a newest version that is not recorded yet.
+    func installReading(of history: ModelHistory, pendingBoundary: UInt64?)
+
     // MARK: External data
 
     /// The bytes of a blob.

@@ -108,10 +108,31 @@ public final class PersistentContainer: Sendable {
         self.automaticallyMergesChangesIntoMainContext = automaticallyMergesChangesIntoMainContext
     }
 
+    /// A container of a store of any kind, opened by the caller (a store on a database server,
+    /// say), for `model`; the container owns the store from then on.
+    package convenience init(
+        store: any PersistentStore,
+        model: ManagedObjectModel,
+        automaticallyMergesChangesIntoMainContext: Bool = true,
+        migratesStoreAutomatically: Bool = true
+    ) throws(ObjectLogError) {
+        try self.init(
+            coordinator: PersistentStoreCoordinator(
+                model: model,
+                store: store,
+                migratesStoreAutomatically: migratesStoreAutomatically
+            ),
+            automaticallyMergesChangesIntoMainContext: automaticallyMergesChangesIntoMainContext
+        )
+    }
+
     /// Opens the store with a coordinator made by `make` (the migration stages' own opens).
-    init(coordinator: PersistentStoreCoordinator) {
+    init(
+        coordinator: PersistentStoreCoordinator,
+        automaticallyMergesChangesIntoMainContext: Bool = false
+    ) {
         self.coordinator = coordinator
-        self.automaticallyMergesChangesIntoMainContext = false
+        self.automaticallyMergesChangesIntoMainContext = automaticallyMergesChangesIntoMainContext
         self.share = nil
     }
 
@@ -233,13 +254,32 @@ public final class PersistentContainer: Sendable {
         )
     }
 
-    /// Creates an in-memory container for the given classes (tests and previews).
+    /// A container of objects kept in memory only, as Core Data's in-memory store type and
+    /// SwiftData's `isStoredInMemoryOnly` keep them: for previews, tests and scratch data.
+    ///
+    /// Nothing is written anywhere, and the objects go when the container is closed or
+    /// released. Such a store has no log: ``compact(progress:)`` and
+    /// ``backup(to:progress:)`` throw ``ObjectLogError/Code/unsupported``. (To try the log
+    /// store's own features without files, open a path with ``StoreOptions/inMemory``.)
+    ///
+    /// ```swift
+    /// let preview = try PersistentContainer.inMemory(for: [Configuration.self])
+    /// ```
+    /// - Parameter types: The classes of the model's entities.
+    /// - Throws: ``ObjectLogError/Code/invalidModel`` for a model that cannot be stored.
     public static func inMemory(
         for types: [ManagedObject.Type]
     ) throws(ObjectLogError)
         -> PersistentContainer
     {
-        try PersistentContainer(path: ":memory:", for: types, options: .inMemory)
+        try inMemory(model: ManagedObjectModel(types))
+    }
+
+    /// A container of `model`'s objects kept in memory only (see ``inMemory(for:)``).
+    public static func inMemory(model: ManagedObjectModel) throws(ObjectLogError)
+        -> PersistentContainer
+    {
+        try PersistentContainer(store: MemoryStore(), model: model)
     }
 
     /// The model.

@@ -139,6 +139,31 @@ public final class PersistentStoreCoordinator: Sendable {
         self.state = LockedValue(State())
     }
 
+    /// Joins `model` to an open store of any kind, recording the model in a new store or
+    /// migrating one that another version wrote, as far as the store can (see
+    /// ``StoreCapabilities/migration``). The coordinator owns the store from then on; it is
+    /// closed if the open is refused.
+    package init(
+        model: ManagedObjectModel,
+        store: any PersistentStore,
+        migratesStoreAutomatically: Bool = true
+    ) throws(ObjectLogError) {
+        do {
+            self.model = try Self.prepare(
+                store,
+                for: model,
+                path: store.displayName,
+                readOnly: store.isReadOnly,
+                authority: migratesStoreAutomatically ? .automatic : .manual
+            )
+        } catch {
+            try? store.close()
+            throw error
+        }
+        self.store = store
+        self.state = LockedValue(State())
+    }
+
     /// Reads a store's metadata without opening it for objects (no replay of the log).
     ///
     /// Compare Core Data's `metadataForPersistentStore(ofType:at:)`.

@@ -43,9 +43,10 @@ package final class MemoryStore: PersistentStore {
     package var isReadOnly: Bool { false }
     package var allowsPatches: Bool { false }
 
+    /// Closes the store and lets its objects go; closing twice does nothing.
     package func close() throws {
-        try locked { state throws(StoreError) in
-            try Self.checkOpen(state, displayName)
+        locked { state in
+            state = State()
             state.isClosed = true
         }
     }
@@ -291,4 +292,7 @@ package final class MemoryStore: PersistentStore {
     }
 
     package func finishCommit() {}
+
+    // A memory store lives as long as one model version: there is nothing older to translate.
+    package func installReading(of history: ModelHistory, pendingBoundary: UInt64?) {}
 }
