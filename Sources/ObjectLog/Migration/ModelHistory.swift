@@ -68,7 +68,9 @@ public struct ModelHistory: Sendable {
     /// model.
     ///
     /// - Throws: ``ObjectLogError/Code/corrupt`` if the recorded versions cannot be read.
-    package static func read(from store: any PersistentStore) throws(ObjectLogError) -> ModelHistory? {
+    package static func read(
+        from store: any PersistentStore
+    ) throws(ObjectLogError) -> ModelHistory? {
         try read(from: store, substitutes: [])
     }
 

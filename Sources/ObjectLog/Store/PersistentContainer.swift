@@ -12,7 +12,7 @@ import Synchronization
 /// let context = container.mainContext
 /// ```
 ///
-/// Pass `StoreOptions.inMemory` for a store without files (tests, previews). Background work
+/// Use ``inMemory(for:)`` for objects kept in memory only (tests, previews). Background work
 /// runs in ``performBackgroundTask(_:)``; its saves are merged into ``mainContext``
 /// automatically when ``automaticallyMergesChangesIntoMainContext`` is `true`.
 ///
@@ -55,7 +55,7 @@ public final class PersistentContainer: Sendable {
     /// - Parameters:
     ///   - path: The store file.
     ///   - model: The model.
-    ///   - options: Store options; `StoreOptions.inMemory` for no files.
+    ///   - options: Store options; `StoreOptions.inMemory` for the log's files in memory.
     ///   - automaticallyMergesChangesIntoMainContext: Whether other contexts' saves reach the
     ///     main context by themselves.
     ///   - migratesStoreAutomatically: Whether a store written by another version of the model
@@ -260,12 +260,13 @@ public final class PersistentContainer: Sendable {
     /// Nothing is written anywhere, and the objects go when the container is closed or
     /// released. Such a store has no log: ``compact(progress:)`` and
     /// ``backup(to:progress:)`` throw ``ObjectLogError/Code/unsupported``. (To try the log
-    /// store's own features without files, open a path with ``StoreOptions/inMemory``.)
+    /// store's own features without files, open a path with `StoreOptions.inMemory`.)
     ///
     /// ```swift
     /// let preview = try PersistentContainer.inMemory(for: [Configuration.self])
     /// ```
     /// - Parameter types: The classes of the model's entities.
+    /// - Returns: The container, with an empty store.
     /// - Throws: ``ObjectLogError/Code/invalidModel`` for a model that cannot be stored.
     public static func inMemory(
         for types: [ManagedObject.Type]
@@ -276,7 +277,9 @@ public final class PersistentContainer: Sendable {
     }
 
     /// A container of `model`'s objects kept in memory only (see ``inMemory(for:)``).
-    public static func inMemory(model: ManagedObjectModel) throws(ObjectLogError)
+    public static func inMemory(
+        model: ManagedObjectModel
+    ) throws(ObjectLogError)
         -> PersistentContainer
     {
         try PersistentContainer(store: MemoryStore(), model: model)

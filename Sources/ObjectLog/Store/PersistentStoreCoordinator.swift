@@ -139,10 +139,11 @@ public final class PersistentStoreCoordinator: Sendable {
         self.state = LockedValue(State())
     }
 
-    /// Joins `model` to an open store of any kind, recording the model in a new store or
-    /// migrating one that another version wrote, as far as the store can (see
-    /// ``StoreCapabilities/migration``). The coordinator owns the store from then on; it is
-    /// closed if the open is refused.
+    /// Joins `model` to an open store of any kind.
+    ///
+    /// The model is recorded in a new store; a store that another version wrote is migrated as
+    /// far as the store can (see ``StoreCapabilities/migration``). The coordinator owns the
+    /// store from then on; it is closed if the open is refused.
     package init(
         model: ManagedObjectModel,
         store: any PersistentStore,

@@ -55,9 +55,11 @@ public struct StoreOptions: Sendable {
     /// The default options: read-write, durable, created if missing, files mode 0600.
     public init() {}
 
-    /// Options for a store held entirely in memory (no files), for tests and previews.
+    /// Options for a log store whose files are held in memory: every feature of the log
+    /// (compaction, backups, its statistics) without touching a disk, for tests of them.
     ///
-    /// Each use makes a new, empty file system: two in-memory stores never share data.
+    /// Each use makes a new, empty file system: two in-memory stores never share data. For
+    /// objects in memory only, without a log, the engine has an in-memory store of its own.
     public static var inMemory: StoreOptions {
         var options = StoreOptions()
         options.fileSystem = MemoryFileSystem()
