@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "ObjectLogStore", dependencies: ["CZlib", "CObjectLogStoreSupport"]),
         .target(name: "ObjectLog", dependencies: ["ObjectLogStore"]),
         // The PostgreSQL store, through libpq: its connection and its schema mapping.
-        .target(name: "ObjectLogPostgreSQL", dependencies: ["ObjectLog", "CLibPQ"]),
+        .target(name: "ObjectLogPostgreSQL", dependencies: ["ObjectLog", "ObjectLogStore", "CLibPQ"]),
         .target(name: "CommandLineKit"),
         .target(
             name: "ObjectLogTool",

@@ -52,6 +52,14 @@ enum TestServer {
         return try PostgresConnection(url: url)
     }
 
+    /// The URL of a new, empty database on the test server: each test gets its own.
+    static func freshDatabase() throws -> String {
+        guard let url else { throw PostgresError(.connectionFailed, found.problem) }
+        let name = "objectlog_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try connect().execute("CREATE DATABASE \(name)")
+        return url + (url.contains("?") ? "&" : "?") + "dbname=" + name
+    }
+
     /// Starts a throwaway server with the repository's script, stopped when the process exits.
     private static func startOwnServer() -> (url: String?, standby: String?, problem: String) {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -100,6 +100,37 @@ public final class StoreInspector: Sendable {
         return values
     }
 
+    /// Encodes named values of an entity as its payload: the inverse of
+    /// ``decode(payload:entity:)``, for a store that keeps values in columns of its own.
+    ///
+    /// `values` holds one value per property of `entity`, in its order.
+    /// - Throws: ``ObjectLogError/Code/invalidValue`` naming the property whose value is not
+    ///   one it can hold.
+    package static func encode(
+        _ values: [StoredValue],
+        entity: ModelSchema.Entity
+    ) throws(ObjectLogError) -> [UInt8] {
+        guard values.count == entity.properties.count else {
+            throw ObjectLogError(
+                .invalidValue,
+                "\(values.count) values for the \(entity.properties.count) properties of "
+                    + "\(entity.name)"
+            )
+        }
+        var writer = PayloadWriter()
+        writer.write(varint: UInt64(values.count))
+        for (property, value) in zip(entity.properties, values) {
+            if let reason = value.encode(as: ValueShape(property), into: &writer) {
+                throw ObjectLogError(
+                    .invalidValue,
+                    "\(entity.name).\(property.name): \(reason)",
+                    property: property.name
+                )
+            }
+        }
+        return writer.bytes
+    }
+
     /// The object with a key, or `nil` if no live object has it.
     public func object(key: ObjectKey) throws(ObjectLogError) -> GenericObject? {
         guard let location = store.location(of: key) else { return nil }

@@ -104,7 +104,7 @@ extension PersistentStoreCoordinator {
             deleting: removed
         )
         do {
-            _ = try store.commitSave(transaction)
+            _ = try store.commitSave(transaction, checking: [])
             store.finishCommit()
         } catch {
             throw ObjectLogError.store(error, "cannot record the model in '\(path)'")

@@ -145,9 +145,12 @@ package protocol PersistentStore: AnyObject, Sendable {
 
     /// Commits `transaction` atomically: all of it or, when it throws, none of it.
     ///
-    /// The coordinator has checked its optimistic locks under its own lock; a store that other
-    /// processes write too checks them again within the commit.
-    func commitSave(_ transaction: Transaction) throws -> CommitInfo
+    /// The coordinator has checked `locks` under its own lock, against this store's positions.
+    /// A store that only this process writes (the log store holds a writer lock on its file)
+    /// can rely on that; a store that other processes write too checks them again within the
+    /// commit, and throws ``StoreConflict`` naming the objects that changed.
+    func commitSave(_ transaction: Transaction, checking locks: [StoreLockCheck]) throws
+        -> CommitInfo
 
     /// Work the store does after a commit, once the coordinator has released its lock (the
     /// log store's automatic compaction).
@@ -167,6 +170,43 @@ package protocol StoreReadPlan: Sendable {
     var keys: [ObjectKey] { get }
     /// Each object's key and record position, in the plan's order.
     var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] { get }
+}
+
+/// An object a save updates or deletes, and the version of it the saving context read: the
+/// record must still be that one (``expectedOffset``) or older than ``offsetBound``.
+package struct StoreLockCheck: Sendable, Equatable {
+    /// The object.
+    package var key: ObjectKey
+    /// The position of the record the context read, in the store's current generation; 0
+    /// when only ``offsetBound`` is known.
+    package var expectedOffset: UInt64
+    /// Without an exact position: the record the context read lay below this one.
+    package var offsetBound: UInt64
+
+    /// A check.
+    package init(key: ObjectKey, expectedOffset: UInt64, offsetBound: UInt64) {
+        self.key = key
+        self.expectedOffset = expectedOffset
+        self.offsetBound = offsetBound
+    }
+
+    /// Whether the live record's position `current` (nil when the object is gone) is what the
+    /// context read.
+    package func holds(current: UInt64?) -> Bool {
+        if expectedOffset != 0 { return current == expectedOffset }
+        if offsetBound != 0 { return (current ?? .max) < offsetBound }
+        return true
+    }
+}
+
+/// Thrown by a commit whose optimistic locks another process broke: the objects changed in
+/// the store since the saving context read them.
+package struct StoreConflict: Error, Sendable {
+    /// The objects that changed.
+    package var keys: [ObjectKey]
+
+    /// A conflict of `keys`.
+    package init(keys: [ObjectKey]) { self.keys = keys }
 }
 
 /// What a store can do beyond reading and committing.

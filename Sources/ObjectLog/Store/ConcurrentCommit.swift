@@ -14,10 +14,10 @@ final class ConcurrentCommit: @unchecked Sendable {
     /// On a thread of its own rather than a dispatch queue's: the commit itself waits for a
     /// flush it hands to a dispatch queue, and a queue's worker that waits for another work
     /// item could wait for a worker that the pool does not start.
-    init(store: any PersistentStore, transaction: Transaction) {
+    init(store: any PersistentStore, transaction: Transaction, locks: [StoreLockCheck]) {
         group.enter()
         let thread = Thread {
-            self.result = Result { try store.commitSave(transaction) }
+            self.result = Result { try store.commitSave(transaction, checking: locks) }
             self.group.leave()
         }
         thread.start()

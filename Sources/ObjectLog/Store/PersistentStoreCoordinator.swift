@@ -353,6 +353,9 @@ public final class PersistentStoreCoordinator: Sendable {
                     }
                 }
                 var conflicts: [ObjectKey] = []
+                // The checks that held, as the store's positions now: a store that other
+                // processes write checks them again within its commit.
+                var held: [StoreLockCheck] = []
                 if policy != .overwrite, !lockChecks.isEmpty {
                     // Every record offset in one round trip to the store's lock.
                     let (offsets, generation) = store.recordOffsetsAndGeneration(
@@ -387,35 +390,39 @@ public final class PersistentStoreCoordinator: Sendable {
                                 // record holds the values the context loaded.
                                 if !storedValues(of: check.key, equal: loadedValues(check.key)) {
                                     conflicts.append(check.key)
+                                } else {
+                                    held.append(
+                                        StoreLockCheck(
+                                            key: check.key,
+                                            expectedOffset: current ?? 0,
+                                            offsetBound: 0
+                                        )
+                                    )
                                 }
                                 continue
                             }
                         }
-                        if check.expectedOffset != 0 {
-                            if current != check.expectedOffset { conflicts.append(check.key) }
-                        } else if check.offsetBound != 0 {
-                            // Any write after the one this context saw lies beyond the bound.
-                            if (current ?? .max) >= check.offsetBound {
-                                conflicts.append(check.key)
-                            }
+                        // Any write after the one this context saw lies beyond the bound.
+                        let lock = StoreLockCheck(
+                            key: check.key,
+                            expectedOffset: check.expectedOffset,
+                            offsetBound: check.offsetBound
+                        )
+                        if lock.holds(current: current) {
+                            held.append(lock)
+                        } else {
+                            conflicts.append(check.key)
                         }
                     }
                     if !conflicts.isEmpty, policy == .error {
-                        return .failure(
-                            ObjectLogError(
-                                .conflict,
-                                "optimistic locking failure: "
-                                    + conflicts.map { "\(objectIDs($0))" }.joined(separator: ", ")
-                                    + " changed in the store since this context loaded them",
-                                objectID: objectIDs(conflicts[0])
-                            )
-                        )
+                        return .failure(Self.conflictError(conflicts, objectIDs: objectIDs))
                     }
                 }
                 var transaction = transaction
                 var uniqueChanges = uniqueChanges
                 if !conflicts.isEmpty {
                     let skipped = Set(conflicts)
+                    held.removeAll { skipped.contains($0.key) }
                     transaction = transaction.filter { !skipped.contains($0) }
                     uniqueChanges.removeAll { skipped.contains($0.key) }
                 }
@@ -426,7 +433,16 @@ public final class PersistentStoreCoordinator: Sendable {
                 guard !transaction.isEmpty else { return .success((nil, 0, 0, conflicts)) }
                 let info: CommitInfo
                 do {
-                    info = try commitUpdatingColumns(transaction, setting: setValues, state: &state)
+                    info = try commitUpdatingColumns(
+                        transaction,
+                        setting: setValues,
+                        locks: held,
+                        state: &state
+                    )
+                } catch let conflict as StoreConflict {
+                    // Another process saved the objects since the checks above.
+                    state.columns = [:]
+                    return .failure(Self.conflictError(conflict.keys, objectIDs: objectIDs))
                 } catch {
                     // They may hold the values of a save that failed: they are built again from
                     // the store when next needed.
@@ -448,6 +464,20 @@ public final class PersistentStoreCoordinator: Sendable {
         return committed
     }
 
+    /// The error of a save whose objects `keys` changed in the store since they were loaded.
+    private static func conflictError(
+        _ keys: [ObjectKey],
+        objectIDs: (ObjectKey) -> ObjectID
+    ) -> ObjectLogError {
+        ObjectLogError(
+            .conflict,
+            "optimistic locking failure: "
+                + keys.map { "\(objectIDs($0))" }.joined(separator: ", ")
+                + " changed in the store since this context loaded them",
+            objectID: keys.first.map(objectIDs)
+        )
+    }
+
     /// Saves at least this large update the attribute columns on this thread while another
     /// commits them; smaller ones update them after their commit, as handing a commit to
     /// another thread would cost more than the update.
@@ -462,6 +492,7 @@ public final class PersistentStoreCoordinator: Sendable {
     private func commitUpdatingColumns(
         _ transaction: Transaction,
         setting setValues: [Int: [UInt8]]?,
+        locks: [StoreLockCheck],
         state: inout State
     ) throws -> CommitInfo {
         func updateColumns(state: inout State) {
@@ -473,11 +504,11 @@ public final class PersistentStoreCoordinator: Sendable {
         }
         guard !state.columns.isEmpty, transaction.count >= Self.concurrentColumnUpdateChanges
         else {
-            let info = try store.commitSave(transaction)
+            let info = try store.commitSave(transaction, checking: locks)
             updateColumns(state: &state)
             return info
         }
-        let commit = ConcurrentCommit(store: store, transaction: transaction)
+        let commit = ConcurrentCommit(store: store, transaction: transaction, locks: locks)
         updateColumns(state: &state)
         return try commit.wait()
     }

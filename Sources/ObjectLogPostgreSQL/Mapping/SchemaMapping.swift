@@ -47,6 +47,17 @@ struct SchemaMapping: Sendable {
         var sourceTable: String
         var destinationTable: String
         var isOrdered: Bool
+        /// Whether its rows are written from the source side's lists (the destination's
+        /// otherwise: the ordered side's, when only that one is ordered).
+        var writtenFromSource: Bool
+    }
+
+    /// Where a to-many relationship kept in a join table finds its rows.
+    struct JoinSide: Sendable, Equatable {
+        /// The join table.
+        var table: String
+        /// Whether the relationship's objects are the table's sources.
+        var isSource: Bool
     }
 
     /// A uniqueness constraint's index.
@@ -63,6 +74,9 @@ struct SchemaMapping: Sendable {
     private(set) var tables: [Table] = []
     private(set) var joinTables: [JoinTable] = []
     private(set) var uniqueIndexes: [UniqueIndex] = []
+    /// The join table of each to-many relationship kept in one, by `Entity.relationship` of the
+    /// entity that declares it.
+    private(set) var joinSides: [String: JoinSide] = [:]
 
     /// The columns every table starts with.
     static let keyColumn = "objectlog_key"
@@ -142,14 +156,28 @@ struct SchemaMapping: Sendable {
                             var names = ["\(entity.name)_\(property.name)"]
                             if let inverse { names.append("\(destination.name)_\(inverse.name)") }
                             let name = names.sorted()[0]
+                            let sourceFirst = name == "\(entity.name)_\(property.name)"
+                            joinSides["\(entity.name).\(property.name)"] = JoinSide(
+                                table: name,
+                                isSource: sourceFirst
+                            )
+                            if let inverse {
+                                joinSides["\(destination.name).\(inverse.name)"] = JoinSide(
+                                    table: name,
+                                    isSource: !sourceFirst
+                                )
+                            }
                             if joins[name] == nil {
-                                let sourceFirst = name == "\(entity.name)_\(property.name)"
+                                // This side's lists are written when it is ordered, or when
+                                // neither side is.
+                                let fromThisSide = property.isOrdered || inverse?.isOrdered != true
                                 joins[name] = JoinTable(
                                     name: name,
                                     sourceTable: sourceFirst ? rootEntity.name : destinationTable,
                                     destinationTable: sourceFirst
                                         ? destinationTable : rootEntity.name,
-                                    isOrdered: property.isOrdered || inverse?.isOrdered == true
+                                    isOrdered: property.isOrdered || inverse?.isOrdered == true,
+                                    writtenFromSource: fromThisSide == sourceFirst
                                 )
                             }
                         }

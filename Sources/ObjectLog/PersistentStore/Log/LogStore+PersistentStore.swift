@@ -35,7 +35,12 @@ extension LogStore: PersistentStore {
         try forEachObject(in: Self.logPlan(plan), body)
     }
 
-    package func commitSave(_ transaction: Transaction) throws -> CommitInfo {
+    // The coordinator checked `locks` under its lock, and this process is the file's only
+    // writer: nothing can have changed since.
+    package func commitSave(
+        _ transaction: Transaction,
+        checking locks: [StoreLockCheck]
+    ) throws -> CommitInfo {
         try commitWithoutCompacting(transaction)
     }
 

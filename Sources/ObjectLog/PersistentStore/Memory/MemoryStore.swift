@@ -245,7 +245,11 @@ package final class MemoryStore: PersistentStore {
 
     // MARK: Writing
 
-    package func commitSave(_ transaction: Transaction) throws -> CommitInfo {
+    // The coordinator checked `locks` under its lock, and no other process reaches the store.
+    package func commitSave(
+        _ transaction: Transaction,
+        checking locks: [StoreLockCheck]
+    ) throws -> CommitInfo {
         let changes = transaction.changes
         return try locked { state throws(StoreError) in
             try Self.checkOpen(state, displayName)

@@ -1,0 +1,303 @@
+import Foundation
+import ObjectLog
+import ObjectLogStore
+
+extension PostgresStore {
+    /// A snapshot of rows read as records: a read plan of this store.
+    struct Plan: StoreReadPlan {
+        var items: [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])]
+        var count: Int { items.count }
+        var recordBytes: Int { items.reduce(0) { $0 + $1.payload.count } }
+        var generation: UInt64 { 1 }
+        var keys: [ObjectKey] { items.map(\.key) }
+        var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] {
+            items.map { ($0.key, $0.version) }
+        }
+    }
+
+    /// The records of the rows of `layout`'s table that `condition` selects, in key order.
+    /// `condition` is SQL over the table as `t`, with `parameters` as its values.
+    func records(
+        of layout: RowLayout,
+        where condition: String,
+        _ parameters: [String?]
+    ) throws(PostgresError) -> [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])]
+    {
+        let rows = try locked { connection throws(PostgresError) in
+            try connection.execute(
+                "SELECT \(layout.selectList) FROM \(quoted(layout.table)) t WHERE \(condition) "
+                    + "ORDER BY t.\(quoted(SchemaMapping.keyColumn))",
+                parameters
+            ).rows
+        }
+        var records: [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])] = []
+        records.reserveCapacity(rows.count)
+        for row in rows { records.append(try layout.record(row)) }
+        return records
+    }
+
+    /// The model-version records among `keys` (all of them when nil).
+    func schemaRecords(
+        _ keys: [ObjectKey]?
+    ) throws(PostgresError) -> [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])]
+    {
+        let key = quoted(SchemaMapping.keyColumn)
+        let rows = try locked { connection throws(PostgresError) in
+            try connection.execute(
+                "SELECT \(key), \(quoted(SchemaMapping.versionColumn)), schema FROM "
+                    + "\(quoted(Self.versionsTable))"
+                    + (keys == nil ? "" : " WHERE \(key) = ANY($1::bigint[])")
+                    + " ORDER BY \(key)",
+                keys.map { [Self.array($0)] } ?? []
+            ).rows
+        }
+        return rows.compactMap { row in
+            guard let key = row[0].flatMap({ ObjectKey($0) }),
+                let version = row[1].flatMap({ UInt64($0) }), let schema = row[2]
+            else { return nil }
+            return (key, ModelHistory.schemaEntityTag, version, Array(schema.utf8))
+        }
+    }
+
+    /// `keys` as a PostgreSQL array parameter.
+    static func array(_ keys: some Sequence<ObjectKey>) -> String {
+        "{" + keys.map(String.init).joined(separator: ",") + "}"
+    }
+
+    /// The condition that selects the rows of `entity` (every entity of the table when nil).
+    static func entityCondition(_ entity: EntityTag?) -> String {
+        entity.map { "t.\(quoted(SchemaMapping.entityColumn)) = \($0)" } ?? "true"
+    }
+
+    /// The records of `keys`, wherever they are, in the order of `keys` (keys without a live
+    /// object left out).
+    func records(
+        keys: [ObjectKey]
+    ) throws(PostgresError) -> [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])]
+    {
+        guard !keys.isEmpty else { return [] }
+        let parameter = Self.array(keys)
+        var found: [ObjectKey: (key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])] =
+            [:]
+        for layout in layouts {
+            for record in try records(
+                of: layout,
+                where: "t.\(quoted(SchemaMapping.keyColumn)) = ANY($1::bigint[])",
+                [parameter]
+            ) {
+                found[record.key] = record
+            }
+        }
+        for record in try schemaRecords(keys) { found[record.key] = record }
+        return keys.compactMap { found[$0] }
+    }
+
+    /// The records of the live objects of `entity` (of every entity when nil), in key order.
+    func records(
+        entity: EntityTag?
+    ) throws(PostgresError) -> [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])]
+    {
+        if entity == ModelHistory.schemaEntityTag { return try schemaRecords(nil) }
+        if let entity {
+            guard let index = layoutOfTag[entity] else { return [] }
+            return try records(of: layouts[index], where: Self.entityCondition(entity), [])
+        }
+        var all: [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])] = []
+        for layout in layouts { all += try records(of: layout, where: "true", []) }
+        all += try schemaRecords(nil)
+        return all.sorted { $0.key < $1.key }
+    }
+
+    /// Keys, entities and versions of the rows of `keys` (every row when nil) of `entity` (of
+    /// every entity when nil), over every table, in key order.
+    func keysAndVersions(
+        keys: [ObjectKey]?,
+        entity: EntityTag?
+    ) throws(PostgresError) -> [(key: ObjectKey, entity: UInt32, version: UInt64)] {
+        let key = quoted(SchemaMapping.keyColumn)
+        let version = quoted(SchemaMapping.versionColumn)
+        let keyCondition = keys == nil ? "true" : "t.\(key) = ANY($1::bigint[])"
+        var selects: [String] = []
+        for layout in layouts where entity == nil || layout.entities[entity!] != nil {
+            selects.append(
+                "SELECT t.\(key), t.\(quoted(SchemaMapping.entityColumn)), t.\(version) FROM "
+                    + "\(quoted(layout.table)) t WHERE \(keyCondition) AND "
+                    + Self.entityCondition(entity)
+            )
+        }
+        if entity == nil || entity == ModelHistory.schemaEntityTag {
+            selects.append(
+                "SELECT t.\(key), \(ModelHistory.schemaEntityTag), t.\(version) FROM "
+                    + "\(quoted(Self.versionsTable)) t WHERE \(keyCondition)"
+            )
+        }
+        guard !selects.isEmpty else { return [] }
+        let rows = try locked { connection throws(PostgresError) in
+            try connection.execute(
+                selects.joined(separator: " UNION ALL ") + " ORDER BY 1",
+                keys.map { [Self.array($0)] } ?? []
+            ).rows
+        }
+        return rows.compactMap { row in
+            guard let key = row[0].flatMap({ ObjectKey($0) }),
+                let entity = row[1].flatMap({ UInt32($0) }),
+                let version = row[2].flatMap({ UInt64($0) })
+            else { return nil }
+            return (key, entity, version)
+        }
+    }
+
+    // MARK: The seam's reads
+
+    package func location(of key: ObjectKey) -> RecordLocation? {
+        guard let found = try? keysAndVersions(keys: [key], entity: nil).first else { return nil }
+        return RecordLocation(entity: found.entity, offset: found.version, length: 0)
+    }
+
+    package func locationAndGeneration(
+        of key: ObjectKey
+    ) -> (location: RecordLocation?, generation: UInt64) {
+        (location(of: key), 1)
+    }
+
+    package func recordOffsetsAndGeneration(
+        of keys: [ObjectKey]
+    ) -> (offsets: [UInt64?], generation: UInt64) {
+        let found = (try? keysAndVersions(keys: keys, entity: nil)) ?? []
+        let versions = Dictionary(
+            found.map { ($0.key, $0.version) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        return (keys.map { versions[$0] }, 1)
+    }
+
+    package func liveKeys(entity: EntityTag?) -> [ObjectKey] {
+        ((try? keysAndVersions(keys: nil, entity: entity)) ?? []).map(\.key)
+    }
+
+    package func liveCount(entity: EntityTag?) -> Int {
+        if entity == ModelHistory.schemaEntityTag {
+            return ((try? schemaRecords(nil)) ?? []).count
+        }
+        var selects: [String] = []
+        for layout in layouts where entity == nil || layout.entities[entity!] != nil {
+            selects.append(
+                "SELECT count(*) AS n FROM \(quoted(layout.table)) t WHERE "
+                    + Self.entityCondition(entity)
+            )
+        }
+        if entity == nil {
+            selects.append("SELECT count(*) AS n FROM \(quoted(Self.versionsTable))")
+        }
+        guard !selects.isEmpty else { return 0 }
+        let total = try? locked { connection throws(PostgresError) in
+            try connection.execute(
+                "SELECT sum(n) FROM (\(selects.joined(separator: " UNION ALL "))) counts"
+            ).rows.first?.first
+        }
+        return (total ?? nil).flatMap { $0.flatMap { Int($0) } } ?? 0
+    }
+
+    package func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])? {
+        guard let record = try records(keys: [key]).first else { return nil }
+        return (record.payload, [])
+    }
+
+    package func withObject(
+        _ key: ObjectKey,
+        _ body: (
+            _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
+            _ generation: UInt64
+        ) throws -> Void
+    ) throws -> Bool {
+        guard let record = try records(keys: [key]).first else { return false }
+        let location = RecordLocation(
+            entity: record.entity,
+            offset: record.version,
+            length: UInt32(clamping: record.payload.count)
+        )
+        try record.payload.withUnsafeBytes { try body($0, [], location, 1) }
+        return true
+    }
+
+    package func forEachLiveObject(
+        entity: EntityTag?,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        for record in try records(entity: entity) {
+            try record.payload.withUnsafeBytes { try body(record.key, record.entity, $0) }
+        }
+    }
+
+    package func forEachObject(
+        keys: [ObjectKey],
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try forEachObject(in: readPlan(keys: keys), body)
+    }
+
+    package func readPlan(keys: [ObjectKey]) throws -> any StoreReadPlan {
+        Plan(items: try records(keys: keys))
+    }
+
+    package func readPlan(keyParts: [[ObjectKey]]) throws -> any StoreReadPlan {
+        Plan(items: try records(keys: keyParts.flatMap { $0 }))
+    }
+
+    package func liveObjectPlans(entity: EntityTag?, parts: Int) throws -> [any StoreReadPlan] {
+        split(Plan(items: try records(entity: entity)), parts: parts)
+    }
+
+    package func split(_ plan: any StoreReadPlan, parts: Int) -> [any StoreReadPlan] {
+        let items = Self.plan(plan).items
+        let parts = max(1, min(parts, items.count))
+        return (0..<parts).map { part in
+            let range = (items.count * part / parts)..<(items.count * (part + 1) / parts)
+            return Plan(items: Array(items[range]))
+        }
+    }
+
+    package func forEachObject(
+        in plan: any StoreReadPlan,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        for item in Self.plan(plan).items {
+            try item.payload.withUnsafeBytes { try body(item.key, item.entity, $0) }
+        }
+    }
+
+    private static func plan(_ plan: any StoreReadPlan) -> Plan {
+        guard let plan = plan as? Plan else {
+            preconditionFailure("a read plan of another store was given to a PostgreSQL store")
+        }
+        return plan
+    }
+
+    // MARK: External data
+
+    package func readBlob(_ id: BlobID) throws -> Data {
+        if let pending = withPendingBlobs({ $0[id] }) { return pending }
+        let digest = try ColumnValue.parameter(.data(Data(id.bytes)), type: .data)
+        for (table, column) in externalColumns {
+            let rows = try locked { connection throws(PostgresError) in
+                try connection.execute(
+                    "SELECT \(quoted(column)) FROM \(quoted(table)) WHERE "
+                        + "sha256(\(quoted(column))) = $1::bytea LIMIT 1",
+                    [digest]
+                ).rows
+            }
+            if let text = rows.first?.first ?? nil,
+                case .data(let bytes)? = ColumnValue.value(text, type: .data)
+            {
+                return bytes
+            }
+        }
+        throw StoreError(.missingBlob, "external data \(id.hex) is missing", path: displayName)
+    }
+
+    package func writeBlob(_ bytes: Data) throws -> BlobID {
+        let id = BlobID(contentsOf: bytes)
+        withPendingBlobs { $0[id] = bytes }
+        return id
+    }
+}

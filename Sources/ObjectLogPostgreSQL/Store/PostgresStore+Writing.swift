@@ -1,0 +1,282 @@
+import Foundation
+import ObjectLog
+import ObjectLogStore
+
+extension PostgresStore {
+    /// Rows a multi-row `INSERT` holds at most (PostgreSQL takes at most 65,535 parameters in
+    /// one statement).
+    static let maximumParameters = 65_535
+
+    package func commitSave(
+        _ transaction: Transaction,
+        checking locks: [StoreLockCheck]
+    ) throws -> CommitInfo {
+        if isReadOnly {
+            throw PostgresError(.statementFailed, "the store at \(displayName) is open read-only")
+        }
+        let changes = transaction.changes
+        return try lockedForSave { connection in
+            try connection.execute("BEGIN")
+            do {
+                let info = try write(changes, metadata: transaction.metadata, locks: locks)
+                try connection.execute("COMMIT")
+                withPendingBlobs { pending in
+                    for change in changes { for blob in change.blobs { pending[blob] = nil } }
+                }
+                return info
+            } catch let error as PostgresError {
+                _ = try? connection.execute("ROLLBACK")
+                throw violation(error) ?? error
+            } catch {
+                _ = try? connection.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// A uniqueness constraint's violation as the engine reports one: the constraint's entity
+    /// and attributes, and the values PostgreSQL names.
+    private func violation(_ error: PostgresError) -> ObjectLogError? {
+        guard error.isUniqueViolation, let name = error.constraint,
+            let (entity, attributes) = mapping.constraint(named: name)
+        else { return nil }
+        return ObjectLogError(
+            .uniqueness,
+            "uniqueness constraint of '\(entity)' on "
+                + attributes.map { "'\($0)'" }.joined(separator: ", ")
+                + " violated: another process saved an object with the same values"
+                + (error.detail.map { " (\($0))" } ?? ""),
+            property: attributes.joined(separator: ",")
+        )
+    }
+
+    /// The statements of one save, within its SQL transaction.
+    private func write(
+        _ changes: [Transaction.Change],
+        metadata: Metadata?,
+        locks: [StoreLockCheck]
+    ) throws -> CommitInfo {
+        // The store row's lock orders the saves of every process; its new commit number is
+        // the version of every row this save writes.
+        let row = try connection.execute(
+            "UPDATE \(quoted(Self.storeTable)) SET last_commit = last_commit + 1, "
+                + "transactions = transactions + 1 RETURNING last_commit, transactions"
+        ).rows.first
+        guard let version = row?[0].flatMap({ UInt64($0) }),
+            let number = row?[1].flatMap({ UInt64($0) })
+        else { throw PostgresError(.statementFailed, "the store row is missing") }
+        if !locks.isEmpty {
+            let current = recordOffsetsAndGeneration(of: locks.map(\.key)).offsets
+            let broken = zip(locks, current).filter { !$0.holds(current: $1) }.map(\.0.key)
+            if !broken.isEmpty { throw StoreConflict(keys: broken) }
+        }
+        var counts = (inserted: 0, updated: 0, deleted: 0)
+        try deleteRows(changes.filter(\.isDelete), counted: &counts.deleted)
+        let puts = changes.filter { !$0.isDelete }
+        for put in puts where put.patchBase != nil {
+            throw PostgresError(.invalidParameter, "a PostgreSQL store holds no patches")
+        }
+        var lists: [(field: RowLayout.Field, key: ObjectKey, keys: [ObjectKey])] = []
+        var start = 0
+        while start < puts.count {
+            var end = start + 1
+            while end < puts.count, puts[end].entity == puts[start].entity { end += 1 }
+            try writeRows(puts[start..<end], version: version, lists: &lists)
+            start = end
+        }
+        for put in puts { if put.isInsert { counts.inserted += 1 } else { counts.updated += 1 } }
+        try writeLists(lists)
+        if let metadata { try writeMetadata(metadata) }
+        return CommitInfo(
+            number: number,
+            offset: version,
+            date: Date(),
+            inserted: counts.inserted,
+            updated: counts.updated,
+            deleted: counts.deleted
+        )
+    }
+
+    private func deleteRows(
+        _ deletes: [Transaction.Change],
+        counted: inout Int
+    ) throws(PostgresError) {
+        guard !deletes.isEmpty else { return }
+        counted += deletes.count
+        var byTable: [String: [ObjectKey]] = [:]
+        for delete in deletes {
+            let table =
+                delete.entity == ModelHistory.schemaEntityTag
+                ? Self.versionsTable : layoutOfTag[delete.entity].map { layouts[$0].table }
+            guard let table else {
+                throw PostgresError(.invalidParameter, "entity \(delete.entity) has no table")
+            }
+            byTable[table, default: []].append(delete.key)
+        }
+        for (table, keys) in byTable.sorted(by: { $0.key < $1.key }) {
+            try connection.execute(
+                "DELETE FROM \(quoted(table)) WHERE \(quoted(SchemaMapping.keyColumn)) = "
+                    + "ANY($1::bigint[])",
+                [Self.array(keys)]
+            )
+        }
+    }
+
+    /// Writes the rows of puts of one entity, as multi-row `INSERT … ON CONFLICT DO UPDATE`s,
+    /// and collects the to-many lists this side of each relationship writes.
+    private func writeRows(
+        _ puts: ArraySlice<Transaction.Change>,
+        version: UInt64,
+        lists: inout [(field: RowLayout.Field, key: ObjectKey, keys: [ObjectKey])]
+    ) throws(PostgresError) {
+        guard let tag = puts.first?.entity else { return }
+        if tag == ModelHistory.schemaEntityTag {
+            for put in puts {
+                try connection.execute(
+                    "INSERT INTO \(quoted(Self.versionsTable)) VALUES ($1, $2, $3) ON CONFLICT "
+                        + "(\(quoted(SchemaMapping.keyColumn))) DO UPDATE SET "
+                        + "\(quoted(SchemaMapping.versionColumn)) = EXCLUDED."
+                        + "\(quoted(SchemaMapping.versionColumn)), schema = EXCLUDED.schema",
+                    [String(put.key), String(version), String(decoding: put.payload, as: UTF8.self)]
+                )
+            }
+            return
+        }
+        guard let index = layoutOfTag[tag], let (entity, fields) = layouts[index].entities[tag]
+        else { throw PostgresError(.invalidParameter, "entity \(tag) has no table") }
+        let layout = layouts[index]
+        var columns = [SchemaMapping.keyColumn, SchemaMapping.entityColumn, SchemaMapping.versionColumn]
+        for field in fields.map({ layout.fields[$0] }) {
+            switch field.source {
+            case .column(let name), .external(let name): columns.append(name)
+            case .inverseColumn, .join: break
+            }
+        }
+        var parameters: [String?] = []
+        var rows = 0
+        func flush() throws(PostgresError) {
+            guard rows > 0 else { return }
+            let width = columns.count
+            let values = (0..<rows).map { row in
+                "(" + (1...width).map { "$\(row * width + $0)" }.joined(separator: ", ") + ")"
+            }
+            let updates = columns.dropFirst().map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }
+            try connection.execute(
+                "INSERT INTO \(quoted(layout.table)) (\(columns.map(quoted).joined(separator: ", ")))"
+                    + " VALUES \(values.joined(separator: ", ")) ON CONFLICT "
+                    + "(\(quoted(SchemaMapping.keyColumn))) DO UPDATE SET "
+                    + updates.joined(separator: ", "),
+                parameters
+            )
+            parameters.removeAll(keepingCapacity: true)
+            rows = 0
+        }
+        for put in puts {
+            let values: [(name: String, value: StoredValue)]
+            do {
+                values = try put.payload.withUnsafeBytes { payload throws(ObjectLogError) in
+                    try StoreInspector.decode(payload: payload, entity: entity)
+                }
+            } catch {
+                throw PostgresError(.invalidParameter, "object \(put.key): \(error)")
+            }
+            parameters += [String(put.key), String(tag), String(version)]
+            for (position, property) in entity.properties.enumerated() {
+                let value = values[position].value
+                let field = layout.fields[fields[position]]
+                switch field.source {
+                case .column:
+                    parameters.append(
+                        try ColumnValue.parameter(
+                            value,
+                            type: property.kind == .attribute ? property.type : nil
+                        )
+                    )
+                case .external:
+                    parameters.append(try externalParameter(value))
+                case .inverseColumn(_, _, let position):
+                    if position != nil, case .toMany(let keys) = value {
+                        lists.append((field, put.key, keys))
+                    }
+                case .join(let table, let isSource, _):
+                    let writes =
+                        mapping.joinTables.first { $0.name == table }?.writtenFromSource == isSource
+                    if writes, case .toMany(let keys) = value {
+                        lists.append((field, put.key, keys))
+                    }
+                }
+            }
+            rows += 1
+            if (rows + 1) * columns.count > Self.maximumParameters { try flush() }
+        }
+        try flush()
+    }
+
+    /// The parameter of an external data value: its bytes, from this save's blobs or from
+    /// the row that holds them already.
+    private func externalParameter(_ value: StoredValue) throws(PostgresError) -> String? {
+        switch value {
+        case .null: return nil
+        case .data: return try ColumnValue.parameter(value, type: .data)
+        case .externalData(let id, _):
+            let bytes: Data
+            do {
+                bytes = try readBlob(id)
+            } catch let error as PostgresError {
+                throw error
+            } catch {
+                throw PostgresError(.invalidParameter, "external data \(id.hex) is missing")
+            }
+            return try ColumnValue.parameter(.data(bytes), type: .data)
+        default:
+            throw PostgresError(.invalidParameter, "\(value) is not data")
+        }
+    }
+
+    /// Writes ordered to-many positions into their inverse's table, and the rows of join
+    /// tables, once every row of the save is in place.
+    private func writeLists(
+        _ lists: [(field: RowLayout.Field, key: ObjectKey, keys: [ObjectKey])]
+    ) throws(PostgresError) {
+        let key = quoted(SchemaMapping.keyColumn)
+        for (field, owner, keys) in lists {
+            switch field.source {
+            case .inverseColumn(let table, _, let position?):
+                try connection.execute(
+                    "UPDATE \(quoted(table)) d SET \(quoted(position)) = u.n FROM "
+                        + "unnest($1::bigint[]) WITH ORDINALITY AS u(k, n) WHERE d.\(key) = u.k",
+                    [Self.array(keys)]
+                )
+            case .join(let table, let isSource, let isOrdered):
+                let this = isSource ? "source" : "destination"
+                let other = isSource ? "destination" : "source"
+                try connection.execute(
+                    "DELETE FROM \(quoted(table)) WHERE \(this) = $1",
+                    [String(owner)]
+                )
+                guard !keys.isEmpty else { continue }
+                try connection.execute(
+                    "INSERT INTO \(quoted(table)) (\(this), \(other)"
+                        + (isOrdered ? ", position)" : ")") + " SELECT $1, u.k"
+                        + (isOrdered ? ", u.n" : "")
+                        + " FROM unnest($2::bigint[]) WITH ORDINALITY AS u(k, n)",
+                    [String(owner), Self.array(keys)]
+                )
+            default:
+                continue
+            }
+        }
+    }
+
+    private func writeMetadata(_ metadata: Metadata) throws(PostgresError) {
+        try connection.execute("DELETE FROM \(quoted(Self.metadataTable))")
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            let bytes = MetadataCoding.encode([key: value])
+            try connection.execute(
+                "INSERT INTO \(quoted(Self.metadataTable)) VALUES ($1, $2::bytea)",
+                [key, try ColumnValue.parameter(.data(Data(bytes)), type: .data)]
+            )
+        }
+    }
+}
+

@@ -1,0 +1,312 @@
+import Foundation
+import ObjectLog
+import ObjectLogStore
+
+/// The PostgreSQL store: the engine's objects in tables of a database server, so that several
+/// processes and machines share one data set, with the server's replicas and backups.
+///
+/// Each entity hierarchy has a table (``SchemaMapping``); besides them the store keeps:
+/// - `objectlog_store`: one row with the next object key, the number of the last commit and the
+///   number of transactions;
+/// - `objectlog_metadata`: the store's metadata dictionary, a row per key;
+/// - `objectlog_model_versions`: the schema of each model version the store has recorded.
+///
+/// A save is one SQL transaction. It first takes the `objectlog_store` row's lock (which orders
+/// every save of every process) and a new commit number; each row it writes records that
+/// number in `objectlog_version`, the version the engine's optimistic locking compares. The
+/// version of a row read earlier is checked again within the transaction, so a save never
+/// overwrites another process's save unseen.
+///
+/// All statements of a store go through one connection, one at a time.
+package final class PostgresStore: PersistentStore, @unchecked Sendable {
+    // `@unchecked Sendable`: `connection` and `pendingBlobs` are used only under `lock`; the
+    // rest is set once in `init`.
+    let connection: PostgresConnection
+    let mapping: SchemaMapping
+    let schema: ModelSchema
+    /// The layout of each table, and the table of each entity tag.
+    let layouts: [RowLayout]
+    let layoutOfTag: [UInt32: Int]
+    /// The columns of external data, each with its table, where a blob's bytes are found.
+    let externalColumns: [(table: String, column: String)]
+    private let lock = NSRecursiveLock()
+    /// Data handed to ``writeBlob(_:)`` and not yet saved in a row.
+    private var pendingBlobs: [BlobID: Data] = [:]
+    private var isClosed = false
+
+    package let displayName: String
+    package let isReadOnly: Bool
+    package let externalStorageMinimumByteCount: Int
+
+    static let storeTable = "objectlog_store"
+    static let metadataTable = "objectlog_metadata"
+    static let versionsTable = "objectlog_model_versions"
+    /// The advisory lock that serialises the creation of a store's tables.
+    static let creationLock = 0x6F62_6A6C_6F67
+
+    /// Connects to the database `url` names and makes it ready for `schema`: creates the
+    /// store's tables in an empty database; in one that holds a store, reads through the
+    /// tables of the model version it recorded last.
+    ///
+    /// - Throws: ``PostgresError`` when the server cannot be reached or refuses the tables.
+    package init(
+        url: String,
+        schema: ModelSchema,
+        readOnly: Bool = false,
+        externalStorageMinimumByteCount: Int = 16 * 1024
+    ) throws(PostgresError) {
+        let connection = try PostgresConnection(url: url)
+        self.connection = connection
+        self.displayName = connection.target.description
+        self.isReadOnly = readOnly
+        self.externalStorageMinimumByteCount = externalStorageMinimumByteCount
+        let stored: ModelSchema
+        let mapping: SchemaMapping
+        do {
+            stored = try Self.prepareTables(connection, schema: schema, readOnly: readOnly)
+            mapping = try SchemaMapping(stored)
+        } catch {
+            connection.close()
+            throw error
+        }
+        self.schema = stored
+        self.mapping = mapping
+        let layouts = mapping.tables.map { table in
+            RowLayout(
+                table: table,
+                mapping: mapping,
+                schema: stored,
+                externalThreshold: externalStorageMinimumByteCount
+            )
+        }
+        self.layouts = layouts
+        var layoutOfTag: [UInt32: Int] = [:]
+        var external: [(table: String, column: String)] = []
+        for (index, layout) in layouts.enumerated() {
+            for tag in layout.entities.keys { layoutOfTag[tag] = index }
+            for field in layout.fields {
+                if case .external(let column) = field.source {
+                    external.append((layout.table, column))
+                }
+            }
+        }
+        self.layoutOfTag = layoutOfTag
+        self.externalColumns = external
+    }
+
+    /// Creates the store's tables in a database without them, in one transaction under an
+    /// advisory lock (two processes opening a new database at once create them once); returns
+    /// the schema whose tables the database holds.
+    private static func prepareTables(
+        _ connection: PostgresConnection,
+        schema: ModelSchema,
+        readOnly: Bool
+    ) throws(PostgresError) -> ModelSchema {
+        if let stored = try storedSchema(connection) { return stored }
+        guard !readOnly else {
+            throw PostgresError(
+                .statementFailed,
+                "the database at \(connection.target) holds no ObjectLog store, and a read-only "
+                    + "open creates none"
+            )
+        }
+        try connection.execute("BEGIN")
+        do {
+            try connection.execute("SELECT pg_advisory_xact_lock(\(creationLock))")
+            if let stored = try storedSchema(connection) {
+                try connection.execute("COMMIT")
+                return stored
+            }
+            let mapping = try SchemaMapping(schema)
+            var statements = [
+                "CREATE TABLE \(quoted(storeTable)) (id integer PRIMARY KEY CHECK (id = 1), "
+                    + "next_key bigint NOT NULL, last_commit bigint NOT NULL, "
+                    + "transactions bigint NOT NULL)",
+                "INSERT INTO \(quoted(storeTable)) VALUES (1, 1, 0, 0)",
+                "CREATE TABLE \(quoted(metadataTable)) (key text PRIMARY KEY, value bytea NOT NULL)",
+                "CREATE TABLE \(quoted(versionsTable)) (\(quoted(SchemaMapping.keyColumn)) bigint "
+                    + "PRIMARY KEY, \(quoted(SchemaMapping.versionColumn)) bigint NOT NULL, "
+                    + "schema text NOT NULL)",
+            ]
+            statements += mapping.creationStatements
+            statements += indexStatements(mapping, schema: schema)
+            for statement in statements { try connection.execute(statement) }
+            try connection.execute("COMMIT")
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
+        }
+        return schema
+    }
+
+    /// The indexes that reading relationships and external data needs: on every to-one
+    /// column (a to-many's objects are found through their inverse's column), on the
+    /// destinations of join tables, and on the digest of external data.
+    private static func indexStatements(_ mapping: SchemaMapping, schema: ModelSchema) -> [String] {
+        var statements: [String] = []
+        for table in mapping.tables {
+            let entities = table.entities.values.compactMap { schema.entity(named: $0) }
+            var seen: Set<String> = []
+            for entity in entities {
+                for property in entity.properties where seen.insert(property.name).inserted {
+                    if property.kind == .relationship, !property.isToMany {
+                        statements.append(
+                            "CREATE INDEX ON \(quoted(table.name)) (\(quoted(property.name)))"
+                        )
+                    } else if property.kind == .attribute, property.isExternal,
+                        property.type == .data
+                    {
+                        statements.append(
+                            "CREATE INDEX ON \(quoted(table.name)) "
+                                + "(sha256(\(quoted(property.name))))"
+                        )
+                    }
+                }
+            }
+        }
+        for join in mapping.joinTables {
+            statements.append("CREATE INDEX ON \(quoted(join.name)) (destination)")
+        }
+        return statements
+    }
+
+    /// The schema of the newest model version the database records; nil if it holds no store.
+    private static func storedSchema(
+        _ connection: PostgresConnection
+    ) throws(PostgresError) -> ModelSchema? {
+        let exists = try connection.execute(
+            "SELECT to_regclass($1) IS NOT NULL",
+            [quoted(versionsTable)]
+        )
+        guard exists.rows.first?.first == "t" else { return nil }
+        let newest = try connection.execute(
+            "SELECT schema FROM \(quoted(versionsTable)) ORDER BY "
+                + "\(quoted(SchemaMapping.versionColumn)) DESC, \(quoted(SchemaMapping.keyColumn)) "
+                + "DESC LIMIT 1"
+        )
+        guard let text = newest.rows.first?.first ?? nil else { return nil }
+        do {
+            return try ModelSchema.decode(json: Data(text.utf8))
+        } catch {
+            throw PostgresError(
+                .statementFailed,
+                "the store at \(connection.target) records a model version that cannot be read: "
+                    + "\(error.message)"
+            )
+        }
+    }
+
+    package var capabilities: StoreCapabilities { [] }
+    package var allowsPatches: Bool { false }
+
+    /// Runs `body` with the connection, alone.
+    func locked<Result>(
+        _ body: (PostgresConnection) throws(PostgresError) -> Result
+    ) throws(PostgresError) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isClosed else {
+            throw PostgresError(.connectionLost, "the store at \(displayName) is closed")
+        }
+        return try body(connection)
+    }
+
+    /// Runs a save's `body` with the connection, alone.
+    func lockedForSave<Result>(_ body: (PostgresConnection) throws -> Result) throws -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isClosed else {
+            throw PostgresError(.connectionLost, "the store at \(displayName) is closed")
+        }
+        return try body(connection)
+    }
+
+    /// Runs `body` with the pending blobs, alone.
+    func withPendingBlobs<Result>(_ body: (inout [BlobID: Data]) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&pendingBlobs)
+    }
+
+    package func close() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isClosed else { return }
+        isClosed = true
+        pendingBlobs = [:]
+        connection.close()
+    }
+
+    // MARK: Metadata, keys and versions
+
+    package var metadata: Metadata {
+        let rows =
+            (try? locked { connection throws(PostgresError) in
+                try connection.execute(
+                    "SELECT key, value FROM \(quoted(Self.metadataTable)) ORDER BY key"
+                ).rows
+            }) ?? []
+        var metadata: Metadata = [:]
+        for row in rows {
+            // Each value is kept as the log's metadata coding of a dictionary of it alone.
+            guard let key = row[0], let text = row[1],
+                case .data(let bytes)? = ColumnValue.value(text, type: .data),
+                let value = (try? MetadataCoding.decodeDictionary(Array(bytes)))?[key]
+            else { continue }
+            metadata[key] = value
+        }
+        return metadata
+    }
+
+    package func allocateKeys(_ count: Int) -> ClosedRange<ObjectKey> {
+        precondition(count > 0, "allocateKeys needs a positive count")
+        let first = try? locked { connection throws(PostgresError) in
+            try connection.execute(
+                "UPDATE \(quoted(Self.storeTable)) SET next_key = next_key + $1 "
+                    + "RETURNING next_key - $1",
+                [String(count)]
+            ).rows.first?.first.flatMap { $0 }.flatMap { ObjectKey($0) }
+        }
+        // Keys must never be handed out twice; with the server gone, none can be, and the save
+        // that wanted them fails at its commit.
+        guard let first = first ?? nil else {
+            preconditionFailure("cannot allocate object keys: the server at \(displayName) is lost")
+        }
+        return first...(first + UInt64(count) - 1)
+    }
+
+    package var transactionCount: UInt64 {
+        (try? storeRow().transactions) ?? 0
+    }
+
+    /// The store row: the last commit's number and the number of transactions.
+    func storeRow() throws(PostgresError) -> (lastCommit: UInt64, transactions: UInt64) {
+        let row = try locked { connection throws(PostgresError) in
+            try connection.execute(
+                "SELECT last_commit, transactions FROM \(quoted(Self.storeTable))"
+            ).rows.first
+        }
+        guard let row, let last = row[0].flatMap({ UInt64($0) }),
+            let transactions = row[1].flatMap({ UInt64($0) })
+        else { throw PostgresError(.statementFailed, "the store row is missing") }
+        return (last, transactions)
+    }
+
+    // Versions are commit numbers: the "end" is the number the next commit takes, and they
+    // never move, so there is one generation.
+    package var endAndGeneration: (end: UInt64, generation: UInt64) {
+        ((try? storeRow().lastCommit).map { $0 + 1 } ?? 1, 1)
+    }
+
+    package var generation: UInt64 { 1 }
+
+    package func translateOffset(_ offset: UInt64, from generation: UInt64, exact: Bool) -> UInt64?
+    {
+        generation == 1 ? offset : nil
+    }
+
+    package func finishCommit() {}
+
+    // Rows are rewritten when the model changes, never read through an older version.
+    package func installReading(of history: ModelHistory, pendingBoundary: UInt64?) {}
+}

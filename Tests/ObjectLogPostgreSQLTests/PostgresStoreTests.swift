@@ -1,0 +1,140 @@
+import Foundation
+import ObjectLog
+import Testing
+
+@testable import ObjectLogPostgreSQL
+
+final class Lab: ManagedObject {
+    @Attribute(.unique) var name = ""
+    @Attribute var feed = 0.055
+    @Attribute var steps: Int32 = 0
+    @Attribute var notes: String? = nil
+    @Attribute var created = Date(timeIntervalSinceReferenceDate: 0)
+    @Attribute(.externalStorage) var thumbnail: Data? = nil
+    @Relationship(inverse: \Run.lab, deleteRule: .cascade) var runs: [Run]
+    @Relationship(inverse: \Label.labs) var labels: Set<Label>
+}
+
+final class Run: ManagedObject {
+    @Attribute var step = 0
+    @Relationship var lab: Lab?
+}
+
+final class Label: ManagedObject {
+    @Attribute var text = ""
+    @Relationship var labs: Set<Lab>
+}
+
+let labEntities: [ManagedObject.Type] = [Lab.self, Run.self, Label.self]
+
+@Suite("The PostgreSQL store", .enabled(if: TestServer.runs, TestServer.skipReason))
+struct PostgresStoreTests {
+    @Test("objects, relationships, external data and metadata saved by one container are what another reads")
+    func roundTrip() throws {
+        let url = try TestServer.freshDatabase()
+        let big = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        do {
+            let container = try PersistentContainer(url: url, for: labEntities)
+            let context = container.newContext()
+            let lab = Lab(context: context)
+            lab.name = "Gray-Scott 'spots'; DROP TABLE \"Lab\"; --"
+            lab.feed = 0.0367
+            lab.notes = "ünïcødé 🧪"
+            lab.thumbnail = big
+            for step in [3, 1, 2] {
+                let run = Run(context: context)
+                run.step = step
+                lab.runs.append(run)
+            }
+            let label = Label(context: context)
+            label.text = "favourite"
+            lab.labels.insert(label)
+            try container.setMetadata(.string("viridis"), forKey: "palette")
+            try context.save()
+            try container.close()
+        }
+        let container = try PersistentContainer(url: url, for: labEntities)
+        let context = container.newContext()
+        let labs = try context.fetch(FetchRequest<Lab>())
+        #expect(labs.count == 1)
+        let lab = try #require(labs.first)
+        #expect(lab.name == "Gray-Scott 'spots'; DROP TABLE \"Lab\"; --")
+        #expect(lab.feed == 0.0367)
+        #expect(lab.notes == "ünïcødé 🧪")
+        #expect(lab.thumbnail == big)
+        #expect(lab.runs.map(\.step) == [3, 1, 2], "an ordered to-many keeps its order")
+        #expect(lab.runs.allSatisfy { $0.lab === lab })
+        #expect(lab.labels.map(\.text) == ["favourite"])
+        #expect(lab.labels.first?.labs == [lab])
+        #expect(container.metadata["palette"] == .string("viridis"))
+        #expect(try context.count(FetchRequest<Run>()) == 3)
+        context.delete(lab)
+        try context.save()
+        #expect(try container.newContext().count(FetchRequest<Run>()) == 0, "cascade")
+        try container.close()
+    }
+
+    @Test("two containers saving the same object meet the conflict error")
+    func conflict() throws {
+        let url = try TestServer.freshDatabase()
+        let first = try PersistentContainer(url: url, for: labEntities)
+        let second = try PersistentContainer(url: url, for: labEntities)
+        defer {
+            try? first.close()
+            try? second.close()
+        }
+        let writer = first.newContext()
+        let lab = Lab(context: writer)
+        lab.name = "shared"
+        try writer.save()
+        let other = second.newContext()
+        let seen = try #require(try other.fetch(FetchRequest<Lab>()).first)
+        seen.feed = 0.05
+        lab.feed = 0.06
+        try writer.save()
+        #expect(throws: ObjectLogError.self) { try other.save() }
+        do {
+            try other.save()
+        } catch {
+            #expect(error.code == .conflict)
+            #expect(other.hasChanges, "the losing context keeps its changes")
+        }
+    }
+
+    @Test("a uniqueness violation between two containers is the engine's uniqueness error")
+    func uniqueness() throws {
+        let url = try TestServer.freshDatabase()
+        let first = try PersistentContainer(url: url, for: labEntities)
+        let second = try PersistentContainer(url: url, for: labEntities)
+        defer {
+            try? first.close()
+            try? second.close()
+        }
+        let a = first.newContext()
+        Lab(context: a).name = "same"
+        try a.save()
+        let b = second.newContext()
+        Lab(context: b).name = "same"
+        do {
+            try b.save()
+            Issue.record("the second save succeeded")
+        } catch {
+            #expect(error.code == .uniqueness)
+        }
+    }
+
+    @Test("a URI that cannot connect names the host and database, never the password")
+    func unreachable() {
+        do {
+            _ = try PersistentContainer(
+                url: "postgresql://lab:s3cret@/nowhere?host=/nonexistent/socket",
+                for: labEntities
+            )
+            Issue.record("opened")
+        } catch {
+            #expect(error.code == .store)
+            #expect(error.message.contains("nowhere"))
+            #expect(!error.message.contains("s3cret"))
+        }
+    }
+}
