@@ -29,7 +29,9 @@ let labEntities: [ManagedObject.Type] = [Lab.self, Run.self, Label.self]
 
 @Suite("The PostgreSQL store", .enabled(if: TestServer.runs, TestServer.skipReason))
 struct PostgresStoreTests {
-    @Test("objects, relationships, external data and metadata saved by one container are what another reads")
+    @Test(
+        "objects, relationships, external data and metadata saved by one container are what another reads"
+    )
     func roundTrip() throws {
         let url = try TestServer.freshDatabase()
         let big = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })

@@ -55,7 +55,8 @@ enum TestServer {
     /// The URL of a new, empty database on the test server: each test gets its own.
     static func freshDatabase() throws -> String {
         guard let url else { throw PostgresError(.connectionFailed, found.problem) }
-        let name = "objectlog_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let name =
+            "objectlog_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         try connect().execute("CREATE DATABASE \(name)")
         return url + (url.contains("?") ? "&" : "?") + "dbname=" + name
     }

@@ -118,7 +118,7 @@ extension ManagedObjectContext {
         replacements: [Int: [UInt8]]
     ) throws(ObjectLogError) -> ObjectChanges {
         // Taken before the objects are looked for: a commit after it may have changed them.
-        let basis = store.endAndGeneration
+        let basis = try readingStore { try store.endAndGeneration }
         // The inherited attributes have the same indices in every entity of the hierarchy, so
         // the replacements hold for each; all their puts go into one transaction.
         var transaction: Transaction?
@@ -295,7 +295,7 @@ extension ManagedObjectContext {
         // One object takes every new object's values in turn, reset to the defaults first.
         let defaults = entity.objectType.init()
         let object = unsafeDowncast(entity.objectType.init(), to: T.self)
-        let keys = store.allocateKeys(request.count)
+        let keys = try readingStore { try store.allocateKeys(request.count) }
         var transaction = Transaction()
         var unique: [PersistentStoreCoordinator.UniqueChange] = []
         var writer = PayloadWriter()

@@ -52,7 +52,8 @@ extension ManagedObjectContext {
             return registered
         }
         let entity = try entity(named: id)
-        guard let location = store.location(of: id.key), location.entity == entity.tag,
+        guard let location = try readingStore({ try store.location(of: id.key) }),
+            location.entity == entity.tag,
             deletedMap[id.key] == nil
         else { throw ObjectLogError(.notFound, "no object \(id)", objectID: id) }
         let object = makeFault(key: id.key, entity: entity)

@@ -422,11 +422,13 @@ extension ManagedObjectContext {
             guard let entity = object.entity else { continue }
             for (index, accessor) in entity.relationshipAccessors.enumerated()
             where entity.rules[index].deleteRule == .deny {
-                let remaining = accessor.keys(of: object).filter { key in
-                    guard let destination = registry[key] else {
-                        return store.location(of: key) != nil
+                var remaining: [ObjectKey] = []
+                for key in accessor.keys(of: object) {
+                    if let destination = registry[key] {
+                        if !destination.isDeleted { remaining.append(key) }
+                    } else if try readingStore({ try store.location(of: key) }) != nil {
+                        remaining.append(key)
                     }
-                    return !destination.isDeleted
                 }
                 if !remaining.isEmpty {
                     errors.append(

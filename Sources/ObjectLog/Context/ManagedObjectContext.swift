@@ -214,7 +214,7 @@ public final class ManagedObjectContext {
             lastInsertedEntity = entity
         }
         if nextKey > lastKey {
-            let range = store.allocateKeys(4096)
+            let range = try readingStore { try store.allocateKeys(4096) }
             nextKey = range.lowerBound
             lastKey = range.upperBound
         }
@@ -279,9 +279,14 @@ public final class ManagedObjectContext {
     /// The registered object with a key, or a fault if the store has it.
     func registeredObject(forKey key: ObjectKey) -> ManagedObject? {
         if let registered = registry[key] { return registered }
-        guard let location = store.location(of: key),
-            let entity = model.entity(tag: location.entity)
-        else { return nil }
+        let location: RecordLocation?
+        do {
+            location = try store.location(of: key)
+        } catch {
+            recordFaultError(ObjectLogError.store(error, "cannot look up object \(key)"))
+            return nil
+        }
+        guard let location, let entity = model.entity(tag: location.entity) else { return nil }
         return makeFault(key: key, entity: entity)
     }
 
@@ -381,11 +386,11 @@ public final class ManagedObjectContext {
     func loadAllFaults(of entity: EntityDescription) {
         faultsFiredOneByOne = 0
         trace(.bulkFaultLoad)
-        let (scanBound, generation) = store.endAndGeneration
         do {
+            let (scanBound, generation) = try store.endAndGeneration
             // When the faults are a minority of the entity's objects, read just their records
             // rather than check and decode every record to load a few; otherwise scan them all.
-            if registeredFaults * 2 < store.liveCount(entity: entity.tag) {
+            if try registeredFaults * 2 < store.liveCount(entity: entity.tag) {
                 let keys = registry.allObjects.lazy.filter { $0.isFault && $0.hasEntity(entity) }
                     .map(\.key)
                 try store.forEachObject(keys: Array(keys)) { key, _, buffer in
@@ -438,7 +443,7 @@ public final class ManagedObjectContext {
         bound: UInt64,
         generation: UInt64
     ) throws -> Bool {
-        let count = store.liveCount(entity: entity.tag)
+        let count = try store.liveCount(entity: entity.tag)
         guard entity.scalarLayout != nil, count >= max(tuning.parallelDecodingThreshold, 2),
             ProcessInfo.processInfo.activeProcessorCount >= 2
         else { return false }
@@ -754,7 +759,14 @@ public final class ManagedObjectContext {
     /// optimistic-locking check of its save: for a pending delete that a merge has shown the
     /// store's change to.
     private func adoptStoredRecord(of object: ManagedObject) {
-        let (found, generation) = store.locationAndGeneration(of: object.key)
+        let found: RecordLocation?
+        let generation: UInt64
+        do {
+            (found, generation) = try store.locationAndGeneration(of: object.key)
+        } catch {
+            recordFaultError(ObjectLogError.store(error, "cannot look up \(object.objectID)"))
+            return
+        }
         guard let location = found else { return }
         object.loadedRecordOffset = location.offset
         object.recordOffsetBound = 0
@@ -803,8 +815,17 @@ public final class ManagedObjectContext {
         let fresh = entity.objectType.init()
         fresh.entity = entity
         fresh.key = object.key
-        let (found, generation) = store.locationAndGeneration(of: object.key)
-        guard let location = found, let record = try? store.readObject(object.key) else { return }
+        let found: RecordLocation?
+        let generation: UInt64
+        let record: (payload: [UInt8], blobs: [BlobID])?
+        do {
+            (found, generation) = try store.locationAndGeneration(of: object.key)
+            record = try store.readObject(object.key)
+        } catch {
+            recordFaultError(ObjectLogError.store(error, "cannot refresh \(object.objectID)"))
+            return
+        }
+        guard let location = found, let record else { return }
         let decoded: Void? = record.payload.withUnsafeBytes { buffer in
             var reader = PayloadReader(buffer)
             return try? ObjectDecoder.decode(

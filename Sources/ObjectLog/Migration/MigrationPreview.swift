@@ -117,15 +117,15 @@ struct MigrationDecision {
         schema: ModelSchema,
         removals: Set<String>,
         authority: MigrationAuthority,
-        count: (EntityTag?) -> Int
-    ) {
+        count: (EntityTag?) throws(ObjectLogError) -> Int
+    ) throws(ObjectLogError) {
         guard let history, let stored = history.current else {
             preview = MigrationPreview(
                 outcome: .createsStore,
                 storeVersion: nil,
                 modelVersion: schema.versionHash
             )
-            let foreign = count(nil)
+            let foreign = try count(nil)
             if history == nil, foreign > 0 {
                 preview.outcome = .refused
                 preview.refusals = [
@@ -168,8 +168,10 @@ struct MigrationDecision {
         preview.changes = mapping.changes(
             from: stored.schema,
             to: retagged,
-            counts: Dictionary(
-                uniqueKeysWithValues: stored.schema.entities.map { ($0.tag, count($0.tag)) }
+            counts: try Dictionary(
+                uniqueKeysWithValues: stored.schema.entities.map { entity throws(ObjectLogError) in
+                    (entity.tag, try count(entity.tag))
+                }
             ),
             removals: removals
         )

@@ -96,7 +96,7 @@ public struct ModelHistory: Sendable {
         from store: any PersistentStore,
         substitutes: [ModelSchema]
     ) throws(ObjectLogError) -> ModelHistory? {
-        let metadata = store.metadata
+        let metadata = try readingStore { try store.metadata }
         if case .array(let entries)? = metadata[versionsKey] {
             var versions: [Version] = []
             for entry in entries {
@@ -120,7 +120,10 @@ public struct ModelHistory: Sendable {
                 }
                 let schema: ModelSchema
                 if let record {
-                    guard store.location(of: ObjectKey(key))?.entity == schemaEntityTag else {
+                    guard
+                        try readingStore({ try store.location(of: ObjectKey(key)) })?.entity
+                            == schemaEntityTag
+                    else {
                         throw ObjectLogError(
                             .corrupt,
                             "object \(key), named as the schema of model version \(hash), is an "
@@ -240,12 +243,12 @@ public struct ModelHistory: Sendable {
         in store: any PersistentStore,
         metadata: Metadata,
         into transaction: inout Transaction
-    ) -> ModelHistory {
-        let (end, generation) = store.endAndGeneration
+    ) throws(ObjectLogError) -> ModelHistory {
+        let (end, generation) = try readingStore { try store.endAndGeneration }
         var next = self
         if next.isLegacy {
             // The old description gets a record of its own, like every later version.
-            let legacyKey = store.allocateKeys(1).lowerBound
+            let legacyKey = try readingStore { try store.allocateKeys(1).lowerBound }
             transaction.put(
                 key: legacyKey,
                 entity: Self.schemaEntityTag,
@@ -256,7 +259,7 @@ public struct ModelHistory: Sendable {
             next.isLegacy = false
         }
         if next.versions.last?.hash != schema.versionHash {
-            let key = store.allocateKeys(1).lowerBound
+            let key = try readingStore { try store.allocateKeys(1).lowerBound }
             transaction.put(
                 key: key,
                 entity: Self.schemaEntityTag,
@@ -268,7 +271,7 @@ public struct ModelHistory: Sendable {
                     hash: schema.versionHash,
                     schema: schema,
                     key: key,
-                    transaction: store.transactionCount + 1,
+                    transaction: try readingStore { try store.transactionCount } + 1,
                     generation: generation,
                     offset: end
                 )

@@ -20,12 +20,14 @@ extension PersistentStoreCoordinator {
         substitutes: [ModelSchema] = []
     ) throws(ObjectLogError) -> ManagedObjectModel {
         let history = try ModelHistory.read(from: store, substitutes: substitutes)
-        let decision = MigrationDecision(
+        let decision = try MigrationDecision(
             history: history,
             schema: model.schema,
             removals: model.declaredRemovals,
             authority: authority,
-            count: store.liveCount(entity:)
+            count: { tag throws(ObjectLogError) in
+                try readingStore { try store.liveCount(entity: tag) }
+            }
         )
         let preview = decision.preview
         switch preview.outcome {
@@ -60,7 +62,7 @@ extension PersistentStoreCoordinator {
             )
         }
         let model = try model.retagged(decision.tags)
-        installTrial(of: model, history: history, in: store)
+        try installTrial(of: model, history: history, in: store)
         // A custom stage may make the objects meet a new constraint: it is checked after it.
         if authority != .planned(acceptingUninferred: true) {
             do {
@@ -97,7 +99,7 @@ extension PersistentStoreCoordinator {
         path: String,
         deleting removed: [EntityTag] = []
     ) throws(ObjectLogError) -> ModelHistory {
-        let (transaction, recorded) = recording(
+        let (transaction, recorded) = try recording(
             schema,
             history: history,
             in: store,
@@ -120,15 +122,17 @@ extension PersistentStoreCoordinator {
         history: ModelHistory,
         in store: any PersistentStore,
         deleting removed: [EntityTag]
-    ) -> (Transaction, ModelHistory) {
+    ) throws(ObjectLogError) -> (Transaction, ModelHistory) {
         var transaction = Transaction()
         for tag in removed {
-            for key in store.liveKeys(entity: tag) { transaction.delete(key: key, entity: tag) }
+            for key in try readingStore({ try store.liveKeys(entity: tag) }) {
+                transaction.delete(key: key, entity: tag)
+            }
         }
-        let recorded = history.recording(
+        let recorded = try history.recording(
             schema,
             in: store,
-            metadata: store.metadata,
+            metadata: try readingStore { try store.metadata },
             into: &transaction
         )
         return (transaction, recorded)
@@ -140,8 +144,8 @@ extension PersistentStoreCoordinator {
         of model: ManagedObjectModel,
         history: ModelHistory,
         in store: any PersistentStore
-    ) {
-        let (end, generation) = store.endAndGeneration
+    ) throws(ObjectLogError) {
+        let (end, generation) = try readingStore { try store.endAndGeneration }
         store.installReading(
             of: history.appendingUnrecorded(model.schema, generation: generation, end: end),
             pendingBoundary: end
@@ -172,7 +176,7 @@ extension PersistentStoreCoordinator {
     ) throws(ObjectLogError) {
         for entity in model.entities where entity.isAbstract {
             guard let previous = old.entity(tag: entity.tag), !previous.isAbstract else { continue }
-            let count = store.liveCount(entity: entity.tag)
+            let count = try readingStore { try store.liveCount(entity: entity.tag) }
             guard count > 0 else { continue }
             throw ObjectLogError(
                 .modelMismatch,
@@ -281,7 +285,7 @@ extension PersistentStoreCoordinator {
         ) { store, history, decision, preview throws(ObjectLogError) in
             guard let stored = history.current, let mapping = decision.mapping else { return }
             let model = try model.retagged(decision.tags)
-            installTrial(of: model, history: history, in: store)
+            try installTrial(of: model, history: history, in: store)
             do throws(ObjectLogError) {
                 try checkStoredObjects(for: model, mapping: mapping, from: stored, store, path)
             } catch {
@@ -322,12 +326,12 @@ extension PersistentStoreCoordinator {
         }
         defer { try? store.close() }
         let history = try ModelHistory.read(from: store)
-        let decision = MigrationDecision(
+        let decision = try MigrationDecision(
             history: history,
             schema: schema,
             removals: removals,
             authority: authority,
-            count: store.liveCount(entity:)
+            count: { store.liveCount(entity: $0) }
         )
         var preview = decision.preview
         if preview.outcome == .migrates, let history {

@@ -44,7 +44,7 @@ extension StagedMigration {
             throw ObjectLogError(.corrupt, "the store '\(path)' records no model")
         }
         // What the plain open would commit, folded into the copy.
-        let (transaction, recorded) = PersistentStoreCoordinator.recording(
+        let (transaction, recorded) = try PersistentStoreCoordinator.recording(
             model.schema,
             history: history,
             in: source,

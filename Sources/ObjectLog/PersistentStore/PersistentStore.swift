@@ -3,6 +3,9 @@ import ObjectLogStore
 
 /// What the coordinator keeps its objects in: the seam between the engine and a kind of store.
 ///
+/// Every read can throw: a store on a server can lose its connection at any moment, and a
+/// failed read must never look like an empty store.
+///
 /// The engine speaks to a store in its own terms: objects are records (an entity tag and the
 /// payload the engine encodes) under keys the store hands out; a save is one ``Transaction``;
 /// external data are blobs. Each record has a version: a position that grows with every
@@ -37,18 +40,18 @@ package protocol PersistentStore: AnyObject, Sendable {
     // MARK: Metadata and keys
 
     /// The committed metadata dictionary.
-    var metadata: Metadata { get }
+    var metadata: Metadata { get throws }
 
     /// Hands out `count` fresh keys, never used before in this store.
-    func allocateKeys(_ count: Int) -> ClosedRange<ObjectKey>
+    func allocateKeys(_ count: Int) throws -> ClosedRange<ObjectKey>
 
     /// The number of committed transactions, counting on across compactions.
-    var transactionCount: UInt64 { get }
+    var transactionCount: UInt64 { get throws }
 
     // MARK: Versions
 
     /// The position after the last commit, and the generation positions are counted in.
-    var endAndGeneration: (end: UInt64, generation: UInt64) { get }
+    var endAndGeneration: (end: UInt64, generation: UInt64) { get throws }
 
     /// The generation positions are counted in now.
     var generation: UInt64 { get }
@@ -56,12 +59,12 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Where the live record of `key` is, and the generation its position is counted in.
     func locationAndGeneration(
         of key: ObjectKey
-    ) -> (location: RecordLocation?, generation: UInt64)
+    ) throws -> (location: RecordLocation?, generation: UInt64)
 
     /// The positions of the live records of `keys` (nil for keys with none), in one step.
     func recordOffsetsAndGeneration(
         of keys: [ObjectKey]
-    ) -> (offsets: [UInt64?], generation: UInt64)
+    ) throws -> (offsets: [UInt64?], generation: UInt64)
 
     /// `offset`, a position in `generation`, as a position now; nil once the store no longer
     /// remembers where that record went. With `exact` false, any position in the old
@@ -71,13 +74,13 @@ package protocol PersistentStore: AnyObject, Sendable {
     // MARK: Reading
 
     /// Where the live record of `key` is; nil if the object is not in the store.
-    func location(of key: ObjectKey) -> RecordLocation?
+    func location(of key: ObjectKey) throws -> RecordLocation?
 
     /// The keys of the live objects of `entity` (of every entity when nil).
-    func liveKeys(entity: EntityTag?) -> [ObjectKey]
+    func liveKeys(entity: EntityTag?) throws -> [ObjectKey]
 
     /// The number of live objects of `entity` (of every entity when nil).
-    func liveCount(entity: EntityTag?) -> Int
+    func liveCount(entity: EntityTag?) throws -> Int
 
     /// The payload and blob list of the live record of `key`; nil if there is none.
     func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])?
@@ -149,8 +152,11 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// A store that only this process writes (the log store holds a writer lock on its file)
     /// can rely on that; a store that other processes write too checks them again within the
     /// commit, and throws ``StoreConflict`` naming the objects that changed.
-    func commitSave(_ transaction: Transaction, checking locks: [StoreLockCheck]) throws
-        -> CommitInfo
+    func commitSave(
+        _ transaction: Transaction,
+        checking locks: [StoreLockCheck]
+    ) throws
+        -> StoreCommit
 
     /// Work the store does after a commit, once the coordinator has released its lock (the
     /// log store's automatic compaction).
@@ -170,6 +176,24 @@ package protocol StoreReadPlan: Sendable {
     var keys: [ObjectKey] { get }
     /// Each object's key and record position, in the plan's order.
     var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] { get }
+}
+
+/// What a commit was, and the store's end and generation right after it (the positions the
+/// committing context's objects now carry).
+package struct StoreCommit: Sendable {
+    /// The commit.
+    package var info: CommitInfo
+    /// The position after the commit.
+    package var end: UInt64
+    /// The generation positions are counted in.
+    package var generation: UInt64
+
+    /// A commit's description.
+    package init(info: CommitInfo, end: UInt64, generation: UInt64) {
+        self.info = info
+        self.end = end
+        self.generation = generation
+    }
 }
 
 /// An object a save updates or deletes, and the version of it the saving context read: the
@@ -223,4 +247,19 @@ package struct StoreCapabilities: OptionSet, Sendable {
     package static let batchRequests = StoreCapabilities(rawValue: 1 << 2)
     /// Migration of a store written by an earlier model version.
     package static let migration = StoreCapabilities(rawValue: 1 << 3)
+    /// Only this process writes the store, so what the coordinator keeps of it (attribute
+    /// columns, uniqueness indexes) stays true between its own saves.
+    package static let exclusiveWriter = StoreCapabilities(rawValue: 1 << 4)
+}
+
+/// What `body` reads from a store, a failure thrown as the engine's error (an `ObjectLogError`
+/// as it is, any other as ``ObjectLogError/Code/store``).
+func readingStore<Result>(
+    _ body: () throws -> Result
+) throws(ObjectLogError) -> Result {
+    do {
+        return try body()
+    } catch {
+        throw ObjectLogError.store(error, "cannot read the store")
+    }
 }

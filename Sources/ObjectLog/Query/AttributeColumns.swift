@@ -105,7 +105,8 @@ final class AttributeColumns: @unchecked Sendable {
     static func make(for entity: EntityDescription, store: any PersistentStore) -> AttributeColumns
     {
         let columns = AttributeColumns(entity: entity)
-        columns.reserve(store.liveCount(entity: entity.tag))
+        // Room only: a store that cannot count reserves none, and its scan reports why.
+        columns.reserve((try? store.liveCount(entity: entity.tag)) ?? 0)
         return columns
     }
 
@@ -117,9 +118,8 @@ final class AttributeColumns: @unchecked Sendable {
     func add(_ indices: [Int], store: any PersistentStore) -> Bool {
         let added = Set(indices).filter { columns[$0] == nil && Self.canHold($0, of: entity) }
             .sorted()
-        guard !added.isEmpty || (capacity == 0 && store.liveCount(entity: entity.tag) > 0) else {
-            return true
-        }
+        guard let saved = try? store.liveCount(entity: entity.tag) else { return false }
+        guard !added.isEmpty || (capacity == 0 && saved > 0) else { return true }
         for index in added {
             let field = entity.accessors[index].scalarField!
             columns[index] = Column(kind: field.kind, rows: rowCapacity)

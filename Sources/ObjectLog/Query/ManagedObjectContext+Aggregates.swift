@@ -196,7 +196,8 @@ extension ManagedObjectContext {
             }
         }
         // With many objects loaded, their rows would be most of the work to take out.
-        guard excluded.count <= store.liveCount(entity: entity.tag) / 4 else { return nil }
+        guard try excluded.count <= readingStore({ try store.liveCount(entity: entity.tag) }) / 4
+        else { return nil }
         let indices = read + (condition?.indices ?? [])
         let served: Bool?
         do {

@@ -72,8 +72,8 @@ extension ManagedObjectContext {
     func loadFaults(keys: [ObjectKey]) {
         trace(.batchFaultLoad)
         guard !keys.isEmpty else { return }
-        let (bound, generation) = store.endAndGeneration
         do {
+            let (bound, generation) = try store.endAndGeneration
             try store.forEachObject(keys: keys) { key, tag, buffer in
                 guard let entity = model.entity(tag: tag) else { return }
                 try loadFault(

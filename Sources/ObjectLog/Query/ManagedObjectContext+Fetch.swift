@@ -39,7 +39,7 @@ extension ManagedObjectContext {
         entity: EntityDescription
     ) throws(ObjectLogError) -> [T] {
         if request.predicate == nil, request.textMatch == nil, request.sortDescriptors.isEmpty {
-            let keys = window(allKeys(of: entity, request), request)
+            let keys = window(try allKeys(of: entity, request), request)
             registry.reserveCapacity(registry.count + keys.count)
             var found: [ManagedObject]
             if let made = makeFaultsInParallel(keys: keys, entity: entity) {
@@ -115,7 +115,7 @@ extension ManagedObjectContext {
     ) throws(ObjectLogError) -> Int {
         var total: Int
         if request.predicate == nil, request.textMatch == nil {
-            total = store.liveCount(entity: entity.tag)
+            total = try readingStore { try store.liveCount(entity: entity.tag) }
             if request.includesPendingChanges {
                 total +=
                     insertedList.lazy.filter {
@@ -142,7 +142,7 @@ extension ManagedObjectContext {
             request.sortDescriptors.isEmpty
         {
             let entity = entities[0]
-            return window(allKeys(of: entity, request), request).map {
+            return window(try allKeys(of: entity, request), request).map {
                 ObjectID(entityName: entity.name, key: $0)
             }
         }
@@ -280,7 +280,7 @@ extension ManagedObjectContext {
         text: CompiledTextMatch,
         pending: Bool
     ) throws(ObjectLogError) -> Int? {
-        let count = store.liveCount(entity: entity.tag)
+        let count = try readingStore { try store.liveCount(entity: entity.tag) }
         guard count >= max(tuning.parallelDecodingThreshold, 2),
             ProcessInfo.processInfo.activeProcessorCount >= 2
         else { return nil }
@@ -325,7 +325,7 @@ extension ManagedObjectContext {
         // Registered objects with their own values, as the scan tests them.
         var fromStore = found.values.flatMap(\.undecided)
         // (Only those saved: the inserted ones are counted below, with `pending`.)
-        for key in registered where store.location(of: key) != nil {
+        for key in registered where try readingStore({ try store.location(of: key) }) != nil {
             guard let object = registry[key] else { continue }
             if pending, object.isDeleted { continue }
             if !object.isFault, pending || !object.hasChanges {
@@ -431,10 +431,10 @@ extension ManagedObjectContext {
     private func allKeys(
         of entity: EntityDescription,
         _ request: FetchRequest<some ManagedObject>
-    )
+    ) throws(ObjectLogError)
         -> [ObjectKey]
     {
-        var keys = store.liveKeys(entity: entity.tag)
+        var keys = try readingStore { try store.liveKeys(entity: entity.tag) }
         guard request.includesPendingChanges else { return keys }
         if !deletedMap.isEmpty { keys.removeAll { deletedMap[$0] != nil } }
         var inserted: [ObjectKey] = []
@@ -563,7 +563,7 @@ extension ManagedObjectContext {
         }
         // Every record the scan sees is older than the log's end now, and every later write
         // lies beyond it.
-        let (scanBound, generation) = store.endAndGeneration
+        let (scanBound, generation) = try readingStore { try store.endAndGeneration }
         do {
             try scan { key, _, buffer in
                 let registered = registry[key]
@@ -722,7 +722,7 @@ extension ManagedObjectContext {
             if object.hasEntity(entity) { registered.append(key) }
         }
         // With many of them registered, the columns would save little.
-        guard registered.count <= store.liveCount(entity: entity.tag) / 4 else { return nil }
+        guard try registered.count <= store.liveCount(entity: entity.tag) / 4 else { return nil }
         let indices = (condition?.indices ?? []) + (order.map { [$0.index] } ?? [])
         let plan = try coordinator.withColumns(of: entity, indices: indices) {
             columns -> (plan: any StoreReadPlan, counted: Int)? in

@@ -7,7 +7,7 @@ final class ConcurrentCommit: @unchecked Sendable {
     // `@unchecked Sendable`: `result` is written by the committing thread before it leaves the
     // group, and read only after `wait` has seen it leave.
     private let group = DispatchGroup()
-    private var result: Result<CommitInfo, any Error>?
+    private var result: Result<StoreCommit, any Error>?
 
     /// Starts committing `transaction` to `store` (without its automatic compaction).
     ///
@@ -24,7 +24,7 @@ final class ConcurrentCommit: @unchecked Sendable {
     }
 
     /// Waits for the commit; what it returned, or its error.
-    func wait() throws -> CommitInfo {
+    func wait() throws -> StoreCommit {
         group.wait()
         // Safe: the committing thread set it before leaving the group.
         return try result!.get()

@@ -65,7 +65,7 @@ extension PersistentContainer {
             bytesBefore: report.bytesBefore,
             bytesAfter: report.bytesAfter,
             objects: report.objects
-                - coordinator.store.liveCount(entity: ModelHistory.schemaEntityTag),
+                - store.liveCount(entity: ModelHistory.schemaEntityTag),
             blobsRemoved: report.blobsRemoved,
             blobBytesRemoved: report.blobBytesRemoved
         )

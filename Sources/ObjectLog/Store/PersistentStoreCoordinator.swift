@@ -26,6 +26,9 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The store as the log store, for what only it does (compaction, backup, a staged
     /// migration's copy); nil on another kind of store.
     package var logStore: LogStore? { store as? LogStore }
+    /// Whether this process is the store's only writer, so that what the coordinator keeps
+    /// of it (attribute columns, uniqueness indexes) stays true between its own saves.
+    let isExclusive: Bool
 
     /// The log store underneath, for `operation`, which only it does.
     /// - Throws: ``ObjectLogError/Code/unsupported`` on another kind of store.
@@ -43,6 +46,8 @@ public final class PersistentStoreCoordinator: Sendable {
     struct State: ~Copyable {
         var stagedMetadata: Metadata = [:]
         var hasStagedMetadata = false
+        /// The committed metadata as the store last gave it.
+        var lastReadMetadata: Metadata = [:]
         var observers: [UInt64: @Sendable (ObjectChanges) -> Void] = [:]
         /// Per uniqueness constraint: encoded values to key, and key to encoded values.
         var uniqueIndexes: [UniqueScope: UniqueIndex] = [:]
@@ -136,6 +141,7 @@ public final class PersistentStoreCoordinator: Sendable {
             throw error
         }
         self.store = store
+        self.isExclusive = store.capabilities.contains(.exclusiveWriter)
         self.state = LockedValue(State())
     }
 
@@ -162,6 +168,7 @@ public final class PersistentStoreCoordinator: Sendable {
             throw error
         }
         self.store = store
+        self.isExclusive = store.capabilities.contains(.exclusiveWriter)
         self.state = LockedValue(State())
     }
 
@@ -177,10 +184,14 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     /// The store's metadata: the committed dictionary with unsaved changes applied.
+    ///
+    /// Should the store fail to read it (a database server out of reach), this is the
+    /// dictionary it read last, as Core Data's coordinator keeps the metadata it loaded.
     public var metadata: Metadata {
-        let committed = store.metadata
+        let read = try? store.metadata
         return state.withLock { state in
-            guard state.hasStagedMetadata else { return committed }
+            if let read { state.lastReadMetadata = read }
+            guard state.hasStagedMetadata else { return state.lastReadMetadata }
             return state.stagedMetadata
         }
     }
@@ -195,7 +206,7 @@ public final class PersistentStoreCoordinator: Sendable {
                 "metadata key '\(key)' is reserved (keys starting with '\(Self.reservedKeyPrefix)')"
             )
         }
-        let committed = store.metadata
+        let committed = try readingStore { try store.metadata }
         state.withLock { state in
             if !state.hasStagedMetadata {
                 state.stagedMetadata = committed
@@ -345,7 +356,13 @@ public final class PersistentStoreCoordinator: Sendable {
                 var policy = policy
                 var setValues: [Int: [UInt8]]?
                 if let batchUpdate {
-                    if store.endAndGeneration == batchUpdate.basis {
+                    let now: (end: UInt64, generation: UInt64)
+                    do {
+                        now = try store.endAndGeneration
+                    } catch {
+                        return .failure(ObjectLogError.store(error, "cannot commit the save"))
+                    }
+                    if now == batchUpdate.basis {
                         setValues = batchUpdate.encodings
                     } else {
                         lockChecks = batchUpdate.lockChecks()
@@ -358,9 +375,15 @@ public final class PersistentStoreCoordinator: Sendable {
                 var held: [StoreLockCheck] = []
                 if policy != .overwrite, !lockChecks.isEmpty {
                     // Every record offset in one round trip to the store's lock.
-                    let (offsets, generation) = store.recordOffsetsAndGeneration(
-                        of: lockChecks.map(\.key)
-                    )
+                    let offsets: [UInt64?]
+                    let generation: UInt64
+                    do {
+                        (offsets, generation) = try store.recordOffsetsAndGeneration(
+                            of: lockChecks.map(\.key)
+                        )
+                    } catch {
+                        return .failure(ObjectLogError.store(error, "cannot commit the save"))
+                    }
                     for (var check, current) in zip(lockChecks, offsets) {
                         let checkGeneration = check.fullGeneration(current: generation) ?? 0
                         if checkGeneration != generation {
@@ -426,14 +449,16 @@ public final class PersistentStoreCoordinator: Sendable {
                     transaction = transaction.filter { !skipped.contains($0) }
                     uniqueChanges.removeAll { skipped.contains($0.key) }
                 }
+                // Another process may have saved since the indexes were read.
+                if !isExclusive { state.uniqueIndexes = [:] }
                 if let error = checkUniqueness(uniqueChanges, state: &state, objectIDs: objectIDs) {
                     return .failure(error)
                 }
                 if state.hasStagedMetadata { transaction.metadata = state.stagedMetadata }
                 guard !transaction.isEmpty else { return .success((nil, 0, 0, conflicts)) }
-                let info: CommitInfo
+                let commit: StoreCommit
                 do {
-                    info = try commitUpdatingColumns(
+                    commit = try commitUpdatingColumns(
                         transaction,
                         setting: setValues,
                         locks: held,
@@ -451,11 +476,13 @@ public final class PersistentStoreCoordinator: Sendable {
                 }
                 state.hasStagedMetadata = false
                 state.stagedMetadata = [:]
-                applyUniqueness(uniqueChanges, state: &state)
-                // This process is the store's only writer and saves are serialised by this lock,
-                // so the log's end is the end of this transaction.
-                let (end, generation) = store.endAndGeneration
-                return .success((info, end, generation, conflicts))
+                if isExclusive {
+                    applyUniqueness(uniqueChanges, state: &state)
+                } else {
+                    // Other processes save too: the indexes are read again when next needed.
+                    state.uniqueIndexes = [:]
+                }
+                return .success((commit.info, commit.end, commit.generation, conflicts))
             }
         let committed = try result.get()
         // Once the coordinator's lock is released: contexts keep reading and saving while a
@@ -494,7 +521,7 @@ public final class PersistentStoreCoordinator: Sendable {
         setting setValues: [Int: [UInt8]]?,
         locks: [StoreLockCheck],
         state: inout State
-    ) throws -> CommitInfo {
+    ) throws -> StoreCommit {
         func updateColumns(state: inout State) {
             if let setValues {
                 self.updateColumns(setting: setValues, by: transaction, state: &state)
@@ -504,9 +531,9 @@ public final class PersistentStoreCoordinator: Sendable {
         }
         guard !state.columns.isEmpty, transaction.count >= Self.concurrentColumnUpdateChanges
         else {
-            let info = try store.commitSave(transaction, checking: locks)
+            let commit = try store.commitSave(transaction, checking: locks)
             updateColumns(state: &state)
-            return info
+            return commit
         }
         let commit = ConcurrentCommit(store: store, transaction: transaction, locks: locks)
         updateColumns(state: &state)
@@ -524,7 +551,10 @@ public final class PersistentStoreCoordinator: Sendable {
         indices: [Int],
         _ body: (AttributeColumns) throws -> Result
     ) throws -> Result? {
-        guard indices.allSatisfy({ AttributeColumns.canHold($0, of: entity) }) else { return nil }
+        // Columns of a store that other processes write would miss their saves.
+        guard isExclusive, indices.allSatisfy({ AttributeColumns.canHold($0, of: entity) }) else {
+            return nil
+        }
         var output: Result?
         var failure: (any Error)?
         state.withLock { state in
@@ -693,6 +723,7 @@ public final class PersistentStoreCoordinator: Sendable {
         excluding excluded: Set<ObjectKey>
     ) -> [[ObjectKey?]] {
         state.withLock { state in
+            if !isExclusive { state.uniqueIndexes = [:] }
             buildUniqueIndexes(for: [entity], state: &state)
             let scopes = Self.scopes(of: entity)
             return values.map { objectValues in
@@ -733,7 +764,8 @@ public final class PersistentStoreCoordinator: Sendable {
         buildUniqueIndexes(for: entities.values, state: &state)
         // A saved holder may be of another entity of the hierarchy than the save's objects.
         func objectID(_ key: ObjectKey) -> ObjectID {
-            if let location = store.location(of: key),
+            // For the message only: a key whose entity cannot be read is named as the save has it.
+            if let location = try? store.location(of: key),
                 let entity = model.entity(tag: location.entity)
             {
                 return ObjectID(entityName: entity.name, key: key)

@@ -46,7 +46,7 @@ extension PersistentContainer {
         guard Self.isPostgreSQL(url) else {
             var options = StoreOptions()
             options.readOnly = readOnly
-            let path = url.hasPrefix("file://") ? URL(fileURLWithPath: String(url.dropFirst(7))).path : url
+            let path = url.hasPrefix("file://") ? String(url.dropFirst("file://".count)) : url
             try self.init(path: path, model: model, options: options)
             return
         }

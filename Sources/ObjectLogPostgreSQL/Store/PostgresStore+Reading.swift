@@ -5,7 +5,7 @@ import ObjectLogStore
 extension PostgresStore {
     /// A snapshot of rows read as records: a read plan of this store.
     struct Plan: StoreReadPlan {
-        var items: [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])]
+        var items: [StoredRow]
         var count: Int { items.count }
         var recordBytes: Int { items.reduce(0) { $0 + $1.payload.count } }
         var generation: UInt64 { 1 }
@@ -16,13 +16,13 @@ extension PostgresStore {
     }
 
     /// The records of the rows of `layout`'s table that `condition` selects, in key order.
+    ///
     /// `condition` is SQL over the table as `t`, with `parameters` as its values.
     func records(
         of layout: RowLayout,
         where condition: String,
         _ parameters: [String?]
-    ) throws(PostgresError) -> [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])]
-    {
+    ) throws(PostgresError) -> [StoredRow] {
         let rows = try locked { connection throws(PostgresError) in
             try connection.execute(
                 "SELECT \(layout.selectList) FROM \(quoted(layout.table)) t WHERE \(condition) "
@@ -30,7 +30,7 @@ extension PostgresStore {
                 parameters
             ).rows
         }
-        var records: [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])] = []
+        var records: [StoredRow] = []
         records.reserveCapacity(rows.count)
         for row in rows { records.append(try layout.record(row)) }
         return records
@@ -39,8 +39,7 @@ extension PostgresStore {
     /// The model-version records among `keys` (all of them when nil).
     func schemaRecords(
         _ keys: [ObjectKey]?
-    ) throws(PostgresError) -> [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])]
-    {
+    ) throws(PostgresError) -> [StoredRow] {
         let key = quoted(SchemaMapping.keyColumn)
         let rows = try locked { connection throws(PostgresError) in
             try connection.execute(
@@ -73,11 +72,10 @@ extension PostgresStore {
     /// object left out).
     func records(
         keys: [ObjectKey]
-    ) throws(PostgresError) -> [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])]
-    {
+    ) throws(PostgresError) -> [StoredRow] {
         guard !keys.isEmpty else { return [] }
         let parameter = Self.array(keys)
-        var found: [ObjectKey: (key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])] =
+        var found: [ObjectKey: StoredRow] =
             [:]
         for layout in layouts {
             for record in try records(
@@ -95,14 +93,13 @@ extension PostgresStore {
     /// The records of the live objects of `entity` (of every entity when nil), in key order.
     func records(
         entity: EntityTag?
-    ) throws(PostgresError) -> [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])]
-    {
+    ) throws(PostgresError) -> [StoredRow] {
         if entity == ModelHistory.schemaEntityTag { return try schemaRecords(nil) }
         if let entity {
             guard let index = layoutOfTag[entity] else { return [] }
             return try records(of: layouts[index], where: Self.entityCondition(entity), [])
         }
-        var all: [(key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])] = []
+        var all: [StoredRow] = []
         for layout in layouts { all += try records(of: layout, where: "true", []) }
         all += try schemaRecords(nil)
         return all.sorted { $0.key < $1.key }

@@ -10,7 +10,7 @@ extension PostgresStore {
     package func commitSave(
         _ transaction: Transaction,
         checking locks: [StoreLockCheck]
-    ) throws -> CommitInfo {
+    ) throws -> StoreCommit {
         if isReadOnly {
             throw PostgresError(.statementFailed, "the store at \(displayName) is open read-only")
         }
@@ -23,7 +23,8 @@ extension PostgresStore {
                 withPendingBlobs { pending in
                     for change in changes { for blob in change.blobs { pending[blob] = nil } }
                 }
-                return info
+                // The next commit, of any process, takes the next number.
+                return StoreCommit(info: info, end: info.offset + 1, generation: 1)
             } catch let error as PostgresError {
                 _ = try? connection.execute("ROLLBACK")
                 throw violation(error) ?? error
@@ -137,7 +138,10 @@ extension PostgresStore {
                         + "(\(quoted(SchemaMapping.keyColumn))) DO UPDATE SET "
                         + "\(quoted(SchemaMapping.versionColumn)) = EXCLUDED."
                         + "\(quoted(SchemaMapping.versionColumn)), schema = EXCLUDED.schema",
-                    [String(put.key), String(version), String(decoding: put.payload, as: UTF8.self)]
+                    [
+                        String(put.key), String(version),
+                        String(decoding: put.payload, as: UTF8.self),
+                    ]
                 )
             }
             return
@@ -145,7 +149,9 @@ extension PostgresStore {
         guard let index = layoutOfTag[tag], let (entity, fields) = layouts[index].entities[tag]
         else { throw PostgresError(.invalidParameter, "entity \(tag) has no table") }
         let layout = layouts[index]
-        var columns = [SchemaMapping.keyColumn, SchemaMapping.entityColumn, SchemaMapping.versionColumn]
+        var columns = [
+            SchemaMapping.keyColumn, SchemaMapping.entityColumn, SchemaMapping.versionColumn,
+        ]
         for field in fields.map({ layout.fields[$0] }) {
             switch field.source {
             case .column(let name), .external(let name): columns.append(name)
@@ -279,4 +285,3 @@ extension PostgresStore {
         }
     }
 }
-

@@ -2,6 +2,9 @@ import Foundation
 import ObjectLog
 import ObjectLogStore
 
+/// A row as the engine's record: its key, entity, version and payload.
+typealias StoredRow = (key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])
+
 /// How the rows of one table become the engine's records and back: the columns a `SELECT`
 /// reads for each property, and the parameters a put writes.
 ///
@@ -171,7 +174,7 @@ struct RowLayout: Sendable {
     /// The record of a row read through ``selectList``: its key, entity, version and payload.
     func record(
         _ row: [String?]
-    ) throws(PostgresError) -> (key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8]) {
+    ) throws(PostgresError) -> StoredRow {
         guard let keyText = row[0], let key = ObjectKey(keyText),
             let tagText = row[1], let tag = UInt32(tagText),
             let versionText = row[2], let version = UInt64(versionText)

@@ -5,7 +5,7 @@ import ObjectLogStore
 /// the append-only log. Most of the seam is the store's own API, unchanged.
 extension LogStore: PersistentStore {
     package var capabilities: StoreCapabilities {
-        [.compaction, .backup, .batchRequests, .migration]
+        [.compaction, .backup, .batchRequests, .migration, .exclusiveWriter]
     }
 
     package var displayName: String { path }
@@ -40,8 +40,11 @@ extension LogStore: PersistentStore {
     package func commitSave(
         _ transaction: Transaction,
         checking locks: [StoreLockCheck]
-    ) throws -> CommitInfo {
-        try commitWithoutCompacting(transaction)
+    ) throws -> StoreCommit {
+        let info = try commitWithoutCompacting(transaction)
+        // Read at once: the coordinator's lock keeps every other save of this process out.
+        let (end, generation) = endAndGeneration
+        return StoreCommit(info: info, end: end, generation: generation)
     }
 
     package func finishCommit() { compactIfWorthwhile() }

@@ -39,7 +39,7 @@ package final class MemoryStore: PersistentStore {
         self.externalStorageMinimumByteCount = externalStorageMinimumByteCount
     }
 
-    package var capabilities: StoreCapabilities { [] }
+    package var capabilities: StoreCapabilities { [.exclusiveWriter] }
     package var isReadOnly: Bool { false }
     package var allowsPatches: Bool { false }
 
@@ -249,7 +249,7 @@ package final class MemoryStore: PersistentStore {
     package func commitSave(
         _ transaction: Transaction,
         checking locks: [StoreLockCheck]
-    ) throws -> CommitInfo {
+    ) throws -> StoreCommit {
         let changes = transaction.changes
         return try locked { state throws(StoreError) in
             try Self.checkOpen(state, displayName)
@@ -284,7 +284,7 @@ package final class MemoryStore: PersistentStore {
             if let metadata = transaction.metadata { state.metadata = metadata }
             state.end += 1
             state.transactions += 1
-            return CommitInfo(
+            let info = CommitInfo(
                 number: state.transactions,
                 offset: version,
                 date: Date(),
@@ -292,6 +292,7 @@ package final class MemoryStore: PersistentStore {
                 updated: counts.updated,
                 deleted: counts.deleted
             )
+            return StoreCommit(info: info, end: state.end, generation: 1)
         }
     }
 
