@@ -293,12 +293,8 @@ final class PostgresPeer {
         let rowCount = PQntuples(result)
         var records: [BenchRecord] = []
         records.reserveCapacity(Int(rowCount))
-        @inline(__always) func word(_ row: Int32, _ column: Int32) -> UInt64 {
-            UInt64(
-                bigEndian: UnsafeRawPointer(PQgetvalue(result, row, column)).loadUnaligned(
-                    as: UInt64.self
-                )
-            )
+        func word(_ row: Int32, _ column: Int32) -> UInt64 {
+            Self.word(in: result, row: row, column: column)
         }
         for row in 0..<rowCount {
             records.append(
@@ -538,13 +534,17 @@ final class PostgresPeer {
         guard PQntuples(result) == 1, PQftype(result, 0) == Self.int8OID else {
             throw failure("counting the rows", nil)
         }
-        return Int(
-            Int64(
-                bitPattern: UInt64(
-                    bigEndian: UnsafeRawPointer(PQgetvalue(result, 0, 0)).loadUnaligned(
-                        as: UInt64.self
-                    )
-                )
+        return Int(Int64(bitPattern: Self.word(in: result!, row: 0, column: 0)))
+    }
+
+    /// The 8-byte binary value (int8 or float8) of a result's field, from network order; the
+    /// caller has checked the column's type.
+    @inline(__always)
+    private static func word(in result: OpaquePointer, row: Int32, column: Int32) -> UInt64 {
+        // Unaligned: libpq places values where they fall in its blocks.
+        UInt64(
+            bigEndian: UnsafeRawPointer(PQgetvalue(result, row, column)).loadUnaligned(
+                as: UInt64.self
             )
         )
     }

@@ -74,6 +74,7 @@ struct ThrowawayPostgresServer: Sendable {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
+                print("\ninterrupted: stopping the PostgreSQL server in \(directory)")
                 stop()
                 exit(128 + number)
             }
