@@ -101,7 +101,7 @@ let package = Package(
             name: "objectlog-bench",
             dependencies: [
                 "ObjectLog", "ObjectLogStore", "ReactionDiffusion", "Thumbnails", "CSQLite",
-                "CSolverPeer",
+                "CLibPQ", "CSolverPeer",
             ],
             path: "Benchmarks/ObjectLogBench"
         ),

@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 
 /// One row of the benchmark's entity, as both engines store it.
-struct BenchRecord {
+struct BenchRecord: Equatable {
     var id: Int64
     var name: String
     var value: Double
@@ -197,6 +197,20 @@ final class SQLitePeer {
             sqlite3_reset(statement)
         }
         execute("COMMIT")
+    }
+
+    /// Workload 10's statements: `UPDATE … SET count = -1` (or with `delete`, `DELETE`) of the
+    /// rows with `value < bound`, one autocommit statement and so one durable transaction;
+    /// returns the rows it changed.
+    func batchChange(delete: Bool, below bound: Double = 100) -> Int {
+        let statement = prepare(
+            delete
+                ? "DELETE FROM item WHERE value < ?" : "UPDATE item SET count = -1 WHERE value < ?"
+        )
+        defer { sqlite3_finalize(statement) }
+        sqlite3_bind_double(statement, 1, bound)
+        guard sqlite3_step(statement) == SQLITE_DONE else { fatalError("batch change failed") }
+        return Int(sqlite3_changes(database))
     }
 
     /// Workload 5: autocommit inserts, one durable transaction each; returns each latency.

@@ -100,6 +100,11 @@ func runStoreBenchmarks(arguments: [String]) {
         print("error: --scale must be at least 100")
         exit(64)
     }
+    // The PostgreSQL peer beside the SQLite peer (PostgresPeerComparison.swift).
+    if arguments.contains("--postgres-peer") {
+        runPostgresPeerComparison(scale: scale)
+        return
+    }
     do {
         try StoreBenchmark(scale: scale, arguments: arguments).run()
     } catch {
@@ -1060,6 +1065,12 @@ private func runChild(_ arguments: [String]) {
             }
         case ("sqlite-count", 2):
             seconds = measure { checksum = Double(SQLitePeer(path: arguments[1]).count()) }
+        case ("pg-fetch-all", 1):
+            // The PostgreSQL peer's workload 2 on the server OBJECTLOG_TEST_POSTGRES_URL names.
+            seconds = try measure { checksum = try postgresPeerFetchAllChild() }
+        case ("pg-count", 1):
+            // The PostgreSQL peer's workload 6, likewise.
+            seconds = try measure { checksum = Double(try postgresPeerCountChild()) }
         default:
             print("error: unknown child work \(arguments)")
             exit(64)

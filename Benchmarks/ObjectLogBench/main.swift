@@ -3,6 +3,7 @@
 //
 //   objectlog-bench [--scale N] [--json PATH] [--svg PATH]   everything; N objects (default 1,000,000)
 //   objectlog-bench store [--scale N] [--json PATH] [--svg PATH]
+//   objectlog-bench store --postgres-peer [--scale N]        the PostgreSQL peer beside SQLite's
 //   objectlog-bench solver [--scale S] [--samples N] [--size N]
 //   objectlog-bench thumbnails [--runs N] [--quick]
 //
@@ -24,9 +25,12 @@ if arguments.first != "--child", arguments.dropFirst().first != "--child",
         """
         usage: objectlog-bench [--scale N] [--json PATH] [--svg PATH]   everything
                objectlog-bench store [--scale N] [--json PATH] [--svg PATH]
+               objectlog-bench store --postgres-peer [--scale N]
                objectlog-bench solver [--scale S] [--samples N] [--size N]
                objectlog-bench thumbnails [--runs N] [--quick]
         --scale N sets the number of objects of the store workloads (default 1,000,000).
+        --postgres-peer runs the PostgreSQL peer beside the SQLite peer, on the server
+        OBJECTLOG_TEST_POSTGRES_URL names or a throwaway one (tools/postgres-test-server).
         """
     )
     exit(0)
