@@ -34,6 +34,19 @@ extension EntityDescription {
         return holds(valueType) ? accessor : nil
     }
 
+    /// Whether a key path on the entity's class reads an object's ``ManagedObject/objectID``:
+    /// read from a prototype under two keys, it gives the ID of each.
+    func isObjectIDKeyPath<Root, Value>(_ keyPath: KeyPath<Root, Value>) -> Bool {
+        guard Value.self == ObjectID.self else { return false }
+        let prototype = objectType.init()
+        guard let typed = prototype as? Root else { return false }
+        for key: ObjectKey in [1, 2] {
+            prototype.key = key
+            guard typed[keyPath: keyPath] as? ObjectID == prototype.objectID else { return false }
+        }
+        return true
+    }
+
     /// The attribute of a key path as a ``StoreCondition`` names it: one stored in the payload
     /// (not external data, not a Codable value), or nil.
     func storeAttribute<Root, Value>(for keyPath: KeyPath<Root, Value>) -> StoreAttribute? {

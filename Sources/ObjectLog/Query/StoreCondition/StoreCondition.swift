@@ -12,10 +12,11 @@ import Foundation
 ///   them refers back to the outer row.
 /// - ``comparison(_:_:_:)`` is false when the attribute is nil: a Swift comparison of an
 ///   optional with a value is false for nil (and `!=` is the negation of `==`, so `!=` is true
-///   for nil). Floating-point values (and dates) compare as Swift compares them: NaN is equal to
-///   nothing and ordered with nothing, and -0 equals 0. Strings compare as Swift's `==` and `<`
-///   do: by their Unicode scalars after canonical composition (NFC), so canonically equivalent
-///   strings are equal.
+///   for nil). Floating-point values (and dates) compare as IEEE 754 says: NaN is equal to
+///   nothing and ordered with nothing, and -0 equals 0 (a date's `<=` and `>=`, which are
+///   `Comparable`'s negations of `>` and `<`, are translated as those negations). Strings
+///   compare as Swift's `==` and `<` do: by their Unicode scalars after canonical composition
+///   (NFC), so canonically equivalent strings are equal.
 /// - ``text(_:)`` decides only values that are ASCII (see ``StoreTextSearch``); the translation
 ///   leaves the others to the engine with ``isPlainText(_:excludesCarriageReturn:)``.
 ///
@@ -51,6 +52,8 @@ package indirect enum StoreCondition: Sendable, Hashable {
     case count(StoreRelationship, StoreComparison, Int)
     /// The row is the object with this key.
     case key(ObjectKey)
+    /// The row's entity is this one (not one of its subentities).
+    case entity(String)
 }
 
 /// How a value compares with a constant in a ``StoreCondition``; "not equal" is the negation

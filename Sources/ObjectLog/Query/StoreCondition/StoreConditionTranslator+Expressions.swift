@@ -46,6 +46,7 @@ extension PredicateExpressions.KeyPath: StoreTranslatable {
             if let attribute = entity.storeAttribute(for: keyPath) {
                 return .attribute(path, attribute)
             }
+            if entity.isObjectIDKeyPath(keyPath) { return .objectID(path) }
             guard let (relationship, destination) = entity.storeRelationship(for: keyPath) else {
                 return nil
             }
@@ -186,7 +187,8 @@ extension PredicateExpressions.OptionalFlatMap: StoreTranslatable {
                 return bound == attribute && path == prefix ? result : nil
             }
             return path.starts(with: prefix) ? result : nil
-        case .object(let path, _), .toMany(let path, _, _), .count(let path, _):
+        case .object(let path, _), .objectID(let path), .toMany(let path, _, _),
+            .count(let path, _):
             guard case .object = outer, path.starts(with: prefix) else { return nil }
             return result
         case .constant, .choice:
@@ -213,38 +215,26 @@ extension PredicateExpressions.Conditional: StoreTranslatable {
     }
 }
 
-// `["a", "b"].contains($0.name)` (a list of constants), and `$0.items.contains(item)` (an
-// object of a to-many relationship).
+// `["a", "b"].contains($0.name)`: the element equals one of a list of constants.
 extension PredicateExpressions.SequenceContains: StoreTranslatable {
     func storeOperand(_ translator: StoreConditionTranslator) -> StoreOperand? {
         typealias Element = LHS.Output.Element
-        switch translator.operand(of: sequence) {
-        case .constant(let value)?:
-            guard let list = value as? LHS.Output, let operand = translator.operand(of: element)
-            else { return nil }
-            let elements = Array(list.prefix(StoreConditionTranslator.listLimit + 1))
-            guard elements.count <= StoreConditionTranslator.listLimit else { return nil }
-            let equalities = elements.map { constant in
-                translator.comparison(operand, .equal, constant) { left, right in
-                    guard let left = left as? Element, let right = right as? Element else {
-                        return nil
-                    }
-                    return left == right
-                } ?? .unknown
-            }
-            return StoreConditionTranslator.boolean(
-                equalities.reduce(StoreConditionBounds.constant(false), ||)
-            )
-        case .toMany(let path, let relationship, _)?:
-            guard case .constant(let value)? = translator.operand(of: element),
-                let object = value as? ManagedObject
-            else { return nil }
-            let condition: StoreCondition =
-                object.key == 0 ? .constant(false) : .anyDestination(relationship, .key(object.key))
-            return StoreConditionTranslator.boolean(.exact(condition).through(path))
-        default:
-            return nil
+        guard case .constant(let value)? = translator.operand(of: sequence),
+            let list = value as? LHS.Output, let operand = translator.operand(of: element)
+        else { return nil }
+        let elements = Array(list.prefix(StoreConditionTranslator.listLimit + 1))
+        guard elements.count <= StoreConditionTranslator.listLimit else { return nil }
+        let equalities = elements.map { constant in
+            translator.comparison(operand, .equal, constant) { left, right in
+                guard let left = left as? Element, let right = right as? Element else {
+                    return nil
+                }
+                return left == right
+            } ?? .unknown
         }
+        return StoreConditionTranslator.boolean(
+            equalities.reduce(StoreConditionBounds.constant(false), ||)
+        )
     }
 }
 

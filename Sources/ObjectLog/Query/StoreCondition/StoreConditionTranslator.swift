@@ -79,7 +79,7 @@ struct StoreConditionTranslator {
             return isTrue
         case .choice(let test, let whenTrue, let whenFalse):
             return (test && condition(from: whenTrue)) || (!test && condition(from: whenFalse))
-        case .object, .toMany, .count:
+        case .object, .objectID, .toMany, .count:
             return .unknown
         }
     }
@@ -93,7 +93,8 @@ struct StoreConditionTranslator {
             let present: StoreCondition =
                 attribute.isOptional ? .not(.isNil(attribute)) : .constant(true)
             return .exact(present).through(path)
-        case .object(let path, _), .toMany(let path, _, _), .count(let path, _):
+        case .object(let path, _), .objectID(let path), .toMany(let path, _, _),
+            .count(let path, _):
             return .constant(true).through(path)
         case .boolean(let isTrue, let isFalse):
             return isTrue || isFalse
@@ -129,23 +130,28 @@ struct StoreConditionTranslator {
             guard let stored = StoredValue(constant: value, type: attribute.type),
                 op == .equal || attribute.type.isOrderedByStores
             else { return nil }
+            // `Date` has only `<` of its own: its `<=` and `>=` are `Comparable`'s, the
+            // negations of `>` and `<`, which hold when either date is NaN.
+            if attribute.type == .date, op == .lessOrEqual || op == .greaterOrEqual {
+                let strict: StoreComparison = op == .lessOrEqual ? .greater : .less
+                return comparison(operand, strict, constant, holds: holds).map { !$0 }
+            }
             // Swift's NaN equals nothing and is ordered with nothing (and `!=`, the negation
             // of `==`, holds).
             if stored.isNaN { return .constant(false) }
             return .exact(.comparison(attribute, op, stored)).through(path)
-        case .object(let path, _):
-            guard op == .equal, let object = value as? ManagedObject else { return nil }
-            // An object compares by identity: in a store, by key. An object without one (not
-            // inserted) is no row.
-            guard object.key != 0 else { return .constant(false) }
-            return .exact(.key(object.key)).through(path)
+        case .objectID(let path):
+            // An ID is its key and its object's entity (a subentity's object has its own).
+            guard op == .equal, let id = value as? ObjectID else { return nil }
+            guard !id.isTemporary else { return .constant(false) }
+            return .exact(.all([.key(id.key), .entity(id.entityName)])).through(path)
         case .count(let path, let relationship):
             guard let number = value as? Int else { return nil }
             return .exact(.count(relationship, op, number)).through(path)
         case .boolean(let isTrue, let isFalse):
             guard op == .equal, let flag = value as? Bool else { return nil }
             return flag ? isTrue : isFalse
-        case .toMany, .constant, .choice:
+        case .object, .toMany, .constant, .choice:
             return nil
         }
     }
@@ -251,6 +257,8 @@ indirect enum StoreOperand {
     /// The object at the end of a chain of to-one relationships (the row itself for none);
     /// nil when one of them has no destination.
     case object([StoreRelationship], EntityDescription)
+    /// The ``ManagedObject/objectID`` of such an object.
+    case objectID([StoreRelationship])
     /// A to-many relationship of the object at the end of a chain of to-one relationships, and
     /// its destination entity.
     case toMany([StoreRelationship], StoreRelationship, EntityDescription)
