@@ -13,6 +13,9 @@ struct RandomPredicates {
     typealias Leaf = (make: (Input) -> Condition, text: String)
 
     var random: SplitMix
+    /// IDs a predicate may name: the catalog's objects', and some that name no object (a key
+    /// under another entity's name).
+    var objectIDs: [ObjectID] = []
 
     /// A predicate of at most `depth` levels of `&&`, `||` and `!`, and its description.
     mutating func predicate(depth: Int) -> (Predicate<Item>, String) {
@@ -43,7 +46,7 @@ struct RandomPredicates {
 
     mutating func leaf() -> Leaf {
         let op = random.pick(Operator.allCases)
-        switch Int.random(in: 0..<24, using: &random) {
+        switch Int.random(in: 0..<30, using: &random) {
         case 0: return compare(\.count, "count", op, random.pick(CatalogValues.extremeIntegers))
         case 1: return compare(\.price, "price", op, random.pick(CatalogValues.doubles))
         case 2: return compare(\.weight, "weight", op, random.pick(CatalogValues.floats))
@@ -88,6 +91,15 @@ struct RandomPredicates {
         case 20: return noteContains(random.pick(CatalogValues.strings))
         case 21: return managerRating(random.pick(CatalogValues.integers))
         case 22: return tagsEmpty()
+        case 23, 24:
+            return objectID(random.pick(objectIDs), form: Int.random(in: 0..<3, using: &random))
+        case 25:
+            return conditional(
+                random.pick(CatalogValues.integers),
+                random.pick(CatalogValues.strings)
+            )
+        case 26: return (make: { Self.key($0, \.isActive) }, text: "isActive")
+        case 27: return ownerNickname(random.chance(0.5) ? nil : random.pick(CatalogValues.strings))
         default: return untranslatable(random.pick(CatalogValues.integers))
         }
     }
@@ -340,6 +352,68 @@ struct RandomPredicates {
             return PredicateExpressions.Equal(lhs: contains, rhs: Self.value(Bool?.some(true)))
         }
         return (make, "note?.contains(\(String(reflecting: text))) == true")
+    }
+
+    /// `$0.objectID == id`, `$0.owner?.objectID == id` or `$0.tags.contains { $0.objectID == id }`.
+    func objectID(_ id: ObjectID, form: Int) -> Leaf {
+        let make: (Input) -> Condition = { input in
+            switch form {
+            case 0:
+                return PredicateExpressions.Equal(
+                    lhs: Self.key(input, \.objectID),
+                    rhs: Self.value(id)
+                )
+            case 1:
+                let ownerID = PredicateExpressions.OptionalFlatMap(Self.key(input, \.owner)) {
+                    owner in
+                    PredicateExpressions.KeyPath(root: owner, keyPath: \Catalog.Owner.objectID)
+                }
+                return PredicateExpressions.Equal(lhs: ownerID, rhs: Self.value(ObjectID?.some(id)))
+            default:
+                return PredicateExpressions.SequenceContainsWhere(Self.key(input, \.tags)) { tag in
+                    PredicateExpressions.Equal(
+                        lhs: PredicateExpressions.KeyPath(
+                            root: tag,
+                            keyPath: \Catalog.Tag.objectID
+                        ),
+                        rhs: Self.value(id)
+                    )
+                }
+            }
+        }
+        return (
+            make, ["objectID", "owner?.objectID", "tags.contains { objectID"][form] + " == \(id)"
+        )
+    }
+
+    /// `$0.count > count ? $0.isActive : $0.name == name`.
+    func conditional(_ count: Int, _ name: String) -> Leaf {
+        let make: (Input) -> Condition = { input in
+            PredicateExpressions.Conditional(
+                test: PredicateExpressions.Comparison(
+                    lhs: Self.key(input, \.count),
+                    rhs: Self.value(count),
+                    op: .greaterThan
+                ),
+                trueBranch: Self.key(input, \.isActive),
+                falseBranch: PredicateExpressions.Equal(
+                    lhs: Self.key(input, \.name),
+                    rhs: Self.value(name)
+                )
+            )
+        }
+        return (make, "count > \(count) ? isActive : name == \(String(reflecting: name))")
+    }
+
+    /// `$0.owner?.nickname == nickname` (an optional attribute through an optional relationship).
+    func ownerNickname(_ nickname: String?) -> Leaf {
+        let make: (Input) -> Condition = { input in
+            let value = PredicateExpressions.OptionalFlatMap(Self.key(input, \.owner)) { owner in
+                PredicateExpressions.KeyPath(root: owner, keyPath: \Catalog.Owner.nickname)
+            }
+            return PredicateExpressions.Equal(lhs: value, rhs: Self.value(nickname))
+        }
+        return (make, "owner?.nickname == \(String(reflecting: nickname))")
     }
 
     /// Arithmetic, or a computed property that is no attribute: for the engine alone.

@@ -29,6 +29,13 @@ struct SQLPredicateDifferentialTests {
             let fixture = try CatalogFixture(seed: seed, itemCount: 80)
             defer { fixture.close() }
             var generator = RandomPredicates(random: SplitMix(seed: seed &* 7919))
+            let objects: [ManagedObject] = fixture.items + fixture.owners + fixture.tags
+            generator.objectIDs =
+                objects.map(\.objectID) + [
+                    ObjectID(entityName: "Gadget", key: fixture.items[0].objectID.key),
+                    ObjectID(entityName: "Item", key: fixture.owners[0].objectID.key),
+                    ObjectID(entityName: "Item", key: 0),
+                ]
             var exact = 0
             let rounds = 300
             for round in 0..<rounds {
