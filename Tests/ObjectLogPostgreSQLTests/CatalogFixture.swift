@@ -70,7 +70,9 @@ final class CatalogFixture {
     /// A catalog of `itemCount` items (a fifth of them gadgets), drawn with `seed`; without
     /// NaN dates when `nanDates` is false (the engine orders a NaN date with no other: `Date`
     /// is `Comparable` by `<` alone, which makes a sort by date undefined there).
-    init(seed: UInt64, itemCount: Int, nanDates: Bool = true) throws {
+    ///
+    /// With `names`, the items are named by them in turn, and their notes by them backwards.
+    init(seed: UInt64, itemCount: Int, nanDates: Bool = true, names: [String] = []) throws {
         let container = try PersistentContainer.inMemory(for: Catalog.entities)
         let context = container.newContext()
         var random = SplitMix(seed: seed)
@@ -89,7 +91,7 @@ final class CatalogFixture {
             owners.append(owner)
         }
         var items: [Catalog.Item] = []
-        for _ in 0..<itemCount {
+        for index in 0..<itemCount {
             let item: Catalog.Item
             if random.chance(0.2) {
                 let gadget = Catalog.Gadget(context: context)
@@ -99,10 +101,12 @@ final class CatalogFixture {
                 item = Catalog.Item(context: context)
             }
             item.name = random.pick(CatalogValues.strings)
+            if !names.isEmpty { item.name = names[index % names.count] }
             item.count = random.pick(CatalogValues.integers)
             item.price = random.pick(CatalogValues.doubles)
             item.weight = random.pick(CatalogValues.floats)
             item.note = random.chance(0.3) ? nil : random.pick(CatalogValues.strings)
+            if !names.isEmpty { item.note = names[names.count - 1 - index % names.count] }
             item.rank = random.chance(0.3) ? nil : random.pick(CatalogValues.integers)
             item.isActive = random.chance(0.5)
             let seconds = random.pick(CatalogValues.seconds)
