@@ -228,11 +228,21 @@ struct SQLConditionTests {
         #expect(tagged.parameters == ["7"])
         let gadget = ObjectID(entityName: "Gadget", key: 9)
         let own = try sql(#Predicate<Item> { $0.objectID == gadget })
+        // A tag's ID names no item.
+        #expect(try sql(#Predicate<Item> { $0.objectID == id }).text == "FALSE")
         #expect(
             own.text
                 == #"(t0."objectlog_key" = $1::bigint AND t0."objectlog_entity" = "#
                 + "\(try tag(Catalog.Gadget.self)))"
         )
+        let ids = [id, gadget]
+        let listed = try sql(#Predicate<Item> { ids.contains($0.objectID) })
+        #expect(
+            listed.text
+                == #"(t0."objectlog_key" = $1::bigint AND t0."objectlog_entity" = "#
+                + "\(try tag(Catalog.Gadget.self)))"
+        )
+        #expect(listed.parameters == ["9"])
         let temporary = ObjectID(entityName: "Item", key: 0)
         #expect(try sql(#Predicate<Item> { $0.objectID == temporary }).text == "FALSE")
     }
@@ -271,6 +281,8 @@ struct SQLConditionTests {
         let url = URL(string: "https://example.com/a")!
         #expect(try sql(#Predicate<Item> { $0.link == url }).text == "TRUE")
         #expect(try sql(#Predicate<Item> { $0.name.count > 2 }).text == "TRUE")
+        let uuid = UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16))
+        #expect(try sql(#Predicate<Item> { $0.code < uuid }).text == "TRUE")
     }
 
     @Test("text that holds a NUL character, which no row holds, widens its comparison")

@@ -19,6 +19,65 @@ import ObjectLog
 ///
 /// The entity tags are the only values written into the text: integers the schema defines,
 /// never a value of the request's.
+///
+/// ## Predicates that run in SQL
+///
+/// These forms of a `#Predicate` (and of a ``TextMatch``), combined in any way, are tested by
+/// the server, with the engine's semantics (``SQLCondition`` says how each is written):
+///
+/// - `==`, `!=`, `<`, `<=`, `>`, `>=` between an attribute and a constant, either side first,
+///   for every integer width, `Float`, `Double`, `Date` and `String`; `==` and `!=` for `Bool`,
+///   `UUID` and `Data`; negative literals (`$0.count > -1`).
+/// - `== nil` and `!= nil` of an optional attribute or a to-one relationship; `!=` with a
+///   value is true for nil, as in Swift.
+/// - `&&`, `||`, `!`, `? :`, and `??` with a default (`($0.rank ?? 0) > 2`); a `Bool`
+///   attribute on its own (`$0.isActive`).
+/// - A constant range's or list's `contains` (`(1...5).contains($0.count)`,
+///   `["a", "b"].contains($0.name)`, lists of up to 1000 values).
+/// - To-one chains through optional chaining (`$0.owner?.name == "x"`,
+///   `$0.owner?.manager?.rating == 5`, `$0.owner == nil`): `EXISTS` on the destination's table.
+/// - To-many relationships: `count` compared with a constant, `isEmpty`, and
+///   `contains(where:)` or `allSatisfy` with a condition on the destination alone: correlated
+///   subqueries on the inverse's key column or the join table.
+/// - Objects by ID (a `#Predicate` cannot capture a managed object): `$0.objectID == id`,
+///   `$0.owner?.objectID == id`, `$0.tags.contains { $0.objectID == id }`,
+///   `ids.contains($0.objectID)`.
+/// - The entity and its subentities (``FetchRequest/includesSubentities``).
+/// - Sorts by an attribute: integers, `Float`, `Double`, `Date` and `String` (with `String`'s
+///   own order or the `.lexical` comparator), optional integers and strings (nil first);
+///   ties in key order. `LIMIT` and `OFFSET` when every part of the fetch is in SQL.
+///
+/// ## Filtered in SQL, decided in Swift
+///
+/// The server narrows these down and the engine evaluates the predicate again on the rows it
+/// returns (``isExact`` is false):
+///
+/// - `contains` and `starts(with:)` of a constant on a string attribute, and every
+///   ``TextMatch`` (contains, prefix, equals, with or without case and diacritics): decided
+///   on ASCII values (without a carriage return, for a `#Predicate`, which compares by
+///   `Character`); a value with other characters is returned for the engine to decide, since
+///   Foundation folds case and compares canonically beyond ASCII ("straße" contains "SS").
+///   With a non-ASCII search text, only "not nil" of an optional attribute runs in SQL.
+/// - A part that does not translate, inside `&&`: `a && x` selects the rows of `a`, and
+///   `!(a || x)` those of `!a`. Under `||` it leaves every row to the engine.
+/// - Text holding a NUL character, which no PostgreSQL text holds.
+///
+/// ## Evaluated in Swift after the fetch
+///
+/// - Arithmetic (`$0.price * 2 > 3`), a string's `count`, comparisons of two attributes
+///   (`$0.low < $0.high`), forced unwraps, casts (`is`, `as?`), regular expressions,
+///   `min()`, `max()`, `filter`, and closures that refer to the outer object.
+/// - Key paths that are not one attribute or relationship (computed properties that
+///   transform a value), `URL` and `Codable` attributes, external data, the order of UUIDs.
+/// - Sorts by anything else (through relationships, optional `Float`, `Double` or `Date`,
+///   other string comparators, computed properties): the engine sorts, and applies the limit
+///   and offset itself.
+///
+/// Limits of the equivalence: strings are normalized with PostgreSQL's Unicode tables, which
+/// may be older than Swift's for characters assigned since; a NaN date, which `Date` orders
+/// with no other date, sorts after every date here; an object a predicate names by ID is
+/// compared by key and entity; and a predicate that would throw (a forced unwrap of nil) on a
+/// row the server filtered out no longer throws. `normalize` needs a UTF-8 database.
 struct SQLSelect: Sendable, Equatable {
     /// The statement.
     var text: String

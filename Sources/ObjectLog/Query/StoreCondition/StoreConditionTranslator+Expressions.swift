@@ -46,7 +46,7 @@ extension PredicateExpressions.KeyPath: StoreTranslatable {
             if let attribute = entity.storeAttribute(for: keyPath) {
                 return .attribute(path, attribute)
             }
-            if entity.isObjectIDKeyPath(keyPath) { return .objectID(path) }
+            if entity.isObjectIDKeyPath(keyPath) { return .objectID(path, entity) }
             guard let (relationship, destination) = entity.storeRelationship(for: keyPath) else {
                 return nil
             }
@@ -187,7 +187,7 @@ extension PredicateExpressions.OptionalFlatMap: StoreTranslatable {
                 return bound == attribute && path == prefix ? result : nil
             }
             return path.starts(with: prefix) ? result : nil
-        case .object(let path, _), .objectID(let path), .toMany(let path, _, _),
+        case .object(let path, _), .objectID(let path, _), .toMany(let path, _, _),
             .count(let path, _):
             guard case .object = outer, path.starts(with: prefix) else { return nil }
             return result

@@ -93,7 +93,7 @@ struct StoreConditionTranslator {
             let present: StoreCondition =
                 attribute.isOptional ? .not(.isNil(attribute)) : .constant(true)
             return .exact(present).through(path)
-        case .object(let path, _), .objectID(let path), .toMany(let path, _, _),
+        case .object(let path, _), .objectID(let path, _), .toMany(let path, _, _),
             .count(let path, _):
             return .constant(true).through(path)
         case .boolean(let isTrue, let isFalse):
@@ -140,10 +140,12 @@ struct StoreConditionTranslator {
             // of `==`, holds).
             if stored.isNaN { return .constant(false) }
             return .exact(.comparison(attribute, op, stored)).through(path)
-        case .objectID(let path):
+        case .objectID(let path, let entity):
             // An ID is its key and its object's entity (a subentity's object has its own).
             guard op == .equal, let id = value as? ObjectID else { return nil }
-            guard !id.isTemporary else { return .constant(false) }
+            guard !id.isTemporary, entity.familyNames.contains(id.entityName) else {
+                return .constant(false)
+            }
             return .exact(.all([.key(id.key), .entity(id.entityName)])).through(path)
         case .count(let path, let relationship):
             guard let number = value as? Int else { return nil }
@@ -257,8 +259,8 @@ indirect enum StoreOperand {
     /// The object at the end of a chain of to-one relationships (the row itself for none);
     /// nil when one of them has no destination.
     case object([StoreRelationship], EntityDescription)
-    /// The ``ManagedObject/objectID`` of such an object.
-    case objectID([StoreRelationship])
+    /// The ``ManagedObject/objectID`` of such an object, and the object's entity.
+    case objectID([StoreRelationship], EntityDescription)
     /// A to-many relationship of the object at the end of a chain of to-one relationships, and
     /// its destination entity.
     case toMany([StoreRelationship], StoreRelationship, EntityDescription)
@@ -360,5 +362,13 @@ extension AttributeType {
         case .bool, .uuid, .data, .url, .codable:
             false
         }
+    }
+}
+
+extension EntityDescription {
+    /// The names of the entity and of every entity that inherits from it: those of the
+    /// objects it may stand for.
+    var familyNames: Set<String> {
+        subentities.reduce(into: [name]) { names, child in names.formUnion(child.familyNames) }
     }
 }
