@@ -150,9 +150,19 @@ struct SQLSelect: Sendable, Equatable {
                 text += " OFFSET " + writer.parameter(String(query.fetchOffset), as: "bigint")
             }
         }
+        guard writer.parameters.count <= Self.parameterLimit else {
+            throw PostgresError(
+                .invalidParameter,
+                "the fetch of \(query.entity) needs \(writer.parameters.count) parameters, "
+                    + "more than PostgreSQL's \(Self.parameterLimit)"
+            )
+        }
         self.text = text
         parameters = writer.parameters
     }
+
+    /// The most parameters a statement may have (the protocol counts them in 16 bits).
+    static let parameterLimit = 65_535
 
     /// One term of the `ORDER BY`: the engine's order of the attribute's values.
     private static func orderTerm(_ key: StoreSortKey, on row: SQLWriter.Row) -> String {

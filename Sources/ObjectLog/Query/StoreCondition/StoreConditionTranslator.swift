@@ -143,10 +143,12 @@ struct StoreConditionTranslator {
         case .objectID(let path, let entity):
             // An ID is its key and its object's entity (a subentity's object has its own).
             guard op == .equal, let id = value as? ObjectID else { return nil }
-            guard !id.isTemporary, entity.familyNames.contains(id.entityName) else {
-                return .constant(false)
-            }
-            return .exact(.all([.key(id.key), .entity(id.entityName)])).through(path)
+            let family = entity.familyNames
+            guard !id.isTemporary, family.contains(id.entityName) else { return .constant(false) }
+            // Keys are unique in a store: with no subentity, the key says it all.
+            let key = StoreCondition.key(id.key)
+            return .exact(family.count == 1 ? key : .all([key, .entity(id.entityName)]))
+                .through(path)
         case .count(let path, let relationship):
             guard let number = value as? Int else { return nil }
             return .exact(.count(relationship, op, number)).through(path)
