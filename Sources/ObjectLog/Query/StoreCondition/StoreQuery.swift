@@ -12,6 +12,9 @@ import Foundation
 ///   engine does; the engine then sorts.
 /// - ``appliesWindow``: whether the store may apply the limit and offset, which it can only
 ///   when it both selects and orders exactly.
+///
+/// The PostgreSQL store's `SQLSelect` lists the predicate forms a store tests, those it only
+/// narrows down, and those the engine evaluates after the fetch.
 package struct StoreQuery: Sendable, Hashable {
     /// The requested entity's name.
     package var entity: String
