@@ -113,6 +113,13 @@ let package = Package(
         // MARK: Tests
         // Fixtures the test targets share: temporary directories and a seeded generator.
         .target(name: "TestSupport", dependencies: ["ObjectLogStore"], path: "Tests/TestSupport"),
+        // The stores the engine's suites run on (the log file, memory, PostgreSQL), and the
+        // throwaway PostgreSQL server they use.
+        .target(
+            name: "StoreTestSupport",
+            dependencies: ["ObjectLog", "ObjectLogPostgreSQL", "TestSupport"],
+            path: "Tests/StoreTestSupport"
+        ),
         .testTarget(
             name: "ObjectLogStoreTests",
             dependencies: ["ObjectLogStore", "TestSupport"],
@@ -121,11 +128,14 @@ let package = Package(
         // SQLite is the differential test's reference (DifferentialTests.swift).
         .testTarget(
             name: "ObjectLogTests",
-            dependencies: ["ObjectLog", "ObjectLogStore", "TestSupport", "CSQLite"]
+            dependencies: ["ObjectLog", "ObjectLogStore", "TestSupport", "StoreTestSupport", "CSQLite"]
         ),
         // Tests that need a server are skipped, with the reason, unless OBJECTLOG_TEST_POSTGRES_URL
         // names one (.ci/run starts one and requires them).
-        .testTarget(name: "ObjectLogPostgreSQLTests", dependencies: ["ObjectLogPostgreSQL", "ObjectLog"]),
+        .testTarget(
+            name: "ObjectLogPostgreSQLTests",
+            dependencies: ["ObjectLogPostgreSQL", "ObjectLog", "StoreTestSupport"]
+        ),
         .testTarget(
             name: "ObjectLogToolTests",
             dependencies: ["ObjectLogTool", "CommandLineKit", "TestSupport"]

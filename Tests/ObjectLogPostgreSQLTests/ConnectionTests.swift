@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogPostgreSQL
+import StoreTestSupport
 import Testing
 
 @Suite("PostgreSQL connection strings")

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLog
+import StoreTestSupport
 import Testing
 
 @testable import ObjectLog

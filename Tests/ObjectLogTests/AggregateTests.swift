@@ -1,4 +1,5 @@
 import Foundation
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -223,9 +224,13 @@ struct AggregateTests {
         }
     }
 
-    @Test("no match: one result without groups (count 0, sum 0, no average), none with them")
-    func empty() throws {
-        let container = try PersistentContainer.inMemory(for: entities)
+    @Test(
+        "no match: one result without groups (count 0, sum 0, no average), none with them",
+        arguments: TestStoreKind.available
+    )
+    func empty(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: entities)
         let context = container.newContext()
         let single = try context.aggregate(
             AggregateRequest<Sale>(aggregates: [
@@ -249,9 +254,13 @@ struct AggregateTests {
         )
     }
 
-    @Test("groups without aggregates are the distinct values, in order, nil first")
-    func distinct() throws {
-        let container = try PersistentContainer.inMemory(for: entities)
+    @Test(
+        "groups without aggregates are the distinct values, in order, nil first",
+        arguments: TestStoreKind.available
+    )
+    func distinct(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: entities)
         let context = container.newContext()
         for discount in [5, nil, 5, 2, nil] as [Int8?] {
             Sale(context: context).discount = discount
@@ -267,9 +276,10 @@ struct AggregateTests {
         #expect(named.map { $0["n"] } == [.int(2), .int(1), .int(2)])
     }
 
-    @Test("bad requests: one error naming what is wrong")
-    func badRequests() throws {
-        let container = try PersistentContainer.inMemory(for: entities)
+    @Test("bad requests: one error naming what is wrong", arguments: TestStoreKind.available)
+    func badRequests(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: entities)
         let context = container.newContext()
         Sale(context: context).units = .max
         Sale(context: context).units = 1
@@ -290,9 +300,13 @@ struct AggregateTests {
         }
     }
 
-    @Test("the getting-started article's aggregate, as it shows it")
-    func gettingStartedExample() throws {
-        let container = try PersistentContainer.inMemory(for: [Experiment.self, Frame.self])
+    @Test(
+        "the getting-started article's aggregate, as it shows it",
+        arguments: TestStoreKind.available
+    )
+    func gettingStartedExample(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Experiment.self, Frame.self])
         let context = container.newContext()
         for (name, feed, kill) in [("a", 0.03, 0.06), ("b", 0.03, 0.07), ("c", 0.05, 0.04)] {
             let experiment = Experiment(context: context)

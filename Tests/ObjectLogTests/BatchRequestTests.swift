@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogStore
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -257,10 +258,13 @@ struct BatchRequestTests {
         try container.close()
     }
 
-    @Test("batch delete of an entity with relationships follows its delete rules")
-    func deleteRules() throws {
-        let directory = TemporaryDirectory()
-        let container = try makeContainer(directory)
+    @Test(
+        "batch delete of an entity with relationships follows its delete rules",
+        arguments: TestStoreKind.persistent
+    )
+    func deleteRules(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         for name in ["a", "b"] {
             let configuration = Configuration(context: context)

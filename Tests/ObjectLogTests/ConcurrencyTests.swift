@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogStore
+import StoreTestSupport
 import Testing
 
 @testable import ObjectLog
@@ -33,9 +34,13 @@ struct ConcurrencyTests {
         #expect(try main.count(FetchRequest<Cell>()) == 2)
     }
 
-    @Test("fetches served by attribute columns run beside saves in other contexts")
-    func columnFetchesDuringSaves() async throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "fetches served by attribute columns run beside saves in other contexts",
+        arguments: TestStoreKind.available
+    )
+    func columnFetchesDuringSaves(kind: TestStoreKind) async throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         @Sendable func request() -> FetchRequest<Cell> {
             FetchRequest<Cell>(
                 predicate: #Predicate { $0.value < 500 },
@@ -85,9 +90,10 @@ struct ConcurrencyTests {
         )
     }
 
-    @Test("saves are published as an async sequence of IDs")
-    func savesStream() async throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test("saves are published as an async sequence of IDs", arguments: TestStoreKind.available)
+    func savesStream(kind: TestStoreKind) async throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let stream = container.saves()
         let saved = try await container.performBackgroundTask { context in
             let tag = Tag(context: context)
@@ -99,9 +105,13 @@ struct ConcurrencyTests {
         #expect(first?.inserted == [saved])
     }
 
-    @Test("a stale update fails with a conflict by default and the store keeps the other save")
-    func optimisticLocking() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "a stale update fails with a conflict by default and the store keeps the other save",
+        arguments: TestStoreKind.available
+    )
+    func optimisticLocking(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let setup = container.newContext()
         let cell = Cell(context: setup)
         cell.value = 1
@@ -131,9 +141,13 @@ struct ConcurrencyTests {
         #expect(try checker.fetch(Cell.self).first?.value == 3)
     }
 
-    @Test("the rollback merge policy keeps the store's version of conflicting objects")
-    func rollbackPolicy() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "the rollback merge policy keeps the store's version of conflicting objects",
+        arguments: TestStoreKind.available
+    )
+    func rollbackPolicy(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let setup = container.newContext()
         for row in 0..<2 {
             let cell = Cell(context: setup)
@@ -157,9 +171,13 @@ struct ConcurrencyTests {
         #expect(check.map(\.value) == [10, 30])
     }
 
-    @Test("mergeChanges(from:) removes objects deleted elsewhere")
-    func mergeDeletes() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "mergeChanges(from:) removes objects deleted elsewhere",
+        arguments: TestStoreKind.available
+    )
+    func mergeDeletes(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let first = container.newContext()
         let tag = Tag(context: first)
         try first.save()
@@ -178,9 +196,13 @@ struct ConcurrencyTests {
 
 @Suite("Background contexts")
 struct BackgroundContextTests {
-    @Test("perform keeps one context across calls and its saves reach other contexts")
-    func perform() async throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "perform keeps one context across calls and its saves reach other contexts",
+        arguments: TestStoreKind.available
+    )
+    func perform(kind: TestStoreKind) async throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let background = container.newBackgroundContext()
         let id = try await background.perform { context in
             let tag = Tag(context: context)

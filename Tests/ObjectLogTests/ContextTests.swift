@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogStore
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -7,15 +8,18 @@ import Testing
 
 @Suite("Context: insert, save, reopen, change tracking")
 struct ContextTests {
-    @Test("every attribute type round-trips through a save and a reopen")
-    func roundTrip() throws {
-        let directory = TemporaryDirectory()
+    @Test(
+        "every attribute type round-trips through a save and a reopen",
+        arguments: TestStoreKind.persistent
+    )
+    func roundTrip(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
         let identifier = UUID()
         let created = Date(timeIntervalSinceReferenceDate: 123_456.789)
         let thumbnail = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         var id: ObjectID
         do {
-            let container = try makeContainer(directory)
+            let container = try store.open(for: testEntities)
             let context = container.newContext()
             let configuration = Configuration(context: context)
             configuration.name = "Spots é✓"
@@ -37,7 +41,7 @@ struct ContextTests {
             #expect(!context.hasChanges)
             try container.close()
         }
-        let container = try makeContainer(directory)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let object = try #require(try context.existingObject(with: id) as? Configuration)
         #expect(object.name == "Spots é✓")
@@ -56,9 +60,13 @@ struct ContextTests {
         #expect(object.scratch == 0, "transient attributes are not saved")
     }
 
-    @Test("fetched objects are faults until read, and uniqued per context")
-    func faultingAndUniquing() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "fetched objects are faults until read, and uniqued per context",
+        arguments: TestStoreKind.available
+    )
+    func faultingAndUniquing(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let writer = container.newContext()
         for index in 0..<10 {
             let cell = Cell(context: writer)
@@ -82,9 +90,13 @@ struct ContextTests {
         #expect(reader.registeredObjects.count == 10)
     }
 
-    @Test("inserted, updated and deleted sets, changedValues and committedValues")
-    func changeTracking() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "inserted, updated and deleted sets, changedValues and committedValues",
+        arguments: TestStoreKind.available
+    )
+    func changeTracking(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let kept = Cell(context: context)
         kept.row = 1
@@ -114,9 +126,13 @@ struct ContextTests {
         #expect(try container.newContext().count(FetchRequest<Cell>()) == 1)
     }
 
-    @Test("every changed object keeps its own snapshot across saves, failures and refreshes")
-    func snapshotsOfManyObjects() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "every changed object keeps its own snapshot across saves, failures and refreshes",
+        arguments: TestStoreKind.available
+    )
+    func snapshotsOfManyObjects(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let cells = (0..<200).map { index in
             let cell = Cell(context: context)
@@ -160,9 +176,10 @@ struct ContextTests {
         #expect(values == expected)
     }
 
-    @Test("rollback discards inserts, updates and deletes")
-    func rollback() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test("rollback discards inserts, updates and deletes", arguments: TestStoreKind.available)
+    func rollback(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let cell = Cell(context: context)
         cell.value = 1
@@ -186,9 +203,13 @@ struct ContextTests {
         #expect(try context.count(FetchRequest<Cell>()) == 3)
     }
 
-    @Test("reset forgets registered objects; refresh reloads or merges")
-    func resetAndRefresh() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "reset forgets registered objects; refresh reloads or merges",
+        arguments: TestStoreKind.available
+    )
+    func resetAndRefresh(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let first = container.newContext()
         let cell = Cell(context: first)
         cell.row = 1
@@ -213,9 +234,13 @@ struct ContextTests {
         #expect(!first.hasChanges)
     }
 
-    @Test("existingObject throws for missing IDs; object(with:) gives a fault")
-    func objectsByID() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "existingObject throws for missing IDs; object(with:) gives a fault",
+        arguments: TestStoreKind.available
+    )
+    func objectsByID(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let missing = ObjectID(entityName: "Cell", key: 9999)
         #expect(throws: ObjectLogError.self) { try context.existingObject(with: missing) }
@@ -302,16 +327,19 @@ struct LazyExternalDataTests {
         #expect(try container.coordinator.logStore!.blobFiles().count == 1)
     }
 
-    @Test("a write before the first read discards unread external data, and only that data")
-    func writeBeforeRead() throws {
-        let directory = TemporaryDirectory()
+    @Test(
+        "a write before the first read discards unread external data, and only that data",
+        arguments: TestStoreKind.persistent
+    )
+    func writeBeforeRead(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
         let state = Data(repeating: 7, count: ExternalStorage.minimumByteCount)
         let thumbnail = Data(repeating: 9, count: ExternalStorage.minimumByteCount + 1)
         let replacement = Data([1, 2, 3])
         let snapshotID: ObjectID
         let configurationID: ObjectID
         do {
-            let container = try makeContainer(directory)
+            let container = try store.open(for: testEntities)
             let context = container.newContext()
             let configuration = Configuration(context: context)
             configuration.name = "lazy"
@@ -325,7 +353,7 @@ struct LazyExternalDataTests {
             try container.close()
         }
         do {
-            let container = try makeContainer(directory)
+            let container = try store.open(for: testEntities)
             let context = container.newContext()
             let snapshot = try #require(try context.existingObject(with: snapshotID) as? Snapshot)
             let configuration = try #require(
@@ -341,7 +369,7 @@ struct LazyExternalDataTests {
             #expect(configuration.thumbnail == thumbnail, "other unread data still loads")
             try container.close()
         }
-        let container = try makeContainer(directory)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let snapshot = try #require(try context.existingObject(with: snapshotID) as? Snapshot)
         #expect(snapshot.state == replacement)
@@ -458,9 +486,13 @@ final class Stamped: ManagedObject {
 
 @Suite("Object lifecycle hooks")
 struct LifecycleTests {
-    @Test("willSave runs for inserted and updated objects and its changes are saved")
-    func willSaveStamps() throws {
-        let container = try PersistentContainer.inMemory(for: [Stamped.self])
+    @Test(
+        "willSave runs for inserted and updated objects and its changes are saved",
+        arguments: TestStoreKind.available
+    )
+    func willSaveStamps(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Stamped.self])
         let context = container.newContext()
         let object = Stamped(context: context)
         try context.save()
@@ -476,9 +508,13 @@ struct LifecycleTests {
         #expect(try reader.fetch(Stamped.self).first?.saves == 2)
     }
 
-    @Test("an object that another's willSave changes is saved in the same save")
-    func willSaveChangesAnother() throws {
-        let container = try PersistentContainer.inMemory(for: [Counter.self])
+    @Test(
+        "an object that another's willSave changes is saved in the same save",
+        arguments: TestStoreKind.available
+    )
+    func willSaveChangesAnother(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Counter.self])
         let context = container.newContext()
         let first = Counter(context: context)
         let second = Counter(context: context)
@@ -495,9 +531,13 @@ struct LifecycleTests {
 
 @Suite("Reflection")
 struct ReflectionTests {
-    @Test("dumping a container, a context and an object works (test failure reports do it)")
-    func dumpDoesNotStop() throws {
-        let container = try PersistentContainer.inMemory(for: [Counter.self])
+    @Test(
+        "dumping a container, a context and an object works (test failure reports do it)",
+        arguments: TestStoreKind.available
+    )
+    func dumpDoesNotStop(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Counter.self])
         let context = container.newContext()
         let counter = Counter(context: context)
         try context.save()

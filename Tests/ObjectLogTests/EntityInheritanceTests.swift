@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogStore
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -45,8 +46,8 @@ struct EntityInheritanceTests {
     typealias Square = Drawing.Square
     typealias Canvas = Drawing.Canvas
 
-    private func open(_ directory: TemporaryDirectory) throws -> PersistentContainer {
-        try PersistentContainer(path: directory.file("shapes.olog"), for: Drawing.entities)
+    private func open(_ store: TestStore) throws -> PersistentContainer {
+        try store.open(for: Drawing.entities)
     }
 
     /// One canvas holding a circle, a polygon and a square, saved.
@@ -142,8 +143,7 @@ struct EntityInheritanceTests {
 
     @Test("inserting an instance of an abstract entity fails with abstractEntity")
     func abstractInsert() throws {
-        let directory = TemporaryDirectory()
-        let container = try open(directory)
+        let container = try open(TestStore(.memory))
         let context = container.newContext()
         let error = #expect(throws: ObjectLogError.self) { try context.insert(Shape()) }
         #expect(error?.code == .abstractEntity)
@@ -157,10 +157,13 @@ struct EntityInheritanceTests {
         #expect(try container.newContext().count(FetchRequest<Circle>()) == 0)
     }
 
-    @Test("a fetch of a parent returns its subentities' objects, saved and pending")
-    func fetchIncludesSubentities() throws {
-        let directory = TemporaryDirectory()
-        let container = try open(directory)
+    @Test(
+        "a fetch of a parent returns its subentities' objects, saved and pending",
+        arguments: TestStoreKind.available
+    )
+    func fetchIncludesSubentities(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try open(store)
         let context = container.newContext()
         try populate(context)
         let reader = container.newContext()
@@ -190,10 +193,13 @@ struct EntityInheritanceTests {
         #expect(try reader.fetchIdentifiers(FetchRequest<Polygon>()).count == 3)
     }
 
-    @Test("predicates and sorts on inherited properties order the objects of every entity")
-    func predicatesAndSorts() throws {
-        let directory = TemporaryDirectory()
-        let container = try open(directory)
+    @Test(
+        "predicates and sorts on inherited properties order the objects of every entity",
+        arguments: TestStoreKind.available
+    )
+    func predicatesAndSorts(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try open(store)
         try populate(container.newContext())
         let context = container.newContext()
         let byArea = FetchRequest<Shape>(
@@ -226,15 +232,18 @@ struct EntityInheritanceTests {
         #expect(try context.fetch(prefix).map(\.name) == ["c1", "c2"])
     }
 
-    @Test("a relationship to a parent holds any subentity, across a reopen and a cascade")
-    func polymorphicRelationships() throws {
-        let directory = TemporaryDirectory()
+    @Test(
+        "a relationship to a parent holds any subentity, across a reopen and a cascade",
+        arguments: TestStoreKind.persistent
+    )
+    func polymorphicRelationships(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
         do {
-            let container = try open(directory)
+            let container = try open(store)
             try populate(container.newContext())
             try container.close()
         }
-        let container = try open(directory)
+        let container = try open(store)
         let context = container.newContext()
         let canvas = try #require(try context.fetch(FetchRequest<Canvas>()).first)
         let kinds = canvas.shapes.map { "\(type(of: $0)):\($0.name)" }.sorted()
@@ -254,10 +263,13 @@ struct EntityInheritanceTests {
         #expect(try after.fetch(FetchRequest<Shape>()).map(\.name) == ["sq"], "cascade")
     }
 
-    @Test("a uniqueness constraint of a parent holds across its subentities")
-    func uniquenessAcrossHierarchy() throws {
-        let directory = TemporaryDirectory()
-        let container = try open(directory)
+    @Test(
+        "a uniqueness constraint of a parent holds across its subentities",
+        arguments: TestStoreKind.persistent
+    )
+    func uniquenessAcrossHierarchy(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try open(store)
         let context = container.newContext()
         try populate(context)
         // A square named like a saved circle.
@@ -295,7 +307,7 @@ struct EntityInheritanceTests {
         try context.save()
         // A fresh coordinator builds the index from the store, across the hierarchy.
         try container.close()
-        let reopened = try open(directory)
+        let reopened = try open(store)
         let fresh = reopened.newContext()
         let late = Circle(context: fresh)
         late.name = "sq2"
@@ -451,7 +463,8 @@ struct EntityInheritanceTests {
         try context.save()
 
         // With relationships, the delete runs through a context: the cascade and inverse hold.
-        let drawing = try open(directory)
+        let drawingStore = try TestStore(.logFile)
+        let drawing = try open(drawingStore)
         try populate(drawing.newContext())
         let shapes = drawing.newContext()
         let removed = try shapes.execute(
@@ -512,8 +525,8 @@ struct EntityInheritanceTests {
 
     @Test("a batch insert of an abstract entity fails with abstractEntity and writes nothing")
     func batchInsertAbstract() throws {
-        let directory = TemporaryDirectory()
-        let container = try open(directory)
+        let store = try TestStore(.logFile)
+        let container = try open(store)
         let context = container.newContext()
         let error = #expect(throws: ObjectLogError.self) {
             try context.execute(

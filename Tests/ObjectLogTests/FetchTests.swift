@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogStore
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -73,9 +74,10 @@ struct FetchTests {
         #expect(try context.fetch(all).count == 20)
     }
 
-    @Test("string predicates and optionals run")
-    func stringsAndOptionals() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test("string predicates and optionals run", arguments: TestStoreKind.available)
+    func stringsAndOptionals(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         for (index, name) in ["Spots", "Stripes", "Maze", "Spirals"].enumerated() {
             let configuration = Configuration(context: context)
@@ -113,9 +115,13 @@ struct FetchTests {
 
 @Suite("Predicates over relationships")
 struct RelationshipPredicateTests {
-    @Test("predicates can follow a to-one relationship and compare object IDs")
-    func followRelationship() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "predicates can follow a to-one relationship and compare object IDs",
+        arguments: TestStoreKind.available
+    )
+    func followRelationship(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         var ids: [ObjectID] = []
         for name in ["A", "B"] {
@@ -144,9 +150,13 @@ struct RelationshipPredicateTests {
 
 @Suite("Sort comparators")
 struct SortComparatorTests {
-    @Test("fast comparators order like SortDescriptor.compare for every attribute kind")
-    func agreesWithFoundation() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "fast comparators order like SortDescriptor.compare for every attribute kind",
+        arguments: TestStoreKind.available
+    )
+    func agreesWithFoundation(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         var generator = SeededGenerator(seed: 99)
         let objects = (0..<60).map { index in
@@ -223,9 +233,13 @@ extension Configuration {
 
 @Suite("Bulk fault loading")
 struct BulkFaultTests {
-    @Test("reading many faults switches to one pass over the log and gives the same values")
-    func bulkLoad() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "reading many faults switches to one pass over the log and gives the same values",
+        arguments: TestStoreKind.available
+    )
+    func bulkLoad(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let writer = container.newContext()
         let count = ManagedObjectContext.faultsForBulkLoad * 2
         for row in 0..<count {

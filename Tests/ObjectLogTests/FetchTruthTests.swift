@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLog
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -55,9 +56,13 @@ struct FetchTruthTests {
         return items.map(\.objectID)
     }
 
-    @Test("fetchIdentifiers sorts through a relationship as fetch does, registered or not")
-    func identifiersSortThroughRelationships() throws {
-        let container = try PersistentContainer.inMemory(for: entities)
+    @Test(
+        "fetchIdentifiers sorts through a relationship as fetch does, registered or not",
+        arguments: TestStoreKind.available
+    )
+    func identifiersSortThroughRelationships(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: entities)
         let ids = try items(in: container)
         let requests = [
             FetchRequest<TruthItem>(sortBy: [SortDescriptor(\.owner?.name)]),
@@ -136,9 +141,13 @@ struct FetchTruthTests {
         try container.close()
     }
 
-    @Test("includesPendingChanges = false: saved values decide sorts and relationship predicates")
-    func savedValuesDecide() throws {
-        let container = try PersistentContainer.inMemory(for: entities)
+    @Test(
+        "includesPendingChanges = false: saved values decide sorts and relationship predicates",
+        arguments: TestStoreKind.available
+    )
+    func savedValuesDecide(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: entities)
         let context = container.newContext()
         let ada = TruthOwner(context: context)
         ada.name = "Ada"
@@ -173,9 +182,13 @@ struct FetchTruthTests {
         #expect(try context.fetch(sorted).map(\.name) == ["a", "c", "d", "z"])
     }
 
-    @Test("an unsorted fetch is in key order, saved and unsaved objects alike, on every path")
-    func keyOrder() throws {
-        let container = try PersistentContainer.inMemory(for: entities)
+    @Test(
+        "an unsorted fetch is in key order, saved and unsaved objects alike, on every path",
+        arguments: TestStoreKind.available
+    )
+    func keyOrder(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: entities)
         let first = container.newContext()
         let early = TruthItem(context: first)
         early.name = "early"
@@ -230,10 +243,12 @@ struct FetchTruthTests {
     }
 
     @Test(
-        "a cascade and a nullify show in fetches at once, before the save, unless pending changes are left out"
+        "a cascade and a nullify show in fetches at once, before the save, unless pending changes are left out",
+        arguments: TestStoreKind.available
     )
-    func deleteRulesBeforeSave() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    func deleteRulesBeforeSave(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         var snapshots: [Snapshot] = []
         for name in ["kept", "doomed"] {
@@ -262,9 +277,13 @@ struct FetchTruthTests {
         #expect(try container.newContext().count(FetchRequest<Snapshot>()) == 2)
     }
 
-    @Test("count applies the offset, then the limit, to the number of matches")
-    func countWindow() throws {
-        let container = try PersistentContainer.inMemory(for: entities)
+    @Test(
+        "count applies the offset, then the limit, to the number of matches",
+        arguments: TestStoreKind.available
+    )
+    func countWindow(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: entities)
         let context = container.newContext()
         for index in 0..<10 { TruthItem(context: context).count = index }
         var request = FetchRequest<TruthItem>(predicate: #Predicate { $0.count >= 2 })
@@ -280,9 +299,13 @@ struct FetchTruthTests {
         #expect(try context.count(request) == context.fetch(request).count)
     }
 
-    @Test("a pending delete survives a batch update of its object in the same context")
-    func pendingDeleteThenBatchUpdate() throws {
-        let container = try PersistentContainer.inMemory(for: entities)
+    @Test(
+        "a pending delete survives a batch update of its object in the same context",
+        arguments: TestStoreKind.available
+    )
+    func pendingDeleteThenBatchUpdate(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: entities)
         let context = container.newContext()
         let item = TruthItem(context: context)
         let kept = TruthItem(context: context)

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogStore
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -93,9 +94,13 @@ struct MetadataTests {
         }
     }
 
-    @Test("will-save, did-save and objects-did-change report the saved IDs")
-    func notifications() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "will-save, did-save and objects-did-change report the saved IDs",
+        arguments: TestStoreKind.available
+    )
+    func notifications(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         var events: [String] = []
         var saved: [ObjectChanges] = []

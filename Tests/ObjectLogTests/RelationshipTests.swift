@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogStore
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -7,12 +8,15 @@ import Testing
 
 @Suite("Relationships, delete rules and validation")
 struct RelationshipTests {
-    @Test("setting either side updates the inverse side, and it survives a reopen")
-    func inverses() throws {
-        let directory = TemporaryDirectory()
+    @Test(
+        "setting either side updates the inverse side, and it survives a reopen",
+        arguments: TestStoreKind.persistent
+    )
+    func inverses(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
         let configurationID: ObjectID
         do {
-            let container = try makeContainer(directory)
+            let container = try store.open(for: testEntities)
             let context = container.newContext()
             let configuration = Configuration(context: context)
             configuration.name = "A"
@@ -34,7 +38,7 @@ struct RelationshipTests {
             try context.save()
             try container.close()
         }
-        let container = try makeContainer(directory)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let configuration = try #require(
             try context.existingObject(with: configurationID) as? Configuration
@@ -43,9 +47,13 @@ struct RelationshipTests {
         #expect(configuration.snapshots.first?.configuration === configuration)
     }
 
-    @Test("cascade deletes destinations; nullify removes the object from the inverse")
-    func cascadeAndNullify() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "cascade deletes destinations; nullify removes the object from the inverse",
+        arguments: TestStoreKind.available
+    )
+    func cascadeAndNullify(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let configuration = Configuration(context: context)
         let snapshots = insertSnapshots(3, of: configuration, into: context)
@@ -86,9 +94,13 @@ struct RelationshipTests {
         #expect(try context.count(FetchRequest<Folder>()) == 0)
     }
 
-    @Test("required to-one and maximum counts are enforced at save")
-    func counts() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "required to-one and maximum counts are enforced at save",
+        arguments: TestStoreKind.available
+    )
+    func counts(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let orphan = Note(context: context)
         do {
@@ -114,9 +126,10 @@ struct RelationshipTests {
         try context.save()
     }
 
-    @Test("ordered to-many keeps its order")
-    func ordered() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test("ordered to-many keeps its order", arguments: TestStoreKind.available)
+    func ordered(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let folder = Folder(context: context)
         let notes = (0..<5).map { index in
@@ -133,10 +146,12 @@ struct RelationshipTests {
     }
 
     @Test(
-        "unique attributes and compound constraints fail the save with entity, attributes and objects"
+        "unique attributes and compound constraints fail the save with entity, attributes and objects",
+        arguments: TestStoreKind.available
     )
-    func uniqueness() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    func uniqueness(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let first = Configuration(context: context)
         first.name = "Spots"

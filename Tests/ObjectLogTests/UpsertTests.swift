@@ -1,4 +1,5 @@
 import Foundation
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -36,9 +37,13 @@ struct UpsertFixture {
 struct UpsertTests {
     // MARK: - .error
 
-    @Test("the default .error policy still fails a duplicate insert and keeps it pending")
-    func errorPolicyUnchanged() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "the default .error policy still fails a duplicate insert and keeps it pending",
+        arguments: TestStoreKind.available
+    )
+    func errorPolicyUnchanged(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         #expect(context.mergePolicy == .error)
         let first = insertConfiguration("Spots", into: context)
@@ -117,9 +122,13 @@ struct UpsertTests {
         }
     }
 
-    @Test("overwrite: a registered instance of the survivor is updated in place")
-    func overwriteRegisteredInstance() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "overwrite: a registered instance of the survivor is updated in place",
+        arguments: TestStoreKind.available
+    )
+    func overwriteRegisteredInstance(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let original = insertConfiguration("Spots", into: context)
         try context.save()
@@ -209,9 +218,13 @@ struct UpsertTests {
         #expect(try reader.count(FetchRequest<Snapshot>()) == 3)
     }
 
-    @Test("overwrite: a to-one relationship of an inserted duplicate replaces the survivor's")
-    func overwriteToOne() throws {
-        let container = try PersistentContainer.inMemory(for: [Stock.self, Shelf.self])
+    @Test(
+        "overwrite: a to-one relationship of an inserted duplicate replaces the survivor's",
+        arguments: TestStoreKind.available
+    )
+    func overwriteToOne(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Stock.self, Shelf.self])
         let context = container.newContext()
         let left = Shelf(context: context)
         left.name = "left"
@@ -236,9 +249,13 @@ struct UpsertTests {
         #expect(shelves.first { $0.name == "right" }?.stock.map(\.quantity) == [9])
     }
 
-    @Test("overwrite: a relationship without inverse that names the duplicate names the survivor")
-    func overwriteRedirectsReferences() throws {
-        let container = try PersistentContainer.inMemory(for: [Stock.self, Shelf.self])
+    @Test(
+        "overwrite: a relationship without inverse that names the duplicate names the survivor",
+        arguments: TestStoreKind.available
+    )
+    func overwriteRedirectsReferences(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Stock.self, Shelf.self])
         let context = container.newContext()
         let stock = Stock(context: context)
         stock.sku = "B-2"
@@ -289,9 +306,13 @@ struct UpsertTests {
         #expect(thumbnails == expected)
     }
 
-    @Test("other contexts merge an upsert as an update of the survivor")
-    func otherContextsMergeTheSurvivor() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "other contexts merge an upsert as an update of the survivor",
+        arguments: TestStoreKind.available
+    )
+    func otherContextsMergeTheSurvivor(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let writer = container.newContext()
         let original = insertConfiguration("Spots", into: writer)
         try writer.save()
@@ -312,9 +333,13 @@ struct UpsertTests {
         #expect(try observer.count(FetchRequest<Configuration>()) == 1)
     }
 
-    @Test("an insert committed by another context during the save is resolved, not an error")
-    func concurrentInsertDuringSave() throws {
-        let container = try PersistentContainer.inMemory(for: [Ledger.self])
+    @Test(
+        "an insert committed by another context during the save is resolved, not an error",
+        arguments: TestStoreKind.available
+    )
+    func concurrentInsertDuringSave(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Ledger.self])
         let setup = container.newContext()
         let saved = Ledger(context: setup)
         saved.code = "a"
@@ -401,9 +426,13 @@ struct UpsertTests {
         #expect(try reader.count(FetchRequest<Snapshot>()) == 2)
     }
 
-    @Test("rollback: a save whose only change is a duplicate writes nothing")
-    func rollbackOnlyDuplicate() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "rollback: a save whose only change is a duplicate writes nothing",
+        arguments: TestStoreKind.available
+    )
+    func rollbackOnlyDuplicate(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         insertConfiguration("Spots", into: context)
         try context.save()
@@ -445,9 +474,13 @@ struct UpsertTests {
         #expect(all.map(\.seed) == [3])
     }
 
-    @Test("two pending inserts: the first wins with rollback; a saved object beats both")
-    func pendingRollback() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "two pending inserts: the first wins with rollback; a saved object beats both",
+        arguments: TestStoreKind.available
+    )
+    func pendingRollback(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         context.mergePolicy = .rollback
         let first = insertConfiguration("Spots", seed: 1, into: context)
@@ -736,9 +769,13 @@ struct UpsertTests {
         )
     }
 
-    @Test("an insert may take a value that this save moves away from or deletes")
-    func valuesLeavingInTheSameSave() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "an insert may take a value that this save moves away from or deletes",
+        arguments: TestStoreKind.available
+    )
+    func valuesLeavingInTheSameSave(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         context.mergePolicy = .overwrite
         let renamed = insertConfiguration("Spots", into: context)

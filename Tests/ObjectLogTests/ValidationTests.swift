@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLog
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -61,9 +62,10 @@ struct ValidationTests {
         return error.errors.isEmpty ? [error.message] : error.errors.map(\.message)
     }
 
-    @Test("values inside every rule save")
-    func validValuesSave() throws {
-        let container = try PersistentContainer.inMemory(for: [Player.self])
+    @Test("values inside every rule save", arguments: TestStoreKind.available)
+    func validValuesSave(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Player.self])
         let context = container.newContext()
         let player = Player(context: context)
         player.score = 100
@@ -123,9 +125,13 @@ struct ValidationTests {
         #expect(player.isInserted, "the change stays, to be fixed")
     }
 
-    @Test("a rule is checked on update too, and a fixed value then saves")
-    func ruleOnUpdate() throws {
-        let container = try PersistentContainer.inMemory(for: [Player.self])
+    @Test(
+        "a rule is checked on update too, and a fixed value then saves",
+        arguments: TestStoreKind.available
+    )
+    func ruleOnUpdate(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Player.self])
         let context = container.newContext()
         let player = Player(context: context)
         try context.save()
@@ -137,9 +143,13 @@ struct ValidationTests {
         #expect(try container.newContext().fetch(Player.self).map(\.score) == [50])
     }
 
-    @Test("a save with several failures reports all of them in one error and saves nothing")
-    func severalFailures() throws {
-        let container = try PersistentContainer.inMemory(for: [Player.self, Vetted.self])
+    @Test(
+        "a save with several failures reports all of them in one error and saves nothing",
+        arguments: TestStoreKind.available
+    )
+    func severalFailures(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Player.self, Vetted.self])
         let context = container.newContext()
         let saved = Vetted(context: context)
         saved.locked = true
@@ -178,9 +188,13 @@ struct ValidationTests {
         #expect(try reader.count(FetchRequest<Vetted>()) == 1, "the deletion was not saved")
     }
 
-    @Test("validateForUpdate refuses an update and keeps the thrown error as the cause")
-    func validateForUpdateKeepsCause() throws {
-        let container = try PersistentContainer.inMemory(for: [Vetted.self])
+    @Test(
+        "validateForUpdate refuses an update and keeps the thrown error as the cause",
+        arguments: TestStoreKind.available
+    )
+    func validateForUpdateKeepsCause(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Vetted.self])
         let context = container.newContext()
         let object = Vetted(context: context)
         object.maximum = 10
@@ -200,10 +214,13 @@ struct ValidationTests {
         #expect(try container.newContext().fetch(Vetted.self).map(\.minimum) == [11])
     }
 
-    @Test("a pattern that does not compile makes the model refuse to build")
-    func badPatternRefusesModel() throws {
+    @Test(
+        "a pattern that does not compile makes the model refuse to build",
+        arguments: TestStoreKind.available
+    )
+    func badPatternRefusesModel(kind: TestStoreKind) throws {
         let error = #expect(throws: ObjectLogError.self) {
-            try PersistentContainer.inMemory(for: [BadPattern.self])
+            try TestStore(kind).open(for: [BadPattern.self])
         }
         #expect(error?.code == .invalidModel)
         #expect(error?.property == "code")

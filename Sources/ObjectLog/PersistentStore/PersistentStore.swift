@@ -133,6 +133,18 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// records are older, for a newest version that is not recorded yet.
     func installReading(of history: ModelHistory, pendingBoundary: UInt64?)
 
+    /// The records that may satisfy `query`, with those of `keys`; nil when the store cannot
+    /// select them itself (the engine then reads every object of the entity).
+    ///
+    /// The engine tests the predicate again on every record, and sorts them: the store may
+    /// return more than match, in any order. The records of `keys`, objects the fetching
+    /// context has changed, are always among them, whatever their saved values.
+    func candidates(
+        for query: StoreQuery,
+        adding keys: [ObjectKey]
+    ) throws
+        -> (any StoreReadPlan)?
+
     // MARK: External data
 
     /// The bytes of a blob.

@@ -38,6 +38,9 @@ struct FetchPlan {
     let register: Bool
     /// Whether matches are only counted.
     let countOnly: Bool
+    /// The request as a query the store may select records for itself, on `entity` alone;
+    /// nil for a store that this process alone writes, where attribute columns serve instead.
+    let storeQuery: StoreQuery?
 
     /// The plan of `request` on `entity`, whose class is `T`.
     ///
@@ -50,7 +53,8 @@ struct FetchPlan {
         countOnly: Bool,
         keepBest: Int?,
         less: @autoclosure () -> ((ManagedObject, ManagedObject) -> Bool),
-        columnOrder: @autoclosure () -> (index: Int, ascending: Bool)?
+        columnOrder: @autoclosure () -> (index: Int, ascending: Bool)?,
+        storeQuery: @autoclosure () -> StoreQuery? = nil
     ) throws(ObjectLogError) {
         var predicate = request.predicate
         var compilation = predicate.flatMap {
@@ -117,6 +121,9 @@ struct FetchPlan {
         self.columnOrder = keepBest == nil ? nil : columnOrder()
         self.register = register
         self.countOnly = countOnly
+        var query = storeQuery()
+        query?.entityTags = [entity.tag]
+        self.storeQuery = query
     }
 
     /// Whether a scan reads the objects' values: to test them, register them or sort them.

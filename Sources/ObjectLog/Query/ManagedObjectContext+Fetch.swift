@@ -490,7 +490,8 @@ extension ManagedObjectContext {
             countOnly: countOnly,
             keepBest: keepBest,
             less: ordering(request),
-            columnOrder: columnOrder(request, entity: entity)
+            columnOrder: columnOrder(request, entity: entity),
+            storeQuery: coordinator.isExclusive ? nil : StoreQuery(request, model: model)
         )
         let (objects, count) = try matchingObjects(plan)
         // Safe: the scan only passes objects of `entity`, whose class is `T`.
@@ -553,6 +554,22 @@ extension ManagedObjectContext {
                 throw ObjectLogError.store(error, "cannot scan \(entity.name)")
             }
             if readPlan != nil { trace(.columnScan) }
+        }
+        // A store that other processes write selects the records that may match itself; the
+        // objects this context changed are read too, and tested as the context has them.
+        if readPlan == nil, let query = plan.storeQuery {
+            var changed: [ObjectKey] = []
+            registry.forEachObject { key, object in
+                if object.hasEntity(entity), object.hasChanges || object.isDeleted {
+                    changed.append(key)
+                }
+            }
+            do {
+                readPlan = try store.candidates(for: query, adding: changed)
+            } catch {
+                throw ObjectLogError.store(error, "cannot fetch \(entity.name)")
+            }
+            if readPlan != nil { trace(.storeQuery) }
         }
         func scan(_ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void) throws {
             if let readPlan {

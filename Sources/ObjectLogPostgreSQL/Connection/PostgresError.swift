@@ -44,8 +44,9 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         self.detail = detail
     }
 
-    /// Whether the server refused the statement for a unique violation (SQLSTATE `23505`).
-    public var isUniqueViolation: Bool { sqlState == "23505" }
+    /// Whether the server refused the statement for a unique violation (SQLSTATE `23505`), or
+    /// for an exclusion constraint of equal values, the deferrable form of one (`23P01`).
+    public var isUniqueViolation: Bool { sqlState == "23505" || sqlState == "23P01" }
 
     /// Whether the server accepts no writes: a hot standby, or a server in read-only mode
     /// (SQLSTATE `25006`).

@@ -20,8 +20,9 @@ import ObjectLog
 /// - Many-to-many relationships, and to-many ones without an inverse: a join table of
 ///   source and destination keys (and positions, when ordered), one for a relationship and its
 ///   inverse.
-/// - Uniqueness constraints: a unique index over their columns, limited to the rows of the
-///   constraint's entity and its subentities; its name leads back to the entity and
+/// - Uniqueness constraints: an exclusion constraint of equal values over their columns (a
+///   unique index that can wait for the end of the save's transaction), limited to the rows
+///   of the constraint's entity and its subentities; its name leads back to the entity and
 ///   attributes, so that a violation is reported as the engine reports one.
 struct SchemaMapping: Sendable {
     /// A table of an entity hierarchy.
@@ -285,12 +286,16 @@ struct SchemaMapping: Sendable {
             )
         }
         statements += references
+        // An exclusion constraint rather than a unique index: it can be deferred to the end of
+        // the save's transaction (a partial unique index cannot), so that one save may move a
+        // value from one object to another in any order, as the engine allows.
         for index in uniqueIndexes {
-            let columns = index.attributes.map(quoted).joined(separator: ", ")
+            let columns = index.attributes.map { "\(quoted($0)) WITH =" }.joined(separator: ", ")
             let tags = index.tags.map(String.init).joined(separator: ", ")
             statements.append(
-                "CREATE UNIQUE INDEX \(quoted(index.name)) ON \(quoted(index.table)) (\(columns)) "
-                    + "WHERE \(Self.entityColumn) IN (\(tags))"
+                "ALTER TABLE \(quoted(index.table)) ADD CONSTRAINT \(quoted(index.name)) EXCLUDE "
+                    + "USING btree (\(columns)) WHERE (\(Self.entityColumn) IN (\(tags))) "
+                    + "DEFERRABLE INITIALLY DEFERRED"
             )
         }
         return statements

@@ -298,3 +298,47 @@ extension PostgresStore {
         return id
     }
 }
+
+extension PostgresStore {
+    // The query's keys are selected by one statement (``SQLSelect``), then read as records with
+    // `keys`: the records come back in the statement's order, which the engine's sort keeps.
+    package func candidates(
+        for query: StoreQuery,
+        adding keys: [ObjectKey]
+    ) throws
+        -> (any StoreReadPlan)?
+    {
+        var query = query
+        // The server cuts the window only when every row it leaves out would be left out by
+        // the engine too: not when the context has changed objects, which the engine tests as
+        // the context has them. It returns the whole window from the start; the engine skips
+        // the offset itself.
+        if query.appliesWindow, keys.isEmpty, let limit = query.fetchLimit {
+            query.fetchLimit = limit + query.fetchOffset
+        } else {
+            query.fetchLimit = nil
+        }
+        query.fetchOffset = 0
+        let select: SQLSelect
+        do {
+            select = try SQLSelect(
+                query,
+                schema: schema,
+                mapping: mapping,
+                columns: [SchemaMapping.keyColumn]
+            )
+        } catch {
+            // Not a query this store can write (an entity of another model version, say).
+            return nil
+        }
+        let rows = try locked { connection throws(PostgresError) in
+            try connection.execute(select.text, select.parameters).rows
+        }
+        var selected = rows.compactMap { $0.first.flatMap { $0 }.flatMap { ObjectKey($0) } }
+        if !keys.isEmpty {
+            let found = Set(selected)
+            selected += keys.filter { !found.contains($0) }
+        }
+        return Plan(items: try records(keys: selected))
+    }
+}

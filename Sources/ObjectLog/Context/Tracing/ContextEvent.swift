@@ -18,6 +18,9 @@ enum ContextEvent: Sendable, Hashable {
     case parallelPlan
     /// A fetch, count or aggregate read only the records the attribute columns let through.
     case columnScan
+    /// A fetch, count or aggregate read only the records its store selected for it (a
+    /// database store's `SELECT`).
+    case storeQuery
     /// A batch update has read its objects and is about to commit their new records.
     case beforeBatchUpdateCommit
 }

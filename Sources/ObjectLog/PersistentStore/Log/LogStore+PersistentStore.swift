@@ -49,6 +49,16 @@ extension LogStore: PersistentStore {
 
     package func finishCommit() { compactIfWorthwhile() }
 
+    // Attribute columns narrow the log's scans instead: this process writes the log alone.
+    package func candidates(
+        for query: StoreQuery,
+        adding keys: [ObjectKey]
+    ) throws
+        -> (any StoreReadPlan)?
+    {
+        nil
+    }
+
     /// A plan this store made: plans never travel between stores.
     package static func logPlan(_ plan: any StoreReadPlan) -> ReadPlan {
         guard let plan = plan as? ReadPlan else {

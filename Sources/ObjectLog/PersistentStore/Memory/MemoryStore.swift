@@ -298,6 +298,16 @@ package final class MemoryStore: PersistentStore {
 
     package func finishCommit() {}
 
+    // Attribute columns narrow its scans instead: no other process writes it.
+    package func candidates(
+        for query: StoreQuery,
+        adding keys: [ObjectKey]
+    ) throws
+        -> (any StoreReadPlan)?
+    {
+        nil
+    }
+
     // A memory store lives as long as one model version: there is nothing older to translate.
     package func installReading(of history: ModelHistory, pendingBoundary: UInt64?) {}
 }

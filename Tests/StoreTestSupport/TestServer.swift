@@ -9,11 +9,12 @@ import Testing
 /// stop it when the test process exits. When no server can be had, the tests that need one
 /// are skipped, with the reason; with `OBJECTLOG_REQUIRE_POSTGRES=1` (as `.ci/run` sets) they
 /// run, and fail.
-enum TestServer {
-    static let isRequired = ProcessInfo.processInfo.environment["OBJECTLOG_REQUIRE_POSTGRES"] == "1"
+public enum TestServer {
+    public static let isRequired =
+        ProcessInfo.processInfo.environment["OBJECTLOG_REQUIRE_POSTGRES"] == "1"
 
     /// The server's URL and its hot standby's, and why there is none when there is none.
-    static let found: (url: String?, standby: String?, problem: String) = {
+    public static let found: (url: String?, standby: String?, problem: String) = {
         let environment = ProcessInfo.processInfo.environment
         if let url = environment["OBJECTLOG_TEST_POSTGRES_URL"] {
             return (url, environment["OBJECTLOG_TEST_POSTGRES_STANDBY_URL"], "")
@@ -21,13 +22,13 @@ enum TestServer {
         return startOwnServer()
     }()
 
-    static var url: String? { found.url }
+    public static var url: String? { found.url }
 
     /// Whether the tests that need a hot standby run.
-    static var standbyRuns: Bool { runs && (found.standby != nil || isRequired) }
+    public static var standbyRuns: Bool { runs && (found.standby != nil || isRequired) }
 
     /// A new connection to the test server's hot standby.
-    static func connectToStandby() throws -> PostgresConnection {
+    public static func connectToStandby() throws -> PostgresConnection {
         guard let standby = found.standby else {
             throw PostgresError(.connectionFailed, "no standby: \(found.problem)")
         }
@@ -35,25 +36,25 @@ enum TestServer {
     }
 
     /// Whether the tests that need a server run.
-    static let runs: Bool = {
+    public static let runs: Bool = {
         if isRequired { return true }
         guard let url else { return false }
         return (try? PostgresConnection(url: url)) != nil
     }()
 
     /// Why they are skipped when they are.
-    static var skipReason: Comment {
+    public static var skipReason: Comment {
         Comment(rawValue: "no PostgreSQL server: \(found.problem)")
     }
 
     /// A new connection to the test server.
-    static func connect() throws -> PostgresConnection {
+    public static func connect() throws -> PostgresConnection {
         guard let url else { throw PostgresError(.connectionFailed, found.problem) }
         return try PostgresConnection(url: url)
     }
 
     /// The URL of a new, empty database on the test server: each test gets its own.
-    static func freshDatabase() throws -> String {
+    public static func freshDatabase() throws -> String {
         guard let url else { throw PostgresError(.connectionFailed, found.problem) }
         let name =
             "objectlog_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
