@@ -61,8 +61,10 @@ public final class TestStore: Sendable {
         }
     }
 
-    /// A container of the store for the model of `types`. Each container of a memory store is
-    /// a new, empty store: tests that reopen run on ``TestStoreKind/persistent`` kinds.
+    /// A container of the store for the model of `types`.
+    ///
+    /// Each container of a memory store is a new, empty store: tests that reopen run on
+    /// ``TestStoreKind/persistent`` kinds.
     public func open(for types: [ManagedObject.Type]) throws -> PersistentContainer {
         try open(model: ManagedObjectModel(types))
     }
