@@ -65,7 +65,7 @@ struct StoreInspectorTests {
         }
         #expect(count == big.count)
         #expect(try inspector.data(of: blob) == big)
-        #expect(inspector.count(entity: "Configuration") == 1)
+        #expect(try inspector.count(entity: "Configuration") == 1)
         #expect(try inspector.objects().count == 2)
     }
 

@@ -15,7 +15,7 @@ import ObjectLogStore
 /// ```
 public final class StoreInspector: Sendable {
     /// The store being read.
-    package let store: LogStore
+    package let store: any PersistentStore
     /// The stored schema.
     public let schema: ModelSchema
     /// The stored model version hash.
@@ -43,13 +43,13 @@ public final class StoreInspector: Sendable {
     /// Reads the schema of an open store, and has records that earlier model versions wrote
     /// read in the current version's layout (as the engine reads them).
     /// - Throws: ``ObjectLogError/Code/corrupt`` if the store has no readable schema.
-    package init(store: LogStore) throws(ObjectLogError) {
+    package init(store: any PersistentStore) throws(ObjectLogError) {
         self.store = store
         guard let history = try ModelHistory.read(from: store), let current = history.current
         else {
             throw ObjectLogError(
                 .corrupt,
-                "the store '\(store.path)' has no object model in its metadata "
+                "the store '\(store.displayName)' has no object model in its metadata "
                     + "(keys '\(ModelHistory.versionsKey)' and "
                     + "'\(PersistentStoreCoordinator.modelKey)' are missing)"
             )
@@ -133,7 +133,7 @@ public final class StoreInspector: Sendable {
 
     /// The object with a key, or `nil` if no live object has it.
     public func object(key: ObjectKey) throws(ObjectLogError) -> GenericObject? {
-        guard let location = store.location(of: key) else { return nil }
+        guard let location = try readingStore({ try store.location(of: key) }) else { return nil }
         guard let entity = schema.entity(tag: location.entity) else {
             throw ObjectLogError(
                 .corrupt,
@@ -154,7 +154,8 @@ public final class StoreInspector: Sendable {
         return GenericObject(key: key, entity: entity.name, values: values)
     }
 
-    /// Calls `body` with every live object of an entity (all entities when `nil`) in log order.
+    /// Calls `body` with every live object of an entity (all entities when `nil`), in the
+    /// store's order: the log's for a log store, the keys' for a database.
     public func forEachObject(
         entity name: String? = nil,
         _ body: (GenericObject) throws -> Void
@@ -185,9 +186,10 @@ public final class StoreInspector: Sendable {
     }
 
     /// The number of live objects of an entity, without decoding.
-    public func count(entity name: String) -> Int {
+    /// - Throws: ``ObjectLogError/Code/store`` if the store cannot count them.
+    public func count(entity name: String) throws(ObjectLogError) -> Int {
         guard let entity = schema.entity(named: name) else { return 0 }
-        return store.liveCount(entity: entity.tag)
+        return try readingStore { try store.liveCount(entity: entity.tag) }
     }
 
     /// Reads the bytes of external data.
