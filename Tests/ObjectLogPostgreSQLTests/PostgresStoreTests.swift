@@ -141,3 +141,81 @@ struct PostgresStoreTests {
         }
     }
 }
+
+/// Changes a save observer received, shared with the test's thread.
+final class ReceivedChanges: @unchecked Sendable {
+    private let lock = NSLock()
+    private var changes: [ObjectChanges] = []
+
+    func append(_ change: ObjectChanges) {
+        lock.lock()
+        changes.append(change)
+        lock.unlock()
+    }
+
+    /// The changes received, once `count` have arrived (waiting up to `seconds`).
+    func wait(for count: Int, seconds: Double = 10) -> [ObjectChanges] {
+        for _ in 0..<Int(seconds * 100) {
+            lock.lock()
+            let received = changes
+            lock.unlock()
+            if received.count >= count { return received }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        return changes
+    }
+}
+
+@Suite(
+    "The PostgreSQL store across processes",
+    .enabled(if: TestServer.runs, TestServer.skipReason)
+)
+struct PostgresNotificationTests {
+    @Test("what one process saves reaches another's contexts through LISTEN/NOTIFY, and merges")
+    func otherProcessesSaves() throws {
+        let url = try TestServer.freshDatabase()
+        // Two containers of one database, each with its own connections: as two processes.
+        let writer = try PersistentContainer(url: url, for: labEntities)
+        let reader = try PersistentContainer(url: url, for: labEntities)
+        defer {
+            try? writer.close()
+            try? reader.close()
+        }
+        let received = ReceivedChanges()
+        reader.coordinator.addSaveObserver { received.append($0) }
+        let writing = writer.newContext()
+        let lab = Lab(context: writing)
+        lab.name = "shared"
+        lab.feed = 0.01
+        try writing.save()
+        let inserted = received.wait(for: 1)
+        #expect(inserted.count == 1)
+        #expect(inserted.first?.inserted == [lab.objectID])
+
+        let reading = reader.newContext()
+        let seen = try #require(try reading.existingObject(with: lab.objectID) as? Lab)
+        #expect(seen.feed == 0.01)
+        lab.feed = 0.02
+        try writing.save()
+        let updated = received.wait(for: 2)
+        #expect(updated.count == 2)
+        #expect(updated.last?.updated == [lab.objectID])
+        if let change = updated.last { reading.mergeChanges(from: change) }
+        #expect(seen.feed == 0.02, "the merge refreshed the reader's object")
+
+        writing.delete(lab)
+        try writing.save()
+        let deleted = received.wait(for: 3)
+        #expect(deleted.last?.deleted == [lab.objectID])
+        // The reader's own save reaches its observers once, from the save, not again from the
+        // server's announcement.
+        let label = Label(context: reading)
+        label.text = "mine"
+        try reading.save()
+        let all = received.wait(for: 5, seconds: 1)
+        #expect(all.count == 4)
+        #expect(all.last?.inserted == [label.objectID])
+    }
+}
