@@ -219,3 +219,112 @@ struct PostgresNotificationTests {
         #expect(all.last?.inserted == [label.objectID])
     }
 }
+
+@Suite(
+    "The PostgreSQL store on a hot standby",
+    .enabled(if: TestServer.standbyRuns, TestServer.skipReason)
+)
+struct PostgresStandbyTests {
+    @Test(
+        "a read-only container on the standby sees what the primary saved; a write there names the standby"
+    )
+    func standby() throws {
+        let url = try TestServer.freshDatabase()
+        let standbyURL = try #require(TestServer.standbyURL(of: url))
+        let primary = try PersistentContainer(url: url, for: labEntities)
+        defer { try? primary.close() }
+        let context = primary.newContext()
+        let lab = Lab(context: context)
+        lab.name = "replicated"
+        try context.save()
+
+        // Replication takes a moment: the standby's container opens once the tables are there,
+        // and sees the object once its row is.
+        var replica: PersistentContainer?
+        var names: [String] = []
+        for _ in 0..<500 where names.isEmpty {
+            if replica == nil {
+                replica = try? PersistentContainer(
+                    url: standbyURL,
+                    for: labEntities,
+                    readOnly: true
+                )
+            }
+            names = (try? replica?.newContext().fetch(FetchRequest<Lab>()).map(\.name)) ?? []
+            if names.isEmpty { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        defer { try? replica?.close() }
+        #expect(names == ["replicated"])
+
+        let reading = try #require(replica).newContext()
+        Lab(context: reading).name = "refused"
+        #expect(throws: ObjectLogError.self) { try reading.save() }
+
+        // A container that would write, opened on the standby: the server refuses (the new
+        // object's key, which a save would take, already), and says which server it is.
+        let writer = try PersistentContainer(url: standbyURL, for: labEntities)
+        defer { try? writer.close() }
+        let writing = writer.newContext()
+        Lab(context: writing).name = "also refused"
+        do {
+            try writing.save()
+            Issue.record("the standby accepted a write")
+        } catch {
+            #expect(error.code == .store)
+            #expect(error.message.contains("accepts no writes"))
+            #expect(error.message.contains("standby"))
+        }
+    }
+}
+
+@Suite(
+    "The PostgreSQL store when the server is lost",
+    .enabled(if: TestServer.runs, TestServer.skipReason)
+)
+struct PostgresLostServerTests {
+    @Test(
+        "a server lost in the middle of a save: the save throws, nothing is written, the context keeps its changes"
+    )
+    func lostMidSave() throws {
+        let url = try TestServer.freshDatabase()
+        let container = try PersistentContainer(url: url, for: labEntities)
+        defer { try? container.close() }
+        let store = try #require(container.coordinator.store as? PostgresStore)
+        let pid = try #require(
+            try store.connection.execute("SELECT pg_backend_pid()").rows.first?.first ?? nil
+        )
+        // Each row of the save takes a while, so that the connection is cut while it runs.
+        let admin = try PostgresConnection(url: url)
+        defer { admin.close() }
+        try admin.execute(
+            "CREATE FUNCTION slow() RETURNS trigger AS $$ BEGIN PERFORM pg_sleep(0.05); "
+                + "RETURN NEW; END $$ LANGUAGE plpgsql"
+        )
+        try admin.execute(
+            "CREATE TRIGGER slow BEFORE INSERT ON \"Run\" FOR EACH ROW EXECUTE FUNCTION slow()"
+        )
+        let context = container.newContext()
+        let lab = Lab(context: context)
+        lab.name = "cut short"
+        for step in 0..<100 {
+            let run = Run(context: context)
+            run.step = step
+            lab.runs.append(run)
+        }
+        let killer = Thread {
+            Thread.sleep(forTimeInterval: 0.5)
+            _ = try? PostgresConnection(url: url).execute(
+                "SELECT pg_terminate_backend($1)",
+                [pid]
+            )
+        }
+        killer.start()
+        #expect(throws: ObjectLogError.self) { try context.save() }
+        #expect(context.hasChanges, "the context keeps its changes")
+        #expect(lab.runs.count == 100)
+        let counts = try admin.execute(
+            "SELECT (SELECT count(*) FROM \"Lab\"), (SELECT count(*) FROM \"Run\")"
+        ).rows.first
+        #expect(counts == ["0", "0"], "nothing of the save was written")
+    }
+}
