@@ -328,3 +328,66 @@ struct PostgresLostServerTests {
         #expect(counts == ["0", "0"], "nothing of the save was written")
     }
 }
+
+/// `Lab` of a later model version: one attribute more.
+enum LaterModel {
+    final class Lab: ManagedObject {
+        @Attribute(.unique) var name = ""
+        @Attribute var feed = 0.055
+        @Attribute var steps: Int32 = 0
+        @Attribute var notes: String? = nil
+        @Attribute var created = Date(timeIntervalSinceReferenceDate: 0)
+        @Attribute(.externalStorage) var thumbnail: Data? = nil
+        @Attribute var kill = 0.062
+        @Relationship(inverse: \Run.lab, deleteRule: .cascade) var runs: [Run]
+        @Relationship(inverse: \Label.labs) var labels: Set<Label>
+    }
+
+    final class Run: ManagedObject {
+        @Attribute var step = 0
+        @Relationship var lab: Lab?
+    }
+
+    final class Label: ManagedObject {
+        @Attribute var text = ""
+        @Relationship var labs: Set<Lab>
+    }
+
+    static let entities: [ManagedObject.Type] = [Lab.self, Run.self, Label.self]
+}
+
+@Suite(
+    "The PostgreSQL store and other model versions",
+    .enabled(if: TestServer.runs, TestServer.skipReason)
+)
+struct PostgresModelVersionTests {
+    @Test("a database written by another model version is refused before anything is written")
+    func otherVersionRefused() throws {
+        let url = try TestServer.freshDatabase()
+        do {
+            let container = try PersistentContainer(url: url, for: labEntities)
+            let context = container.newContext()
+            Lab(context: context).name = "kept"
+            try context.save()
+            try container.close()
+        }
+        let connection = try PostgresConnection(url: url)
+        defer { connection.close() }
+        func state() throws -> [[String?]] {
+            try connection.execute(
+                "SELECT (SELECT count(*) FROM objectlog_model_versions), "
+                    + "(SELECT last_commit FROM objectlog_store), (SELECT count(*) FROM \"Lab\")"
+            ).rows
+        }
+        let before = try state()
+        let error = #expect(throws: ObjectLogError.self) {
+            try PersistentContainer(url: url, for: LaterModel.entities)
+        }
+        #expect(error?.code == .unsupported)
+        #expect(try state() == before, "nothing was written")
+        // The model that wrote it still opens it.
+        let again = try PersistentContainer(url: url, for: labEntities)
+        #expect(try again.newContext().fetch(FetchRequest<Lab>()).map(\.name) == ["kept"])
+        try again.close()
+    }
+}
