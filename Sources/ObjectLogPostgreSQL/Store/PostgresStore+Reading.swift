@@ -86,7 +86,11 @@ extension PostgresStore {
                 found[record.key] = record
             }
         }
-        for record in try schemaRecords(keys) { found[record.key] = record }
+        // Model versions are read rarely: only keys no table holds are looked for there.
+        let missing = keys.filter { found[$0] == nil }
+        if !missing.isEmpty {
+            for record in try schemaRecords(missing) { found[record.key] = record }
+        }
         return keys.compactMap { found[$0] }
     }
 
