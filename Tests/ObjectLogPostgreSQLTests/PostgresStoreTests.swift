@@ -77,6 +77,31 @@ struct PostgresStoreTests {
         try container.close()
     }
 
+    @Test("new objects are copied in (COPY): values with COPY's own characters come back unchanged")
+    func copiedValues() throws {
+        let url = try TestServer.freshDatabase()
+        let names = [
+            "tab\there", "line\nbreak", "carriage\rreturn", "back\\slash", "\\N", "\\.",
+            "end\\", "\t\n\r\\", "", "'; DROP TABLE \"Lab\"; --", "ünïcødé 🧪",
+        ]
+        do {
+            let container = try PersistentContainer(url: url, for: labEntities)
+            let context = container.newContext()
+            for (index, name) in names.enumerated() {
+                let lab = Lab(context: context)
+                lab.name = name
+                lab.notes = index.isMultiple(of: 2) ? nil : name
+            }
+            try context.save()
+            try container.close()
+        }
+        let container = try PersistentContainer(url: url, for: labEntities)
+        defer { try? container.close() }
+        let labs = try container.newContext().fetch(FetchRequest<Lab>())
+        #expect(labs.map(\.name) == names)
+        #expect(labs.map(\.notes) == names.indices.map { $0.isMultiple(of: 2) ? nil : names[$0] })
+    }
+
     @Test("two containers saving the same object meet the conflict error")
     func conflict() throws {
         let url = try TestServer.freshDatabase()

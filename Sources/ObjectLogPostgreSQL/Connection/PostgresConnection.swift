@@ -125,6 +125,85 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs a `COPY … FROM STDIN` statement, sending the rows `write` produces in COPY's text
+    /// format, in chunks of about a megabyte; returns the number of rows copied.
+    ///
+    /// `write` is called with a buffer to append rows to, and again while it returns `true`.
+    /// - Throws: ``PostgresError/Code/statementFailed`` with the server's reason (the whole
+    ///   copy is then undone with its transaction), ``PostgresError/Code/connectionLost``.
+    @discardableResult
+    public func copyIn(
+        _ statement: String,
+        rows write: (inout [UInt8]) throws(PostgresError) -> Bool
+    ) throws(PostgresError) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let connection else {
+            throw PostgresError(.connectionLost, "the connection to \(target) is closed")
+        }
+        let started = PQexec(connection, statement)
+        let status = started.map(PQresultStatus)
+        PQclear(started)
+        guard status == PGRES_COPY_IN else {
+            throw lostOrFailed(connection, "COPY did not start")
+        }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(1 << 20)
+        var more = true
+        var failure: PostgresError?
+        while more {
+            do {
+                more = try write(&buffer)
+            } catch {
+                failure = error
+                break
+            }
+            if buffer.count >= 1 << 20 || !more {
+                let sent = buffer.withUnsafeBytes { bytes in
+                    PQputCopyData(
+                        connection,
+                        bytes.baseAddress?.assumingMemoryBound(to: CChar.self),
+                        Int32(bytes.count)
+                    )
+                }
+                buffer.removeAll(keepingCapacity: true)
+                guard sent == 1 else {
+                    failure = lostOrFailed(connection, "cannot send COPY data")
+                    break
+                }
+            }
+        }
+        // A message ends the copy as failed, and the server undoes it.
+        if failure != nil {
+            _ = PQputCopyEnd(connection, "the rows could not be written")
+        } else {
+            _ = PQputCopyEnd(connection, nil)
+        }
+        var copied = 0
+        var serverError: PostgresError?
+        while let result = PQgetResult(connection) {
+            if PQresultStatus(result) == PGRES_COMMAND_OK {
+                copied = Int(String(cString: PQcmdTuples(result))) ?? 0
+            } else if serverError == nil {
+                let message = oneLine(String(cString: PQresultErrorMessage(result)))
+                let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C")))
+                    .map { String(cString: $0) }
+                let constraint = PQresultErrorField(result, Int32(UInt8(ascii: "n")))
+                    .map { String(cString: $0) }
+                serverError = PostgresError(
+                    .statementFailed,
+                    message,
+                    sqlState: sqlState,
+                    constraint: constraint
+                )
+            }
+            PQclear(result)
+        }
+        if let failure { throw failure }
+        if let serverError { throw serverError }
+        return copied
+    }
+
     /// The payloads of the notifications (`NOTIFY`) of the channels this connection listens
     /// to that arrived, waiting up to `milliseconds` for the first.
     ///
