@@ -1,8 +1,8 @@
 import Foundation
-import ObjectLog
 import StoreTestSupport
 import Testing
 
+@testable import ObjectLog
 @testable import ObjectLogPostgreSQL
 
 final class Lab: ManagedObject {
@@ -100,6 +100,26 @@ struct PostgresStoreTests {
         let labs = try container.newContext().fetch(FetchRequest<Lab>())
         #expect(labs.map(\.name) == names)
         #expect(labs.map(\.notes) == names.indices.map { $0.isMultiple(of: 2) ? nil : names[$0] })
+    }
+
+    @Test("faults read one by one switch to one query after a few, each single read a round trip")
+    func faultsSwitchToOneQuery() throws {
+        let url = try TestServer.freshDatabase()
+        let container = try PersistentContainer(url: url, for: labEntities)
+        defer { try? container.close() }
+        let writer = container.newContext()
+        let labels = (0..<200).map { index in
+            let label = Label(context: writer)
+            label.text = "label \(index)"
+            return label
+        }
+        try writer.save()
+        let reader = container.newContext()
+        reader.tracer = ContextTracer()
+        let faults = try labels.map { try reader.object(with: $0.objectID, as: Label.self) }
+        #expect(faults.allSatisfy { $0.isFault })
+        #expect(faults.map(\.text) == labels.map(\.text))
+        #expect(reader.statistics.bulkFaultLoads == 1)
     }
 
     @Test("two containers saving the same object meet the conflict error")

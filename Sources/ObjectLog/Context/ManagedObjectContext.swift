@@ -320,8 +320,8 @@ public final class ManagedObjectContext {
         // A fault of a batched fetch loads its batch instead of, after a few, every fault.
         if faultBatches.isEmpty || !loadBatch(containing: object.key) {
             faultsFiredOneByOne += 1
-            if faultsFiredOneByOne >= Self.faultsBeforeBulkLoad,
-                registeredFaults >= Self.faultsForBulkLoad, let entity = object.entity
+            if faultsFiredOneByOne >= bulkLoadThresholds.fired,
+                registeredFaults >= bulkLoadThresholds.left, let entity = object.entity
             {
                 loadAllFaults(of: entity)
             }
@@ -377,6 +377,13 @@ public final class ManagedObjectContext {
     static let faultsBeforeBulkLoad = 256
     /// The least number of registered faults for which one pass over the log pays off.
     static let faultsForBulkLoad = 4096
+
+    /// After how many single loads, and with how many faults left, a context loads every
+    /// fault at once: soon on a store on a server, where each single load is a round trip
+    /// that costs as much as reading many records at once.
+    var bulkLoadThresholds: (fired: Int, left: Int) {
+        coordinator.isExclusive ? (Self.faultsBeforeBulkLoad, Self.faultsForBulkLoad) : (16, 64)
+    }
 
     /// Loads every registered fault of an entity in one sequential pass over the log.
     ///
