@@ -401,35 +401,102 @@ enum LaterModel {
     static let entities: [ManagedObject.Type] = [Lab.self, Run.self, Label.self]
 }
 
+/// `Lab` with a renamed attribute: a change the PostgreSQL store does not migrate.
+enum RenamingModel {
+    final class Lab: ManagedObject {
+        @Attribute(.unique) var name = ""
+        @Attribute(originalName: "feed") var feedRate = 0.055
+        @Attribute var steps: Int32 = 0
+        @Attribute var notes: String? = nil
+        @Attribute var created = Date(timeIntervalSinceReferenceDate: 0)
+        @Attribute(.externalStorage) var thumbnail: Data? = nil
+        @Relationship(inverse: \Run.lab, deleteRule: .cascade) var runs: [Run]
+        @Relationship(inverse: \Label.labs) var labels: Set<Label>
+    }
+
+    final class Run: ManagedObject {
+        @Attribute var step = 0
+        @Relationship var lab: Lab?
+    }
+
+    final class Label: ManagedObject {
+        @Attribute var text = ""
+        @Relationship var labs: Set<Lab>
+    }
+
+    static let entities: [ManagedObject.Type] = [Lab.self, Run.self, Label.self]
+}
+
 @Suite(
     "The PostgreSQL store and other model versions",
     .enabled(if: TestServer.runs, TestServer.skipReason)
 )
 struct PostgresModelVersionTests {
-    @Test("a database written by another model version is refused before anything is written")
-    func otherVersionRefused() throws {
+    /// A database of the first model version, with one `Lab` saved, and a connection to it.
+    private func firstVersion() throws -> (url: String, connection: PostgresConnection) {
         let url = try TestServer.freshDatabase()
-        do {
-            let container = try PersistentContainer(url: url, for: labEntities)
-            let context = container.newContext()
-            Lab(context: context).name = "kept"
-            try context.save()
-            try container.close()
-        }
-        let connection = try PostgresConnection(url: url)
+        let container = try PersistentContainer(url: url, for: labEntities)
+        let context = container.newContext()
+        let lab = Lab(context: context)
+        lab.name = "kept"
+        lab.feed = 0.03
+        let run = Run(context: context)
+        run.step = 7
+        lab.runs.append(run)
+        try context.save()
+        try container.close()
+        return (url, try PostgresConnection(url: url))
+    }
+
+    private func state(_ connection: PostgresConnection) throws -> [[String?]] {
+        try connection.execute(
+            "SELECT (SELECT count(*) FROM objectlog_model_versions), "
+                + "(SELECT last_commit FROM objectlog_store), (SELECT count(*) FROM \"Lab\")"
+        ).rows
+    }
+
+    @Test("an attribute added is ALTER TABLE in one transaction: saved objects take its default")
+    func addedAttribute() throws {
+        let (url, connection) = try firstVersion()
         defer { connection.close() }
-        func state() throws -> [[String?]] {
-            try connection.execute(
-                "SELECT (SELECT count(*) FROM objectlog_model_versions), "
-                    + "(SELECT last_commit FROM objectlog_store), (SELECT count(*) FROM \"Lab\")"
-            ).rows
-        }
-        let before = try state()
+        let container = try PersistentContainer(url: url, for: LaterModel.entities)
+        let context = container.newContext()
+        let lab = try #require(try context.fetch(FetchRequest<LaterModel.Lab>()).first)
+        #expect(lab.name == "kept")
+        #expect(lab.feed == 0.03)
+        #expect(lab.kill == 0.062, "the default of the added attribute")
+        #expect(lab.runs.map(\.step) == [7])
+        lab.kill = 0.065
+        try context.save()
+        try container.close()
+        let column = try connection.execute(
+            "SELECT is_nullable FROM information_schema.columns WHERE table_name = 'Lab' "
+                + "AND column_name = 'kill'"
+        ).rows
+        #expect(column == [["NO"]], "a required attribute's column is NOT NULL")
+        #expect(try state(connection).first?.first == "2", "the new version is recorded")
+        let reopened = try PersistentContainer(url: url, for: LaterModel.entities)
+        #expect(
+            try reopened.newContext().fetch(FetchRequest<LaterModel.Lab>()).map(\.kill) == [0.065]
+        )
+        try reopened.close()
+        // The earlier model may no longer open it: the store is newer.
         let error = #expect(throws: ObjectLogError.self) {
-            try PersistentContainer(url: url, for: LaterModel.entities)
+            try PersistentContainer(url: url, for: labEntities)
+        }
+        #expect(error?.code == .modelMismatch)
+    }
+
+    @Test("a change ALTER TABLE cannot make (a rename) is refused before anything is written")
+    func renameRefused() throws {
+        let (url, connection) = try firstVersion()
+        defer { connection.close() }
+        let before = try state(connection)
+        let error = #expect(throws: ObjectLogError.self) {
+            try PersistentContainer(url: url, for: RenamingModel.entities)
         }
         #expect(error?.code == .unsupported)
-        #expect(try state() == before, "nothing was written")
+        #expect(try state(connection) == before, "nothing was written")
         // The model that wrote it still opens it.
         let again = try PersistentContainer(url: url, for: labEntities)
         #expect(try again.newContext().fetch(FetchRequest<Lab>()).map(\.name) == ["kept"])

@@ -131,6 +131,24 @@ public final class StoreInspector: Sendable {
         return writer.bytes
     }
 
+    /// The value an attribute's objects written before it existed take: its default, decoded
+    /// from ``ModelSchema/Property/defaultValue``; nil when it has none or it cannot be read.
+    package static func defaultValue(of property: ModelSchema.Property) -> StoredValue? {
+        guard let hex = property.defaultValue, hex.utf8.count.isMultiple(of: 2) else { return nil }
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes.withUnsafeBytes { buffer in
+            var reader = PayloadReader(buffer)
+            return try? StoredValue.decode(property, from: &reader)
+        }
+    }
+
     /// The object with a key, or `nil` if no live object has it.
     public func object(key: ObjectKey) throws(ObjectLogError) -> GenericObject? {
         guard let location = try readingStore({ try store.location(of: key) }) else { return nil }

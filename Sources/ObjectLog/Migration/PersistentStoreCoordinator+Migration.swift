@@ -55,13 +55,10 @@ extension PersistentStoreCoordinator {
         guard let history, let stored = history.current, let mapping = decision.mapping else {
             return model
         }
-        guard store.capabilities.contains(.migration) else {
-            throw ObjectLogError(
-                .unsupported,
-                "cannot migrate '\(path)': this kind of store does not migrate its model"
-            )
-        }
         let model = try model.retagged(decision.tags)
+        guard store.capabilities.contains(.migration) else {
+            return try migrateTables(of: store, from: history, to: model, mapping, path, readOnly)
+        }
         try installTrial(of: model, history: history, in: store)
         // A custom stage may make the objects meet a new constraint: it is checked after it.
         if authority != .planned(acceptingUninferred: true) {
@@ -86,6 +83,55 @@ extension PersistentStoreCoordinator {
             store.installReading(of: history, pendingBoundary: nil)
             throw error
         }
+        return model
+    }
+
+    /// Migrates a store that keeps values in columns of its own (a database's tables), changing
+    /// its tables and recording the new version in one transaction; a read-only open, or a
+    /// change its tables cannot take, is refused before anything is written.
+    private static func migrateTables(
+        of store: any PersistentStore,
+        from history: ModelHistory,
+        to model: ManagedObjectModel,
+        _ mapping: SchemaMapping,
+        _ path: String,
+        _ readOnly: Bool
+    ) throws(ObjectLogError) -> ManagedObjectModel {
+        guard let stored = history.current?.schema else { return model }
+        func refusal(_ reason: String) -> ObjectLogError {
+            ObjectLogError(
+                .unsupported,
+                "cannot migrate '\(path)' from model version \(stored.versionHash) to "
+                    + "\(model.schema.versionHash): \(reason); nothing was written"
+            )
+        }
+        guard !readOnly else { throw refusal("a read-only open of this store cannot migrate it") }
+        guard mapping.removedTags.isEmpty else {
+            throw refusal("this kind of store does not remove entities yet")
+        }
+        try checkNewlyAbstract(model: model, from: stored, store: store, path: path)
+        let (transaction, recorded) = try recording(
+            model.schema,
+            history: history,
+            in: store,
+            deleting: []
+        )
+        let migrated: Bool
+        do {
+            migrated = try store.migrateTables(
+                from: stored,
+                to: model.schema,
+                recording: transaction
+            )
+        } catch {
+            throw ObjectLogError.store(error, "cannot migrate '\(path)'")
+        }
+        guard migrated else {
+            throw refusal(
+                "this kind of store migrates added entities, attributes and relationships only"
+            )
+        }
+        store.installReading(of: recorded, pendingBoundary: nil)
         return model
     }
 

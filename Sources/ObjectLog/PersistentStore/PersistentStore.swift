@@ -132,6 +132,18 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// writes never calls it.
     func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void)
 
+    /// Changes the store's tables from those of `stored` to those of `schema`, and commits
+    /// `recording` (the new version's record and metadata), all in one transaction: how a
+    /// store that keeps values in columns of its own migrates (the log store translates its
+    /// records as it reads them instead).
+    ///
+    /// - Returns: False, with nothing written, when the change is not one the store can make.
+    func migrateTables(
+        from stored: ModelSchema,
+        to schema: ModelSchema,
+        recording: Transaction
+    ) throws -> Bool
+
     /// Reads records as the newest version of `history` lays them out from now on (the log
     /// store translates records older versions wrote as it reads them; a store that rewrites
     /// its rows when it migrates has nothing to do). `pendingBoundary`: the end below which

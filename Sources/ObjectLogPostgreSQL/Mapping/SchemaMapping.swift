@@ -253,52 +253,67 @@ struct SchemaMapping: Sendable {
         }
     }
 
-    /// The statements that create the tables, join tables and unique indexes, in an order
-    /// PostgreSQL accepts (foreign keys are added once every table exists).
+    /// The statements that create the tables, join tables and uniqueness constraints, in an
+    /// order PostgreSQL accepts (foreign keys are added once every table exists).
     var creationStatements: [String] {
-        var statements: [String] = []
+        let made = tables.map(Self.statements(creating:))
+        return made.map(\.create) + joinTables.map(Self.statement(creating:))
+            + made.flatMap(\.references) + uniqueIndexes.map(Self.statement(creating:))
+    }
+
+    /// The statement that creates `table` without its foreign keys, and the statements that
+    /// add those.
+    static func statements(creating table: Table) -> (create: String, references: [String]) {
         var references: [String] = []
-        for table in tables {
-            let columns = table.columns.map { column -> String in
-                if let range = column.definition.range(of: " REFERENCES ") {
-                    references.append(
-                        "ALTER TABLE \(quoted(table.name)) ADD FOREIGN KEY (\(quoted(column.name)))"
-                            + column.definition[range.lowerBound...]
-                    )
-                    return "\(quoted(column.name)) \(column.definition[..<range.lowerBound])"
-                }
-                return "\(quoted(column.name)) \(column.definition)"
+        let columns = table.columns.map { column -> String in
+            if let reference = Self.reference(of: column, in: table) {
+                references.append(reference)
+                return "\(quoted(column.name)) \(Self.type(of: column))"
             }
-            statements.append(
-                "CREATE TABLE \(quoted(table.name)) (\(columns.joined(separator: ", ")))"
-            )
+            return "\(quoted(column.name)) \(column.definition)"
         }
-        for join in joinTables {
-            let key = Self.keyColumn
-            statements.append(
-                "CREATE TABLE \(quoted(join.name)) (source bigint NOT NULL REFERENCES "
-                    + "\(quoted(join.sourceTable)) (\(key)) ON DELETE CASCADE DEFERRABLE INITIALLY "
-                    + "DEFERRED, destination bigint NOT NULL REFERENCES "
-                    + "\(quoted(join.destinationTable)) (\(key)) ON DELETE CASCADE DEFERRABLE "
-                    + "INITIALLY DEFERRED, "
-                    + (join.isOrdered ? "position bigint NOT NULL, " : "")
-                    + "PRIMARY KEY (source, destination))"
-            )
+        return (
+            "CREATE TABLE \(quoted(table.name)) (\(columns.joined(separator: ", ")))", references
+        )
+    }
+
+    /// A column's definition without its foreign key.
+    static func type(of column: Column) -> Substring {
+        guard let range = column.definition.range(of: " REFERENCES ") else {
+            return column.definition[...]
         }
-        statements += references
-        // An exclusion constraint rather than a unique index: it can be deferred to the end of
-        // the save's transaction (a partial unique index cannot), so that one save may move a
-        // value from one object to another in any order, as the engine allows.
-        for index in uniqueIndexes {
-            let columns = index.attributes.map { "\(quoted($0)) WITH =" }.joined(separator: ", ")
-            let tags = index.tags.map(String.init).joined(separator: ", ")
-            statements.append(
-                "ALTER TABLE \(quoted(index.table)) ADD CONSTRAINT \(quoted(index.name)) EXCLUDE "
-                    + "USING btree (\(columns)) WHERE (\(Self.entityColumn) IN (\(tags))) "
-                    + "DEFERRABLE INITIALLY DEFERRED"
-            )
-        }
-        return statements
+        return column.definition[..<range.lowerBound]
+    }
+
+    /// The statement that adds a column's foreign key; nil for a column without one.
+    static func reference(of column: Column, in table: Table) -> String? {
+        guard let range = column.definition.range(of: " REFERENCES ") else { return nil }
+        return "ALTER TABLE \(quoted(table.name)) ADD FOREIGN KEY (\(quoted(column.name)))"
+            + column.definition[range.lowerBound...]
+    }
+
+    /// The statement that creates a join table.
+    static func statement(creating join: JoinTable) -> String {
+        let key = Self.keyColumn
+        return "CREATE TABLE \(quoted(join.name)) (source bigint NOT NULL REFERENCES "
+            + "\(quoted(join.sourceTable)) (\(key)) ON DELETE CASCADE DEFERRABLE INITIALLY "
+            + "DEFERRED, destination bigint NOT NULL REFERENCES "
+            + "\(quoted(join.destinationTable)) (\(key)) ON DELETE CASCADE DEFERRABLE "
+            + "INITIALLY DEFERRED, "
+            + (join.isOrdered ? "position bigint NOT NULL, " : "")
+            + "PRIMARY KEY (source, destination))"
+    }
+
+    // An exclusion constraint rather than a unique index: it can be deferred to the end of the
+    // save's transaction (a partial unique index cannot), so that one save may move a value
+    // from one object to another in any order, as the engine allows.
+    /// The statement that adds a uniqueness constraint.
+    static func statement(creating index: UniqueIndex) -> String {
+        let columns = index.attributes.map { "\(quoted($0)) WITH =" }.joined(separator: ", ")
+        let tags = index.tags.map(String.init).joined(separator: ", ")
+        return "ALTER TABLE \(quoted(index.table)) ADD CONSTRAINT \(quoted(index.name)) EXCLUDE "
+            + "USING btree (\(columns)) WHERE (\(Self.entityColumn) IN (\(tags))) "
+            + "DEFERRABLE INITIALLY DEFERRED"
     }
 
     /// The entity and attributes of the constraint whose index PostgreSQL named in a

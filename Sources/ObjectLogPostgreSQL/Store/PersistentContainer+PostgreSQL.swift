@@ -7,8 +7,9 @@ extension PersistentContainer {
     /// `postgres://`) URI, or a store file for a path.
     ///
     /// The same models, contexts, fetches and relationships work on either. A database without
-    /// an ObjectLog store gets its tables; one that holds a store is opened for the model if
-    /// it recorded the same model version. libpq's own parameters pass through (`sslmode`,
+    /// an ObjectLog store gets its tables; one that holds a store written by an earlier model
+    /// version that the new one only adds to is migrated with `ALTER TABLE`, in one
+    /// transaction. libpq's own parameters pass through (`sslmode`,
     /// `sslrootcert`, a password file or `PGPASSWORD`): prefer those to a password in the URI,
     /// which no error or tool shows anyway.
     ///
@@ -27,8 +28,9 @@ extension PersistentContainer {
     ///   - readOnly: Whether the container refuses saves (a hot standby accepts no writes).
     /// - Throws: ``ObjectLogError/Code/store`` when the server cannot be reached (naming the
     ///   host, the database and libpq's reason) or refuses the store's tables;
-    ///   ``ObjectLogError/Code/unsupported`` for a database written by another version of the
-    ///   model, which this store does not migrate yet (nothing is written then).
+    ///   ``ObjectLogError/Code/modelMismatch`` for a database written by a newer model version;
+    ///   ``ObjectLogError/Code/unsupported`` for one written by a version the new one does more
+    ///   than add to (a rename, a removal): nothing is written then.
     public convenience init(
         url: String,
         for types: [ManagedObject.Type],

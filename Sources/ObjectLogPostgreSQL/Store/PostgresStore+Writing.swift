@@ -62,7 +62,7 @@ extension PostgresStore {
     }
 
     /// The statements of one save, within its SQL transaction.
-    private func write(
+    func write(
         _ changes: [Transaction.Change],
         metadata: Metadata?,
         locks: [StoreLockCheck]

@@ -19,16 +19,12 @@ import ObjectLogStore
 ///
 /// All statements of a store go through one connection, one at a time.
 package final class PostgresStore: PersistentStore, @unchecked Sendable {
-    // `@unchecked Sendable`: `connection` and `pendingBlobs` are used only under `lock`; the
-    // rest is set once in `init`.
+    // `@unchecked Sendable`: `connection`, `current` and `pendingBlobs` are used only under
+    // `lock`; the rest is set once in `init`.
     let connection: PostgresConnection
-    let mapping: SchemaMapping
-    let schema: ModelSchema
-    /// The layout of each table, and the table of each entity tag.
-    let layouts: [RowLayout]
-    let layoutOfTag: [UInt32: Int]
-    /// The columns of external data, each with its table, where a blob's bytes are found.
-    let externalColumns: [(table: String, column: String)]
+    /// The tables of the model version the store reads and writes now (a migration changes
+    /// them).
+    private var current: Tables
     private let lock = NSRecursiveLock()
     /// Data handed to ``writeBlob(_:)`` and not yet saved in a row.
     private var pendingBlobs: [BlobID: Data] = [:]
@@ -82,30 +78,68 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
             connection.close()
             throw error
         }
-        self.schema = stored
-        self.mapping = mapping
-        let layouts = mapping.tables.map { table in
-            RowLayout(
-                table: table,
-                mapping: mapping,
-                schema: stored,
-                externalThreshold: externalStorageMinimumByteCount
-            )
-        }
-        self.layouts = layouts
-        var layoutOfTag: [UInt32: Int] = [:]
-        var external: [(table: String, column: String)] = []
-        for (index, layout) in layouts.enumerated() {
-            for tag in layout.entities.keys { layoutOfTag[tag] = index }
-            for field in layout.fields {
-                if case .external(let column) = field.source {
-                    external.append((layout.table, column))
+        current = Tables(
+            schema: stored,
+            mapping: mapping,
+            externalThreshold: externalStorageMinimumByteCount
+        )
+    }
+
+    /// The tables of one model version: its mapping, and how its rows become records.
+    struct Tables: Sendable {
+        let schema: ModelSchema
+        let mapping: SchemaMapping
+        /// The layout of each table, and the table of each entity tag.
+        let layouts: [RowLayout]
+        let layoutOfTag: [UInt32: Int]
+        /// The columns of external data, each with its table, where a blob's bytes are found.
+        let externalColumns: [(table: String, column: String)]
+
+        init(schema: ModelSchema, mapping: SchemaMapping, externalThreshold: Int) {
+            self.schema = schema
+            self.mapping = mapping
+            layouts = mapping.tables.map { table in
+                RowLayout(
+                    table: table,
+                    mapping: mapping,
+                    schema: schema,
+                    externalThreshold: externalThreshold
+                )
+            }
+            var layoutOfTag: [UInt32: Int] = [:]
+            var external: [(table: String, column: String)] = []
+            for (index, layout) in layouts.enumerated() {
+                for tag in layout.entities.keys { layoutOfTag[tag] = index }
+                for field in layout.fields {
+                    if case .external(let column) = field.source {
+                        external.append((layout.table, column))
+                    }
                 }
             }
+            self.layoutOfTag = layoutOfTag
+            externalColumns = external
         }
-        self.layoutOfTag = layoutOfTag
-        self.externalColumns = external
     }
+
+    /// The tables the store reads and writes now.
+    var tables: Tables {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+
+    /// Reads and writes the tables of `tables` from now on.
+    func use(_ tables: Tables) {
+        lock.lock()
+        defer { lock.unlock() }
+        current = tables
+    }
+
+    var schema: ModelSchema { tables.schema }
+    var mapping: SchemaMapping { tables.mapping }
+    var layouts: [RowLayout] { tables.layouts }
+    var layoutOfTag: [UInt32: Int] { tables.layoutOfTag }
+    var externalColumns: [(table: String, column: String)] { tables.externalColumns }
 
     /// Creates the store's tables in a database without them, in one transaction under an
     /// advisory lock (two processes opening a new database at once create them once); returns
@@ -162,32 +196,41 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
     /// The indexes that reading relationships and external data needs: on every to-one
     /// column (a to-many's objects are found through their inverse's column), on the
     /// destinations of join tables, and on the digest of external data.
-    private static func indexStatements(_ mapping: SchemaMapping, schema: ModelSchema) -> [String] {
+    static func indexStatements(_ mapping: SchemaMapping, schema: ModelSchema) -> [String] {
+        mapping.tables.flatMap { indexStatements(for: $0, columns: nil, schema: schema) }
+            + mapping.joinTables.map(indexStatement(for:))
+    }
+
+    /// The indexes of `table`'s `columns` (all of them when nil): see
+    /// ``indexStatements(_:schema:)``.
+    static func indexStatements(
+        for table: SchemaMapping.Table,
+        columns: Set<String>?,
+        schema: ModelSchema
+    ) -> [String] {
         var statements: [String] = []
-        for table in mapping.tables {
-            let entities = table.entities.values.compactMap { schema.entity(named: $0) }
-            var seen: Set<String> = []
-            for entity in entities {
-                for property in entity.properties where seen.insert(property.name).inserted {
-                    if property.kind == .relationship, !property.isToMany {
-                        statements.append(
-                            "CREATE INDEX ON \(quoted(table.name)) (\(quoted(property.name)))"
-                        )
-                    } else if property.kind == .attribute, property.isExternal,
-                        property.type == .data
-                    {
-                        statements.append(
-                            "CREATE INDEX ON \(quoted(table.name)) "
-                                + "(sha256(\(quoted(property.name))))"
-                        )
-                    }
+        let entities = table.entities.values.compactMap { schema.entity(named: $0) }
+        var seen: Set<String> = []
+        for entity in entities {
+            for property in entity.properties where seen.insert(property.name).inserted {
+                guard columns?.contains(property.name) ?? true else { continue }
+                if property.kind == .relationship, !property.isToMany {
+                    statements.append(
+                        "CREATE INDEX ON \(quoted(table.name)) (\(quoted(property.name)))"
+                    )
+                } else if property.kind == .attribute, property.isExternal, property.type == .data {
+                    statements.append(
+                        "CREATE INDEX ON \(quoted(table.name)) (sha256(\(quoted(property.name))))"
+                    )
                 }
             }
         }
-        for join in mapping.joinTables {
-            statements.append("CREATE INDEX ON \(quoted(join.name)) (destination)")
-        }
         return statements
+    }
+
+    /// The index of a join table's destinations.
+    static func indexStatement(for join: SchemaMapping.JoinTable) -> String {
+        "CREATE INDEX ON \(quoted(join.name)) (destination)"
     }
 
     /// The schema of the newest model version the database records; nil if it holds no store.

@@ -50,6 +50,15 @@ extension LogStore: PersistentStore {
     // This process holds the log's writer lock: no other process commits.
     package func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {}
 
+    // Records are translated as they are read (`installReading`); no table changes.
+    package func migrateTables(
+        from stored: ModelSchema,
+        to schema: ModelSchema,
+        recording: Transaction
+    ) throws -> Bool {
+        false
+    }
+
     package func finishCommit() { compactIfWorthwhile() }
 
     // Attribute columns narrow the log's scans instead: this process writes the log alone.

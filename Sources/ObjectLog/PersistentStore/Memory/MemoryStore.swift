@@ -299,6 +299,15 @@ package final class MemoryStore: PersistentStore {
     // No other process reaches it.
     package func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {}
 
+    // Records are translated as they are read (`installReading`); no table changes.
+    package func migrateTables(
+        from stored: ModelSchema,
+        to schema: ModelSchema,
+        recording: Transaction
+    ) throws -> Bool {
+        false
+    }
+
     package func finishCommit() {}
 
     // Attribute columns narrow its scans instead: no other process writes it.
