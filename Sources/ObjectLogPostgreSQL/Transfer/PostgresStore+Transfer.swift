@@ -215,6 +215,8 @@ extension PostgresStore {
     static func drop(_ names: [String], _ connection: PostgresConnection) throws(PostgresError) {
         try connection.execute("BEGIN")
         do {
+            // The server's notices of what a drop cascades to would reach standard error.
+            try connection.execute("SET LOCAL client_min_messages = warning")
             for name in names {
                 try connection.execute("DROP TABLE IF EXISTS \(quoted(name)) CASCADE")
             }
