@@ -236,7 +236,7 @@ extension PostgresStore {
     /// Marks the store's tables, through `connection`, as an export's that has not committed
     /// yet, so that an export interrupted before its commit (the process killed) is known
     /// for what it is, and its tables dropped by the next one.
-    func markExport(on connection: PostgresConnection) throws(PostgresError) {
+    package func markExport(on connection: PostgresConnection) throws(PostgresError) {
         let hex = tableNames.joined(separator: "\n").utf8.map { byte in
             byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
         }
