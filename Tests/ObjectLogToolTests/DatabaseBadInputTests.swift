@@ -3,8 +3,9 @@ import ObjectLogStore
 import TestSupport
 import Testing
 
-/// Bad input to the commands that take a database's URI: one `error:` line, its exit code, and
-/// never the password. None of these reaches a server.
+/// Bad input to the commands that take a database's URI.
+///
+/// Each gets one `error:` line, its exit code, and never the password. None reaches a server.
 @Suite("export, import, info and dump: bad input, and never a password")
 struct DatabaseBadInputTests {
     /// A URI with a password whose server does not exist.
