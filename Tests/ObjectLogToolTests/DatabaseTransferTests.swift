@@ -181,6 +181,14 @@ struct DatabaseTransferTests {
         #expect(failed.standardError.contains("NUL"))
         #expect(try PostgresStore.contents(ofDatabase: url) == .empty)
 
+        // A store that records no model: refused before anything is created.
+        let raw = directory.file("raw.olog")
+        _ = try makeFixtureStore(at: raw)
+        let modelless = try runTool("export", raw, url)
+        #expect(modelless.status == 65, "\(modelless.standardError)")
+        #expect(modelless.standardError.contains("has no object model"))
+        #expect(try PostgresStore.contents(ofDatabase: url) == .empty)
+
         // The tables of an export that was killed before its commit.
         let library = try makeTransferLibrary(at: directory.file("library.olog"))
         let schema = try ManagedObjectModel(transferLibraryV2).schema
@@ -199,6 +207,67 @@ struct DatabaseTransferTests {
         #expect(refused.status == 73)
         #expect(refused.standardError.contains("records no model"))
         #expect(try PostgresStore.contents(ofDatabase: other) == .unrecordedStore)
+    }
+
+    @Test("a store from before model versions were kept gets a schema record in its copies")
+    func legacyStore() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("legacy.olog")
+        let container = try PersistentContainer(path: path, for: transferLibraryV2)
+        let context = container.newContext()
+        let shelf = TransferShelfV2(context: context)
+        shelf.name = "old"
+        let book = TransferBookV2(context: context)
+        book.title = "kept in the metadata"
+        book.shelf = shelf
+        try context.save()
+        try container.close()
+        // The model as stores kept it before versions: its description in the metadata.
+        let store = try LogStore.open(path: path)
+        let version = try #require(try ModelHistory.read(from: store)?.current)
+        var transaction = Transaction()
+        transaction.delete(key: version.key, entity: ModelHistory.schemaEntityTag)
+        var metadata = store.metadata
+        metadata[ModelHistory.versionsKey] = nil
+        metadata[LogStore.upgradeBoundaryKey] = nil
+        metadata[PersistentStoreCoordinator.modelKey] = .string(
+            String(decoding: version.schema.canonicalJSON(), as: UTF8.self)
+        )
+        transaction.metadata = metadata
+        try store.commit(transaction)
+        #expect(try ModelHistory.read(from: store)?.isLegacy == true)
+        try store.close()
+
+        let url = try TestServer.freshDatabase()
+        #expect(try runTool("export", path, url).status == 0)
+        let imported = directory.file("imported.olog")
+        #expect(try runTool("import", url, imported).status == 0)
+        let dump = try runTool("dump", path).standardOutput
+        #expect(try runTool("dump", url).standardOutput == dump)
+        #expect(try runTool("dump", imported).standardOutput == dump)
+        let copied = try PersistentContainer.metadataForStore(at: imported)
+        #expect(copied[PersistentStoreCoordinator.modelKey] == nil)
+        guard case .array(let versions)? = copied[ModelHistory.versionsKey],
+            case .dictionary(let entry)? = versions.first
+        else {
+            Issue.record("the copy lists no model versions")
+            return
+        }
+        #expect(versions.count == 1)
+        #expect(entry["hash"] == .string(version.hash))
+        // A key above every key the store handed out.
+        #expect((entry["key"]?.integerValue ?? 0) > Int64(book.objectID.key))
+        for location in [imported, url] {
+            let reopened =
+                try location == url
+                ? PersistentContainer(url: url, for: transferLibraryV2)
+                : PersistentContainer(path: imported, for: transferLibraryV2)
+            let context = reopened.newContext()
+            let books = try context.fetch(FetchRequest<TransferBookV2>())
+            #expect(books.map(\.title) == ["kept in the metadata"])
+            #expect(books.first?.shelf?.name == "old")
+            try reopened.close()
+        }
     }
 
     @Test("import: an existing destination 73, a database without a store 66, nothing written")
