@@ -20,6 +20,9 @@ struct DatabaseTransferTests {
     func dumpIdentity() throws {
         let directory = TemporaryDirectory()
         let library = try makeTransferLibrary(at: directory.file("library.olog"))
+        let source = try StoreAccessForTests.openReadOnly(library.path)
+        #expect(source.liveKeys(entity: nil).contains { source.location(of: $0)?.isPatch == true })
+        try source.close()
         let url = try TestServer.freshDatabase()
         let exported = try runTool("export", library.path, url)
         #expect(exported.status == 0, "\(exported.standardError)")
@@ -42,6 +45,10 @@ struct DatabaseTransferTests {
         }
         let pages = objects.compactMap { ($0["attributes"] as? [String: Any])?["pages"] as? Int }
         #expect(pages.sorted() == [100, 100, 100, 100, 321])
+        let ratings = objects.compactMap {
+            ($0["attributes"] as? [String: Any])?["rating"] as? Double
+        }
+        #expect(ratings.filter { $0 == 4.5 }.count == 4)
     }
 
     @Test("export then import keep keys, relations, blobs, metadata and both model versions")

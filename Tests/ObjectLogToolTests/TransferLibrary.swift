@@ -81,9 +81,9 @@ struct TransferLibrary {
 }
 
 /// A library store written by version 1 (external data from 1 KiB, so a 2 KiB cover is a blob
-/// file here and inline in a database), then migrated to version 2, which adds a book and
-/// deletes one: records of both versions, two model versions, blobs, metadata and every kind
-/// of relationship.
+/// file here and inline in a database), then migrated to version 2, which adds a book, deletes
+/// one and patches the rating of version 1's books: records of both versions, patches, two
+/// model versions, blobs, metadata and every kind of relationship.
 func makeTransferLibrary(at path: String) throws -> TransferLibrary {
     var options = StoreOptions()
     options.externalStorageMinimumByteCount = 1024
@@ -145,6 +145,13 @@ func makeTransferLibrary(at path: String) throws -> TransferLibrary {
     let deletedKey = doomed.objectID.key
     later.delete(doomed)
     try later.save()
+    // Patches, of records version 1 wrote.
+    _ = try later.execute(
+        BatchUpdateRequest<TransferBookV2>(
+            predicate: #Predicate { $0.pages == 100 },
+            updates: [.set(\.rating, to: 4.5)]
+        )
+    )
     try second.close()
     return TransferLibrary(
         path: path,
