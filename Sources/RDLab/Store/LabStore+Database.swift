@@ -133,9 +133,10 @@ extension LabStore {
         }
         guard error.code == .unsupported else { return nil }
         return CommandError(
-            "the store '\(target)' was written by another version of rdlab's model, and a store "
-                + "in a database does not migrate (\(oneLine(error.message))); copy it into a file "
-                + "with 'objectlog import', open that with this rdlab, and export it again",
+            "the store '\(target)' was written with another model (another version of rdlab's, "
+                + "or another program's), and a store in a database does not migrate "
+                + "(\(oneLine(error.message))); if it is a lab's, copy it into a file with "
+                + "'objectlog import', open that with this rdlab, and export it into an empty database",
             exitCode: .dataError
         )
     }
