@@ -334,7 +334,19 @@ struct DatabaseTransferTests {
         let failed = try runTool("import", url, path)
         #expect(failed.status == 74, "\(failed.standardError)")
         #expect(failed.standardError.contains("'broken'"))
-        let names = try fileNames(in: directory)
+        var names = try fileNames(in: directory)
+        #expect(!names.contains { $0.hasPrefix("copy.olog") }, "\(names)")
+
+        // Keys past what a store file counts: refused as data, nothing written either.
+        let large = try TestServer.freshDatabase()
+        #expect(try runTool("export", library.path, large).status == 0)
+        try PostgresConnection(url: large).execute(
+            "UPDATE objectlog_store SET next_key = 4611686018427387914"
+        )
+        let tooLarge = try runTool("import", large, path)
+        #expect(tooLarge.status == 65, "\(tooLarge.standardError)")
+        #expect(tooLarge.standardError.contains("4611686018427387914"))
+        names = try fileNames(in: directory)
         #expect(!names.contains { $0.hasPrefix("copy.olog") }, "\(names)")
     }
 

@@ -227,6 +227,14 @@ package enum StoreTransfer {
             try store.reserveKeys(below: nextKey)
             return
         }
+        // A store file counts keys up to 2^62 (a database's keys are PostgreSQL's bigint).
+        guard nextKey <= LogFormat.maximumCounter else {
+            throw StoreTransferError(
+                .unreadableRecord,
+                "the source hands out keys up to \(nextKey), more than \(store.displayName) can "
+                    + "hold (at most \(LogFormat.maximumCounter))"
+            )
+        }
         let first = try store.allocateKeys(1).lowerBound
         if nextKey > first + 1 { _ = try store.allocateKeys(Int(nextKey - first - 1)) }
     }
