@@ -64,7 +64,7 @@ final class LabStore {
 
     /// The help text of the `--store` option every store command takes.
     static let storeOptionHelp =
-        "The store: a file, or a postgresql:// URI (default: $\(environmentVariable), else "
+        "The store: a file, or a postgresql:// URI\n(default: $\(environmentVariable), else "
         + "./\(defaultPath))."
 
     /// The settings of the store at `path`, read from its metadata without opening it; empty
