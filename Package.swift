@@ -104,7 +104,7 @@ let package = Package(
             name: "objectlog-bench",
             dependencies: [
                 "ObjectLog", "ObjectLogStore", "ReactionDiffusion", "Thumbnails", "CSQLite",
-                "CLibPQ", "CSolverPeer",
+                "CLibPQ", "CSolverPeer", "ObjectLogPostgreSQL",
             ],
             path: "Benchmarks/ObjectLogBench"
         ),
@@ -131,7 +131,10 @@ let package = Package(
         // SQLite is the differential test's reference (DifferentialTests.swift).
         .testTarget(
             name: "ObjectLogTests",
-            dependencies: ["ObjectLog", "ObjectLogStore", "TestSupport", "StoreTestSupport", "CSQLite"]
+            dependencies: [
+                "ObjectLog", "ObjectLogStore", "ObjectLogPostgreSQL", "TestSupport", "StoreTestSupport",
+                "CSQLite",
+            ]
         ),
         // Tests that need a server are skipped, with the reason, unless OBJECTLOG_TEST_POSTGRES_URL
         // names one (.ci/run starts one and requires them).

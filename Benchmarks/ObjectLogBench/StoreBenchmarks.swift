@@ -105,6 +105,15 @@ func runStoreBenchmarks(arguments: [String]) {
         runPostgresPeerComparison(scale: scale)
         return
     }
+    // ObjectLog's PostgreSQL store beside the peer (PostgresStoreComparison.swift).
+    if let store = option("--store", in: arguments) {
+        guard store == "postgresql" else {
+            print("error: --store takes 'postgresql' (the log store is the default)")
+            exit(64)
+        }
+        runPostgresStoreComparison(scale: scale)
+        return
+    }
     do {
         try StoreBenchmark(scale: scale, arguments: arguments).run()
     } catch {
@@ -1071,6 +1080,11 @@ private func runChild(_ arguments: [String]) {
         case ("pg-count", 1):
             // The PostgreSQL peer's workload 6, likewise.
             seconds = try measure { checksum = Double(try postgresPeerCountChild()) }
+        case ("pg-store-fetch-all", 1):
+            // ObjectLog's PostgreSQL store's workload 2 (PostgresStoreComparison.swift).
+            seconds = try measure { checksum = try postgresStoreFetchAllChild() }
+        case ("pg-store-count", 1):
+            seconds = try measure { checksum = Double(try postgresStoreCountChild()) }
         default:
             print("error: unknown child work \(arguments)")
             exit(64)

@@ -141,3 +141,253 @@ struct PostgresStoreTests {
         }
     }
 }
+
+/// Changes a save observer received, shared with the test's thread.
+final class ReceivedChanges: @unchecked Sendable {
+    private let lock = NSLock()
+    private var changes: [ObjectChanges] = []
+
+    func append(_ change: ObjectChanges) {
+        lock.lock()
+        changes.append(change)
+        lock.unlock()
+    }
+
+    /// The changes received, once `count` have arrived (waiting up to `seconds`).
+    func wait(for count: Int, seconds: Double = 10) -> [ObjectChanges] {
+        for _ in 0..<Int(seconds * 100) {
+            lock.lock()
+            let received = changes
+            lock.unlock()
+            if received.count >= count { return received }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        return changes
+    }
+}
+
+@Suite(
+    "The PostgreSQL store across processes",
+    .enabled(if: TestServer.runs, TestServer.skipReason)
+)
+struct PostgresNotificationTests {
+    @Test("what one process saves reaches another's contexts through LISTEN/NOTIFY, and merges")
+    func otherProcessesSaves() throws {
+        let url = try TestServer.freshDatabase()
+        // Two containers of one database, each with its own connections: as two processes.
+        let writer = try PersistentContainer(url: url, for: labEntities)
+        let reader = try PersistentContainer(url: url, for: labEntities)
+        defer {
+            try? writer.close()
+            try? reader.close()
+        }
+        let received = ReceivedChanges()
+        reader.coordinator.addSaveObserver { received.append($0) }
+        let writing = writer.newContext()
+        let lab = Lab(context: writing)
+        lab.name = "shared"
+        lab.feed = 0.01
+        try writing.save()
+        let inserted = received.wait(for: 1)
+        #expect(inserted.count == 1)
+        #expect(inserted.first?.inserted == [lab.objectID])
+
+        let reading = reader.newContext()
+        let seen = try #require(try reading.existingObject(with: lab.objectID) as? Lab)
+        #expect(seen.feed == 0.01)
+        lab.feed = 0.02
+        try writing.save()
+        let updated = received.wait(for: 2)
+        #expect(updated.count == 2)
+        #expect(updated.last?.updated == [lab.objectID])
+        if let change = updated.last { reading.mergeChanges(from: change) }
+        #expect(seen.feed == 0.02, "the merge refreshed the reader's object")
+
+        writing.delete(lab)
+        try writing.save()
+        let deleted = received.wait(for: 3)
+        #expect(deleted.last?.deleted == [lab.objectID])
+        // The reader's own save reaches its observers once, from the save, not again from the
+        // server's announcement.
+        let label = Label(context: reading)
+        label.text = "mine"
+        try reading.save()
+        let all = received.wait(for: 5, seconds: 1)
+        #expect(all.count == 4)
+        #expect(all.last?.inserted == [label.objectID])
+    }
+}
+
+@Suite(
+    "The PostgreSQL store on a hot standby",
+    .enabled(if: TestServer.standbyRuns, TestServer.skipReason)
+)
+struct PostgresStandbyTests {
+    @Test(
+        "a read-only container on the standby sees what the primary saved; a write there names the standby"
+    )
+    func standby() throws {
+        let url = try TestServer.freshDatabase()
+        let standbyURL = try #require(TestServer.standbyURL(of: url))
+        let primary = try PersistentContainer(url: url, for: labEntities)
+        defer { try? primary.close() }
+        let context = primary.newContext()
+        let lab = Lab(context: context)
+        lab.name = "replicated"
+        try context.save()
+
+        // Replication takes a moment: the standby's container opens once the tables are there,
+        // and sees the object once its row is.
+        var replica: PersistentContainer?
+        var names: [String] = []
+        for _ in 0..<500 where names.isEmpty {
+            if replica == nil {
+                replica = try? PersistentContainer(
+                    url: standbyURL,
+                    for: labEntities,
+                    readOnly: true
+                )
+            }
+            names = (try? replica?.newContext().fetch(FetchRequest<Lab>()).map(\.name)) ?? []
+            if names.isEmpty { Thread.sleep(forTimeInterval: 0.02) }
+        }
+        defer { try? replica?.close() }
+        #expect(names == ["replicated"])
+
+        let reading = try #require(replica).newContext()
+        Lab(context: reading).name = "refused"
+        #expect(throws: ObjectLogError.self) { try reading.save() }
+
+        // A container that would write, opened on the standby: the server refuses (the new
+        // object's key, which a save would take, already), and says which server it is.
+        let writer = try PersistentContainer(url: standbyURL, for: labEntities)
+        defer { try? writer.close() }
+        let writing = writer.newContext()
+        Lab(context: writing).name = "also refused"
+        do {
+            try writing.save()
+            Issue.record("the standby accepted a write")
+        } catch {
+            #expect(error.code == .store)
+            #expect(error.message.contains("accepts no writes"))
+            #expect(error.message.contains("standby"))
+        }
+    }
+}
+
+@Suite(
+    "The PostgreSQL store when the server is lost",
+    .enabled(if: TestServer.runs, TestServer.skipReason)
+)
+struct PostgresLostServerTests {
+    @Test(
+        "a server lost in the middle of a save: the save throws, nothing is written, the context keeps its changes"
+    )
+    func lostMidSave() throws {
+        let url = try TestServer.freshDatabase()
+        let container = try PersistentContainer(url: url, for: labEntities)
+        defer { try? container.close() }
+        let store = try #require(container.coordinator.store as? PostgresStore)
+        let pid = try #require(
+            try store.connection.execute("SELECT pg_backend_pid()").rows.first?.first ?? nil
+        )
+        // Each row of the save takes a while, so that the connection is cut while it runs.
+        let admin = try PostgresConnection(url: url)
+        defer { admin.close() }
+        try admin.execute(
+            "CREATE FUNCTION slow() RETURNS trigger AS $$ BEGIN PERFORM pg_sleep(0.05); "
+                + "RETURN NEW; END $$ LANGUAGE plpgsql"
+        )
+        try admin.execute(
+            "CREATE TRIGGER slow BEFORE INSERT ON \"Run\" FOR EACH ROW EXECUTE FUNCTION slow()"
+        )
+        let context = container.newContext()
+        let lab = Lab(context: context)
+        lab.name = "cut short"
+        for step in 0..<100 {
+            let run = Run(context: context)
+            run.step = step
+            lab.runs.append(run)
+        }
+        let killer = Thread {
+            Thread.sleep(forTimeInterval: 0.5)
+            _ = try? PostgresConnection(url: url).execute(
+                "SELECT pg_terminate_backend($1)",
+                [pid]
+            )
+        }
+        killer.start()
+        #expect(throws: ObjectLogError.self) { try context.save() }
+        #expect(context.hasChanges, "the context keeps its changes")
+        #expect(lab.runs.count == 100)
+        let counts = try admin.execute(
+            "SELECT (SELECT count(*) FROM \"Lab\"), (SELECT count(*) FROM \"Run\")"
+        ).rows.first
+        #expect(counts == ["0", "0"], "nothing of the save was written")
+    }
+}
+
+/// `Lab` of a later model version: one attribute more.
+enum LaterModel {
+    final class Lab: ManagedObject {
+        @Attribute(.unique) var name = ""
+        @Attribute var feed = 0.055
+        @Attribute var steps: Int32 = 0
+        @Attribute var notes: String? = nil
+        @Attribute var created = Date(timeIntervalSinceReferenceDate: 0)
+        @Attribute(.externalStorage) var thumbnail: Data? = nil
+        @Attribute var kill = 0.062
+        @Relationship(inverse: \Run.lab, deleteRule: .cascade) var runs: [Run]
+        @Relationship(inverse: \Label.labs) var labels: Set<Label>
+    }
+
+    final class Run: ManagedObject {
+        @Attribute var step = 0
+        @Relationship var lab: Lab?
+    }
+
+    final class Label: ManagedObject {
+        @Attribute var text = ""
+        @Relationship var labs: Set<Lab>
+    }
+
+    static let entities: [ManagedObject.Type] = [Lab.self, Run.self, Label.self]
+}
+
+@Suite(
+    "The PostgreSQL store and other model versions",
+    .enabled(if: TestServer.runs, TestServer.skipReason)
+)
+struct PostgresModelVersionTests {
+    @Test("a database written by another model version is refused before anything is written")
+    func otherVersionRefused() throws {
+        let url = try TestServer.freshDatabase()
+        do {
+            let container = try PersistentContainer(url: url, for: labEntities)
+            let context = container.newContext()
+            Lab(context: context).name = "kept"
+            try context.save()
+            try container.close()
+        }
+        let connection = try PostgresConnection(url: url)
+        defer { connection.close() }
+        func state() throws -> [[String?]] {
+            try connection.execute(
+                "SELECT (SELECT count(*) FROM objectlog_model_versions), "
+                    + "(SELECT last_commit FROM objectlog_store), (SELECT count(*) FROM \"Lab\")"
+            ).rows
+        }
+        let before = try state()
+        let error = #expect(throws: ObjectLogError.self) {
+            try PersistentContainer(url: url, for: LaterModel.entities)
+        }
+        #expect(error?.code == .unsupported)
+        #expect(try state() == before, "nothing was written")
+        // The model that wrote it still opens it.
+        let again = try PersistentContainer(url: url, for: labEntities)
+        #expect(try again.newContext().fetch(FetchRequest<Lab>()).map(\.name) == ["kept"])
+        try again.close()
+    }
+}

@@ -77,13 +77,15 @@ struct ContextTests {
         let reader = container.newContext()
         let cells = try reader.fetch(Cell.self)
         #expect(cells.count == 10)
-        #expect(cells.allSatisfy { $0.isFault })
+        // A database store returns its objects loaded: their rows come with the query.
+        let faults = kind != .postgreSQL
+        #expect(cells.allSatisfy { $0.isFault == faults })
         #expect(try reader.count(FetchRequest<Cell>()) == 10)
         #expect(try reader.fetchIdentifiers(FetchRequest<Cell>()).count == 10)
         let first = cells[0]
         #expect(first.value == Double(first.row) / 2)
         #expect(!first.isFault)
-        #expect(cells[1].isFault)
+        #expect(cells[1].isFault == faults)
         let again = try reader.object(with: first.objectID)
         #expect(again === first)
         #expect(try reader.fetch(Cell.self).first === first)

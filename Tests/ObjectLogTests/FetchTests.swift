@@ -251,12 +251,16 @@ struct BulkFaultTests {
         let reader = container.newContext()
         reader.tracer = ContextTracer()
         let cells = try reader.fetch(Cell.self)
-        #expect(cells.allSatisfy { $0.isFault })
+        // A database store returns its objects loaded (their rows come with the query), in
+        // one query: there are no faults to load.
+        let faults = kind != .postgreSQL
+        #expect(cells.allSatisfy { $0.isFault == faults })
         var mismatches = 0
         for cell in cells where cell.value != Double(cell.row) * 0.5 { mismatches += 1 }
         #expect(mismatches == 0)
         #expect(Set(cells.map(\.row)).count == count)
-        #expect(reader.statistics.bulkFaultLoads == 1)
+        #expect(reader.statistics.bulkFaultLoads == (faults ? 1 : 0))
+        #expect(reader.statistics.storeQueries == (faults ? 0 : 1))
         cells[0].value = -1
         #expect(reader.updatedObjects == [cells[0]])
         try reader.save()

@@ -187,6 +187,10 @@ struct DatabaseTransferTests {
         #expect(failed.status == 65, "\(failed.standardError)")
         #expect(failed.standardError.contains("NUL"))
         #expect(try PostgresStore.contents(ofDatabase: url) == .empty)
+        let tables = try PostgresConnection(url: url).execute(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
+        )
+        #expect(tables.rows == [["0"]])
 
         // A store that records no model: refused before anything is created.
         let raw = directory.file("raw.olog")

@@ -62,6 +62,14 @@ public enum TestServer {
         return url + (url.contains("?") ? "&" : "?") + "dbname=" + name
     }
 
+    /// The URL of the database of `url` (one of ``freshDatabase()``'s) on the hot standby.
+    public static func standbyURL(of url: String) -> String? {
+        guard let standby = found.standby,
+            let name = url.components(separatedBy: "dbname=").last, url.contains("dbname=")
+        else { return nil }
+        return standby + (standby.contains("?") ? "&" : "?") + "dbname=" + name
+    }
+
     /// Starts a throwaway server with the repository's script, stopped when the process exits.
     private static func startOwnServer() -> (url: String?, standby: String?, problem: String) {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

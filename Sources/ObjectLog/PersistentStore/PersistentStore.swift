@@ -127,6 +127,11 @@ package protocol PersistentStore: AnyObject, Sendable {
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws
 
+    /// Calls `handler` with the changes of each commit another process makes, from a thread
+    /// of the store's, for as long as the store is open. A store that only this process
+    /// writes never calls it.
+    func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void)
+
     /// Reads records as the newest version of `history` lays them out from now on (the log
     /// store translates records older versions wrote as it reads them; a store that rewrites
     /// its rows when it migrates has nothing to do). `pendingBoundary`: the end below which
@@ -188,6 +193,21 @@ package protocol StoreReadPlan: Sendable {
     var keys: [ObjectKey] { get }
     /// Each object's key and record position, in the plan's order.
     var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] { get }
+}
+
+/// What a commit of another process changed: the objects, by key and entity.
+package struct StoreChanges: Sendable {
+    /// The commit's number.
+    package var number: UInt64
+    /// The objects it inserted.
+    package var inserted: [(key: ObjectKey, entity: EntityTag)] = []
+    /// The objects it updated.
+    package var updated: [(key: ObjectKey, entity: EntityTag)] = []
+    /// The objects it deleted.
+    package var deleted: [(key: ObjectKey, entity: EntityTag)] = []
+
+    /// The changes of commit `number`, none yet.
+    package init(number: UInt64) { self.number = number }
 }
 
 /// What a commit was, and the store's end and generation right after it (the positions the

@@ -38,7 +38,11 @@ extension ManagedObjectContext {
         _ request: FetchRequest<T>,
         entity: EntityDescription
     ) throws(ObjectLogError) -> [T] {
-        if request.predicate == nil, request.textMatch == nil, request.sortDescriptors.isEmpty {
+        // Faults for every key cost a store this process alone writes nothing until they are
+        // read; a store on a server would then read them one by one, so it is scanned instead.
+        if request.predicate == nil, request.textMatch == nil, request.sortDescriptors.isEmpty,
+            coordinator.isExclusive
+        {
             let keys = window(try allKeys(of: entity, request), request)
             registry.reserveCapacity(registry.count + keys.count)
             var found: [ManagedObject]

@@ -143,6 +143,7 @@ public final class PersistentStoreCoordinator: Sendable {
         self.store = store
         self.isExclusive = store.capabilities.contains(.exclusiveWriter)
         self.state = LockedValue(State())
+        store.observeOtherProcesses { [weak self] changes in self?.receive(changes) }
     }
 
     /// Joins `model` to an open store of any kind.
@@ -170,6 +171,7 @@ public final class PersistentStoreCoordinator: Sendable {
         self.store = store
         self.isExclusive = store.capabilities.contains(.exclusiveWriter)
         self.state = LockedValue(State())
+        store.observeOtherProcesses { [weak self] changes in self?.receive(changes) }
     }
 
     /// Reads a store's metadata without opening it for objects (no replay of the log).
@@ -639,6 +641,26 @@ public final class PersistentStoreCoordinator: Sendable {
                 index = end
             }
         }
+    }
+
+    /// Tells save observers (and so the contexts that merge) about a commit another process
+    /// made, as about a save of this one.
+    private func receive(_ changes: StoreChanges) {
+        func ids(_ objects: [(key: ObjectKey, entity: EntityTag)]) -> [ObjectID] {
+            objects.compactMap { object in
+                model.entity(tag: object.entity).map {
+                    ObjectID(entityName: $0.name, key: object.key)
+                }
+            }
+        }
+        let objectChanges = ObjectChanges(
+            inserted: ids(changes.inserted),
+            updated: ids(changes.updated),
+            deleted: ids(changes.deleted),
+            transactionNumber: changes.number
+        )
+        guard !objectChanges.isEmpty else { return }
+        broadcast(objectChanges)
     }
 
     /// Whether any save observer is registered.

@@ -125,6 +125,41 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// The payloads of the notifications (`NOTIFY`) of the channels this connection listens
+    /// to that arrived, waiting up to `milliseconds` for the first.
+    ///
+    /// - Throws: ``PostgresError/Code/connectionLost`` when the server is gone.
+    public func notifications(waitingUpTo milliseconds: Int32) throws(PostgresError) -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let connection else {
+            throw PostgresError(.connectionLost, "the connection to \(target) is closed")
+        }
+        var payloads = Self.takeNotifications(connection)
+        guard payloads.isEmpty else { return payloads }
+        var descriptor = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
+        guard descriptor.fd >= 0 else { throw lostOrFailed(connection, "no socket") }
+        // The lock is held while waiting: a listening connection runs no statements meanwhile.
+        let ready = poll(&descriptor, 1, milliseconds)
+        if ready > 0 {
+            guard PQconsumeInput(connection) == 1 else {
+                throw lostOrFailed(connection, "cannot read notifications")
+            }
+            payloads = Self.takeNotifications(connection)
+        }
+        return payloads
+    }
+
+    /// The notifications libpq has read, in order.
+    private static func takeNotifications(_ connection: OpaquePointer) -> [String] {
+        var payloads: [String] = []
+        while let notification = PQnotifies(connection) {
+            payloads.append(String(cString: notification.pointee.extra))
+            PQfreemem(notification)
+        }
+        return payloads
+    }
+
     /// The error of a statement that got no result: the connection lost, or libpq's reason.
     private func lostOrFailed(_ connection: OpaquePointer, _ what: String) -> PostgresError {
         let reason = oneLine(String(cString: PQerrorMessage(connection)))

@@ -86,7 +86,11 @@ extension PostgresStore {
                 found[record.key] = record
             }
         }
-        for record in try schemaRecords(keys) { found[record.key] = record }
+        // Model versions are read rarely: only keys no table holds are looked for there.
+        let missing = keys.filter { found[$0] == nil }
+        if !missing.isEmpty {
+            for record in try schemaRecords(missing) { found[record.key] = record }
+        }
         return keys.compactMap { found[$0] }
     }
 
@@ -146,21 +150,21 @@ extension PostgresStore {
 
     // MARK: The seam's reads
 
-    package func location(of key: ObjectKey) -> RecordLocation? {
-        guard let found = try? keysAndVersions(keys: [key], entity: nil).first else { return nil }
+    package func location(of key: ObjectKey) throws -> RecordLocation? {
+        guard let found = try keysAndVersions(keys: [key], entity: nil).first else { return nil }
         return RecordLocation(entity: found.entity, offset: found.version, length: 0)
     }
 
     package func locationAndGeneration(
         of key: ObjectKey
-    ) -> (location: RecordLocation?, generation: UInt64) {
-        (location(of: key), 1)
+    ) throws -> (location: RecordLocation?, generation: UInt64) {
+        (try location(of: key), 1)
     }
 
     package func recordOffsetsAndGeneration(
         of keys: [ObjectKey]
-    ) -> (offsets: [UInt64?], generation: UInt64) {
-        let found = (try? keysAndVersions(keys: keys, entity: nil)) ?? []
+    ) throws -> (offsets: [UInt64?], generation: UInt64) {
+        let found = try keysAndVersions(keys: keys, entity: nil)
         let versions = Dictionary(
             found.map { ($0.key, $0.version) },
             uniquingKeysWith: { first, _ in first }
@@ -168,16 +172,14 @@ extension PostgresStore {
         return (keys.map { versions[$0] }, 1)
     }
 
-    package func liveKeys(entity: EntityTag?) -> [ObjectKey] {
-        ((try? keysAndVersions(keys: nil, entity: entity)) ?? []).map(\.key)
+    package func liveKeys(entity: EntityTag?) throws -> [ObjectKey] {
+        try keysAndVersions(keys: nil, entity: entity).map(\.key)
     }
 
-    package func liveCount(entity: EntityTag?) -> Int {
-        if entity == ModelHistory.schemaEntityTag {
-            return ((try? schemaRecords(nil)) ?? []).count
-        }
+    package func liveCount(entity: EntityTag?) throws -> Int {
+        if entity == ModelHistory.schemaEntityTag { return try schemaRecords(nil).count }
         var selects: [String] = []
-        for layout in layouts where entity == nil || layout.entities[entity!] != nil {
+        for layout in layouts where entity.map({ layout.entities[$0] != nil }) ?? true {
             selects.append(
                 "SELECT count(*) AS n FROM \(quoted(layout.table)) t WHERE "
                     + Self.entityCondition(entity)
@@ -187,12 +189,15 @@ extension PostgresStore {
             selects.append("SELECT count(*) AS n FROM \(quoted(Self.versionsTable))")
         }
         guard !selects.isEmpty else { return 0 }
-        let total = try? locked { connection throws(PostgresError) in
+        let total = try locked { connection throws(PostgresError) in
             try connection.execute(
                 "SELECT sum(n) FROM (\(selects.joined(separator: " UNION ALL "))) counts"
             ).rows.first?.first
         }
-        return (total ?? nil).flatMap { $0.flatMap { Int($0) } } ?? 0
+        guard let text = total ?? nil, let count = Int(text) else {
+            throw PostgresError(.statementFailed, "the server returned no count")
+        }
+        return count
     }
 
     package func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])? {

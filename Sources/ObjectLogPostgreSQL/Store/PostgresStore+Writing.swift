@@ -18,21 +18,31 @@ extension PostgresStore {
         return try lockedForSave { connection in
             try connection.execute("BEGIN")
             do {
+                takenCommit = nil
                 let info = try write(changes, metadata: transaction.metadata, locks: locks)
                 try connection.execute("COMMIT")
+                takenCommit = nil
                 withPendingBlobs { pending in
                     for change in changes { for blob in change.blobs { pending[blob] = nil } }
                 }
                 // The next commit, of any process, takes the next number.
                 return StoreCommit(info: info, end: info.offset + 1, generation: 1)
             } catch let error as PostgresError {
-                _ = try? connection.execute("ROLLBACK")
+                rollBack()
                 throw violation(error) ?? error
             } catch {
-                _ = try? connection.execute("ROLLBACK")
+                rollBack()
                 throw error
             }
         }
+    }
+
+    /// Rolls back a save: its commit number goes to the next save, of any process, and is no
+    /// longer this store's own.
+    private func rollBack() {
+        _ = try? connection.execute("ROLLBACK")
+        if let taken = takenCommit { ownCommits.remove(taken) }
+        takenCommit = nil
     }
 
     /// A uniqueness constraint's violation as the engine reports one: the constraint's entity
@@ -66,8 +76,12 @@ extension PostgresStore {
         guard let version = row?[0].flatMap({ UInt64($0) }),
             let number = row?[1].flatMap({ UInt64($0) })
         else { throw PostgresError(.statementFailed, "the store row is missing") }
+        // Noted before the commit: the listener may hear of it as soon as it commits. (A save
+        // rolled back gives its number back, and forgets it: see `commitSave`.)
+        ownCommits.insert(version)
+        takenCommit = version
         if !locks.isEmpty {
-            let current = recordOffsetsAndGeneration(of: locks.map(\.key)).offsets
+            let current = try recordOffsetsAndGeneration(of: locks.map(\.key)).offsets
             let broken = zip(locks, current).filter { !$0.holds(current: $1) }.map(\.0.key)
             if !broken.isEmpty { throw StoreConflict(keys: broken) }
         }
@@ -88,10 +102,12 @@ extension PostgresStore {
         for put in puts { if put.isInsert { counts.inserted += 1 } else { counts.updated += 1 } }
         try writeLists(lists)
         if let metadata { try writeMetadata(metadata) }
+        let date = Date()
+        try recordChanges(changes, commit: version, date: date)
         return CommitInfo(
             number: number,
             offset: version,
-            date: Date(),
+            date: date,
             inserted: counts.inserted,
             updated: counts.updated,
             deleted: counts.deleted
@@ -272,6 +288,42 @@ extension PostgresStore {
                 continue
             }
         }
+    }
+
+    /// Records the commit and the objects it changed, and announces it: the other processes
+    /// that listen read its changes when it has committed (a notification is delivered then).
+    private func recordChanges(
+        _ changes: [Transaction.Change],
+        commit: UInt64,
+        date: Date
+    ) throws(PostgresError) {
+        try connection.execute(
+            "INSERT INTO \(quoted(Self.commitsTable)) VALUES ($1, $2)",
+            [String(commit), String(date.timeIntervalSinceReferenceDate)]
+        )
+        // The last change of an object in the save is what it was.
+        var kinds: [ObjectKey: (entity: UInt32, kind: Int)] = [:]
+        for change in changes {
+            let kind = change.isDelete ? 2 : change.isInsert ? 0 : 1
+            if let earlier = kinds[change.key], earlier.kind == 0, kind == 1 { continue }
+            kinds[change.key] = (change.entity, kind)
+        }
+        if !kinds.isEmpty {
+            let sorted = kinds.sorted { $0.key < $1.key }
+            try connection.execute(
+                "INSERT INTO \(quoted(Self.changesTable)) SELECT $1, u.k, u.e, u.c FROM "
+                    + "unnest($2::bigint[], $3::bigint[], $4::smallint[]) AS u(k, e, c)",
+                [
+                    String(commit), Self.array(sorted.map(\.key)),
+                    "{" + sorted.map { String($0.value.entity) }.joined(separator: ",") + "}",
+                    "{" + sorted.map { String($0.value.kind) }.joined(separator: ",") + "}",
+                ]
+            )
+        }
+        try connection.execute(
+            "SELECT pg_notify($1, $2)",
+            [Self.commitChannel, String(commit)]
+        )
     }
 
     private func writeMetadata(_ metadata: Metadata) throws(PostgresError) {

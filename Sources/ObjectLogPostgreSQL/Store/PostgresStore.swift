@@ -33,6 +33,14 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
     /// Data handed to ``writeBlob(_:)`` and not yet saved in a row.
     private var pendingBlobs: [BlobID: Data] = [:]
     private var isClosed = false
+    /// The connection string, for the connection that listens for other processes' commits.
+    let url: String
+    /// The numbers of this store's own commits the listener has not seen yet.
+    var ownCommits: Set<UInt64> = []
+    /// The number the save in progress took, until it commits or rolls back.
+    var takenCommit: UInt64?
+    /// The thread that listens for other processes' commits, once something observes them.
+    var listener: CommitListener?
 
     package let displayName: String
     package let isReadOnly: Bool
@@ -41,6 +49,10 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
     static let storeTable = "objectlog_store"
     static let metadataTable = "objectlog_metadata"
     static let versionsTable = "objectlog_model_versions"
+    static let commitsTable = "objectlog_commits"
+    static let changesTable = "objectlog_changes"
+    /// The channel each commit is announced on, with its number.
+    static let commitChannel = "objectlog_commits"
     /// The advisory lock that serialises the creation of a store's tables.
     static let creationLock = 0x6F62_6A6C_6F67
 
@@ -57,6 +69,7 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
     ) throws(PostgresError) {
         let connection = try PostgresConnection(url: url)
         self.connection = connection
+        self.url = url
         self.displayName = connection.target.description
         self.isReadOnly = readOnly
         self.externalStorageMinimumByteCount = externalStorageMinimumByteCount
@@ -127,6 +140,13 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
                 "CREATE TABLE \(quoted(versionsTable)) (\(quoted(SchemaMapping.keyColumn)) bigint "
                     + "PRIMARY KEY, \(quoted(SchemaMapping.versionColumn)) bigint NOT NULL, "
                     + "schema text NOT NULL)",
+                // Each commit, and the objects it changed (kind 0 inserted, 1 updated, 2
+                // deleted): what other processes read when a commit is announced.
+                "CREATE TABLE \(quoted(commitsTable)) (commit bigint PRIMARY KEY, "
+                    + "date double precision NOT NULL)",
+                "CREATE TABLE \(quoted(changesTable)) (commit bigint NOT NULL REFERENCES "
+                    + "\(quoted(commitsTable)) ON DELETE CASCADE, key bigint NOT NULL, "
+                    + "entity bigint NOT NULL, kind smallint NOT NULL, PRIMARY KEY (commit, key))",
             ]
             statements += mapping.creationStatements
             statements += indexStatements(mapping, schema: schema)
@@ -196,6 +216,8 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
         }
     }
 
+    deinit { listener?.stop() }
+
     package var capabilities: StoreCapabilities { [] }
     package var allowsPatches: Bool { false }
 
@@ -221,6 +243,20 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
         return try body(connection)
     }
 
+    /// Runs `body` with the listener, alone.
+    func withListener<Result>(_ body: (inout CommitListener?) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&listener)
+    }
+
+    /// Whether commit `number` is this store's own (forgetting it: each is heard once).
+    func claimOwnCommit(_ number: UInt64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return ownCommits.remove(number) != nil
+    }
+
     /// Runs `body` with the pending blobs, alone.
     func withPendingBlobs<Result>(_ body: (inout [BlobID: Data]) -> Result) -> Result {
         lock.lock()
@@ -230,53 +266,61 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
 
     package func close() throws {
         lock.lock()
-        defer { lock.unlock() }
-        guard !isClosed else { return }
+        let listener = self.listener
+        self.listener = nil
+        guard !isClosed else {
+            lock.unlock()
+            return
+        }
         isClosed = true
         pendingBlobs = [:]
         connection.close()
+        lock.unlock()
+        listener?.stop()
     }
 
     // MARK: Metadata, keys and versions
 
     package var metadata: Metadata {
-        let rows =
-            (try? locked { connection throws(PostgresError) in
+        get throws {
+            let rows = try locked { connection throws(PostgresError) in
                 try connection.execute(
                     "SELECT key, value FROM \(quoted(Self.metadataTable)) ORDER BY key"
                 ).rows
-            }) ?? []
-        var metadata: Metadata = [:]
-        for row in rows {
-            // Each value is kept as the log's metadata coding of a dictionary of it alone.
-            guard let key = row[0], let text = row[1],
-                case .data(let bytes)? = ColumnValue.value(text, type: .data),
-                let value = (try? MetadataCoding.decodeDictionary(Array(bytes)))?[key]
-            else { continue }
-            metadata[key] = value
+            }
+            var metadata: Metadata = [:]
+            for row in rows {
+                // Each value is kept as the log's metadata coding of a dictionary of it alone.
+                guard let key = row[0], let text = row[1],
+                    case .data(let bytes)? = ColumnValue.value(text, type: .data),
+                    let value = try MetadataCoding.decodeDictionary(Array(bytes))[key]
+                else {
+                    throw PostgresError(
+                        .statementFailed,
+                        "the metadata of the store at \(displayName) cannot be read"
+                    )
+                }
+                metadata[key] = value
+            }
+            return metadata
         }
-        return metadata
     }
 
-    package func allocateKeys(_ count: Int) -> ClosedRange<ObjectKey> {
+    package func allocateKeys(_ count: Int) throws -> ClosedRange<ObjectKey> {
         precondition(count > 0, "allocateKeys needs a positive count")
-        let first = try? locked { connection throws(PostgresError) in
+        let first = try locked { connection throws(PostgresError) in
             try connection.execute(
                 "UPDATE \(quoted(Self.storeTable)) SET next_key = next_key + $1 "
                     + "RETURNING next_key - $1",
                 [String(count)]
             ).rows.first?.first.flatMap { $0 }.flatMap { ObjectKey($0) }
         }
-        // Keys must never be handed out twice; with the server gone, none can be, and the save
-        // that wanted them fails at its commit.
-        guard let first = first ?? nil else {
-            preconditionFailure("cannot allocate object keys: the server at \(displayName) is lost")
-        }
+        guard let first else { throw PostgresError(.statementFailed, "the store row is missing") }
         return first...(first + UInt64(count) - 1)
     }
 
     package var transactionCount: UInt64 {
-        (try? storeRow().transactions) ?? 0
+        get throws { try storeRow().transactions }
     }
 
     /// The store row: the last commit's number and the number of transactions.
@@ -295,7 +339,7 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
     // Versions are commit numbers: the "end" is the number the next commit takes, and they
     // never move, so there is one generation.
     package var endAndGeneration: (end: UInt64, generation: UInt64) {
-        ((try? storeRow().lastCommit).map { $0 + 1 } ?? 1, 1)
+        get throws { (try storeRow().lastCommit + 1, 1) }
     }
 
     package var generation: UInt64 { 1 }

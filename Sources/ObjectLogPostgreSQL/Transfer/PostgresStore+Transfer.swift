@@ -199,11 +199,15 @@ extension PostgresStore {
     /// Every table of the store: its join tables, its entities', and its own.
     var tableNames: [String] {
         mapping.joinTables.map(\.name) + mapping.tables.map(\.name)
-            + [Self.metadataTable, Self.versionsTable, Self.storeTable]
+            + [
+                Self.changesTable, Self.commitsTable, Self.metadataTable, Self.versionsTable,
+                Self.storeTable,
+            ]
     }
 
-    /// Drops every table of the store (its entities', join tables, and its own), in one
-    /// transaction: the database holds no ObjectLog store afterwards.
+    /// Drops every table of the store (its entities', join tables, and its own: the store row,
+    /// metadata, model versions, commits and their changes), in one transaction: the database
+    /// holds no ObjectLog store afterwards.
     package func removeTables() throws(PostgresError) {
         let names = tableNames
         try locked { connection throws(PostgresError) in

@@ -47,6 +47,9 @@ extension LogStore: PersistentStore {
         return StoreCommit(info: info, end: end, generation: generation)
     }
 
+    // This process holds the log's writer lock: no other process commits.
+    package func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {}
+
     package func finishCommit() { compactIfWorthwhile() }
 
     // Attribute columns narrow the log's scans instead: this process writes the log alone.

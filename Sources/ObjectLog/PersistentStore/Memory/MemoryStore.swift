@@ -296,6 +296,9 @@ package final class MemoryStore: PersistentStore {
         }
     }
 
+    // No other process reaches it.
+    package func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {}
+
     package func finishCommit() {}
 
     // Attribute columns narrow its scans instead: no other process writes it.
