@@ -54,7 +54,7 @@ package enum DatabaseTransfer {
         let destination = try PostgresStore(url: url, schema: inspector.schema)
         defer { try? destination.close() }
         // Tables another process created in the meantime are not this export's to drop.
-        guard try destination.committedTransactions() == 0,
+        guard try destination.transactionCount == 0,
             try destination.readMetadata().isEmpty
         else {
             throw StoreTransferError(

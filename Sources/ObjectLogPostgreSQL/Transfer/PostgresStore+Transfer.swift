@@ -130,7 +130,7 @@ extension PostgresStore {
     }
 
     /// Makes the store hand out only keys from `nextKey` on (keys below it are the copied
-    /// objects'); unlike ``allocateKeys(_:)``, a lost connection throws.
+    /// objects'), in one statement whatever the number of keys.
     package func reserveKeys(below nextKey: ObjectKey) throws(PostgresError) {
         _ = try locked { connection throws(PostgresError) in
             try connection.execute(
@@ -140,29 +140,8 @@ extension PostgresStore {
         }
     }
 
-    /// The number of committed transactions; unlike ``transactionCount``, a failed read
-    /// throws.
-    package func committedTransactions() throws(PostgresError) -> UInt64 {
-        try storeRow().transactions
-    }
-
-    /// The number of live objects of `entity`; unlike ``liveCount(entity:)``, a failed read
-    /// throws.
-    package func countObjects(entity: EntityTag) throws(PostgresError) -> Int {
-        guard let index = layoutOfTag[entity] else { return 0 }
-        let text = try locked { connection throws(PostgresError) in
-            try connection.execute(
-                "SELECT count(*) FROM \(quoted(layouts[index].table)) t WHERE "
-                    + Self.entityCondition(entity)
-            ).rows.first?.first ?? nil
-        }
-        guard let count = text.flatMap({ Int($0) }) else {
-            throw PostgresError(.statementFailed, "the count of entity \(entity) is missing")
-        }
-        return count
-    }
-
-    /// The committed metadata; unlike ``metadata``, a failed read throws.
+    /// The committed metadata, as ``metadata`` reads it, but a value that cannot be read is a
+    /// ``PostgresError`` naming its key.
     package func readMetadata() throws(PostgresError) -> Metadata {
         let rows = try locked { connection throws(PostgresError) in
             try connection.execute(

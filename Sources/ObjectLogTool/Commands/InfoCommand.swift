@@ -162,11 +162,11 @@ struct InfoCommand: StoreReportCommand {
         let target = store.displayName
         let (metadata, transactions, names, counts) = try store.readingSnapshot {
             let metadata = try store.readMetadata()
-            let transactions = try store.committedTransactions()
+            let transactions = try store.transactionCount
             let names = EntityNames(store: store)
             var counts: [EntityTag: Int] = [:]
             for entity in names.schema?.entities ?? [] {
-                counts[entity.tag] = try store.countObjects(entity: entity.tag)
+                counts[entity.tag] = try store.liveCount(entity: entity.tag)
             }
             return (metadata, transactions, names, counts)
         }
