@@ -69,7 +69,7 @@ let package = Package(
         .target(name: "CommandLineKit"),
         .target(
             name: "ObjectLogTool",
-            dependencies: ["ObjectLog", "ObjectLogStore", "CommandLineKit"]
+            dependencies: ["ObjectLog", "ObjectLogStore", "ObjectLogPostgreSQL", "CommandLineKit"]
         ),
         .executableTarget(name: "objectlog", dependencies: ["ObjectLogTool"]),
         // The child process of the reliability tests (kills, races, readers during writes).
@@ -85,7 +85,10 @@ let package = Package(
         .target(name: "Thumbnails", dependencies: ["CPNGSupport"]),
         .target(
             name: "RDLab",
-            dependencies: ["ObjectLog", "ReactionDiffusion", "Thumbnails", "CommandLineKit"]
+            dependencies: [
+                "ObjectLog", "ObjectLogPostgreSQL", "ReactionDiffusion", "Thumbnails",
+                "CommandLineKit",
+            ]
         ),
         .executableTarget(name: "rdlab", dependencies: ["RDLab"]),
 
@@ -141,13 +144,19 @@ let package = Package(
         ),
         .testTarget(
             name: "ObjectLogToolTests",
-            dependencies: ["ObjectLogTool", "CommandLineKit", "TestSupport"]
+            dependencies: [
+                "ObjectLogTool", "CommandLineKit", "TestSupport", "StoreTestSupport",
+                "ObjectLogPostgreSQL",
+            ]
         ),
         .testTarget(name: "ReactionDiffusionTests", dependencies: ["ReactionDiffusion"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "TestSupport"]),
         .testTarget(
             name: "RDLabTests",
-            dependencies: ["RDLab", "ReactionDiffusion", "Thumbnails", "TestSupport"],
+            dependencies: [
+                "RDLab", "ReactionDiffusion", "Thumbnails", "TestSupport", "StoreTestSupport",
+                "ObjectLogPostgreSQL",
+            ],
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),

@@ -59,7 +59,9 @@ public enum ObjectLogTool {
         } catch {
             let failure = CommandError.from(error)
             output.flush()
-            errorOutput.writeLine("error: " + Formatting.singleLine(failure.message))
+            errorOutput.writeLine(
+                "error: " + Redaction.passwords(in: Formatting.singleLine(failure.message))
+            )
             errorOutput.flush()
             return failure.exitCode
         }

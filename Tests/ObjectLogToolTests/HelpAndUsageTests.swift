@@ -4,7 +4,7 @@ import Testing
 @Suite("Help and usage errors")
 struct HelpAndUsageTests {
     static let subcommands = [
-        "info", "verify", "dump", "history", "compact", "meta", "recover", "repair",
+        "info", "verify", "dump", "history", "compact", "meta", "recover", "repair", "export",
     ]
 
     @Test(
@@ -19,7 +19,7 @@ struct HelpAndUsageTests {
         #expect(text.contains("\nUSAGE: objectlog <subcommand>\n"))
         #expect(text.contains("\nOPTIONS:\n"))
         #expect(text.contains("\nSUBCOMMANDS:\n"))
-        for name in Self.subcommands {
+        for name in Self.subcommands + ["import"] {
             #expect(text.contains("\n  \(name) "), "subcommand \(name) missing from help")
         }
     }
@@ -51,6 +51,8 @@ struct HelpAndUsageTests {
             "history": ["--json"], "compact": ["--discard-torn-tail"],
             "meta": ["--type <type>", "string, int, double, bool"],
             "recover": ["-o, --output <new-path>"],
+            "export": ["<path> <uri> [--json]", "PGPASSWORD", "exit 73", "exit 74"],
+            "import": ["<uri> <path> [--json]", "PGPASSWORD", "exit 66", "exit 73", "exit 74"],
         ]
         for (name, fragments) in expectations {
             let text = try runTool(name, "--help").standardOutput

@@ -1,27 +1,37 @@
 import CommandLineKit
 import Foundation
 import ObjectLog
+import ObjectLogPostgreSQL
 import ObjectLogStore
 
-/// `objectlog dump PATH [--entity NAME] [--format ndjson|json] [--full-blobs]`: every live
-/// object, read-only.
+/// `objectlog dump PATH|URI [--entity NAME] [--format ndjson|json] [--full-blobs]`: every live
+/// object, read-only, printed the same for the same data in a store file and in a database.
 struct DumpCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "dump",
         abstract: "Print every live object as JSON: id, entity, attributes and relationships.",
         discussion: """
             Objects come in ascending id order, so the output is the same before and after \
-            'objectlog compact'. Attributes are decoded with the model the engine keeps in the \
-            store's metadata: dates as ISO 8601, binary values as base64, and binary values over \
-            1024 bytes or in external blobs as their length and SHA-256 unless --full-blobs is \
-            given. Relationships hold the target objects' ids. An object the model does not \
+            'objectlog compact', and the same for a store file and for the database 'objectlog \
+            export' copied it into (a postgresql:// URI). Attributes are decoded with the model \
+            the engine keeps in the store's metadata: dates as ISO 8601, binary values as \
+            base64, and binary values over 1024 bytes as their length and SHA-256 unless \
+            --full-blobs is given; data of an external-storage attribute always shows as its \
+            length and SHA-256 (and its base64 with --full-blobs), wherever the store keeps it. \
+            Relationships hold the target objects' ids, in id order unless the relationship is \
+            ordered. An object the model does not \
             describe shows its raw payload in base64. An object of an entity that inherits from \
             others lists them, nearest first, under "superentities". Objects stored as patches \
             (partial values) need the stored model to be merged with their bases: without one \
             the dump is refused with exit 65. The store is not changed.
             """,
         usage: "<path> [--entity <name>] [--format <format>] [--full-blobs]",
-        arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
+        arguments: [
+            ArgumentDefinition(
+                name: "path",
+                help: "The store file, or a postgresql:// URI of a database that holds a store."
+            )
+        ],
         options: [
             .option(
                 "--entity",
@@ -51,22 +61,17 @@ struct DumpCommand: ToolCommand {
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
+        if StoreLocation.isDatabase(path) { return try runOnDatabase(context) }
         let store = try StoreAccess.openSalvaging(path)
         defer { try? store.close() }
         let names = EntityNames(store: store)
         // The entity asked for and the entities that inherit from it, as a fetch of it has.
-        var entities: Set<EntityTag>?
-        if let entityName {
-            guard let tag = names.tag(named: entityName) else {
-                let known = names.countsByName(store.liveCounts).map(\.name)
-                throw CommandError.usage(
-                    "no entity named '\(entityName)' in \(path) (entities: "
-                        + (known.isEmpty ? "none" : known.joined(separator: ", ")) + ")",
-                    command: context.commandName
-                )
-            }
-            entities = names.familyTags(of: tag)
-        }
+        let entities = try selectedEntities(
+            names,
+            known: names.countsByName(store.liveCounts).map(\.name),
+            shownAs: path,
+            context: context
+        )
         if let problem = names.schemaProblem {
             context.warn("\(path): \(problem); objects are shown with their raw payloads")
         }
@@ -95,22 +100,111 @@ struct DumpCommand: ToolCommand {
                 + "(LogStore.installPatchMerge)"
         )
 
-        let output = context.output
-        if isArray { output.write("[") }
-        var first = true
+        var printer = Printer(output: context.output, isArray: isArray)
         for key in keys {
             guard let object = try rendering.json(key: key) else { continue }
+            printer.print(object)
+        }
+        printer.finish()
+        return try DamageRendering.finish(store.damageAtOpen, path: path, context: context)
+    }
+
+    /// The dump of the store a database holds, read as one snapshot.
+    private func runOnDatabase(_ context: CommandContext) throws -> ExitCode {
+        let store = try PostgresStore.openExisting(url: path)
+        defer { try? store.close() }
+        let shown = store.displayName
+        let objects = try store.readingSnapshot { () throws -> [(ObjectKey, JSONValue)] in
+            let names = EntityNames(store: store)
+            guard let schema = names.schema else {
+                throw CommandError(
+                    "\(shown): " + (names.schemaProblem ?? "the store records no model"),
+                    exitCode: .dataError
+                )
+            }
+            let entities = try selectedEntities(
+                names,
+                known: schema.entities.map(\.name).sorted(),
+                shownAs: shown,
+                context: context
+            )
+            let rendering = ObjectRendering(
+                store: store,
+                names: names,
+                fullBlobs: fullBlobs,
+                blobSizes: [:]
+            )
+            let only = entities.flatMap { $0.count == 1 ? $0.first : nil }
+            var objects: [(ObjectKey, JSONValue)] = []
+            try store.forEachLiveObject(entity: only) { key, tag, payload in
+                guard tag != ModelHistory.schemaEntityTag,
+                    entities == nil || entities!.contains(tag)
+                else { return }
+                let object = try rendering.json(
+                    key: key,
+                    entity: tag,
+                    payload: payload,
+                    blobs: [],
+                    offset: nil
+                )
+                objects.append((key, object))
+            }
+            return objects.sorted { $0.0 < $1.0 }
+        }
+        var printer = Printer(output: context.output, isArray: isArray)
+        for (_, object) in objects { printer.print(object) }
+        printer.finish()
+        return .success
+    }
+
+    /// The tags of the entity `--entity` names and of the entities that inherit from it; nil
+    /// without `--entity`.
+    ///
+    /// - Throws: ``CommandError`` (usage) naming the `known` entities when the store has none
+    ///   of that name.
+    private func selectedEntities(
+        _ names: EntityNames,
+        known: [String],
+        shownAs shown: String,
+        context: CommandContext
+    ) throws(CommandError) -> Set<EntityTag>? {
+        guard let entityName else { return nil }
+        guard let tag = names.tag(named: entityName) else {
+            throw CommandError.usage(
+                "no entity named '\(entityName)' in \(shown) (entities: "
+                    + (known.isEmpty ? "none" : known.joined(separator: ", ")) + ")",
+                command: context.commandName
+            )
+        }
+        return names.familyTags(of: tag)
+    }
+
+    /// Writes objects one a line, or as one JSON array.
+    private struct Printer {
+        let output: TextOutput
+        let isArray: Bool
+        private var isFirst = true
+
+        init(output: TextOutput, isArray: Bool) {
+            self.output = output
+            self.isArray = isArray
+            if isArray { output.write("[") }
+        }
+
+        mutating func print(_ object: JSONValue) {
             if isArray {
-                output.write(first ? "\n  " : ",\n  ")
+                output.write(isFirst ? "\n  " : ",\n  ")
                 output.write(
                     object.rendered(pretty: true).replacingOccurrences(of: "\n", with: "\n  ")
                 )
             } else {
                 output.writeLine(object.rendered())
             }
-            first = false
+            isFirst = false
         }
-        if isArray { output.writeLine(first ? "]" : "\n]") }
-        return try DamageRendering.finish(store.damageAtOpen, path: path, context: context)
+
+        func finish() {
+            if isArray { output.writeLine(isFirst ? "]" : "\n]") }
+        }
     }
 }

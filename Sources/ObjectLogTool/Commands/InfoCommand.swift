@@ -1,8 +1,9 @@
 import CommandLineKit
 import ObjectLog
+import ObjectLogPostgreSQL
 import ObjectLogStore
 
-/// `objectlog info PATH [--json]`: what a store is and holds, read without changing it.
+/// `objectlog info PATH|URI [--json]`: what a store is and holds, read without changing it.
 struct InfoCommand: StoreReportCommand {
     static let configuration = CommandConfiguration.storeReport(
         name: "info",
@@ -10,15 +11,20 @@ struct InfoCommand: StoreReportCommand {
         discussion: """
             Reads the store without changing it (not even its modification time), so it is safe \
             on a store another process is writing. Reclaimable bytes are what 'objectlog \
-            compact' would free.
+            compact' would free. For a postgresql:// URI it shows the server (user, host, port \
+            and database, never a password) and its version, the transactions, the model \
+            version, the objects of each entity and the metadata; a database has no file, \
+            index or blob sizes to show.
             """,
-        jsonHelp: "Print one JSON object instead of text."
+        jsonHelp: "Print one JSON object instead of text.",
+        pathHelp: "The store file, or a postgresql:// URI of a database that holds a store."
     )
 
     var path: String
     var json: Bool
 
     func run(_ context: CommandContext) throws -> ExitCode {
+        if StoreLocation.isDatabase(path) { return try runOnDatabase(context) }
         let inspection = try StoreAccess.inspect(path, checkBlobs: false)
         let names = EntityNames(path: path, metadata: inspection.metadata)
         let reclaimable =
@@ -147,5 +153,104 @@ struct InfoCommand: StoreReportCommand {
             }
         }
         return try DamageRendering.finish(inspection.damage, path: path, context: context)
+    }
+
+    /// What the store a database holds is and holds, read as one snapshot.
+    private func runOnDatabase(_ context: CommandContext) throws -> ExitCode {
+        let store = try PostgresStore.openExisting(url: path)
+        defer { try? store.close() }
+        let target = store.displayName
+        let (metadata, transactions, names, counts) = try store.readingSnapshot {
+            let metadata = try store.readMetadata()
+            let transactions = try store.transactionCount
+            let names = EntityNames(store: store)
+            var counts: [EntityTag: Int] = [:]
+            for entity in names.schema?.entities ?? [] {
+                counts[entity.tag] = try store.liveCount(entity: entity.tag)
+            }
+            return (metadata, transactions, names, counts)
+        }
+        let entities = names.countsByName(counts)
+        let liveObjects = counts.values.reduce(0, +)
+        let modelHash = metadata[PersistentStoreCoordinator.modelHashKey]?.stringValue
+        let modelVersion = names.history.flatMap { history in
+            history.current.map {
+                (number: history.versions.count, transaction: $0.transaction)
+            }
+        }
+        if json {
+            let members: [(String, JSONValue)] = [
+                ("store", .string(target)),
+                ("kind", .string("postgresql")),
+                ("serverVersion", .string(store.serverVersionText)),
+                ("transactions", .unsigned(transactions)),
+                ("liveObjects", .number(liveObjects)),
+                ("entities", .object(entities.map { ($0.name, .number($0.count)) })),
+                (
+                    "superentities",
+                    .object(
+                        entities.compactMap { entry in
+                            names.entity(tag: names.tag(named: entry.name) ?? 0)?.superentity.map {
+                                (entry.name, .string($0))
+                            }
+                        }
+                    )
+                ),
+                (
+                    "abstractEntities",
+                    .array(
+                        entities.filter {
+                            names.entity(tag: names.tag(named: $0.name) ?? 0)?.isAbstract == true
+                        }.map { .string($0.name) }
+                    )
+                ),
+                ("modelHash", modelHash.map { .string($0) } ?? .null),
+                ("modelVersion", modelVersion.map { .number($0.number) } ?? .null),
+                (
+                    "modelVersionTransaction",
+                    modelVersion.map { .unsigned($0.transaction) } ?? .null
+                ),
+                ("metadata", MetadataRendering.json(metadata)),
+            ]
+            context.output.writeLine(JSONValue.object(members).rendered(pretty: true))
+            return .success
+        }
+        let output = context.output
+        func line(_ label: String, _ value: String) {
+            output.writeLine(Formatting.rightPadded(label + ":", 17) + value)
+        }
+        line("store", target)
+        line("server", "PostgreSQL \(store.serverVersionText)")
+        line("transactions", "\(transactions) committed")
+        line("live objects", String(liveObjects))
+        if let modelHash { line("model hash", modelHash) }
+        if let modelVersion {
+            line(
+                "model version",
+                "\(modelVersion.number), since transaction \(modelVersion.transaction)"
+            )
+        }
+        if let problem = names.schemaProblem { line("model", problem) }
+        output.writeLine("entities:")
+        if entities.isEmpty { output.writeLine("  (none)") }
+        let tree = names.hierarchy(entities)
+        let width = (tree.map { $0.name.count + 2 * $0.depth }.max() ?? 0) + 2
+        for entity in tree {
+            let name = String(repeating: "  ", count: entity.depth) + entity.name
+            output.writeLine(
+                "  " + Formatting.rightPadded(name, width) + "\(entity.count)"
+                    + (entity.isAbstract ? " (abstract)" : "")
+            )
+        }
+        output.writeLine("metadata:")
+        if metadata.isEmpty { output.writeLine("  (none)") }
+        for key in metadata.keys.sorted() {
+            let value = metadata[key]!
+            output.writeLine(
+                "  \(Formatting.singleLine(key)) (\(MetadataRendering.typeName(value))): "
+                    + MetadataRendering.summary(value)
+            )
+        }
+        return .success
     }
 }

@@ -8,22 +8,26 @@ struct RootCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "objectlog",
         abstract:
-            "Inspect, verify, dump, compact, back up and edit the metadata of ObjectLog store "
-            + "files.",
+            "Inspect, verify, dump, compact, back up, export, import and edit the metadata of "
+            + "ObjectLog stores.",
         discussion: """
             Read-only subcommands (info, verify, dump, history, schema, meta print and get) never change \
-            the store, not even its modification time. Exit codes: 0 success, 1 absent metadata \
+            the store, not even its modification time. info and dump also read the store a \
+            PostgreSQL database holds (a postgresql:// URI); export and import copy a whole store \
+            between a file and a database. Exit codes: 0 success, 1 absent metadata \
             key, 64 usage error, 65 damaged data, not a store, or a store that cannot be read \
             without a model it does not record (objects stored as patches, or a model version \
-            whose schema the damage lost), 66 missing file, 73 cannot create the output, 74 I/O \
-            error or a store locked by another writer.
+            whose schema the damage lost), 66 missing file, or a database without a store, 73 \
+            cannot create the output (a destination that exists, or a database that holds a \
+            store already), 74 I/O error, a store locked by another writer, or a database \
+            server that cannot be reached.
             """,
         usage: "<subcommand>",
         options: [.flag("--version", help: "Show the version.")],
         subcommands: [
             InfoCommand.self, VerifyCommand.self, DumpCommand.self, HistoryCommand.self,
             CompactCommand.self, MetaCommand.self, RecoverCommand.self, RepairCommand.self,
-            SchemaCommand.self, BackupCommand.self,
+            SchemaCommand.self, BackupCommand.self, ExportCommand.self, ImportCommand.self,
         ]
     )
 

@@ -16,20 +16,21 @@ extension StoreReportCommand {
 }
 
 extension CommandConfiguration {
-    /// The configuration of a ``StoreReportCommand``: its one argument, the store file, and
-    /// `--json`, described by `jsonHelp`.
+    /// The configuration of a ``StoreReportCommand``: its one argument, the store (described
+    /// by `pathHelp`), and `--json`, described by `jsonHelp`.
     static func storeReport(
         name: String,
         abstract: String,
         discussion: String,
-        jsonHelp: String
+        jsonHelp: String,
+        pathHelp: String = "The store file."
     ) -> CommandConfiguration {
         CommandConfiguration(
             name: name,
             abstract: abstract,
             discussion: discussion,
             usage: "<path> [--json]",
-            arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
+            arguments: [ArgumentDefinition(name: "path", help: pathHelp)],
             options: [.flag("--json", help: jsonHelp)]
         )
     }

@@ -37,7 +37,7 @@ final class CommandContext {
     /// Writes a `warning: …` line to standard error.
     func warn(_ message: String) {
         output.flush()
-        errorOutput.writeLine("warning: " + message)
+        errorOutput.writeLine("warning: " + Redaction.passwords(in: message))
         errorOutput.flush()
     }
 }

@@ -20,11 +20,10 @@ struct EntityNames: Sendable {
     /// The schema of the model version that wrote an open store last (its history of versions
     /// is read from the store), with the store set to read records of earlier versions in
     /// that version's layout, as the engine reads them.
-    init(store: LogStore) {
+    init(store: any PersistentStore) {
         do {
             let history = try ModelHistory.read(from: store)
-            store.installPayloadUpgrade(history?.upgrade(store: store))
-            store.installPatchMerge(history?.patchMerge(store: store))
+            if let history { store.installReading(of: history, pendingBoundary: nil) }
             self.init(schema: history?.current?.schema, problem: nil, history: history)
         } catch {
             let isLost = error.underlyingError is ModelHistory.LostSchema
@@ -32,8 +31,8 @@ struct EntityNames: Sendable {
                 schema: nil,
                 problem: "the stored model cannot be read: \(error.message)"
                     + (isLost
-                        ? " ('objectlog recover \(store.path) --model-from OTHER.olog' takes it "
-                            + "from a store that records that version)" : "")
+                        ? " ('objectlog recover \(store.displayName) --model-from OTHER.olog' "
+                            + "takes it from a store that records that version)" : "")
             )
             hasLostSchema = isLost
         }

@@ -10,9 +10,11 @@ import ObjectLogStore
 /// Attributes are decoded by the schema stored in the store's metadata: numbers, strings and
 /// Booleans as JSON values, dates as ISO 8601 strings, UUIDs and URLs as strings, `Codable`
 /// values as their stored JSON, small binary values as base64. Binary values over
-/// ``inlineDataLimit`` bytes and external blobs show as `{"length":…, "sha256":…}` (plus
-/// `"base64"` with `--full-blobs`). Relationships hold the target objects' ids: a number or
-/// `null` for to-one, an array for to-many.
+/// ``inlineDataLimit`` bytes show as `{"length":…, "sha256":…}` (base64 instead with
+/// `--full-blobs`), and every value of an external-storage attribute does so, whether the store
+/// keeps it in a blob or inline (plus `"base64"` with `--full-blobs`): the same data prints the
+/// same in a store file and in a database. Relationships hold the target objects' ids: a number
+/// or `null` for to-one, an array for to-many, in key order unless the relationship is ordered.
 ///
 /// An object whose entity the schema does not describe (or a store without a schema) shows its
 /// raw payload under `attributes.payload` in base64, and its blobs under `blobs`.
@@ -20,7 +22,7 @@ struct ObjectRendering {
     /// Binary values larger than this show by length and SHA-256 unless `--full-blobs`.
     static let inlineDataLimit = 1024
 
-    let store: LogStore
+    let store: any PersistentStore
     let names: EntityNames
     let fullBlobs: Bool
     let blobSizes: [BlobID: UInt64]
@@ -30,10 +32,30 @@ struct ObjectRendering {
     /// - Throws: ``CommandError`` (exit 65) naming the object and record offset when its payload
     ///   does not decode; ``StoreError`` when it cannot be read.
     func json(key: ObjectKey) throws -> JSONValue? {
-        guard let location = store.location(of: key),
+        guard let location = try store.location(of: key),
             let (payload, blobs) = try store.readObject(key)
         else { return nil }
-        let entityName = names.name(of: location.entity)
+        return try payload.withUnsafeBytes { payload in
+            try json(
+                key: key,
+                entity: location.entity,
+                payload: payload,
+                blobs: blobs,
+                offset: location.offset
+            )
+        }
+    }
+
+    /// The JSON of the object `key` of entity tag `tag`, whose record is `payload` (naming
+    /// `blobs`) at `offset` of a store file (nil for a database).
+    func json(
+        key: ObjectKey,
+        entity tag: EntityTag,
+        payload: UnsafeRawBufferPointer,
+        blobs: [BlobID],
+        offset: UInt64?
+    ) throws -> JSONValue {
+        let entityName = names.name(of: tag)
         var members: [(String, JSONValue)] = [
             ("id", .unsigned(key)),
             ("entity", .string(entityName)),
@@ -44,7 +66,7 @@ struct ObjectRendering {
                 members.append(("superentities", .array(chain.map { .string($0) })))
             }
         }
-        guard let entity = names.entity(tag: location.entity) else {
+        guard let entity = names.entity(tag: tag) else {
             members.append(
                 ("attributes", .object([("payload", .string(Data(payload).base64EncodedString()))]))
             )
@@ -56,27 +78,26 @@ struct ObjectRendering {
         }
         let values: [(name: String, value: StoredValue)]
         do {
-            values = try payload.withUnsafeBytes { buffer in
-                try StoreInspector.decode(payload: buffer, entity: entity)
-            }
+            values = try StoreInspector.decode(payload: payload, entity: entity)
         } catch {
-            let message = (error as? ObjectLogError)?.message ?? String(describing: error)
             throw CommandError(
-                "\(store.path): offset \(location.offset): object #\(key) (\(entityName)): "
-                    + message,
+                "\(store.displayName): " + (offset.map { "offset \($0): " } ?? "")
+                    + "object #\(key) (\(entityName)): " + error.message,
                 exitCode: .dataError
             )
         }
         var attributes: [(String, JSONValue)] = []
         var relationships: [(String, JSONValue)] = []
-        for (name, value) in values {
+        for (property, (name, value)) in zip(entity.properties, values) {
             switch value {
             case .toOne(let target):
                 relationships.append((name, target.map { .unsigned($0) } ?? .null))
             case .toMany(let targets):
-                relationships.append((name, .array(targets.map { .unsigned($0) })))
+                // A set has no order of its own: key order, whatever order the store kept.
+                let ordered = property.isOrdered ? targets : targets.sorted()
+                relationships.append((name, .array(ordered.map { .unsigned($0) })))
             default:
-                attributes.append((name, try attributeJSON(value)))
+                attributes.append((name, try attributeJSON(value, isExternal: property.isExternal)))
             }
         }
         members.append(("attributes", .object(attributes)))
@@ -84,7 +105,7 @@ struct ObjectRendering {
         return .object(members)
     }
 
-    private func attributeJSON(_ value: StoredValue) throws -> JSONValue {
+    private func attributeJSON(_ value: StoredValue, isExternal: Bool) throws -> JSONValue {
         switch value {
         case .null: return .null
         case .bool(let value): return .bool(value)
@@ -104,6 +125,13 @@ struct ObjectRendering {
                     options: [.fragmentsAllowed]
                 )) != nil
             return isValid ? .raw(text) : .string(text)
+        case .data(let data) where isExternal:
+            var members: [(String, JSONValue)] = [
+                ("length", .number(data.count)),
+                ("sha256", .string(BlobID(contentsOf: data).hex)),
+            ]
+            if fullBlobs { members.append(("base64", .string(data.base64EncodedString()))) }
+            return .object(members)
         case .data(let data):
             guard data.count > Self.inlineDataLimit, !fullBlobs else {
                 return .string(data.base64EncodedString())

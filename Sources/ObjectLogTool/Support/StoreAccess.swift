@@ -1,4 +1,5 @@
 import CommandLineKit
+import ObjectLogPostgreSQL
 import ObjectLogStore
 
 #if canImport(Glibc)
@@ -15,6 +16,7 @@ enum StoreAccess {
     /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`,
     ///   `.io`.
     static func openReadOnly(_ path: String) throws -> LogStore {
+        try refuseDatabase(path)
         var options = StoreOptions()
         options.readOnly = true
         options.createIfMissing = false
@@ -28,6 +30,7 @@ enum StoreAccess {
     /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt` (a
     ///   damaged header), `.io`.
     static func openSalvaging(_ path: String) throws -> LogStore {
+        try refuseDatabase(path)
         var options = StoreOptions()
         options.readOnly = true
         options.salvage = true
@@ -131,6 +134,20 @@ enum StoreAccess {
     ///
     /// - Throws: ``StoreError`` when the file is not a store or its header is damaged.
     static func inspect(_ path: String, checkBlobs: Bool) throws -> StoreInspection {
-        try StoreInspection(path: path, checkBlobs: checkBlobs)
+        try refuseDatabase(path)
+        return try StoreInspection(path: path, checkBlobs: checkBlobs)
+    }
+
+    /// Refuses a database's URI where a command reads or writes store files only.
+    ///
+    /// - Throws: ``CommandError`` (usage) naming the database (never its password).
+    static func refuseDatabase(_ path: String) throws(CommandError) {
+        guard StoreLocation.isDatabase(path) else { return }
+        throw CommandError(
+            "\(StoreLocation.displayName(path)) is a PostgreSQL database, and this command works "
+                + "on store files only (info and dump read a database; 'objectlog import' copies "
+                + "its store into a file)",
+            exitCode: .usage
+        )
     }
 }

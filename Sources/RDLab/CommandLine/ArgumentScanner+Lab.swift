@@ -10,17 +10,18 @@ extension ArgumentScanner.Conventions {
 }
 
 extension OptionDefinition {
-    /// `--store <path>`, which every command that reads or writes the lab's store takes.
+    /// `--store <path|uri>`, which every command that reads or writes the lab's store takes: a
+    /// file, or a PostgreSQL database.
     static let store = OptionDefinition.option(
         "--store",
-        value: "path",
+        value: "path|uri",
         help: LabStore.storeOptionHelp
     )
 }
 
 extension ArgumentScanner {
     /// Reads the rest of the command line of a command that takes positional arguments and
-    /// `--store <path>` only.
+    /// `--store <path|uri>` only.
     ///
     /// - Returns: The positional arguments in order, and the store path if given.
     /// - Throws: ``CommandError`` (usage) for any other option or a missing store path.

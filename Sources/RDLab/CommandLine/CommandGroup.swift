@@ -43,7 +43,7 @@ public struct CommandGroup {
             try dispatch(arguments, output: output)
             return ExitCode.success.rawValue
         } catch {
-            output.printError(error.description)
+            output.printError(Redaction.passwords(in: error.description))
             return error.exitCode.rawValue
         }
     }

@@ -9,7 +9,7 @@ public struct BrowseCommand: Command {
     /// The command's help page.
     public static let help = HelpPage(
         overview: "Write an HTML gallery and a contact sheet of the saved configurations.",
-        usage: "rdlab browse [--html <gallery.html>] [--sheet <sheet.png>] [--store <path>]",
+        usage: "rdlab browse [--html <gallery.html>] [--sheet <sheet.png>] [--store <path|uri>]",
         options: [
             .option(
                 "--html",

@@ -8,7 +8,7 @@ public struct DeleteCommand: Command {
     /// The command's help page.
     public static let help = HelpPage(
         overview: "Delete a configuration and all its snapshots.",
-        usage: "rdlab delete <name> [--store <path>]",
+        usage: "rdlab delete <name> [--store <path|uri>]",
         arguments: [ArgumentDefinition(name: "name", help: "The configuration.")],
         options: [.store]
     )

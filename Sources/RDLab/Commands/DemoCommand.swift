@@ -1,6 +1,7 @@
 import CommandLineKit
 import Foundation
 import ObjectLog
+import ObjectLogPostgreSQL
 import ReactionDiffusion
 
 /// `rdlab demo`: runs every preset of the three models into a fresh store, saves each with
@@ -25,15 +26,15 @@ public struct DemoCommand: Command {
             thumbnails, and write gallery.html and sheet.png.
             """,
         usage: """
-            rdlab demo [--store <path>] [--size <n>] [--steps <n>] [--threads <t>] \
+            rdlab demo [--store <path|uri>] [--size <n>] [--steps <n>] [--threads <t>] \
             [--html <path>] [--sheet <path>] [--overwrite]
             """,
         options: [
             .option(
                 "--store",
-                value: "path",
+                value: "path|uri",
                 help:
-                    "The demo store (default: ./\(defaultStorePath)); replaced if an\nearlier demo made it, refused otherwise."
+                    "The demo store, a file or a postgresql:// URI (default:\n./\(defaultStorePath)); replaced if an earlier demo made it,\nrefused otherwise."
             ),
             .option("--size", value: "n", help: "The grid's side (default: 256)."),
             .option(
@@ -117,11 +118,11 @@ public struct DemoCommand: Command {
         try LabStore.checkPath(storePath)
         try removeEarlierDemo()
         let store = try LabStore(path: storePath, access: .create)
-        try store.container.setMetadataOrFail(.bool(true), forKey: Self.markerKey, path: storePath)
+        try store.container.setMetadataOrFail(.bool(true), forKey: Self.markerKey, path: store.path)
         store.settings.defaultSize = size
         output.print(
             "rdlab demo: \(Preset.all.count) presets at \(size) × \(size), \(threads) "
-                + "thread\(threads == 1 ? "" : "s"), into \(storePath)"
+                + "thread\(threads == 1 ? "" : "s"), into \(store.path)"
         )
         for preset in Preset.all {
             let model = preset.model
@@ -154,14 +155,19 @@ public struct DemoCommand: Command {
         }
         try Gallery.write(
             configurations,
-            store: storePath,
+            store: store.path,
             author: store.settings.author,
             htmlPath: htmlPath,
             sheetPath: sheetPath,
             output: output
         )
         output.print("")
-        ListCommand.print(try store.configurations(), json: false, store: storePath, output: output)
+        ListCommand.print(
+            try store.configurations(),
+            json: false,
+            store: store.path,
+            output: output
+        )
         try store.close()
         let elapsed = start.duration(to: clock.now)
         output.print(
@@ -171,12 +177,22 @@ public struct DemoCommand: Command {
                     Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds)
                         * 1e-18
                 )
-                + "; try 'rdlab list --store \(storePath)' or open \(htmlPath)"
+                + "; try 'rdlab list --store \(shownStore)' or open \(htmlPath)"
         )
+    }
+
+    /// `--store`'s value as a shell takes it again, with no password: a URI in quotes.
+    private var shownStore: String {
+        StoreLocation.isDatabase(storePath)
+            ? "'" + Redaction.passwords(in: storePath) + "'" : storePath
     }
 
     /// Removes the files of an earlier demo's store at `storePath`; refuses any other file.
     private func removeEarlierDemo() throws(CommandError) {
+        if StoreLocation.isDatabase(storePath) {
+            try removeEarlierDemoFromDatabase()
+            return
+        }
         let manager = FileManager.default
         guard manager.fileExists(atPath: storePath) else { return }
         let metadata: Metadata
@@ -203,10 +219,28 @@ public struct DemoCommand: Command {
         }
     }
 
+    /// Removes an earlier demo's store from the database `storePath`; refuses any other store.
+    private func removeEarlierDemoFromDatabase() throws(CommandError) {
+        let target = StoreLocation.displayName(storePath)
+        let contents: PostgresStore.DatabaseContents
+        do {
+            contents = try PostgresStore.contents(ofDatabase: storePath)
+        } catch {
+            throw LabStore.databaseError(error, store: target)
+        }
+        guard contents != .empty else { return }
+        guard contents == .store else { throw notDemo() }
+        let check = try LabStore(path: storePath, access: .read)
+        let isDemo = check.container.metadata[Self.markerKey]?.boolValue == true
+        try check.close()
+        guard isDemo else { throw notDemo() }
+        try LabStore.removeDatabaseStore(storePath)
+    }
+
     private func notDemo() -> CommandError {
         CommandError(
-            "'\(storePath)' exists and was not made by 'rdlab demo'; remove it or choose another "
-                + "path with --store",
+            "'\(StoreLocation.displayName(storePath))' exists and was not made by 'rdlab demo'; "
+                + "remove it or choose another path with --store",
             exitCode: .cannotCreate
         )
     }

@@ -16,7 +16,7 @@ public struct EditCommand: Command {
         overview: "Change a saved configuration's parameters, notes or tags.",
         usage: """
             rdlab edit <name> [--set <name=value> ...] [--notes <text>] [--tag <tag> ...] \
-            [--untag <tag> ...] [--force] [--store <path>]
+            [--untag <tag> ...] [--force] [--store <path|uri>]
             """,
         arguments: [ArgumentDefinition(name: "name", help: "The configuration.")],
         options: [

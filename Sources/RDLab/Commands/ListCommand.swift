@@ -11,7 +11,7 @@ public struct ListCommand: Command {
     /// The command's help page.
     public static let help = HelpPage(
         overview: "List the saved configurations (the last run's automatic save first).",
-        usage: "rdlab list [--tag <tag> ...] [--json] [--store <path>]",
+        usage: "rdlab list [--tag <tag> ...] [--json] [--store <path|uri>]",
         options: [
             .option(
                 "--tag",
@@ -35,7 +35,7 @@ public struct ListCommand: Command {
     /// The store path from `--store`, if given.
     public var storePath: String?
 
-    /// Parses `[--json] [--store <path>]`.
+    /// Parses `[--json] [--store <path|uri>]`.
     public init(parsing arguments: inout ArgumentScanner) throws(CommandError) {
         while let option = try arguments.nextOption() {
             switch option {

@@ -8,7 +8,7 @@ public struct RenameCommand: Command {
     /// The command's help page.
     public static let help = HelpPage(
         overview: "Rename a configuration (rename 'autosave' to keep the last run).",
-        usage: "rdlab rename <old> <new> [--store <path>]",
+        usage: "rdlab rename <old> <new> [--store <path|uri>]",
         arguments: [
             ArgumentDefinition(name: "old", help: "The configuration's name."),
             ArgumentDefinition(

@@ -18,7 +18,7 @@ public struct ResumeCommand: Command {
         overview: "Continue a saved configuration from its latest snapshot.",
         usage: """
             rdlab resume [<name>] [--steps <n>] [--threads <t>] [--save <new> [--replace]] \
-            [--npy <out.npy>] [--png <out.png>] [--store <path>]
+            [--npy <out.npy>] [--png <out.png>] [--store <path|uri>]
             """,
         arguments: [
             ArgumentDefinition(

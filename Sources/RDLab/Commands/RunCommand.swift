@@ -25,7 +25,7 @@ public struct RunCommand: Command {
             [--size <n> | --width <w> --height <h>] [--steps <n>] [--threads <t>] \
             [--precision <precision>] [--boundary <boundary>] [--init <path.npy>] \
             [--npy <out.npy>] [--png <out.png>] [--save <name> [--replace] | --no-save] \
-            [--force] [--store <path>]
+            [--force] [--store <path|uri>]
             """,
         options: [
             .option("--model", value: "model", help: "\(modelList)."),

@@ -16,7 +16,7 @@ public struct SettingsCommand: Command {
             Print, get or set the store's settings (kept in its metadata). 'get' of an unset \
             setting exits 1, as 'objectlog meta get' of a missing key; of a malformed one, 65.
             """,
-        usage: "rdlab settings [get <key> | set <key> <value>] [--store <path>]",
+        usage: "rdlab settings [get <key> | set <key> <value>] [--store <path|uri>]",
         arguments: [
             ArgumentDefinition(
                 name: "key",

@@ -15,7 +15,8 @@ public struct ShowCommand: Command {
     public static let help = HelpPage(
         overview:
             "Show a configuration: its settings, its model's parameters, tags, notes and snapshots.",
-        usage: "rdlab show <name> [--json] [--png <out.png>] [--npy <out.npy>] [--store <path>]",
+        usage:
+            "rdlab show <name> [--json] [--png <out.png>] [--npy <out.npy>] [--store <path|uri>]",
         arguments: [
             ArgumentDefinition(
                 name: "name",

@@ -1,6 +1,7 @@
 import CommandLineKit
 import Foundation
 import ObjectLog
+import ObjectLogPostgreSQL
 import ReactionDiffusion
 
 /// The lab's store: an ObjectLog container of ``Configuration``s and their ``Snapshot``s, one
@@ -29,8 +30,13 @@ final class LabStore {
     /// The entities of the lab's model.
     static let entities: [ManagedObject.Type] = [Configuration.self, Snapshot.self]
 
-    /// The store file.
+    /// The store as messages name it: the file's path, or a database's user, host and database
+    /// (never its password).
     let path: String
+    /// The store as given: a file's path, or a `postgresql://` URI.
+    let location: String
+    /// Whether the store is a PostgreSQL database rather than a file.
+    var isDatabase: Bool { StoreLocation.isDatabase(location) }
     /// The open container.
     private(set) var container: PersistentContainer
     /// The context all commands work in (kept alive with the store, as its objects need).
@@ -58,11 +64,13 @@ final class LabStore {
 
     /// The help text of the `--store` option every store command takes.
     static let storeOptionHelp =
-        "The store (default: $\(environmentVariable), else ./\(defaultPath))."
+        "The store: a file, or a postgresql:// URI\n(default: $\(environmentVariable), else "
+        + "./\(defaultPath))."
 
     /// The settings of the store at `path`, read from its metadata without opening it; empty
     /// when there is no readable store there.
     static func settingsIfReadable(at path: String) -> LabSettings {
+        if StoreLocation.isDatabase(path) { return databaseSettingsIfReadable(at: path) }
         guard FileManager.default.fileExists(atPath: path),
             let metadata = try? PersistentContainer.metadataForStore(at: path)
         else {
@@ -99,7 +107,17 @@ final class LabStore {
         warn: ((String) -> Void)? = nil
     ) throws(CommandError) {
         try Self.checkPath(path)
-        self.path = path
+        self.location = path
+        self.path = StoreLocation.displayName(path)
+        self.warn = warn
+        guard !StoreLocation.isDatabase(path) else {
+            canSalvage = false
+            container = try Self.openDatabase(path, access: access)
+            context = container.newContext()
+            settings = LabSettings(metadata: container.metadata)
+            observeSaves()
+            return
+        }
         var options = StoreOptions()
         options.readOnly = access == .read
         options.createIfMissing = access == .create
@@ -120,7 +138,6 @@ final class LabStore {
             try Self.checkHasModel(path)
         }
         canSalvage = access != .create
-        self.warn = warn
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: Self.lockWait)
         while true {
@@ -393,6 +410,10 @@ final class LabStore {
     /// - Throws: ``CommandError`` saying what stops the save.
     static func checkBeforeRun(path: String, saveName: String?) throws(CommandError) {
         try checkPath(path)
+        if StoreLocation.isDatabase(path) {
+            try checkDatabaseBeforeRun(path, saveName: saveName)
+            return
+        }
         let files = FileManager.default
         guard files.fileExists(atPath: path) else {
             let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -492,6 +513,7 @@ final class LabStore {
         creating: Bool
     ) -> CommandError {
         let detail = oneLine(error.storeError?.message ?? error.message)
+        if let databaseError = databaseCommandError(error, store: path) { return databaseError }
         switch error.code {
         case .store:
             guard let storeError = error.storeError else {
@@ -588,7 +610,7 @@ final class LabStore {
         )
     }
 
-    private static func oneLine(_ text: String) -> String {
+    static func oneLine(_ text: String) -> String {
         text.split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 }
