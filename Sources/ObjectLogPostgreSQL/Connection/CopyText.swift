@@ -3,7 +3,17 @@
 /// return in a value (so that no value can end its field or row early).
 enum CopyText {
     /// Appends one row of `values` (nil for `NULL`), each in its parameter's text form.
-    static func append(_ values: [String?], to buffer: inout [UInt8]) {
+    ///
+    /// - Throws: ``PostgresError/Code/invalidParameter`` for a value that holds a NUL
+    ///   character, which PostgreSQL text cannot hold (as a statement's parameter is refused).
+    static func append(_ values: [String?], to buffer: inout [UInt8]) throws(PostgresError) {
+        for (index, value) in values.enumerated() where value?.utf8.contains(0) == true {
+            throw PostgresError(
+                .invalidParameter,
+                "value \(index + 1) of a row holds a NUL character, which PostgreSQL text cannot "
+                    + "hold"
+            )
+        }
         for (index, value) in values.enumerated() {
             if index > 0 { buffer.append(UInt8(ascii: "\t")) }
             guard let value else {

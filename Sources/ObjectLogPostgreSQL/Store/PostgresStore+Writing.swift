@@ -220,7 +220,7 @@ extension PostgresStore {
             // The rows are made before the copy starts: making one may read external data
             // through this connection, which runs nothing else while it copies.
             var text: [UInt8] = []
-            for put in puts { CopyText.append(try row(of: put), to: &text) }
+            for put in puts { try CopyText.append(try row(of: put), to: &text) }
             var sent = 0
             try connection.copyIn(
                 "COPY \(quoted(layout.table)) (\(columnList)) FROM STDIN"
