@@ -11,6 +11,15 @@ import Glibc
 /// `tools/postgres-test-server`, stopped at the end whether the run succeeds or fails, or when
 /// the process is interrupted.
 func runPostgresPeerComparison(scale: Int) {
+    withPostgresServer { url, throwaway in
+        try comparePeers(url: url, scale: scale, throwaway: throwaway)
+    }
+}
+
+/// Runs `body` with the server `OBJECTLOG_TEST_POSTGRES_URL` names, or with a throwaway one
+/// from `tools/postgres-test-server` (`body` is told which), stopped at the end whether `body`
+/// succeeds or fails, or when the process is interrupted; a failure ends the process (exit 1).
+func withPostgresServer(_ body: (_ url: String, _ throwaway: Bool) throws -> Void) {
     var server: ThrowawayPostgresServer?
     do {
         let url: String
@@ -26,7 +35,7 @@ func runPostgresPeerComparison(scale: Int) {
         }
         let signals = server?.stopOnSignals() ?? []
         defer { for source in signals { source.cancel() } }
-        try comparePeers(url: url, scale: scale, throwaway: server != nil)
+        try body(url, server != nil)
     } catch {
         print("error: \(error)")
         server?.stop()

@@ -13,28 +13,7 @@ import Glibc
 ///
 /// The server is the one `OBJECTLOG_TEST_POSTGRES_URL` names, or a throwaway one.
 func runPostgresStoreComparison(scale: Int) {
-    var server: ThrowawayPostgresServer?
-    do {
-        let url: String
-        if let given = ProcessInfo.processInfo.environment["OBJECTLOG_TEST_POSTGRES_URL"],
-            !given.isEmpty
-        {
-            url = given
-        } else {
-            print("starting a throwaway PostgreSQL server (tools/postgres-test-server)")
-            let started = try ThrowawayPostgresServer.start()
-            server = started
-            url = started.url
-        }
-        let signals = server?.stopOnSignals() ?? []
-        defer { for source in signals { source.cancel() } }
-        try compareStore(url: url, scale: scale)
-    } catch {
-        print("error: \(error)")
-        server?.stop()
-        exit(1)
-    }
-    server?.stop()
+    withPostgresServer { url, _ in try compareStore(url: url, scale: scale) }
 }
 
 private func compareStore(url: String, scale: Int) throws {

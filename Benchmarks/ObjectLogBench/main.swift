@@ -4,6 +4,7 @@
 //   objectlog-bench [--scale N] [--json PATH] [--svg PATH]   everything; N objects (default 1,000,000)
 //   objectlog-bench store [--scale N] [--json PATH] [--svg PATH]
 //   objectlog-bench store --postgres-peer [--scale N]        the PostgreSQL peer beside SQLite's
+//   objectlog-bench store --store postgresql [--scale N]     ObjectLog's PostgreSQL store beside it
 //   objectlog-bench solver [--scale S] [--samples N] [--size N]
 //   objectlog-bench thumbnails [--runs N] [--quick]
 //
@@ -26,11 +27,13 @@ if arguments.first != "--child", arguments.dropFirst().first != "--child",
         usage: objectlog-bench [--scale N] [--json PATH] [--svg PATH]   everything
                objectlog-bench store [--scale N] [--json PATH] [--svg PATH]
                objectlog-bench store --postgres-peer [--scale N]
+               objectlog-bench store --store postgresql [--scale N]
                objectlog-bench solver [--scale S] [--samples N] [--size N]
                objectlog-bench thumbnails [--runs N] [--quick]
         --scale N sets the number of objects of the store workloads (default 1,000,000).
         --postgres-peer runs the PostgreSQL peer beside the SQLite peer, on the server
         OBJECTLOG_TEST_POSTGRES_URL names or a throwaway one (tools/postgres-test-server).
+        --store postgresql runs ObjectLog's PostgreSQL store beside that peer, on the same server.
         """
     )
     exit(0)

@@ -46,48 +46,25 @@ struct InfoCommand: StoreReportCommand {
         }
 
         if json {
-            var members: [(String, JSONValue)] = [
-                ("path", .string(path)),
-                ("formatVersion", .string(inspection.formatVersion)),
-                ("storeUUID", .string(inspection.storeUUID.uuidString)),
-                ("generation", .unsigned(inspection.generation)),
-                ("transactions", .unsigned(inspection.transactionCount)),
-                ("transactionsInFile", .number(transactionsInFile)),
-                ("fileBytes", .unsigned(inspection.fileBytes)),
-                ("liveBytes", .unsigned(inspection.liveBytes)),
-                ("reclaimableBytes", .unsigned(reclaimable)),
-                ("reclaimableShare", .double((share * 10_000).rounded() / 10_000)),
-                ("liveObjects", .number(liveObjects)),
-                ("entities", .object(entities.map { ($0.name, .number($0.count)) })),
-                (
-                    "superentities",
-                    .object(
-                        entities.compactMap { entry in
-                            names.entity(tag: names.tag(named: entry.name) ?? 0)?.superentity.map {
-                                (entry.name, .string($0))
-                            }
-                        }
-                    )
-                ),
-                (
-                    "abstractEntities",
-                    .array(
-                        entities.filter {
-                            names.entity(tag: names.tag(named: $0.name) ?? 0)?.isAbstract == true
-                        }.map { .string($0.name) }
-                    )
-                ),
-                ("modelHash", modelHash.map { .string($0) } ?? .null),
-                ("modelVersion", modelVersion.map { .number($0.number) } ?? .null),
-                (
-                    "modelVersionTransaction",
-                    modelVersion.map { .unsigned($0.transaction) } ?? .null
-                ),
-                ("blobCount", .number(inspection.blobCount)),
-                ("blobBytes", .unsigned(inspection.blobBytes)),
-                ("indexStatus", .string(inspection.indexStatus.rawValue)),
-                ("metadata", MetadataRendering.json(inspection.metadata)),
-            ]
+            var members: [(String, JSONValue)] =
+                [
+                    ("path", .string(path)),
+                    ("formatVersion", .string(inspection.formatVersion)),
+                    ("storeUUID", .string(inspection.storeUUID.uuidString)),
+                    ("generation", .unsigned(inspection.generation)),
+                    ("transactions", .unsigned(inspection.transactionCount)),
+                    ("transactionsInFile", .number(transactionsInFile)),
+                    ("fileBytes", .unsigned(inspection.fileBytes)),
+                    ("liveBytes", .unsigned(inspection.liveBytes)),
+                    ("reclaimableBytes", .unsigned(reclaimable)),
+                    ("reclaimableShare", .double((share * 10_000).rounded() / 10_000)),
+                    ("liveObjects", .number(liveObjects)),
+                ] + Self.modelMembers(entities, names, modelHash, modelVersion) + [
+                    ("blobCount", .number(inspection.blobCount)),
+                    ("blobBytes", .unsigned(inspection.blobBytes)),
+                    ("indexStatus", .string(inspection.indexStatus.rawValue)),
+                    ("metadata", MetadataRendering.json(inspection.metadata)),
+                ]
             members.append(("damage", DamageRendering.json(inspection.damage)))
             context.output.writeLine(JSONValue.object(members).rendered(pretty: true))
         } else {
@@ -179,39 +156,16 @@ struct InfoCommand: StoreReportCommand {
             }
         }
         if json {
-            let members: [(String, JSONValue)] = [
-                ("store", .string(target)),
-                ("kind", .string("postgresql")),
-                ("serverVersion", .string(store.serverVersionText)),
-                ("transactions", .unsigned(transactions)),
-                ("liveObjects", .number(liveObjects)),
-                ("entities", .object(entities.map { ($0.name, .number($0.count)) })),
-                (
-                    "superentities",
-                    .object(
-                        entities.compactMap { entry in
-                            names.entity(tag: names.tag(named: entry.name) ?? 0)?.superentity.map {
-                                (entry.name, .string($0))
-                            }
-                        }
-                    )
-                ),
-                (
-                    "abstractEntities",
-                    .array(
-                        entities.filter {
-                            names.entity(tag: names.tag(named: $0.name) ?? 0)?.isAbstract == true
-                        }.map { .string($0.name) }
-                    )
-                ),
-                ("modelHash", modelHash.map { .string($0) } ?? .null),
-                ("modelVersion", modelVersion.map { .number($0.number) } ?? .null),
-                (
-                    "modelVersionTransaction",
-                    modelVersion.map { .unsigned($0.transaction) } ?? .null
-                ),
-                ("metadata", MetadataRendering.json(metadata)),
-            ]
+            let members: [(String, JSONValue)] =
+                [
+                    ("store", .string(target)),
+                    ("kind", .string("postgresql")),
+                    ("serverVersion", .string(store.serverVersionText)),
+                    ("transactions", .unsigned(transactions)),
+                    ("liveObjects", .number(liveObjects)),
+                ] + Self.modelMembers(entities, names, modelHash, modelVersion) + [
+                    ("metadata", MetadataRendering.json(metadata))
+                ]
             context.output.writeLine(JSONValue.object(members).rendered(pretty: true))
             return .success
         }
@@ -252,5 +206,39 @@ struct InfoCommand: StoreReportCommand {
             )
         }
         return .success
+    }
+
+    /// The JSON members that describe the stored model, the same for a file and a database:
+    /// the entities' counts and hierarchy, and the model version that wrote the store last.
+    private static func modelMembers(
+        _ entities: [(name: String, count: Int)],
+        _ names: EntityNames,
+        _ modelHash: String?,
+        _ modelVersion: (number: Int, transaction: UInt64)?
+    ) -> [(String, JSONValue)] {
+        [
+            ("entities", .object(entities.map { ($0.name, .number($0.count)) })),
+            (
+                "superentities",
+                .object(
+                    entities.compactMap { entry in
+                        names.entity(tag: names.tag(named: entry.name) ?? 0)?.superentity.map {
+                            (entry.name, .string($0))
+                        }
+                    }
+                )
+            ),
+            (
+                "abstractEntities",
+                .array(
+                    entities.filter {
+                        names.entity(tag: names.tag(named: $0.name) ?? 0)?.isAbstract == true
+                    }.map { .string($0.name) }
+                )
+            ),
+            ("modelHash", modelHash.map { .string($0) } ?? .null),
+            ("modelVersion", modelVersion.map { .number($0.number) } ?? .null),
+            ("modelVersionTransaction", modelVersion.map { .unsigned($0.transaction) } ?? .null),
+        ]
     }
 }
