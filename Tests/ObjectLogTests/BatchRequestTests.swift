@@ -9,8 +9,8 @@ import Testing
 @Suite("Batch delete, update and insert, in the store, without loading objects")
 struct BatchRequestTests {
     /// A container with a 10 × 10 grid of cells (value = 10 · row + column).
-    func grid(_ directory: TemporaryDirectory) throws -> PersistentContainer {
-        let container = try makeContainer(directory)
+    func grid(_ store: TestStore) throws -> PersistentContainer {
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         for row in 0..<10 {
             for column in 0..<10 {
@@ -29,11 +29,14 @@ struct BatchRequestTests {
         return try context.fetch(Cell.self).map(\.value).sorted()
     }
 
-    @Test("batch delete by predicate: the store and the contexts lose the objects")
+    @Test(
+        "batch delete by predicate: the store and the contexts lose the objects",
+        arguments: TestStoreKind.persistent
+    )
     @MainActor
-    func delete() throws {
-        let directory = TemporaryDirectory()
-        let container = try grid(directory)
+    func delete(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try grid(store)
         // A context that has one of the cells loaded, and the main context, which merges.
         let holder = container.newContext()
         let doomed = try #require(
@@ -58,15 +61,18 @@ struct BatchRequestTests {
         try context.save()
         try container.close()
         // And after reopening.
-        let reopened = try makeContainer(directory)
+        let reopened = try store.open(for: testEntities)
         #expect(try reopened.newContext().count(FetchRequest<Cell>()) == 71)
         try reopened.close()
     }
 
-    @Test("predicates the attribute columns decide, and those they do not, match as fetches do")
-    func predicates() throws {
-        let directory = TemporaryDirectory()
-        let container = try grid(directory)
+    @Test(
+        "predicates the attribute columns decide, and those they do not, match as fetches do",
+        arguments: TestStoreKind.available
+    )
+    func predicates(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try grid(store)
         let context = container.newContext()
         let predicates: [Predicate<Cell>] = [
             #Predicate { $0.value >= 50 },
@@ -97,8 +103,8 @@ struct BatchRequestTests {
         arguments: [2, Int.max]
     )
     func reportedIDs(threshold: Int) throws {
-        let directory = TemporaryDirectory()
-        let container = try grid(directory)
+        let store = try TestStore(.logFile)
+        let container = try grid(store)
         let context = container.newContext()
         // 2: the list is made on another thread while the commit runs.
         context.tuning.parallelBatchThreshold = threshold
@@ -123,10 +129,13 @@ struct BatchRequestTests {
         try container.close()
     }
 
-    @Test("batch update by predicate sets the values and keeps the others")
-    func update() throws {
-        let directory = TemporaryDirectory()
-        let container = try grid(directory)
+    @Test(
+        "batch update by predicate sets the values and keeps the others",
+        arguments: TestStoreKind.persistent
+    )
+    func update(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try grid(store)
         let holder = container.newContext()
         let watched = try #require(
             try holder.fetch(FetchRequest<Cell>(predicate: #Predicate { $0.value == 95 })).first
@@ -148,17 +157,20 @@ struct BatchRequestTests {
         // The columns that fetches filter with follow the update.
         #expect(try context.count(FetchRequest<Cell>(predicate: #Predicate { $0.value < 0 })) == 10)
         try container.close()
-        let reopened = try makeContainer(directory)
+        let reopened = try store.open(for: testEntities)
         #expect(try values(reopened).filter { $0 == -1 }.count == 10)
         try reopened.close()
     }
 
-    @Test("a batch update that breaks a uniqueness constraint fails and writes nothing")
-    func updateUniqueness() throws {
-        let directory = TemporaryDirectory()
-        let container = try grid(directory)
+    @Test(
+        "a batch update that breaks a uniqueness constraint fails and writes nothing",
+        arguments: TestStoreKind.available
+    )
+    func updateUniqueness(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try grid(store)
         let context = container.newContext()
-        let before = container.coordinator.logStore!.statistics.commits
+        let before = try container.coordinator.store.transactionCount
         do {
             // Every cell of row 1 onto column 0: ten cells at (1, 0).
             try context.execute(
@@ -171,7 +183,7 @@ struct BatchRequestTests {
         } catch {
             #expect(error.code == .uniqueness)
         }
-        #expect(container.coordinator.logStore!.statistics.commits == before)
+        #expect(try container.coordinator.store.transactionCount == before)
         // Moving a row to one that is free is fine.
         try context.execute(
             BatchUpdateRequest<Cell>(
@@ -213,10 +225,13 @@ struct BatchRequestTests {
         try container.close()
     }
 
-    @Test("batch insert from plain values, with uniqueness, and a failing fill")
-    func insert() throws {
-        let directory = TemporaryDirectory()
-        let container = try makeContainer(directory)
+    @Test(
+        "batch insert from plain values, with uniqueness, and a failing fill",
+        arguments: TestStoreKind.available
+    )
+    func insert(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let result = try context.execute(
             BatchInsertRequest<Cell>(count: 50) { index, cell in
@@ -236,7 +251,7 @@ struct BatchRequestTests {
                 cell.value == (index % 2 == 0 ? Double(index) : 0)
             }
         )
-        let commits = container.coordinator.logStore!.statistics.commits
+        let commits = try container.coordinator.store.transactionCount
         #expect {
             try context.execute(BatchInsertRequest<Cell>(count: 1) { _, cell in cell.row = 0 })
         } throws: { ($0 as? ObjectLogError)?.code == .uniqueness }
@@ -253,7 +268,7 @@ struct BatchRequestTests {
             #expect(error.code == .callbackFailed)
             #expect(error.underlyingError is Refused)
         }
-        #expect(container.coordinator.logStore!.statistics.commits == commits)
+        #expect(try container.coordinator.store.transactionCount == commits)
         #expect(try context.count(FetchRequest<Cell>()) == 50)
         try container.close()
     }
@@ -292,12 +307,15 @@ struct BatchRequestTests {
         try container.close()
     }
 
-    @Test("batch requests for a class outside the model throw entityNotInModel and write nothing")
-    func outsideTheModel() throws {
-        let directory = TemporaryDirectory()
-        let container = try grid(directory)
+    @Test(
+        "batch requests for a class outside the model throw entityNotInModel and write nothing",
+        arguments: TestStoreKind.available
+    )
+    func outsideTheModel(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try grid(store)
         let context = container.newContext()
-        let commits = container.coordinator.logStore!.statistics.commits
+        let commits = try container.coordinator.store.transactionCount
         let outside: [(String, () throws -> Void)] = [
             ("delete", { _ = try context.execute(BatchDeleteRequest<Tally>()) }),
             (
@@ -321,15 +339,18 @@ struct BatchRequestTests {
                 #expect(error.code == .entityNotInModel, "batch \(name)")
             }
         }
-        #expect(container.coordinator.logStore!.statistics.commits == commits)
+        #expect(try container.coordinator.store.transactionCount == commits)
         #expect(try context.count(FetchRequest<Cell>()) == 100)
         try container.close()
     }
 
-    @Test("the executing context keeps its own unsaved edits of objects a batch request touches")
-    func ownUnsavedEdits() throws {
-        let directory = TemporaryDirectory()
-        let container = try grid(directory)
+    @Test(
+        "the executing context keeps its own unsaved edits of objects a batch request touches",
+        arguments: TestStoreKind.available
+    )
+    func ownUnsavedEdits(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try grid(store)
         let context = container.newContext()
         let cells = try context.fetch(
             FetchRequest<Cell>(
