@@ -1,4 +1,5 @@
 import Foundation
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -34,11 +35,15 @@ struct DefaultStringSortTests {
         #expect(!(decomposed < precomposed))
     }
 
-    @Test("the default order's fast path agrees with Foundation's SortDescriptor.compare")
-    func agreesWithFoundation() throws {
+    @Test(
+        "the default order's fast path agrees with Foundation's SortDescriptor.compare",
+        arguments: TestStoreKind.available
+    )
+    func agreesWithFoundation(kind: TestStoreKind) throws {
         let seed = UInt64.random(in: 0...UInt64.max)
         var generator = SeededGenerator(seed: seed)
-        let container = try PersistentContainer.inMemory(for: testEntities)
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         func makeObjects(decomposed: Bool) -> [Configuration] {
             var objects: [Configuration] = []

@@ -1,4 +1,5 @@
 import Foundation
+import StoreTestSupport
 import Synchronization
 import Testing
 
@@ -6,9 +7,13 @@ import Testing
 
 @Suite("Observers: tokens remove handlers")
 struct ObserverTokenTests {
-    @Test("removing a did-save, objects-did-change or will-save handler stops its calls")
-    func removeContextHandlers() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "removing a did-save, objects-did-change or will-save handler stops its calls",
+        arguments: TestStoreKind.available
+    )
+    func removeContextHandlers(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         var events: [String] = []
         let will = context.onWillSave { _ in events.append("will") }
@@ -88,9 +93,13 @@ struct ObserverTokenTests {
         #expect(container.coordinator.hasSaveObservers)
     }
 
-    @Test("objects-did-change fires on save, merge and rollback, not on each change")
-    func objectsDidChangeMoments() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "objects-did-change fires on save, merge and rollback, not on each change",
+        arguments: TestStoreKind.available
+    )
+    func objectsDidChangeMoments(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         var changes: [ObjectChanges] = []
         context.onObjectsDidChange { changes.append($0) }
@@ -117,9 +126,10 @@ struct ObserverTokenTests {
         #expect(cell.row == 3)
     }
 
-    @Test("a removed coordinator save observer is not called")
-    func removeSaveObserver() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test("a removed coordinator save observer is not called", arguments: TestStoreKind.available)
+    func removeSaveObserver(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let calls = CallCount()
         let token = container.coordinator.addSaveObserver { _ in calls.add() }
         let context = container.newContext()
@@ -140,10 +150,12 @@ final class CallCount: Sendable {
     func add() { count.withLock { $0 += 1 } }
 
     @Test(
-        "a save calls the context's handlers, then the coordinator's observers in the order added"
+        "a save calls the context's handlers, then the coordinator's observers in the order added",
+        arguments: TestStoreKind.available
     )
-    func order() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    func order(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let events = Mutex<[String]>([])
         for index in 0..<20 {

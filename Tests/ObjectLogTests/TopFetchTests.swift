@@ -1,13 +1,18 @@
 import Foundation
 import ObjectLog
+import StoreTestSupport
 import TestSupport
 import Testing
 
 @Suite("Sorted fetches with a small limit keep only the best matches")
 struct TopFetchTests {
-    @Test("sort + limit + offset returns what a full sort would, with pending changes included")
-    func topMatchesEqualFullSort() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "sort + limit + offset returns what a full sort would, with pending changes included",
+        arguments: TestStoreKind.available
+    )
+    func topMatchesEqualFullSort(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         var generator = SeededGenerator(seed: 42)
         let setup = container.newContext()
         for row in 0..<3000 {

@@ -1,14 +1,19 @@
 import Foundation
 import ObjectLogStore
+import StoreTestSupport
 import Testing
 
 @testable import ObjectLog
 
 @Suite("Typed lookups and the shapes of perform closures")
 struct TypedLookupTests {
-    @Test("object(with:as:) and existingObject(with:as:) return the class asked for")
-    func typedLookups() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "object(with:as:) and existingObject(with:as:) return the class asked for",
+        arguments: TestStoreKind.available
+    )
+    func typedLookups(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let writer = container.newContext()
         let cell = Cell(context: writer)
         cell.row = 3
@@ -23,9 +28,13 @@ struct TypedLookupTests {
         #expect(!loaded.isFault)
     }
 
-    @Test("a typed lookup of an object of another class throws typeMismatch, registering nothing")
-    func typedLookupMismatch() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "a typed lookup of an object of another class throws typeMismatch, registering nothing",
+        arguments: TestStoreKind.available
+    )
+    func typedLookupMismatch(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let writer = container.newContext()
         let cell = Cell(context: writer)
         try writer.save()
@@ -59,9 +68,13 @@ struct TypedLookupTests {
         #expect(error.code == .typeMismatch)
     }
 
-    @Test("existingObject(with:as:) of a missing object throws notFound")
-    func typedExistingMissing() throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "existingObject(with:as:) of a missing object throws notFound",
+        arguments: TestStoreKind.available
+    )
+    func typedExistingMissing(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let context = container.newContext()
         let missing = ObjectID(entityName: "Cell", key: 12_345)
         let error = try #require(throws: ObjectLogError.self) {
@@ -75,9 +88,13 @@ struct TypedLookupTests {
     // `throws(ObjectLogError)` below crashed the Swift 6.3.1 compiler, so a regression in the
     // signatures fails the build. The error type of each call is checked by the nested
     // functions that declare it: a call throwing `any Error` would not compile in them.
-    @Test("perform and performBackgroundTask take Void and value closures, throwing or not")
-    func performShapes() async throws {
-        let container = try PersistentContainer.inMemory(for: testEntities)
+    @Test(
+        "perform and performBackgroundTask take Void and value closures, throwing or not",
+        arguments: TestStoreKind.available
+    )
+    func performShapes(kind: TestStoreKind) async throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
         let background = container.newBackgroundContext()
 
         // Not throwing: no `try`.
