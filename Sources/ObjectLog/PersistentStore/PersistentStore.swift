@@ -87,8 +87,12 @@ package protocol PersistentStore: AnyObject, Sendable {
 
     /// Calls `body` with the live record of `key`, its location and generation; false if the
     /// object is not in the store. The buffer is valid only during the call.
+    ///
+    /// `entity`, when the caller knows it, is the object's entity: a store that keeps each
+    /// hierarchy apart looks there alone.
     func withObject(
         _ key: ObjectKey,
+        entity: EntityTag?,
         _ body: (
             _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
             _ generation: UInt64

@@ -207,12 +207,24 @@ extension PostgresStore {
 
     package func withObject(
         _ key: ObjectKey,
+        entity: EntityTag?,
         _ body: (
             _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
             _ generation: UInt64
         ) throws -> Void
     ) throws -> Bool {
-        guard let record = try records(keys: [key]).first else { return false }
+        // An object of a known entity is in its hierarchy's table: one query, not one a table.
+        let record: StoredRow?
+        if let entity, let index = layoutOfTag[entity] {
+            record = try records(
+                of: layouts[index],
+                where: "t.\(quoted(SchemaMapping.keyColumn)) = $1",
+                [String(key)]
+            ).first
+        } else {
+            record = try records(keys: [key]).first
+        }
+        guard let record else { return false }
         let location = RecordLocation(
             entity: record.entity,
             offset: record.version,

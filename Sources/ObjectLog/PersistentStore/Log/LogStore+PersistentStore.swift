@@ -37,6 +37,18 @@ extension LogStore: PersistentStore {
 
     // The coordinator checked `locks` under its lock, and this process is the file's only
     // writer: nothing can have changed since.
+    // One directory holds every entity's objects: the entity tells the log nothing.
+    package func withObject(
+        _ key: ObjectKey,
+        entity: EntityTag?,
+        _ body: (
+            _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
+            _ generation: UInt64
+        ) throws -> Void
+    ) throws -> Bool {
+        try withObject(key, body)
+    }
+
     package func commitSave(
         _ transaction: Transaction,
         checking locks: [StoreLockCheck]

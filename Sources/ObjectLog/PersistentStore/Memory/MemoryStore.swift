@@ -131,6 +131,7 @@ package final class MemoryStore: PersistentStore {
 
     package func withObject(
         _ key: ObjectKey,
+        entity: EntityTag?,
         _ body: (
             _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
             _ generation: UInt64
