@@ -265,7 +265,11 @@ public final class PersistentStoreCoordinator: Sendable {
             // A decoding error leaves the closure as itself: `withObject` rethrows it, and
             // `ObjectLogError.store` passes an `ObjectLogError` through unchanged. (Keeping it in
             // a captured optional instead cost a copy and a destroy of that optional per load.)
-            found = try store.withObject(key, entity: entity.tag) { value, _, location, generation in
+            found = try store.withObject(key, entity: entity.tag) {
+                value,
+                _,
+                location,
+                generation in
                 object.loadedRecordOffset = location.offset
                 object.recordOffsetBound = 0
                 object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
