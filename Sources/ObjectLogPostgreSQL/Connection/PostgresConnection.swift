@@ -205,10 +205,14 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// The payloads of the notifications (`NOTIFY`) of the channels this connection listens
-    /// to that arrived, waiting up to `milliseconds` for the first.
+    /// to that arrived, waiting up to `milliseconds` for the first, or until `wake` (a file
+    /// descriptor, such as a pipe's reading end) can be read.
     ///
     /// - Throws: ``PostgresError/Code/connectionLost`` when the server is gone.
-    public func notifications(waitingUpTo milliseconds: Int32) throws(PostgresError) -> [String] {
+    public func notifications(
+        waitingUpTo milliseconds: Int32,
+        wake: Int32? = nil
+    ) throws(PostgresError) -> [String] {
         lock.lock()
         defer { lock.unlock() }
         guard let connection else {
@@ -216,11 +220,12 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         var payloads = Self.takeNotifications(connection)
         guard payloads.isEmpty else { return payloads }
-        var descriptor = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
-        guard descriptor.fd >= 0 else { throw lostOrFailed(connection, "no socket") }
+        var descriptors = [pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)]
+        guard descriptors[0].fd >= 0 else { throw lostOrFailed(connection, "no socket") }
+        if let wake { descriptors.append(pollfd(fd: wake, events: Int16(POLLIN), revents: 0)) }
         // The lock is held while waiting: a listening connection runs no statements meanwhile.
-        let ready = poll(&descriptor, 1, milliseconds)
-        if ready > 0 {
+        let ready = poll(&descriptors, nfds_t(descriptors.count), milliseconds)
+        if ready > 0, descriptors[0].revents != 0 {
             guard PQconsumeInput(connection) == 1 else {
                 throw lostOrFailed(connection, "cannot read notifications")
             }

@@ -14,6 +14,9 @@ final class CommitListener: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
     private let done = DispatchSemaphore(value: 0)
+    /// A pipe whose reading end the thread's wait watches: a byte written to it ends the wait
+    /// at once, so that stopping (and closing a store) takes no waiting period.
+    private let wake: (read: Int32, write: Int32)
 
     /// Starts listening to the store at `url`, handing on the commits after `lastSeen` that
     /// `isOwn` does not claim.
@@ -23,6 +26,9 @@ final class CommitListener: @unchecked Sendable {
         isOwn: @escaping @Sendable (UInt64) -> Bool,
         handler: @escaping @Sendable (StoreChanges) -> Void
     ) {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) != 0 { ends = [-1, -1] }
+        wake = (ends[0], ends[1])
         let thread = Thread { [self] in
             run(url: url, lastSeen: lastSeen, isOwn: isOwn, handler: handler)
             done.signal()
@@ -36,7 +42,12 @@ final class CommitListener: @unchecked Sendable {
         lock.lock()
         stopped = true
         lock.unlock()
+        if wake.write >= 0 {
+            var byte: UInt8 = 1
+            _ = write(wake.write, &byte, 1)
+        }
         done.wait()
+        for end in [wake.read, wake.write] where end >= 0 { close(end) }
     }
 
     private var isStopped: Bool {
@@ -66,14 +77,15 @@ final class CommitListener: @unchecked Sendable {
                     lastSeen = try handOn(after: lastSeen, fresh, isOwn, handler)
                 }
                 guard let connection else { continue }
-                if try !connection.notifications(waitingUpTo: Self.period).isEmpty {
+                let wakeEnd = wake.read >= 0 ? wake.read : nil
+                if try !connection.notifications(waitingUpTo: Self.period, wake: wakeEnd).isEmpty {
                     lastSeen = try handOn(after: lastSeen, connection, isOwn, handler)
                 }
             } catch {
                 // The server is out of reach: try again in a while, from the last commit seen.
                 connection?.close()
                 connection = nil
-                Thread.sleep(forTimeInterval: 1)
+                if !isStopped { Thread.sleep(forTimeInterval: 1) }
             }
         }
         connection?.close()
