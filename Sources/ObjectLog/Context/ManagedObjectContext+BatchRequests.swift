@@ -33,8 +33,7 @@ extension ManagedObjectContext {
         var unique: [PersistentStoreCoordinator.UniqueChange] = []
         var deletedKeys: [(keys: [ObjectKey], entityName: String)] = []
         for member in entities {
-            let keys = try savedObjects(of: T.self, entity: member, matching: request.predicate)
-                .keys
+            let keys = try savedKeys(of: T.self, entity: member, matching: request.predicate)
             transaction.reserveCapacity(deletes: keys.count)
             for key in keys { transaction.delete(key: key, entity: member.tag) }
             if !member.uniquenessConstraints.isEmpty {
@@ -343,6 +342,33 @@ extension ManagedObjectContext {
     }
 
     // MARK: - Implementation
+
+    /// The keys of the saved objects of `entity` that match `predicate`, found as
+    /// ``savedObjects(of:entity:matching:)`` finds them: what a delete needs, without reading
+    /// the records again as a plan of them would.
+    private func savedKeys<T: ManagedObject>(
+        of type: T.Type,
+        entity: EntityDescription,
+        matching predicate: Predicate<T>?
+    ) throws(ObjectLogError) -> [ObjectKey] {
+        let finder = ManagedObjectContext(coordinator: coordinator)
+        do {
+            guard let predicate else { return try store.liveKeys(entity: entity.tag) }
+            if let plan = try finder.columnMatchPlan(of: entity, predicate: predicate) {
+                return plan.keys
+            }
+            var request = FetchRequest<T>(predicate: predicate)
+            request.includesPendingChanges = false
+            // The objects of `entity` only, which may be a subentity of `T`'s.
+            return try finder.fetchIdentifiers(request).lazy.filter {
+                $0.entityName == entity.name
+            }.map(\.key)
+        } catch let error as ObjectLogError {
+            throw error
+        } catch {
+            throw ObjectLogError.store(error, "cannot find the objects of \(entity.name)")
+        }
+    }
 
     /// The saved objects of `entity` (`T`'s or a subentity's) that match `predicate`, as a plan
     /// to read them, found without loading them into this context: through the attribute
