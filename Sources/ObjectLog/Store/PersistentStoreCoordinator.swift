@@ -111,7 +111,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Opens the store, migrating it as far as `authority` allows (a stage of a plan may
     /// migrate a change that cannot be inferred, the property starting at its default for the
     /// stage to set).
-    init(
+    convenience init(
         model: ManagedObjectModel,
         path: String,
         options: StoreOptions,
@@ -125,25 +125,15 @@ public final class PersistentStoreCoordinator: Sendable {
         } catch {
             throw ObjectLogError.store(error, "cannot open store '\(path)'")
         }
-        do {
-            // A salvage may drop the record of a model version's schema: the app's model stands
-            // in for it when it is that version, rather than the open refusing every object.
-            self.model = try Self.prepare(
-                store,
-                for: model,
-                path: path,
-                readOnly: options.readOnly || options.salvage,
-                authority: authority,
-                substitutes: options.salvage ? [model.schema] : []
-            )
-        } catch {
-            try? store.close()
-            throw error
-        }
-        self.store = store
-        self.isExclusive = store.capabilities.contains(.exclusiveWriter)
-        self.state = LockedValue(State())
-        store.observeOtherProcesses { [weak self] changes in self?.receive(changes) }
+        // A salvage may drop the record of a model version's schema: the app's model stands in
+        // for it when it is that version, rather than the open refusing every object.
+        try self.init(
+            model: model,
+            store: store,
+            named: path,
+            authority: authority,
+            substitutes: options.salvage ? [model.schema] : []
+        )
     }
 
     /// Joins `model` to an open store of any kind.
@@ -151,18 +141,38 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The model is recorded in a new store; a store that another version wrote is migrated as
     /// far as the store can (see ``StoreCapabilities/migration``). The coordinator owns the
     /// store from then on; it is closed if the open is refused.
-    package init(
+    package convenience init(
         model: ManagedObjectModel,
         store: any PersistentStore,
         migratesStoreAutomatically: Bool = true
+    ) throws(ObjectLogError) {
+        try self.init(
+            model: model,
+            store: store,
+            named: store.displayName,
+            authority: migratesStoreAutomatically ? .automatic : .manual,
+            substitutes: []
+        )
+    }
+
+    /// Joins `model` to `store`, which messages call `name`, migrating it as far as
+    /// `authority` allows, with `substitutes` for schema records a salvage lost; closes the
+    /// store if the open is refused.
+    private init(
+        model: ManagedObjectModel,
+        store: any PersistentStore,
+        named name: String,
+        authority: MigrationAuthority,
+        substitutes: [ModelSchema]
     ) throws(ObjectLogError) {
         do {
             self.model = try Self.prepare(
                 store,
                 for: model,
-                path: store.displayName,
+                path: name,
                 readOnly: store.isReadOnly,
-                authority: migratesStoreAutomatically ? .automatic : .manual
+                authority: authority,
+                substitutes: substitutes
             )
         } catch {
             try? store.close()

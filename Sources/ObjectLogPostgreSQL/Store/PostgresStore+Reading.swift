@@ -3,18 +3,6 @@ import ObjectLog
 import ObjectLogStore
 
 extension PostgresStore {
-    /// A snapshot of rows read as records: a read plan of this store.
-    struct Plan: StoreReadPlan {
-        var items: [StoredRow]
-        var count: Int { items.count }
-        var recordBytes: Int { items.reduce(0) { $0 + $1.payload.count } }
-        var generation: UInt64 { 1 }
-        var keys: [ObjectKey] { items.map(\.key) }
-        var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] {
-            items.map { ($0.key, $0.version) }
-        }
-    }
-
     /// The records of the rows of `layout`'s table that `condition` selects, in key order.
     ///
     /// `condition` is SQL over the table as `t`, with `parameters` as its values.
@@ -251,40 +239,26 @@ extension PostgresStore {
     }
 
     package func readPlan(keys: [ObjectKey]) throws -> any StoreReadPlan {
-        Plan(items: try records(keys: keys))
+        RecordsPlan(try records(keys: keys))
     }
 
     package func readPlan(keyParts: [[ObjectKey]]) throws -> any StoreReadPlan {
-        Plan(items: try records(keys: keyParts.flatMap { $0 }))
+        RecordsPlan(try records(keys: keyParts.flatMap { $0 }))
     }
 
     package func liveObjectPlans(entity: EntityTag?, parts: Int) throws -> [any StoreReadPlan] {
-        split(Plan(items: try records(entity: entity)), parts: parts)
+        RecordsPlan(try records(entity: entity)).split(parts: parts)
     }
 
     package func split(_ plan: any StoreReadPlan, parts: Int) -> [any StoreReadPlan] {
-        let items = Self.plan(plan).items
-        let parts = max(1, min(parts, items.count))
-        return (0..<parts).map { part in
-            let range = (items.count * part / parts)..<(items.count * (part + 1) / parts)
-            return Plan(items: Array(items[range]))
-        }
+        RecordsPlan.of(plan, store: "a PostgreSQL store").split(parts: parts)
     }
 
     package func forEachObject(
         in plan: any StoreReadPlan,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        for item in Self.plan(plan).items {
-            try item.payload.withUnsafeBytes { try body(item.key, item.entity, $0) }
-        }
-    }
-
-    private static func plan(_ plan: any StoreReadPlan) -> Plan {
-        guard let plan = plan as? Plan else {
-            preconditionFailure("a read plan of another store was given to a PostgreSQL store")
-        }
-        return plan
+        try RecordsPlan.of(plan, store: "a PostgreSQL store").forEach(body)
     }
 
     // MARK: External data
@@ -356,6 +330,6 @@ extension PostgresStore {
             let found = Set(selected)
             selected += keys.filter { !found.contains($0) }
         }
-        return Plan(items: try records(keys: selected))
+        return RecordsPlan(try records(keys: selected))
     }
 }

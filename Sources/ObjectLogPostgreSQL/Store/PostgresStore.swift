@@ -324,29 +324,34 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
 
     // MARK: Metadata, keys and versions
 
+    // Read afresh each time: other processes change it.
     package var metadata: Metadata {
-        get throws {
-            let rows = try locked { connection throws(PostgresError) in
-                try connection.execute(
-                    "SELECT key, value FROM \(quoted(Self.metadataTable)) ORDER BY key"
-                ).rows
-            }
-            var metadata: Metadata = [:]
-            for row in rows {
-                // Each value is kept as the log's metadata coding of a dictionary of it alone.
-                guard let key = row[0], let text = row[1],
-                    case .data(let bytes)? = ColumnValue.value(text, type: .data),
-                    let value = try MetadataCoding.decodeDictionary(Array(bytes))[key]
-                else {
-                    throw PostgresError(
-                        .statementFailed,
-                        "the metadata of the store at \(displayName) cannot be read"
-                    )
-                }
-                metadata[key] = value
-            }
-            return metadata
+        get throws { try readMetadata() }
+    }
+
+    /// The committed metadata; a value that cannot be read is a ``PostgresError`` naming its
+    /// key.
+    package func readMetadata() throws(PostgresError) -> Metadata {
+        let rows = try locked { connection throws(PostgresError) in
+            try connection.execute(
+                "SELECT key, value FROM \(quoted(Self.metadataTable)) ORDER BY key"
+            ).rows
         }
+        var metadata: Metadata = [:]
+        for row in rows {
+            // Each value is kept as the log's metadata coding of a dictionary of it alone.
+            guard let key = row[0], let text = row[1],
+                case .data(let bytes)? = ColumnValue.value(text, type: .data),
+                let value = (try? MetadataCoding.decodeDictionary(Array(bytes)))?[key]
+            else {
+                throw PostgresError(
+                    .statementFailed,
+                    "the metadata value of key '\(row[0] ?? "")' cannot be read"
+                )
+            }
+            metadata[key] = value
+        }
+        return metadata
     }
 
     package func allocateKeys(_ count: Int) throws -> ClosedRange<ObjectKey> {

@@ -3,7 +3,7 @@ import ObjectLog
 import ObjectLogStore
 
 /// A row as the engine's record: its key, entity, version and payload.
-typealias StoredRow = (key: ObjectKey, entity: UInt32, version: UInt64, payload: [UInt8])
+typealias StoredRow = RecordsPlan.Record
 
 /// How the rows of one table become the engine's records and back: the columns a `SELECT`
 /// reads for each property, and the parameters a put writes.

@@ -140,31 +140,6 @@ extension PostgresStore {
         }
     }
 
-    /// The committed metadata, as ``metadata`` reads it, but a value that cannot be read is a
-    /// ``PostgresError`` naming its key.
-    package func readMetadata() throws(PostgresError) -> Metadata {
-        let rows = try locked { connection throws(PostgresError) in
-            try connection.execute(
-                "SELECT key, value FROM \(quoted(Self.metadataTable)) ORDER BY key"
-            ).rows
-        }
-        var metadata: Metadata = [:]
-        for row in rows {
-            // Each value is kept as the log's metadata coding of a dictionary of it alone.
-            guard let key = row[0], let text = row[1],
-                case .data(let bytes)? = ColumnValue.value(text, type: .data),
-                let value = (try? MetadataCoding.decodeDictionary(Array(bytes)))?[key]
-            else {
-                throw PostgresError(
-                    .statementFailed,
-                    "the metadata value of key '\(row[0] ?? "")' cannot be read"
-                )
-            }
-            metadata[key] = value
-        }
-        return metadata
-    }
-
     /// The server's version as PostgreSQL writes it (`16.4`).
     package var serverVersionText: String {
         let version = connection.serverVersion

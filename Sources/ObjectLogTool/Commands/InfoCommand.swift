@@ -107,27 +107,7 @@ struct InfoCommand: StoreReportCommand {
             if let damage = DamageRendering.reported(inspection.damage) {
                 line("damage", damage.description)
             }
-            output.writeLine("entities:")
-            if entities.isEmpty { output.writeLine("  (none)") }
-            // Subentities are indented under the entity they inherit from.
-            let tree = names.hierarchy(entities)
-            let width = (tree.map { $0.name.count + 2 * $0.depth }.max() ?? 0) + 2
-            for entity in tree {
-                let name = String(repeating: "  ", count: entity.depth) + entity.name
-                output.writeLine(
-                    "  " + Formatting.rightPadded(name, width) + "\(entity.count)"
-                        + (entity.isAbstract ? " (abstract)" : "")
-                )
-            }
-            output.writeLine("metadata:")
-            if inspection.metadata.isEmpty { output.writeLine("  (none)") }
-            for key in inspection.metadata.keys.sorted() {
-                let value = inspection.metadata[key]!
-                output.writeLine(
-                    "  \(Formatting.singleLine(key)) (\(MetadataRendering.typeName(value))): "
-                        + MetadataRendering.summary(value)
-                )
-            }
+            Self.write(entities, names, inspection.metadata, to: output)
         }
         return try DamageRendering.finish(inspection.damage, path: path, context: context)
     }
@@ -185,8 +165,21 @@ struct InfoCommand: StoreReportCommand {
             )
         }
         if let problem = names.schemaProblem { line("model", problem) }
+        Self.write(entities, names, metadata, to: output)
+        return .success
+    }
+
+    /// The entities with their counts and the metadata, as text, the same for a file and a
+    /// database.
+    private static func write(
+        _ entities: [(name: String, count: Int)],
+        _ names: EntityNames,
+        _ metadata: Metadata,
+        to output: TextOutput
+    ) {
         output.writeLine("entities:")
         if entities.isEmpty { output.writeLine("  (none)") }
+        // Subentities are indented under the entity they inherit from.
         let tree = names.hierarchy(entities)
         let width = (tree.map { $0.name.count + 2 * $0.depth }.max() ?? 0) + 2
         for entity in tree {
@@ -205,7 +198,6 @@ struct InfoCommand: StoreReportCommand {
                     + MetadataRendering.summary(value)
             )
         }
-        return .success
     }
 
     /// The JSON members that describe the stored model, the same for a file and a database:

@@ -166,18 +166,6 @@ package final class MemoryStore: PersistentStore {
         try forEachObject(in: readPlan(keys: keys), body)
     }
 
-    /// The records themselves: arrays share their storage, so a snapshot copies no bytes.
-    private struct Plan: StoreReadPlan {
-        var items: [(key: ObjectKey, record: Record)]
-        var count: Int { items.count }
-        var recordBytes: Int { items.reduce(0) { $0 + $1.record.payload.count } }
-        var generation: UInt64 { 1 }
-        var keys: [ObjectKey] { items.map(\.key) }
-        var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] {
-            items.map { ($0.key, $0.record.version) }
-        }
-    }
-
     package func readPlan(keys: [ObjectKey]) throws -> any StoreReadPlan {
         try readPlan(keyParts: [keys])
     }
@@ -185,13 +173,15 @@ package final class MemoryStore: PersistentStore {
     package func readPlan(keyParts: [[ObjectKey]]) throws -> any StoreReadPlan {
         try locked { state throws(StoreError) in
             try Self.checkOpen(state, displayName)
-            var items: [(key: ObjectKey, record: Record)] = []
+            var records: [RecordsPlan.Record] = []
             for part in keyParts {
                 for key in part {
-                    if let record = state.records[key] { items.append((key, record)) }
+                    if let record = state.records[key] {
+                        records.append((key, record.entity, record.version, record.payload))
+                    }
                 }
             }
-            return Plan(items: items)
+            return RecordsPlan(records)
         }
     }
 
@@ -200,31 +190,14 @@ package final class MemoryStore: PersistentStore {
     }
 
     package func split(_ plan: any StoreReadPlan, parts: Int) -> [any StoreReadPlan] {
-        let items = Self.plan(plan).items
-        let parts = max(1, min(parts, items.count))
-        return (0..<parts).map { part in
-            Plan(
-                items: Array(
-                    items[(items.count * part / parts)..<(items.count * (part + 1) / parts)]
-                )
-            )
-        }
+        RecordsPlan.of(plan, store: "a memory store").split(parts: parts)
     }
 
     package func forEachObject(
         in plan: any StoreReadPlan,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        for (key, record) in Self.plan(plan).items {
-            try record.payload.withUnsafeBytes { try body(key, record.entity, $0) }
-        }
-    }
-
-    private static func plan(_ plan: any StoreReadPlan) -> Plan {
-        guard let plan = plan as? Plan else {
-            preconditionFailure("a read plan of another store was given to a memory store")
-        }
-        return plan
+        try RecordsPlan.of(plan, store: "a memory store").forEach(body)
     }
 
     // MARK: External data
