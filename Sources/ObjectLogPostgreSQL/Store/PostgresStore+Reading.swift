@@ -11,17 +11,21 @@ extension PostgresStore {
         where condition: String,
         _ parameters: [String?]
     ) throws(PostgresError) -> [StoredRow] {
-        let rows = try locked { connection throws(PostgresError) in
-            try connection.execute(
+        try locked { connection throws(PostgresError) in
+            try connection.query(
                 "SELECT \(layout.selectList) FROM \(quoted(layout.table)) t WHERE \(condition) "
                     + "ORDER BY t.\(quoted(SchemaMapping.keyColumn))",
-                parameters
-            ).rows
+                parameters.map { $0.map(PostgresParameter.text) }
+            ) { rows throws(PostgresError) in
+                var records: [StoredRow] = []
+                records.reserveCapacity(rows.count)
+                var writer = PayloadWriter()
+                for row in 0..<rows.count {
+                    records.append(try layout.record(rows, row, writer: &writer))
+                }
+                return records
+            }
         }
-        var records: [StoredRow] = []
-        records.reserveCapacity(rows.count)
-        for row in rows { records.append(try layout.record(row)) }
-        return records
     }
 
     /// The model-version records among `keys` (all of them when nil).
