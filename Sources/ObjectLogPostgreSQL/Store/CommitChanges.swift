@@ -21,7 +21,9 @@ enum CommitChanges {
         guard list.count.isMultiple(of: entrySize) else { return false }
         var offset = 0
         while offset < list.count {
-            let key = ObjectKey(littleEndian: list.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            let key = ObjectKey(
+                littleEndian: list.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            )
             let entity = UInt32(
                 littleEndian: list.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)
             )

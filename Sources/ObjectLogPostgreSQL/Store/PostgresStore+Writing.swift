@@ -222,7 +222,8 @@ extension PostgresStore {
                 inserts,
                 tag: tag,
                 layout: layout,
-                statement: "COPY \(quoted(layout.table)) (\(columnList)) FROM STDIN (FORMAT binary)",
+                statement:
+                    "COPY \(quoted(layout.table)) (\(columnList)) FROM STDIN (FORMAT binary)",
                 width: columns.count,
                 version: version,
                 lists: &lists

@@ -237,7 +237,6 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
         "CREATE INDEX ON \(quoted(join.name)) (destination)"
     }
 
-    /// The schema of the newest model version the database records; nil if it holds no store.
     /// Turns the changes table of a store made before a commit's changes were one value into
     /// a column of the commits table, in one transaction; a read-only open of such a store is
     /// refused, since it could not follow other processes' commits.
@@ -274,6 +273,7 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
         }
     }
 
+    /// The schema of the newest model version the database records; nil if it holds no store.
     private static func storedSchema(
         _ connection: PostgresConnection
     ) throws(PostgresError) -> ModelSchema? {
