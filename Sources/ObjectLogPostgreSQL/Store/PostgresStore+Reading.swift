@@ -9,12 +9,14 @@ extension PostgresStore {
     func records(
         of layout: RowLayout,
         where condition: String,
-        _ parameters: [String?]
+        _ parameters: [String?],
+        alias: String = "t"
     ) throws(PostgresError) -> [StoredRow] {
-        try locked { connection throws(PostgresError) in
+        let list = alias == "t" ? layout.selectList : layout.selectList(alias: alias)
+        return try locked { connection throws(PostgresError) in
             try connection.query(
-                "SELECT \(layout.selectList) FROM \(quoted(layout.table)) t WHERE \(condition) "
-                    + "ORDER BY t.\(quoted(SchemaMapping.keyColumn))",
+                "SELECT \(list) FROM \(quoted(layout.table)) \(alias) WHERE \(condition) "
+                    + "ORDER BY \(alias).\(quoted(SchemaMapping.keyColumn))",
                 parameters.map { $0.map(PostgresParameter.text) }
             ) { rows throws(PostgresError) in
                 var records: [StoredRow] = []
@@ -295,8 +297,10 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    // The query's keys are selected by one statement (``SQLSelect``), then read as records with
-    // `keys`: the records come back in the statement's order, which the engine's sort keeps.
+    // The query's rows are read by one statement: the query's own (``SQLSelect``) selects the
+    // keys, and the rows of those keys come back whole, in key order. The engine sorts what
+    // it fetches itself, ties in key order as the statement orders them, so the order they
+    // come in changes nothing.
     package func candidates(
         for query: StoreQuery,
         adding keys: [ObjectKey]
@@ -314,6 +318,8 @@ extension PostgresStore {
             query.fetchLimit = nil
         }
         query.fetchOffset = 0
+        // Without a window the engine's sort is all the order there is to keep.
+        if query.fetchLimit == nil { query.sortKeys = nil }
         let select: SQLSelect
         do {
             select = try SQLSelect(
@@ -326,14 +332,29 @@ extension PostgresStore {
             // Not a query this store can write (an entity of another model version, say).
             return nil
         }
-        let rows = try locked { connection throws(PostgresError) in
-            try connection.execute(select.text, select.parameters).rows
+        guard let tag = query.entityTags.first, let index = layoutOfTag[tag] else { return nil }
+        // A statement that cuts a window selects its keys in a subquery; any other selects
+        // its rows on the spot.
+        var selected: [StoredRow]
+        if select.appliesWindow {
+            let key = "t.\(quoted(SchemaMapping.keyColumn))"
+            selected = try records(
+                of: layouts[index],
+                where: "\(key) IN (SELECT s.k FROM (\(select.text)) AS s(k))",
+                select.parameters
+            )
+        } else {
+            selected = try records(
+                of: layouts[index],
+                where: select.condition ?? "true",
+                select.parameters,
+                alias: select.alias
+            )
         }
-        var selected = rows.compactMap { $0.first.flatMap { $0 }.flatMap { ObjectKey($0) } }
         if !keys.isEmpty {
-            let found = Set(selected)
-            selected += keys.filter { !found.contains($0) }
+            let found = Set(selected.map(\.key))
+            selected += try records(keys: keys.filter { !found.contains($0) })
         }
-        return RecordsPlan(try records(keys: selected))
+        return RecordsPlan(selected)
     }
 }

@@ -94,14 +94,30 @@ struct RowLayout: Sendable {
         self.fields = fields
         self.entities = entities
         self.binaryColumns = binaryColumns
+        selectList = Self.selectList(of: fields, alias: "t", externalThreshold: externalThreshold)
+    }
+
+    /// The `SELECT` list, reading the table as `alias`.
+    func selectList(alias: String) -> String {
+        Self.selectList(of: fields, alias: alias, externalThreshold: externalThreshold)
+    }
+
+    private static func selectList(
+        of fields: [Field],
+        alias: String,
+        externalThreshold: Int
+    ) -> String {
+        let t = alias
         let key = quoted(Self.key)
-        var list = ["t.\(key)", "t.\(quoted(Self.entityColumn))", "t.\(quoted(Self.version))"]
+        var list = [
+            "\(t).\(key)", "\(t).\(quoted(Self.entityColumn))", "\(t).\(quoted(Self.version))",
+        ]
         for field in fields {
             switch field.source {
             case .column(let name):
-                list.append("t.\(quoted(name))")
+                list.append("\(t).\(quoted(name))")
             case .external(let name):
-                let value = "t.\(quoted(name))"
+                let value = "\(t).\(quoted(name))"
                 list.append("length(\(value))")
                 list.append(
                     "CASE WHEN length(\(value)) >= \(externalThreshold) THEN sha256(\(value)) "
@@ -111,7 +127,7 @@ struct RowLayout: Sendable {
                 let order = (position.map { "c.\(quoted($0)), " } ?? "") + "c.\(key)"
                 list.append(
                     "(SELECT string_agg(c.\(key)::text, ',' ORDER BY \(order)) FROM "
-                        + "\(quoted(destination)) c WHERE c.\(quoted(inverse)) = t.\(key))"
+                        + "\(quoted(destination)) c WHERE c.\(quoted(inverse)) = \(t).\(key))"
                 )
             case .join(let join, let isSource, let isOrdered):
                 let this = isSource ? "source" : "destination"
@@ -119,11 +135,11 @@ struct RowLayout: Sendable {
                 let order = isOrdered ? "j.position, j.\(other)" : "j.\(other)"
                 list.append(
                     "(SELECT string_agg(j.\(other)::text, ',' ORDER BY \(order)) FROM "
-                        + "\(quoted(join)) j WHERE j.\(this) = t.\(key))"
+                        + "\(quoted(join)) j WHERE j.\(this) = \(t).\(key))"
                 )
             }
         }
-        selectList = list.joined(separator: ", ")
+        return list.joined(separator: ", ")
     }
 
     private static func source(
