@@ -136,6 +136,13 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// writes never calls it.
     func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void)
 
+    /// Runs `batch` as one transaction of the store's own statements, and says what it changed;
+    /// nil, with nothing written, when the store cannot (the engine then runs it itself).
+    ///
+    /// - Throws: a uniqueness violation as ``ObjectLogError/Code/uniqueness``; a failure of the
+    ///   store, nothing written.
+    func execute(_ batch: StoreBatch) throws -> StoreBatchCommit?
+
     /// Changes the store's tables from those of `stored` to those of `schema`, and commits
     /// `recording` (the new version's record and metadata), all in one transaction: how a
     /// store that keeps values in columns of its own migrates (the log store translates its

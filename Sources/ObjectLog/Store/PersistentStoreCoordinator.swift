@@ -344,6 +344,25 @@ public final class PersistentStoreCoordinator: Sendable {
         var encodings: [Int: [UInt8]]
     }
 
+    /// Has the store run `batch` as its own statements, under the lock, as a commit; nil when
+    /// the store cannot.
+    func executeInStore(_ batch: StoreBatch) throws(ObjectLogError) -> StoreBatchCommit? {
+        let result: Result<StoreBatchCommit?, ObjectLogError> = state.withLock { state in
+            // The batch changes values the indexes hold, in a store others write too.
+            if !isExclusive { state.uniqueIndexes = [:] }
+            do {
+                return .success(try store.execute(batch))
+            } catch let error as ObjectLogError {
+                return .failure(error)
+            } catch {
+                return .failure(ObjectLogError.store(error, "cannot run the batch request"))
+            }
+        }
+        let commit = try result.get()
+        if commit != nil { store.finishCommit() }
+        return commit
+    }
+
     /// Checks conflicts and uniqueness and commits, all under the lock.
     ///
     /// A batch update's records hold the values it found: its `batchUpdate` basis makes the

@@ -39,7 +39,7 @@ extension PostgresStore {
 
     /// Rolls back a save: its commit number goes to the next save, of any process, and is no
     /// longer this store's own.
-    private func rollBack() {
+    func rollBack() {
         _ = try? connection.execute("ROLLBACK")
         if let taken = takenCommit { ownCommits.remove(taken) }
         takenCommit = nil
@@ -47,7 +47,7 @@ extension PostgresStore {
 
     /// A uniqueness constraint's violation as the engine reports one: the constraint's entity
     /// and attributes, and the values PostgreSQL names.
-    private func violation(_ error: PostgresError) -> ObjectLogError? {
+    func violation(_ error: PostgresError) -> ObjectLogError? {
         guard error.isUniqueViolation, let name = error.constraint,
             let (entity, attributes) = mapping.constraint(named: name)
         else { return nil }
@@ -67,19 +67,7 @@ extension PostgresStore {
         metadata: Metadata?,
         locks: [StoreLockCheck]
     ) throws -> CommitInfo {
-        // The store row's lock orders the saves of every process; its new commit number is
-        // the version of every row this save writes.
-        let row = try connection.execute(
-            "UPDATE \(quoted(Self.storeTable)) SET last_commit = last_commit + 1, "
-                + "transactions = transactions + 1 RETURNING last_commit, transactions"
-        ).rows.first
-        guard let version = row?[0].flatMap({ UInt64($0) }),
-            let number = row?[1].flatMap({ UInt64($0) })
-        else { throw PostgresError(.statementFailed, "the store row is missing") }
-        // Noted before the commit: the listener may hear of it as soon as it commits. (A save
-        // rolled back gives its number back, and forgets it: see `commitSave`.)
-        ownCommits.insert(version)
-        takenCommit = version
+        let (version, number) = try takeCommitNumber()
         if !locks.isEmpty {
             let current = try recordOffsetsAndGeneration(of: locks.map(\.key)).offsets
             let broken = zip(locks, current).filter { !$0.holds(current: $1) }.map(\.0.key)
@@ -112,6 +100,25 @@ extension PostgresStore {
             updated: counts.updated,
             deleted: counts.deleted
         )
+    }
+
+    /// Takes the next commit number, within a save's SQL transaction; returns it (the version
+    /// of every row the save writes) and the store's count of transactions.
+    func takeCommitNumber() throws(PostgresError) -> (version: UInt64, number: UInt64) {
+        // The store row's lock orders the saves of every process; its new commit number is
+        // the version of every row this save writes.
+        let row = try connection.execute(
+            "UPDATE \(quoted(Self.storeTable)) SET last_commit = last_commit + 1, "
+                + "transactions = transactions + 1 RETURNING last_commit, transactions"
+        ).rows.first
+        guard let version = row?[0].flatMap({ UInt64($0) }),
+            let number = row?[1].flatMap({ UInt64($0) })
+        else { throw PostgresError(.statementFailed, "the store row is missing") }
+        // Noted before the commit: the listener may hear of it as soon as it commits. (A save
+        // rolled back gives its number back, and forgets it: see `commitSave`.)
+        ownCommits.insert(version)
+        takenCommit = version
+        return (version, number)
     }
 
     private func deleteRows(
@@ -442,19 +449,33 @@ extension PostgresStore {
         commit: UInt64,
         date: Date
     ) throws(PostgresError) {
-        // The last change of an object in the save is what it was.
-        var kinds: [ObjectKey: (entity: UInt32, kind: UInt8)] = [:]
-        kinds.reserveCapacity(changes.count)
-        for change in changes {
+        // One entry per object, in key order: the last change of an object in the save is
+        // what it was, except that an insert then updated stays an insert.
+        var entries = changes.indices.map { index in
+            let change = changes[index]
             let kind: UInt8 = change.isDelete ? 2 : change.isInsert ? 0 : 1
-            if let earlier = kinds[change.key], earlier.kind == 0, kind == 1 { continue }
-            kinds[change.key] = (change.entity, kind)
+            return (key: change.key, entity: change.entity, kind: kind, order: index)
         }
+        let inKeyOrder = zip(entries, entries.dropFirst()).allSatisfy { $0.key < $1.key }
+        if !inKeyOrder { entries.sort { ($0.key, $0.order) < ($1.key, $1.order) } }
         var list: [UInt8] = []
-        list.reserveCapacity(kinds.count * CommitChanges.entrySize)
-        for (key, change) in kinds.sorted(by: { $0.key < $1.key }) {
-            CommitChanges.append(key: key, entity: change.entity, kind: change.kind, to: &list)
+        list.reserveCapacity(entries.count * CommitChanges.entrySize)
+        var index = 0
+        while index < entries.count {
+            var entry = entries[index]
+            index += 1
+            while index < entries.count, entries[index].key == entry.key {
+                let next = entries[index]
+                if !(entry.kind == 0 && next.kind == 1) { entry = next }
+                index += 1
+            }
+            CommitChanges.append(key: entry.key, entity: entry.entity, kind: entry.kind, to: &list)
         }
+        try recordCommit(commit, date: date, changes: list)
+    }
+
+    /// Records commit `commit` with its list of changes (``CommitChanges``), and announces it.
+    func recordCommit(_ commit: UInt64, date: Date, changes list: [UInt8]) throws(PostgresError) {
         _ = try connection.query(
             "INSERT INTO \(quoted(Self.commitsTable)) VALUES ($1, $2, $3)",
             [
