@@ -149,6 +149,43 @@ struct BinaryColumnTests {
         try container.close()
     }
 
+    @Test("many objects updated at once (copied through a table of the save's) come back exactly")
+    func manyUpdates() throws {
+        let url = try TestServer.freshDatabase()
+        let count = PostgresStore.stagedUpdateMinimum * 2
+        do {
+            let container = try PersistentContainer(url: url, for: [Specimen.self])
+            let context = container.newContext()
+            for variant in 0..<count { Self.fill(Specimen(context: context), variant: variant) }
+            try context.save()
+            try container.close()
+        }
+        var expected: [[String]] = []
+        do {
+            let container = try PersistentContainer(url: url, for: [Specimen.self])
+            let context = container.newContext()
+            let all = try context.fetch(FetchRequest<Specimen>())
+            #expect(all.count == count)
+            // Every object changes; the large external data of one is kept as it was, to be
+            // read back from its row by the save.
+            for (index, specimen) in all.enumerated() {
+                specimen.text = "updated \(index)"
+                specimen.huge = UInt64.max - UInt64(index)
+                specimen.maybeTiny = index.isMultiple(of: 3) ? nil : Int8(index % 100)
+                specimen.partner = all[(index + 1) % all.count]
+            }
+            try context.save()
+            expected = all.map(Self.values)
+            try container.close()
+        }
+        let container = try PersistentContainer(url: url, for: [Specimen.self])
+        let context = container.newContext()
+        let read = try context.fetch(FetchRequest<Specimen>())
+        #expect(Self.sorted(read.map(Self.values)) == Self.sorted(expected))
+        #expect(read.contains { $0.scan?.count == 20_000 }, "the external data was kept")
+        try container.close()
+    }
+
     @Test("a string PostgreSQL cannot hold (a NUL) fails the save, and nothing is written")
     func nulRefused() throws {
         let url = try TestServer.freshDatabase()

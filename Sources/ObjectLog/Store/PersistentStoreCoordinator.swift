@@ -408,7 +408,19 @@ public final class PersistentStoreCoordinator: Sendable {
                 // The checks that held, as the store's positions now: a store that other
                 // processes write checks them again within its commit.
                 var held: [StoreLockCheck] = []
-                if policy != .overwrite, !lockChecks.isEmpty {
+                // A store others write checks the versions again within its commit, where a
+                // change since is found for certain: a save that fails on any conflict leaves
+                // the checks to it alone, saving a read of every version first.
+                let storeChecksAlone = !isExclusive && policy == .error && batchUpdate == nil
+                if storeChecksAlone {
+                    held = lockChecks.map {
+                        StoreLockCheck(
+                            key: $0.key,
+                            expectedOffset: $0.expectedOffset,
+                            offsetBound: $0.offsetBound
+                        )
+                    }
+                } else if policy != .overwrite, !lockChecks.isEmpty {
                     // Every record offset in one round trip to the store's lock.
                     let offsets: [UInt64?]
                     let generation: UInt64

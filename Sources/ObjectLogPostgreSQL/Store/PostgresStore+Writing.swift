@@ -6,6 +6,9 @@ extension PostgresStore {
     /// Rows a multi-row `INSERT` holds at most (PostgreSQL takes at most 65,535 parameters in
     /// one statement).
     static let maximumParameters = 65_535
+    /// The fewest updated rows of one entity that a save copies in rather than lists as
+    /// parameters (below it, creating the table to copy into costs more than it saves).
+    static let stagedUpdateMinimum = 64
 
     package func commitSave(
         _ transaction: Transaction,
@@ -238,6 +241,35 @@ extension PostgresStore {
         }
         let updates = puts.filter { !$0.isInsert }
         guard !updates.isEmpty else { return }
+        let assignments = columns.dropFirst().map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }
+        let upsert =
+            "ON CONFLICT (\(quoted(SchemaMapping.keyColumn))) DO UPDATE SET "
+            + assignments.joined(separator: ", ")
+        // Many changed rows are copied, in binary, into a table of this transaction's, and
+        // written from there by one statement: a parameter list costs the client its text and
+        // the server its parsing, for every value.
+        if updates.count >= Self.stagedUpdateMinimum {
+            let staging = quoted("objectlog_staging")
+            try connection.execute(
+                "CREATE TEMPORARY TABLE \(staging) (LIKE \(quoted(layout.table)) INCLUDING "
+                    + "DEFAULTS) ON COMMIT DROP"
+            )
+            try copyRows(
+                updates,
+                tag: tag,
+                layout: layout,
+                statement: "COPY \(staging) (\(columnList)) FROM STDIN (FORMAT binary)",
+                width: columns.count,
+                version: version,
+                lists: &lists
+            )
+            try connection.execute(
+                "INSERT INTO \(quoted(layout.table)) (\(columnList)) SELECT \(columnList) FROM "
+                    + "\(staging) \(upsert)"
+            )
+            try connection.execute("DROP TABLE \(staging)")
+            return
+        }
         var parameters: [String?] = []
         var rows = 0
         func flush() throws(PostgresError) {
@@ -246,12 +278,9 @@ extension PostgresStore {
             let values = (0..<rows).map { row in
                 "(" + (1...width).map { "$\(row * width + $0)" }.joined(separator: ", ") + ")"
             }
-            let updates = columns.dropFirst().map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }
             try connection.execute(
                 "INSERT INTO \(quoted(layout.table)) (\(columnList))"
-                    + " VALUES \(values.joined(separator: ", ")) ON CONFLICT "
-                    + "(\(quoted(SchemaMapping.keyColumn))) DO UPDATE SET "
-                    + updates.joined(separator: ", "),
+                    + " VALUES \(values.joined(separator: ", ")) \(upsert)",
                 parameters
             )
             parameters.removeAll(keepingCapacity: true)
