@@ -9,14 +9,12 @@ extension PostgresStore {
     func records(
         of layout: RowLayout,
         where condition: String,
-        _ parameters: [String?],
-        alias: String = "t"
+        _ parameters: [String?]
     ) throws(PostgresError) -> [StoredRow] {
-        let list = alias == "t" ? layout.selectList : layout.selectList(alias: alias)
-        return try locked { connection throws(PostgresError) in
+        try locked { connection throws(PostgresError) in
             try connection.query(
-                "SELECT \(list) FROM \(quoted(layout.table)) \(alias) WHERE \(condition) "
-                    + "ORDER BY \(alias).\(quoted(SchemaMapping.keyColumn))",
+                "SELECT \(layout.selectList) FROM \(quoted(layout.table)) t WHERE \(condition) "
+                    + "ORDER BY t.\(quoted(SchemaMapping.keyColumn))",
                 parameters.map { $0.map(PostgresParameter.text) }
             ) { rows throws(PostgresError) in
                 var records: [StoredRow] = []
@@ -26,6 +24,40 @@ extension PostgresStore {
                     records.append(try layout.record(rows, row, writer: &writer))
                 }
                 return records
+            }
+        }
+    }
+
+    /// The records of the rows of `layout`'s table that `condition` selects, in key order, packed
+    /// side by side: ``records(of:where:_:)`` for many rows.
+    func packedRecords(
+        of layout: RowLayout,
+        where condition: String,
+        _ parameters: [String?],
+        alias: String
+    ) throws(PostgresError) -> PackedRecords {
+        let list = layout.selectList(alias: alias)
+        return try locked { connection throws(PostgresError) in
+            try connection.query(
+                "SELECT \(list) FROM \(quoted(layout.table)) \(alias) WHERE \(condition) "
+                    + "ORDER BY \(alias).\(quoted(SchemaMapping.keyColumn))",
+                parameters.map { $0.map(PostgresParameter.text) }
+            ) { rows throws(PostgresError) in
+                var packed = PackedRecords()
+                packed.keys.reserveCapacity(rows.count)
+                packed.entities.reserveCapacity(rows.count)
+                packed.versions.reserveCapacity(rows.count)
+                packed.ends.reserveCapacity(rows.count)
+                var writer = PayloadWriter()
+                for row in 0..<rows.count {
+                    let (key, entity, version) = try layout.appendRecord(rows, row, to: &writer)
+                    packed.keys.append(key)
+                    packed.entities.append(entity)
+                    packed.versions.append(version)
+                    packed.ends.append(writer.count)
+                }
+                packed.bytes = writer.bytes
+                return packed
             }
         }
     }
@@ -335,26 +367,28 @@ extension PostgresStore {
         guard let tag = query.entityTags.first, let index = layoutOfTag[tag] else { return nil }
         // A statement that cuts a window selects its keys in a subquery; any other selects
         // its rows on the spot.
-        var selected: [StoredRow]
-        if select.appliesWindow {
-            let key = "t.\(quoted(SchemaMapping.keyColumn))"
-            selected = try records(
-                of: layouts[index],
-                where: "\(key) IN (SELECT s.k FROM (\(select.text)) AS s(k))",
-                select.parameters
+        let layout = layouts[index]
+        var selected =
+            select.appliesWindow
+            ? try packedRecords(
+                of: layout,
+                where: "t0.\(quoted(SchemaMapping.keyColumn)) IN (SELECT s.k FROM "
+                    + "(\(select.text)) AS s(k))",
+                select.parameters,
+                alias: "t0"
             )
-        } else {
-            selected = try records(
-                of: layouts[index],
+            : try packedRecords(
+                of: layout,
                 where: select.condition ?? "true",
                 select.parameters,
                 alias: select.alias
             )
-        }
         if !keys.isEmpty {
-            let found = Set(selected.map(\.key))
-            selected += try records(keys: keys.filter { !found.contains($0) })
+            let found = Set(selected.keys)
+            for record in try records(keys: keys.filter { !found.contains($0) }) {
+                selected.append(record)
+            }
         }
-        return RecordsPlan(selected)
+        return RecordsPlan(packed: selected)
     }
 }

@@ -203,6 +203,18 @@ struct RowLayout: Sendable {
         _ row: Int,
         writer: inout PayloadWriter
     ) throws(PostgresError) -> StoredRow {
+        writer.removeAll()
+        let (key, tag, version) = try appendRecord(rows, row, to: &writer)
+        return (key, tag, version, writer.bytes)
+    }
+
+    /// Appends the payload of row `row` of `rows` to `writer`, after what it holds; returns
+    /// the row's key, entity and version.
+    func appendRecord(
+        _ rows: borrowing BinaryRows,
+        _ row: Int,
+        to writer: inout PayloadWriter
+    ) throws(PostgresError) -> (key: ObjectKey, entity: UInt32, version: UInt64) {
         guard let signedKey = rows.int64(row, 0), let tag = rows.int32(row, 1),
             let signedVersion = rows.int64(row, 2), signedKey > 0, signedVersion >= 0
         else { throw Self.corrupt(table, "a row without its key, entity or version") }
@@ -212,7 +224,6 @@ struct RowLayout: Sendable {
         else {
             throw Self.corrupt(table, "row \(key) is of entity \(tag), which the model lacks")
         }
-        writer.removeAll()
         writer.write(varint: UInt64(indices.count))
         for (position, index) in indices.enumerated() {
             let field = fields[index]
@@ -242,7 +253,7 @@ struct RowLayout: Sendable {
                 )
             }
         }
-        return (key, UInt32(bitPattern: tag), version, writer.bytes)
+        return (key, UInt32(bitPattern: tag), version)
     }
 
     /// Appends an external `data` value: inline below the threshold, else a reference to the
