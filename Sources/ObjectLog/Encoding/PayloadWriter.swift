@@ -63,6 +63,11 @@ public struct PayloadWriter: Sendable {
         return storage.base + count
     }
 
+    /// Makes room for `capacity` bytes in all, so that writing that many copies nothing.
+    package mutating func reserveCapacity(_ capacity: Int) {
+        if capacity > storage.capacity { reallocate(minimumCapacity: capacity) }
+    }
+
     @usableFromInline
     mutating func reallocate(minimumCapacity: Int) {
         let new = Storage(capacity: Swift.max(minimumCapacity, storage.capacity * 2))

@@ -20,8 +20,16 @@ extension PostgresStore {
                 var records: [StoredRow] = []
                 records.reserveCapacity(rows.count)
                 var writer = PayloadWriter()
+                var steps: (tag: UInt32, steps: [RowLayout.ReadStep])?
                 for row in 0..<rows.count {
-                    records.append(try layout.record(rows, row, writer: &writer))
+                    writer.removeAll()
+                    let (key, entity, version) = try layout.appendRecord(
+                        rows,
+                        row,
+                        to: &writer,
+                        steps: &steps
+                    )
+                    records.append((key, entity, version, writer.bytes))
                 }
                 return records
             }
@@ -49,12 +57,21 @@ extension PostgresStore {
                 packed.versions.reserveCapacity(rows.count)
                 packed.ends.reserveCapacity(rows.count)
                 var writer = PayloadWriter()
+                var steps: (tag: UInt32, steps: [RowLayout.ReadStep])?
                 for row in 0..<rows.count {
-                    let (key, entity, version) = try layout.appendRecord(rows, row, to: &writer)
+                    let (key, entity, version) = try layout.appendRecord(
+                        rows,
+                        row,
+                        to: &writer,
+                        steps: &steps
+                    )
                     packed.keys.append(key)
                     packed.entities.append(entity)
                     packed.versions.append(version)
                     packed.ends.append(writer.count)
+                    // Room for the rest at the first row's size, with a margin: growing by
+                    // doubling would copy and touch the bytes twice over.
+                    if row == 0 { writer.reserveCapacity(writer.count * rows.count * 5 / 4) }
                 }
                 packed.bytes = writer.bytes
                 return packed

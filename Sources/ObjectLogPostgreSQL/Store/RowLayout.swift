@@ -196,64 +196,96 @@ struct RowLayout: Sendable {
 
     // MARK: Rows to records
 
-    /// The record of row `row` of `rows`, read through ``selectList`` in binary form: its key,
-    /// entity, version and payload, written with `writer` (emptied first).
-    func record(
-        _ rows: borrowing BinaryRows,
-        _ row: Int,
-        writer: inout PayloadWriter
-    ) throws(PostgresError) -> StoredRow {
-        writer.removeAll()
-        let (key, tag, version) = try appendRecord(rows, row, to: &writer)
-        return (key, tag, version, writer.bytes)
+    /// How one property of an entity is read from a row: from which column, and how.
+    struct ReadStep: Sendable {
+        enum Kind: Sendable {
+            case column(BinaryColumn)
+            /// External data: its length, then its digest or bytes in the next column.
+            case external(optional: Bool)
+            /// A to-many: its keys as text.
+            case keyList
+        }
+
+        var kind: Kind
+        var column: Int
+    }
+
+    /// The steps that read each property of entity `tag`, in payload order; nil for an entity
+    /// the table does not hold.
+    func readSteps(of tag: UInt32) -> [ReadStep]? {
+        guard let (entity, indices) = entities[tag], let columns = binaryColumns[tag] else {
+            return nil
+        }
+        return indices.enumerated().map { position, index in
+            let field = fields[index]
+            switch field.source {
+            case .column:
+                // Every property with a column of its own (an attribute, a to-one) has a
+                // binary column.
+                let column = columns[position] ?? BinaryColumn(entity.properties[position])
+                return ReadStep(kind: .column(column), column: field.firstColumn)
+            case .external:
+                let optional = columns[position]?.hasPresenceByte ?? false
+                return ReadStep(kind: .external(optional: optional), column: field.firstColumn)
+            case .inverseColumn, .join:
+                return ReadStep(kind: .keyList, column: field.firstColumn)
+            }
+        }
     }
 
     /// Appends the payload of row `row` of `rows` to `writer`, after what it holds; returns
     /// the row's key, entity and version.
+    ///
+    /// `steps` caches the read steps of the entity of the rows before, which most rows share.
     func appendRecord(
         _ rows: borrowing BinaryRows,
         _ row: Int,
-        to writer: inout PayloadWriter
+        to writer: inout PayloadWriter,
+        steps: inout (tag: UInt32, steps: [ReadStep])?
     ) throws(PostgresError) -> (key: ObjectKey, entity: UInt32, version: UInt64) {
-        guard let signedKey = rows.int64(row, 0), let tag = rows.int32(row, 1),
+        guard let signedKey = rows.int64(row, 0), let signedTag = rows.int32(row, 1),
             let signedVersion = rows.int64(row, 2), signedKey > 0, signedVersion >= 0
         else { throw Self.corrupt(table, "a row without its key, entity or version") }
         let (key, version) = (ObjectKey(signedKey), UInt64(signedVersion))
-        guard let (entity, indices) = entities[UInt32(bitPattern: tag)],
-            let columns = binaryColumns[UInt32(bitPattern: tag)]
-        else {
-            throw Self.corrupt(table, "row \(key) is of entity \(tag), which the model lacks")
+        let tag = UInt32(bitPattern: signedTag)
+        if steps?.tag != tag {
+            guard let found = readSteps(of: tag) else {
+                throw Self.corrupt(table, "row \(key) is of entity \(tag), which the model lacks")
+            }
+            steps = (tag, found)
         }
-        writer.write(varint: UInt64(indices.count))
-        for (position, index) in indices.enumerated() {
-            let field = fields[index]
-            let column = field.firstColumn
+        let entitySteps = steps!.steps
+        writer.write(varint: UInt64(entitySteps.count))
+        for (position, step) in entitySteps.enumerated() {
             let written: Bool
-            switch field.source {
-            case .column:
-                written =
-                    columns[position]?.appendPayload(of: rows.value(row, column), to: &writer)
-                    ?? false
-            case .external:
+            switch step.kind {
+            case .column(let column):
+                written = column.appendPayload(of: rows.value(row, step.column), to: &writer)
+            case .external(let optional):
                 written = appendExternal(
-                    length: rows.value(row, column),
-                    bytes: rows.value(row, column + 1),
-                    optional: columns[position]?.hasPresenceByte ?? false,
+                    length: rows.value(row, step.column),
+                    bytes: rows.value(row, step.column + 1),
+                    optional: optional,
                     to: &writer
                 )
-            case .inverseColumn, .join:
-                written = Self.appendKeyList(rows.value(row, column), to: &writer)
+            case .keyList:
+                written = Self.appendKeyList(rows.value(row, step.column), to: &writer)
             }
-            guard written else {
-                let property = entity.properties[position].name
-                throw Self.corrupt(
-                    table,
-                    "row \(key): column '\(field.name)' does not hold a value of "
-                        + "\(entity.name).\(property)"
-                )
-            }
+            guard written else { throw unreadable(key: key, tag: tag, position: position) }
         }
-        return (key, UInt32(bitPattern: tag), version)
+        return (key, tag, version)
+    }
+
+    /// The error of a column that does not hold a value of its property.
+    private func unreadable(key: ObjectKey, tag: UInt32, position: Int) -> PostgresError {
+        guard let (entity, indices) = entities[tag] else {
+            return Self.corrupt(table, "row \(key) is of entity \(tag), which the model lacks")
+        }
+        return Self.corrupt(
+            table,
+            "row \(key): column '\(fields[indices[position]].name)' does not hold a value of "
+                + "\(entity.name).\(entity.properties[position].name)"
+        )
     }
 
     /// Appends an external `data` value: inline below the threshold, else a reference to the
