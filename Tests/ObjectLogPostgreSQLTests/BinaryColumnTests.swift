@@ -218,3 +218,27 @@ struct BinaryColumnTests {
         #expect(half.withUnsafeBytes { BinaryColumn.unsignedNumeric($0) } == nil)
     }
 }
+
+@Suite("A commit's list of changes")
+struct CommitChangesTests {
+    @Test("one entry per object in key order; an insert then updated stays an insert")
+    func entries() {
+        let changes: [(ObjectKey, UInt32, UInt8)] = [
+            (9, 1, 0), (3, 1, 1), (9, 1, 1), (5, 2, 1), (5, 2, 2), (1, 1, 0),
+        ]
+        let entries = CommitChanges.entries(of: changes)
+        #expect(entries.map(\.key) == [1, 3, 5, 9])
+        #expect(entries.map(\.kind) == [0, 1, 2, 0])
+        #expect(entries.map(\.entity) == [1, 1, 2, 1])
+        let list = CommitChanges.encode(entries)
+        #expect(list.count == 4 * CommitChanges.entrySize)
+        var read = StoreChanges(number: 7)
+        #expect(list.withUnsafeBytes { CommitChanges.read($0, into: &read) })
+        #expect(read.inserted.map(\.key) == [1, 9])
+        #expect(read.updated.map(\.key) == [3])
+        #expect(read.deleted.map { $0.entity } == [2])
+        var damaged = StoreChanges(number: 8)
+        #expect(!list.dropLast().withUnsafeBytes { CommitChanges.read($0, into: &damaged) })
+        #expect(CommitChanges.encode([]).isEmpty)
+    }
+}

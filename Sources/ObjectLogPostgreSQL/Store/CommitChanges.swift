@@ -9,10 +9,60 @@ import ObjectLog
 enum CommitChanges {
     static let entrySize = 13
 
-    static func append(key: ObjectKey, entity: UInt32, kind: UInt8, to list: inout [UInt8]) {
-        withUnsafeBytes(of: key.littleEndian) { list.append(contentsOf: $0) }
-        withUnsafeBytes(of: entity.littleEndian) { list.append(contentsOf: $0) }
-        list.append(kind)
+    /// One object's change.
+    struct Entry: Sendable {
+        var key: ObjectKey
+        var entity: UInt32
+        var kind: UInt8
+    }
+
+    /// One entry per object of `changes` (key, entity, kind, in the save's order), in key
+    /// order: the last change of an object is what it was, except that an insert then
+    /// updated stays an insert.
+    static func entries(
+        of changes: some Collection<(ObjectKey, UInt32, UInt8)>
+    ) -> [Entry] {
+        var entries: [Entry] = []
+        entries.reserveCapacity(changes.count)
+        var inKeyOrder = true
+        for (key, entity, kind) in changes {
+            if let last = entries.last, last.key >= key { inKeyOrder = false }
+            entries.append(Entry(key: key, entity: entity, kind: kind))
+        }
+        guard !inKeyOrder else { return entries }
+        // Stable: an object's changes keep their order.
+        let sorted = entries.enumerated().sorted {
+            ($0.element.key, $0.offset) < ($1.element.key, $1.offset)
+        }
+        var merged: [Entry] = []
+        merged.reserveCapacity(sorted.count)
+        for (_, entry) in sorted {
+            if let last = merged.last, last.key == entry.key {
+                if !(last.kind == 0 && entry.kind == 1) { merged[merged.count - 1] = entry }
+            } else {
+                merged.append(entry)
+            }
+        }
+        return merged
+    }
+
+    /// The list of `entries`, in their order.
+    static func encode(_ entries: [Entry]) -> [UInt8] {
+        guard !entries.isEmpty else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: entries.count * entrySize) { buffer, count in
+            let base = UnsafeMutableRawPointer(buffer.baseAddress!)
+            for (index, entry) in entries.enumerated() {
+                let offset = index * entrySize
+                base.storeBytes(of: entry.key.littleEndian, toByteOffset: offset, as: UInt64.self)
+                base.storeBytes(
+                    of: entry.entity.littleEndian,
+                    toByteOffset: offset + 8,
+                    as: UInt32.self
+                )
+                base.storeBytes(of: entry.kind, toByteOffset: offset + 12, as: UInt8.self)
+            }
+            count = entries.count * entrySize
+        }
     }
 
     /// Adds the entries of `list` to `changes`; false when `list` is not a whole number of

@@ -88,16 +88,9 @@ extension PostgresStore {
                     }
                     return objects.sorted { $0.key < $1.key }
                 }
-                var list: [UInt8] = []
-                list.reserveCapacity(objects.count * CommitChanges.entrySize)
-                for object in objects {
-                    CommitChanges.append(
-                        key: object.key,
-                        entity: object.entity,
-                        kind: kind,
-                        to: &list
-                    )
-                }
+                let list = CommitChanges.encode(
+                    objects.map { CommitChanges.Entry(key: $0.key, entity: $0.entity, kind: kind) }
+                )
                 let date = Date()
                 try recordCommit(version, date: date, changes: list)
                 try connection.execute("COMMIT")

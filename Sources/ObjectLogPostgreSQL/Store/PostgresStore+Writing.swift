@@ -77,8 +77,10 @@ extension PostgresStore {
             if !broken.isEmpty { throw StoreConflict(keys: broken) }
         }
         var counts = (inserted: 0, updated: 0, deleted: 0)
-        try deleteRows(changes.filter(\.isDelete), counted: &counts.deleted)
-        let puts = changes.filter { !$0.isDelete }
+        // A save without deletes, the common one, writes its changes as they are (no copy).
+        let hasDeletes = changes.contains(where: \.isDelete)
+        if hasDeletes { try deleteRows(changes.filter(\.isDelete), counted: &counts.deleted) }
+        let puts = hasDeletes ? changes.filter { !$0.isDelete } : changes
         for put in puts where put.patchBase != nil {
             throw PostgresError(.invalidParameter, "a PostgreSQL store holds no patches")
         }
@@ -478,28 +480,12 @@ extension PostgresStore {
         commit: UInt64,
         date: Date
     ) throws(PostgresError) {
-        // One entry per object, in key order: the last change of an object in the save is
-        // what it was, except that an insert then updated stays an insert.
-        var entries = changes.indices.map { index in
-            let change = changes[index]
-            let kind: UInt8 = change.isDelete ? 2 : change.isInsert ? 0 : 1
-            return (key: change.key, entity: change.entity, kind: kind, order: index)
-        }
-        let inKeyOrder = zip(entries, entries.dropFirst()).allSatisfy { $0.key < $1.key }
-        if !inKeyOrder { entries.sort { ($0.key, $0.order) < ($1.key, $1.order) } }
-        var list: [UInt8] = []
-        list.reserveCapacity(entries.count * CommitChanges.entrySize)
-        var index = 0
-        while index < entries.count {
-            var entry = entries[index]
-            index += 1
-            while index < entries.count, entries[index].key == entry.key {
-                let next = entries[index]
-                if !(entry.kind == 0 && next.kind == 1) { entry = next }
-                index += 1
+        let entries = CommitChanges.entries(
+            of: changes.lazy.map { change in
+                (change.key, change.entity, change.isDelete ? 2 : change.isInsert ? 0 : 1)
             }
-            CommitChanges.append(key: entry.key, entity: entry.entity, kind: entry.kind, to: &list)
-        }
+        )
+        let list = CommitChanges.encode(entries)
         try recordCommit(commit, date: date, changes: list)
     }
 
