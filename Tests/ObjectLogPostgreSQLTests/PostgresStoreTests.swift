@@ -401,7 +401,7 @@ enum LaterModel {
     static let entities: [ManagedObject.Type] = [Lab.self, Run.self, Label.self]
 }
 
-/// `Lab` with a renamed attribute: a change the PostgreSQL store does not migrate.
+/// `Lab` with a renamed attribute.
 enum RenamingModel {
     final class Lab: ManagedObject {
         @Attribute(.unique) var name = ""
@@ -487,19 +487,42 @@ struct PostgresModelVersionTests {
         #expect(error?.code == .modelMismatch)
     }
 
-    @Test("a change ALTER TABLE cannot make (a rename) is refused before anything is written")
-    func renameRefused() throws {
+    @Test("a renamed attribute is ALTER TABLE … RENAME COLUMN: the rows keep their values")
+    func migratesRename() throws {
         let (url, connection) = try firstVersion()
         defer { connection.close() }
-        let before = try state(connection)
+        let versions = try connection.execute(
+            "SELECT objectlog_key, objectlog_version FROM \"Lab\" ORDER BY 1"
+        ).rows
+        let container = try PersistentContainer(url: url, for: RenamingModel.entities)
+        let context = container.newContext()
+        let lab = try #require(try context.fetch(FetchRequest<RenamingModel.Lab>()).first)
+        #expect(lab.name == "kept")
+        #expect(lab.feedRate == 0.03, "the renamed attribute's value")
+        #expect(lab.runs.map(\.step) == [7])
+        try container.close()
+        let columns = try connection.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'Lab' "
+                + "AND column_name IN ('feed', 'feedRate')"
+        ).rows
+        #expect(columns == [["feedRate"]])
+        // Renamed in place: the rows were not written again.
+        #expect(
+            try connection.execute(
+                "SELECT objectlog_key, objectlog_version FROM \"Lab\" ORDER BY 1"
+            ).rows == versions
+        )
+        #expect(try state(connection).first?.first == "2", "the new version is recorded")
+        // The model that wrote it may no longer open it: the store is newer.
         let error = #expect(throws: ObjectLogError.self) {
-            try PersistentContainer(url: url, for: RenamingModel.entities)
+            try PersistentContainer(url: url, for: labEntities)
         }
-        #expect(error?.code == .unsupported)
-        #expect(try state(connection) == before, "nothing was written")
-        // The model that wrote it still opens it.
-        let again = try PersistentContainer(url: url, for: labEntities)
-        #expect(try again.newContext().fetch(FetchRequest<Lab>()).map(\.name) == ["kept"])
-        try again.close()
+        #expect(error?.code == .modelMismatch)
+        let reopened = try PersistentContainer(url: url, for: RenamingModel.entities)
+        #expect(
+            try reopened.newContext().fetch(FetchRequest<RenamingModel.Lab>()).map(\.feedRate)
+                == [0.03]
+        )
+        try reopened.close()
     }
 }

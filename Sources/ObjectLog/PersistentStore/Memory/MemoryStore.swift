@@ -275,9 +275,8 @@ package final class MemoryStore: PersistentStore {
 
     // Records are translated as they are read (`installReading`); no table changes.
     package func migrateTables(
-        from stored: ModelSchema,
-        to schema: ModelSchema,
-        recording: Transaction
+        _ migration: TableMigration,
+        recording: () throws -> Transaction
     ) throws -> Bool {
         false
     }
