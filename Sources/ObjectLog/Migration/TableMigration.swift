@@ -39,6 +39,10 @@ package struct TableMigration: Sendable {
         self.mapping = mapping
     }
 
+    /// The changes that cannot be inferred, one line each (a plan's custom stage may accept
+    /// them: such a property starts at its default).
+    package var problems: [String] { mapping.problems }
+
     /// The entity tags of the stored version that the new one removed: their objects are
     /// deleted.
     package var removedTags: [EntityTag] { mapping.removedTags }

@@ -491,8 +491,14 @@ struct TableChanges {
                 plan[column] = .inPlace(inverseSource + "_position")
                 claimed.insert(inverseSource + "_position")
             } else {
+                // The owners' lists, written again, give the positions.
                 plan[column] = .fresh
-                for tag in position.owners { rewritten[tag] = rewritten[tag] ?? false }
+                for tag in position.owners {
+                    switch migration.source(of: position.property, entity: tag) {
+                    case .copied?, .converted?: rewritten[tag] = rewritten[tag] ?? false
+                    default: continue
+                    }
+                }
             }
         }
         return plan
