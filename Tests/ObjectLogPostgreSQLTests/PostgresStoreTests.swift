@@ -675,6 +675,45 @@ struct PostgresModelVersionTests {
             "SELECT conname FROM pg_constraint WHERE contype = 'x' ORDER BY 1"
         ).rows
         #expect(constraints == [["Study_unique_1"]])
+        // The names the server gave keys and indexes follow the tables' and columns' names,
+        // as if the tables had been created so.
+        let keys = try connection.execute(
+            "SELECT conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid) "
+                + "FROM pg_constraint WHERE contype IN ('p', 'f') AND connamespace = "
+                + "'public'::regnamespace AND conrelid::regclass::text NOT LIKE '%objectlog%' "
+                + "ORDER BY 1"
+        ).rows.compactMap { $0.first ?? nil }.map { $0.prefix { $0 != "(" } }
+        #expect(
+            keys == [
+                "\"Keyword\" Keyword_pkey PRIMARY KEY ",
+                "\"Keyword_studies\" Keyword_studies_destination_fkey FOREIGN KEY ",
+                "\"Keyword_studies\" Keyword_studies_pkey PRIMARY KEY ",
+                "\"Keyword_studies\" Keyword_studies_source_fkey FOREIGN KEY ",
+                "\"Study\" Study_pkey PRIMARY KEY ", "\"Trial\" Trial_pkey PRIMARY KEY ",
+                "\"Trial\" Trial_study_fkey FOREIGN KEY ",
+            ]
+        )
+        let references = try connection.execute(
+            "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE contype = 'f' "
+                + "AND conname LIKE 'Keyword_studies%' ORDER BY 1"
+        ).rows.map { "\($0[0] ?? "") \($0[1]?.prefix { $0 != ")" } ?? "")" }
+        #expect(
+            references == [
+                "Keyword_studies_destination_fkey FOREIGN KEY (destination",
+                "Keyword_studies_source_fkey FOREIGN KEY (source",
+            ]
+        )
+        let indexes = try connection.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename "
+                + "NOT LIKE 'objectlog%' ORDER BY 1"
+        ).rows.compactMap { $0.first ?? nil }
+        #expect(
+            indexes == [
+                "Keyword_pkey", "Keyword_studies_destination_idx", "Keyword_studies_pkey",
+                "Keyword_studies_source_idx", "Study_pkey", "Study_sha256_idx", "Study_unique_1",
+                "Trial_pkey", "Trial_study_idx",
+            ]
+        )
         // No row was written again: every version is the one saved.
         #expect(try ["Study", "Trial", "Keyword"].map { try versions($0, connection) } == rows)
         // The join table's sides swapped with its name: `Lab_labels` named labs first,

@@ -62,6 +62,9 @@ struct TableChanges {
     }
     /// Whether every table is made anew: an entity moved to another hierarchy.
     private(set) var isRebuild = false
+    /// The tables and join tables that continue the stored version's (by their new names),
+    /// whose indexes and foreign keys may carry names PostgreSQL made from their old names.
+    private(set) var keptTables: [String] = []
 
     private let old: SchemaMapping
     private let new: SchemaMapping
@@ -235,6 +238,11 @@ struct TableChanges {
             tableRenames.append((oldName, name))
         }
         tableRenames += joins.renamed
+        keptTables =
+            continued.keys.sorted()
+            + new.joinTables.map(\.name).filter { name in
+                !joins.created.contains { $0.name == name }
+            }
         var finals: [(temporary: String, final: String)] = []
         for rename in tableRenames {
             let temporary = nextTemporaryName()

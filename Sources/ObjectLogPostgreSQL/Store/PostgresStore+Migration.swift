@@ -35,6 +35,7 @@ extension PostgresStore {
                 let rows = try translatedRows(changes.rewritten, migration, stashing: &stashed)
                 let transaction = try recording()
                 try run(changes.restructuring, connection)
+                try renameDerivedNames(changes.keptTables, connection)
                 // The rows are written in any order, their references checked once all are.
                 try connection.execute("SET CONSTRAINTS ALL DEFERRED")
                 use(after)
@@ -102,6 +103,93 @@ extension PostgresStore {
                 .statementFailed,
                 "the database at \(displayName) is at model version \(hash ?? "none"), not "
                     + "\(stored.versionHash): another process migrated it meanwhile; open it again"
+            )
+        }
+    }
+
+    /// Gives the primary keys, single-column indexes and foreign keys of `tables` the names
+    /// PostgreSQL gives those of a table created with the table's name and columns
+    /// (`Table_pkey`, `Table_column_idx`, `Table_column_fkey`): after a rename, the names it
+    /// made from the old ones are misleading. (They are the server's: the store never looks
+    /// them up.)
+    private func renameDerivedNames(
+        _ tables: [String],
+        _ connection: PostgresConnection
+    ) throws(PostgresError) {
+        var indexes: [(name: String, target: String)] = []
+        var keys: [(table: String, name: String, target: String)] = []
+        for table in tables {
+            let rows = try connection.execute(
+                "SELECT c.relname, i.indisprimary, i.indnatts = 1 AND i.indexprs IS NULL, "
+                    + "(SELECT a.attname FROM pg_attribute a WHERE a.attrelid = i.indrelid AND "
+                    + "a.attnum = i.indkey[0]), EXISTS (SELECT 1 FROM pg_constraint k WHERE "
+                    + "k.conindid = i.indexrelid AND k.contype = 'x'), "
+                    + "pg_get_indexdef(i.indexrelid) LIKE '%(sha256(%' FROM pg_index i JOIN "
+                    + "pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = to_regclass($1) "
+                    + "ORDER BY 1",
+                [quoted(table)]
+            ).rows
+            for row in rows {
+                // Uniqueness constraints are named by the store.
+                guard let name = row[0], row[4] == "f" else { continue }
+                let target: String
+                if row[1] == "t" {
+                    target = table + "_pkey"
+                } else if row[2] == "t", let column = row[3] {
+                    target = "\(table)_\(column)_idx"
+                } else if row[5] == "t" {
+                    // The digest of external data: named after its function.
+                    target = "\(table)_sha256_idx"
+                } else {
+                    continue
+                }
+                if name != target, target.utf8.count <= 63 { indexes.append((name, target)) }
+            }
+            let references = try connection.execute(
+                "SELECT k.conname, a.attname FROM pg_constraint k JOIN pg_attribute a ON "
+                    + "a.attrelid = k.conrelid AND a.attnum = k.conkey[1] WHERE k.conrelid = "
+                    + "to_regclass($1) AND k.contype = 'f' ORDER BY 1",
+                [quoted(table)]
+            ).rows
+            for row in references {
+                guard let name = row[0], let column = row[1] else { continue }
+                let target = "\(table)_\(column)_fkey"
+                if name != target, target.utf8.count <= 63 { keys.append((table, name, target)) }
+            }
+        }
+        // Through temporary names: two may swap theirs (a join table whose sides swapped).
+        for (index, rename) in indexes.enumerated() {
+            try connection.execute(
+                "ALTER INDEX \(quoted(rename.name)) RENAME TO "
+                    + quoted("objectlog_renaming_index_\(index)")
+            )
+        }
+        for (index, rename) in indexes.enumerated() {
+            var target = rename.target
+            var suffix = 0
+            // A name another relation holds: the next free one, as PostgreSQL chooses.
+            while try connection.execute(
+                "SELECT to_regclass($1) IS NOT NULL",
+                [quoted(target)]
+            ).rows.first?.first == "t" {
+                suffix += 1
+                target = rename.target + String(suffix)
+            }
+            try connection.execute(
+                "ALTER INDEX \(quoted("objectlog_renaming_index_\(index)")) RENAME TO "
+                    + quoted(target)
+            )
+        }
+        for (index, rename) in keys.enumerated() {
+            try connection.execute(
+                "ALTER TABLE \(quoted(rename.table)) RENAME CONSTRAINT \(quoted(rename.name)) TO "
+                    + quoted("objectlog_renaming_key_\(index)")
+            )
+        }
+        for (index, rename) in keys.enumerated() {
+            try connection.execute(
+                "ALTER TABLE \(quoted(rename.table)) RENAME CONSTRAINT "
+                    + "\(quoted("objectlog_renaming_key_\(index)")) TO \(quoted(rename.target))"
             )
         }
     }
