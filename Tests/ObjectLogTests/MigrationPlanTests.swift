@@ -221,6 +221,28 @@ struct MigrationPlanTests {
         #expect(try store.contents() == before)
     }
 
+    @Test(
+        "a rewriting stage and a custom one, chained, on every store",
+        arguments: TestStoreKind.persistent
+    )
+    func rewritingStage(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeVersion1(store)
+        let plan = MigrationPlan(
+            versions: [Plan1.version, Plan2.version, Plan3.version],
+            stages: [RewriteStageTests.servings, Self.labels]
+        )
+        var reports: [MigrationProgress] = []
+        let container = try store.open(plan: plan) { reports.append($0) }
+        #expect(reports.first?.nextStage == "1 -> 2")
+        #expect(reports.last?.fraction == 1)
+        try checkVersion3(container)
+        try container.close()
+        let again = try store.open(for: Plan3.version.entities)
+        try checkVersion3(again)
+        try again.close()
+    }
+
     @Test("a crash's leftover copy is removed, and the migration runs again")
     func leftoverCopy() throws {
         let directory = TemporaryDirectory()
