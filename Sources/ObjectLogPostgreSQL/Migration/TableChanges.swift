@@ -19,8 +19,8 @@ import ObjectLogStore
 ///    and references to them set to `NULL` (the log store reads such a reference as none);
 /// 2. the rows of ``rewritten`` are read and translated, through the stored version's tables;
 /// 3. ``restructuring``: drops, renames, new tables and columns, defaults;
-/// 4. the translated rows are written through the new version's tables, then
-///    ``joinFills``;
+/// 4. the translated rows are written through the new version's tables, then what their lists
+///    give of ``joinFills`` and ``inverseFills``;
 /// 5. ``completion``: `NOT NULL`, foreign keys, uniqueness constraints (which check every
 ///    row), indexes.
 struct TableChanges {
@@ -60,6 +60,7 @@ struct TableChanges {
         var owners: [EntityTag]
         var property: String
     }
+
     /// Whether every table is made anew: an entity moved to another hierarchy.
     private(set) var isRebuild = false
     /// The tables and join tables that continue the stored version's (by their new names),
