@@ -255,6 +255,52 @@ struct ContextTests {
         #expect(try context.object(with: missing).isFault)
     }
 
+    @Test(
+        "existingObjects loads many objects in one read; a missing one throws, leaving nothing",
+        arguments: TestStoreKind.available
+    )
+    func manyObjectsByID(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
+        let writer = container.newContext()
+        let cells = (0..<50).map { index in
+            let cell = Cell(context: writer)
+            cell.row = index
+            return cell
+        }
+        try writer.save()
+        let ids = cells.reversed().map(\.objectID)
+        let reader = container.newContext()
+        reader.tracer = ContextTracer()
+        let already = try reader.existingObject(with: ids[3], as: Cell.self)
+        let loaded = try reader.existingObjects(with: ids, as: Cell.self)
+        #expect(loaded.map(\.row) == Array((0..<50).reversed()), "in the order of the IDs")
+        #expect(loaded.allSatisfy { !$0.isFault })
+        #expect(loaded[3] === already, "a registered object is the one returned")
+        #expect(reader.statistics.batchFaultLoads == 1, "one read for the 49 not yet loaded")
+
+        let other = container.newContext()
+        let missing = ObjectID(entityName: "Cell", key: 9999)
+        do {
+            _ = try other.existingObjects(with: [ids[0], missing], as: Cell.self)
+            Issue.record("a missing object must throw")
+        } catch {
+            #expect(error.code == .notFound)
+            #expect(error.objectID == missing)
+        }
+        #expect(
+            !other.registeredObjects.contains { $0.objectID == missing },
+            "no fault is left for a missing object"
+        )
+        other.delete(try other.existingObject(with: ids[1], as: Cell.self))
+        #expect(throws: ObjectLogError.self) {
+            try other.existingObjects(with: [ids[1]], as: Cell.self)
+        }
+        #expect(throws: ObjectLogError.self) {
+            try other.existingObjects(with: [ids[2]], as: Snapshot.self)
+        }
+    }
+
     @Test("external data above the threshold is stored as a blob, small data stays inline")
     func externalStorage() throws {
         let directory = TemporaryDirectory()

@@ -28,6 +28,9 @@ extension ManagedObjectContext {
         guard entities.allSatisfy({ $0.relationshipAccessors.isEmpty }) else {
             return try deleteThroughContext(fetched)
         }
+        if let changes = try executeInStore(fetched, entity: entity, change: .delete) {
+            return changes
+        }
         // One transaction for the objects of every entity the request reaches.
         var transaction = Transaction()
         var unique: [PersistentStoreCoordinator.UniqueChange] = []
@@ -80,6 +83,11 @@ extension ManagedObjectContext {
         guard !replacements.isEmpty else { return ObjectChanges() }
         var fetched = FetchRequest<T>(predicate: request.predicate)
         fetched.includesSubentities = request.includesSubentities
+        if let values = Self.storedValues(replacements, entity: entity),
+            let changes = try executeInStore(fetched, entity: entity, change: .update(values))
+        {
+            return changes
+        }
         var attempt = 1
         while true {
             do throws(ObjectLogError) {
@@ -339,6 +347,58 @@ extension ManagedObjectContext {
                 )
             }
         )
+    }
+
+    /// Has the store run a batch as its own statements; nil when the engine is to run it.
+    ///
+    /// Only when the store can and the request's predicate is exactly the query's condition.
+    /// Then the contexts are told what changed, as ``commitBatch(_:unique:entity:changes:batchUpdate:)``
+    /// tells them.
+    private func executeInStore<T: ManagedObject>(
+        _ fetched: FetchRequest<T>,
+        entity: EntityDescription,
+        change: StoreBatch.Change
+    ) throws(ObjectLogError) -> ObjectChanges? {
+        guard !coordinator.isExclusive, let query = StoreQuery(fetched, model: model),
+            query.translation.isExact,
+            let commit = try coordinator.executeInStore(StoreBatch(query: query, change: change))
+        else { return nil }
+        trace(.storeBatch)
+        let ids = commit.objects.map { object in
+            ObjectID(
+                entityName: model.entity(tag: object.entity)?.name ?? entity.name,
+                key: object.key
+            )
+        }
+        var changes: ObjectChanges
+        switch change {
+        case .delete: changes = ObjectChanges(deleted: ids)
+        case .update: changes = ObjectChanges(updated: ids)
+        }
+        changes.transactionNumber = commit.info.number
+        mergeChanges(from: changes)
+        coordinator.broadcast(changes)
+        return changes
+    }
+
+    /// A batch update's new values by attribute name, decoded from their encodings; nil if one
+    /// cannot be (the engine then writes the encodings itself).
+    private static func storedValues(
+        _ replacements: [Int: [UInt8]],
+        entity: EntityDescription
+    ) -> [(attribute: String, value: StoredValue)]? {
+        var values: [(attribute: String, value: StoredValue)] = []
+        for (index, bytes) in replacements.sorted(by: { $0.key < $1.key }) {
+            guard index < entity.schema.properties.count else { return nil }
+            let property = entity.schema.properties[index]
+            let value: StoredValue? = bytes.withUnsafeBytes { buffer in
+                var reader = PayloadReader(buffer)
+                return try? StoredValue.decode(property, from: &reader)
+            }
+            guard let value else { return nil }
+            values.append((property.name, value))
+        }
+        return values
     }
 
     // MARK: - Implementation

@@ -85,6 +85,65 @@ extension ManagedObjectContext {
         return try cast(existingObject(with: id), id, to: T.self)
     }
 
+    /// The objects with IDs as their class, loaded in one read of the store, in the order of
+    /// `ids`.
+    ///
+    /// ``existingObject(with:as:)`` reads the store once for each object; this reads every
+    /// object that is not loaded yet at once. On a store on a database server that is one
+    /// round trip in place of one per ID, as a Core Data fetch of `SELF IN` a list of IDs
+    /// would be:
+    ///
+    /// ```swift
+    /// let recipes = try context.existingObjects(with: ids, as: Recipe.self)
+    /// for recipe in recipes { recipe.rating += 1 }
+    /// ```
+    /// - Parameters:
+    ///   - ids: The objects' IDs.
+    ///   - type: The objects' class.
+    /// - Returns: The objects, their values loaded.
+    /// - Throws: ``ObjectLogError/Code/notFound`` for the first ID whose object is not saved
+    ///   or inserted (nothing is left registered for it); ``ObjectLogError/Code/typeMismatch``
+    ///   if one is of another class; ``ObjectLogError/Code/entityNotInModel`` if an ID's entity
+    ///   is not in the model.
+    public func existingObjects<T: ManagedObject>(
+        with ids: [ObjectID],
+        as type: T.Type
+    ) throws(ObjectLogError) -> [T] {
+        var objects: [T] = []
+        objects.reserveCapacity(ids.count)
+        var faults: [ObjectKey] = []
+        var made: Set<ObjectKey> = []
+        for id in ids {
+            let isNew = registry[id.key] == nil
+            let object = try object(with: id, as: T.self)
+            if isNew { made.insert(id.key) }
+            if object.isFault { faults.append(id.key) }
+            objects.append(object)
+        }
+        loadFaults(keys: faults)
+        do {
+            try throwFaultError()
+        } catch {
+            forget(made)
+            throw error
+        }
+        for (id, object) in zip(ids, objects)
+        where object.isFault || object.isDeleted || deletedMap[id.key] != nil {
+            forget(made)
+            throw ObjectLogError(.notFound, "no object \(id)", objectID: id)
+        }
+        return objects
+    }
+
+    /// Unregisters the faults among `keys` that are still faults: made for objects that turned
+    /// out not to exist.
+    private func forget(_ keys: Set<ObjectKey>) {
+        for key in keys where registry[key]?.isFault == true {
+            _ = registry.take(key)
+            registeredFaults = max(0, registeredFaults - 1)
+        }
+    }
+
     /// The entity an ID names, or an error when the model has none of that name.
     func entity(named id: ObjectID) throws(ObjectLogError) -> EntityDescription {
         guard let entity = model.entity(named: id.entityName) else {

@@ -141,7 +141,7 @@ public struct PayloadWriter: Sendable {
 
     /// Appends the bytes of a buffer.
     @inlinable
-    mutating func write(bytes: UnsafeRawBufferPointer) {
+    package mutating func write(bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         tail(bytes.count).update(
             from: source.assumingMemoryBound(to: UInt8.self),

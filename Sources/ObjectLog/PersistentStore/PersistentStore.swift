@@ -136,6 +136,13 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// writes never calls it.
     func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void)
 
+    /// Runs `batch` as one transaction of the store's own statements, and says what it changed;
+    /// nil, with nothing written, when the store cannot (the engine then runs it itself).
+    ///
+    /// - Throws: a uniqueness violation as ``ObjectLogError/Code/uniqueness``; a failure of the
+    ///   store, nothing written.
+    func execute(_ batch: StoreBatch) throws -> StoreBatchCommit?
+
     /// Changes the store's tables from those of `migration.stored` to those of
     /// `migration.schema`, deleting the objects of removed entities and converting values as
     /// the engine does, and commits the transaction `recording` makes (the new version's

@@ -10,36 +10,96 @@ package struct RecordsPlan: StoreReadPlan {
         key: ObjectKey, entity: EntityTag, version: UInt64, payload: [UInt8]
     )
 
-    /// The records, in the plan's order.
-    package var records: [Record]
+    private enum Storage: Sendable {
+        case records([Record])
+        /// The records of `range`, packed.
+        case packed(PackedRecords, Range<Int>)
+    }
+
+    private let storage: Storage
 
     /// A plan of `records`.
-    package init(_ records: [Record]) { self.records = records }
+    package init(_ records: [Record]) { storage = .records(records) }
 
-    package var count: Int { records.count }
-    package var recordBytes: Int { records.reduce(0) { $0 + $1.payload.count } }
+    /// A plan of every record of `packed`.
+    package init(packed: PackedRecords) {
+        storage = .packed(packed, 0..<packed.keys.count)
+    }
+
+    package var count: Int {
+        switch storage {
+        case .records(let records): records.count
+        case .packed(_, let range): range.count
+        }
+    }
+
+    package var recordBytes: Int {
+        switch storage {
+        case .records(let records): records.reduce(0) { $0 + $1.payload.count }
+        case .packed(let packed, let range):
+            range.isEmpty
+                ? 0 : packed.ends[range.upperBound - 1] - packed.start(of: range.lowerBound)
+        }
+    }
+
     // Versions of such stores never move: there is one generation.
     package var generation: UInt64 { 1 }
-    package var keys: [ObjectKey] { records.map(\.key) }
+
+    package var keys: [ObjectKey] {
+        switch storage {
+        case .records(let records): records.map(\.key)
+        case .packed(let packed, let range): Array(packed.keys[range])
+        }
+    }
+
     package var keysAndOffsets: [(key: ObjectKey, offset: UInt64)] {
-        records.map { ($0.key, $0.version) }
+        switch storage {
+        case .records(let records): records.map { ($0.key, $0.version) }
+        case .packed(let packed, let range): range.map { (packed.keys[$0], packed.versions[$0]) }
+        }
     }
 
     /// The plan as up to `parts` plans of about as many records, together in its order.
     package func split(parts: Int) -> [any StoreReadPlan] {
-        let parts = max(1, min(parts, records.count))
+        let total = count
+        let parts = max(1, min(parts, total))
         return (0..<parts).map { part in
-            let range = (records.count * part / parts)..<(records.count * (part + 1) / parts)
-            return RecordsPlan(Array(records[range]))
+            let range = (total * part / parts)..<(total * (part + 1) / parts)
+            switch storage {
+            case .records(let records):
+                return RecordsPlan(Array(records[range]))
+            case .packed(let packed, let whole):
+                let start = whole.lowerBound
+                return RecordsPlan(
+                    storage: .packed(
+                        packed,
+                        (start + range.lowerBound)..<(start + range.upperBound)
+                    )
+                )
+            }
         }
     }
+
+    private init(storage: Storage) { self.storage = storage }
 
     /// Calls `body` with each record, in order.
     package func forEach(
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        for record in records {
-            try record.payload.withUnsafeBytes { try body(record.key, record.entity, $0) }
+        switch storage {
+        case .records(let records):
+            for record in records {
+                try record.payload.withUnsafeBytes { try body(record.key, record.entity, $0) }
+            }
+        case .packed(let packed, let range):
+            try packed.bytes.withUnsafeBytes { bytes in
+                for index in range {
+                    let payload = UnsafeRawBufferPointer(
+                        rebasing: bytes[packed.start(of: index)..<packed.ends[index]]
+                    )
+                    try body(packed.keys[index], packed.entities[index], payload)
+                }
+            }
         }
     }
 
@@ -50,4 +110,29 @@ package struct RecordsPlan: StoreReadPlan {
         }
         return plan
     }
+}
+
+/// Records side by side: their payloads in one buffer, each ending where ``ends`` says, so that
+/// many records read at once take a few allocations rather than one each.
+package struct PackedRecords: Sendable {
+    package var keys: [ObjectKey] = []
+    package var entities: [EntityTag] = []
+    package var versions: [UInt64] = []
+    /// Where each record's payload ends in ``bytes`` (and the next one starts).
+    package var ends: [Int] = []
+    package var bytes: [UInt8] = []
+
+    package init() {}
+
+    /// Adds a record after the others.
+    package mutating func append(_ record: RecordsPlan.Record) {
+        keys.append(record.key)
+        entities.append(record.entity)
+        versions.append(record.version)
+        bytes += record.payload
+        ends.append(bytes.count)
+    }
+
+    /// Where record `index`'s payload starts in ``bytes``.
+    package func start(of index: Int) -> Int { index == 0 ? 0 : ends[index - 1] }
 }

@@ -344,6 +344,25 @@ public final class PersistentStoreCoordinator: Sendable {
         var encodings: [Int: [UInt8]]
     }
 
+    /// Has the store run `batch` as its own statements, under the lock, as a commit; nil when
+    /// the store cannot.
+    func executeInStore(_ batch: StoreBatch) throws(ObjectLogError) -> StoreBatchCommit? {
+        let result: Result<StoreBatchCommit?, ObjectLogError> = state.withLock { state in
+            // The batch changes values the indexes hold, in a store others write too.
+            if !isExclusive { state.uniqueIndexes = [:] }
+            do {
+                return .success(try store.execute(batch))
+            } catch let error as ObjectLogError {
+                return .failure(error)
+            } catch {
+                return .failure(ObjectLogError.store(error, "cannot run the batch request"))
+            }
+        }
+        let commit = try result.get()
+        if commit != nil { store.finishCommit() }
+        return commit
+    }
+
     /// Checks conflicts and uniqueness and commits, all under the lock.
     ///
     /// A batch update's records hold the values it found: its `batchUpdate` basis makes the
@@ -389,7 +408,19 @@ public final class PersistentStoreCoordinator: Sendable {
                 // The checks that held, as the store's positions now: a store that other
                 // processes write checks them again within its commit.
                 var held: [StoreLockCheck] = []
-                if policy != .overwrite, !lockChecks.isEmpty {
+                // A store others write checks the versions again within its commit, where a
+                // change since is found for certain: a save that fails on any conflict leaves
+                // the checks to it alone, saving a read of every version first.
+                let storeChecksAlone = !isExclusive && policy == .error && batchUpdate == nil
+                if storeChecksAlone {
+                    held = lockChecks.map {
+                        StoreLockCheck(
+                            key: $0.key,
+                            expectedOffset: $0.expectedOffset,
+                            offsetBound: $0.offsetBound
+                        )
+                    }
+                } else if policy != .overwrite, !lockChecks.isEmpty {
                     // Every record offset in one round trip to the store's lock.
                     let offsets: [UInt64?]
                     let generation: UInt64

@@ -77,20 +77,56 @@ public final class PostgresConnection: @unchecked Sendable {
         _ statement: String,
         _ parameters: [String?] = []
     ) throws(PostgresError) -> PostgresResult {
-        for (index, parameter) in parameters.enumerated() where parameter?.utf8.contains(0) == true
-        {
-            throw PostgresError(
-                .invalidParameter,
-                "parameter $\(index + 1) holds a NUL character, which PostgreSQL text cannot hold"
-            )
+        try run(statement, parameters.map { $0.map(PostgresParameter.text) }, binary: false) {
+            Self.read($0)
+        }
+    }
+
+    /// Runs one statement with `parameters`, text or binary, and reads its rows in
+    /// PostgreSQL's binary format, in place: numbers as their bytes, text and `bytea` as
+    /// theirs, with no conversion to and from text on either side.
+    package func query<Result>(
+        _ statement: String,
+        _ parameters: [PostgresParameter?] = [],
+        rows read: (borrowing BinaryRows) throws(PostgresError) -> Result
+    ) throws(PostgresError) -> Result {
+        try run(statement, parameters, binary: true) { result throws(PostgresError) in
+            try read(BinaryRows(result))
+        }
+    }
+
+    /// Runs a statement and hands its successful result to `read` before it is freed.
+    private func run<Result>(
+        _ statement: String,
+        _ parameters: [PostgresParameter?],
+        binary: Bool,
+        read: (OpaquePointer) throws(PostgresError) -> Result
+    ) throws(PostgresError) -> Result {
+        for (index, parameter) in parameters.enumerated() {
+            if case .text(let text) = parameter, text.utf8.contains(0) {
+                throw PostgresError(
+                    .invalidParameter,
+                    "parameter $\(index + 1) holds a NUL character, which PostgreSQL text cannot "
+                        + "hold"
+                )
+            }
         }
         lock.lock()
         defer { lock.unlock() }
         guard let connection else {
             throw PostgresError(.connectionLost, "the connection to \(target) is closed")
         }
-        let result = Self.withCStrings(parameters) { values in
-            PQexecParams(connection, statement, Int32(values.count), nil, values, nil, nil, 0)
+        let result = Self.withValues(parameters) { values, lengths, formats in
+            PQexecParams(
+                connection,
+                statement,
+                Int32(values.count),
+                nil,
+                values,
+                lengths,
+                formats,
+                binary ? 1 : 0
+            )
         }
         defer { PQclear(result) }
         guard let result else {
@@ -98,7 +134,7 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
-            return Self.read(result)
+            return try read(result)
         default:
             if PQstatus(connection) != CONNECTION_OK {
                 throw lostOrFailed(connection, "the statement failed")
@@ -253,14 +289,41 @@ public final class PostgresConnection: @unchecked Sendable {
         return PostgresError(.statementFailed, "\(what): \(reason)")
     }
 
-    /// Calls `body` with `strings` as C strings (NULL for nil), valid during the call.
-    private static func withCStrings<Result>(
-        _ strings: [String?],
-        _ body: ([UnsafePointer<CChar>?]) -> Result
+    /// Calls `body` with `parameters` as libpq takes them: pointers to their bytes (C strings
+    /// for text, NULL for nil), their lengths and their formats, valid during the call.
+    private static func withValues<Result>(
+        _ parameters: [PostgresParameter?],
+        _ body: ([UnsafePointer<CChar>?], [Int32], [Int32]) -> Result
     ) -> Result {
-        let copies = strings.map { $0.map { strdup($0) } ?? nil }
+        var copies: [UnsafeMutablePointer<CChar>?] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
+        copies.reserveCapacity(parameters.count)
+        for parameter in parameters {
+            switch parameter {
+            case nil:
+                copies.append(nil)
+                lengths.append(0)
+                formats.append(0)
+            case .text(let text)?:
+                copies.append(strdup(text))
+                lengths.append(0)
+                formats.append(0)
+            case .binary(let bytes)?:
+                // malloc, as strdup's copies are, so that one `free` releases either.
+                let copy = malloc(max(bytes.count, 1))
+                bytes.withUnsafeBytes { source in
+                    if let base = source.baseAddress, let copy {
+                        copy.copyMemory(from: base, byteCount: bytes.count)
+                    }
+                }
+                copies.append(copy?.assumingMemoryBound(to: CChar.self))
+                lengths.append(Int32(bytes.count))
+                formats.append(1)
+            }
+        }
         defer { for copy in copies { free(copy) } }
-        return body(copies.map { $0.map { UnsafePointer($0) } })
+        return body(copies.map { $0.map { UnsafePointer($0) } }, lengths, formats)
     }
 
     /// The rows and the count of changed rows of a successful result.

@@ -90,6 +90,11 @@ struct SQLSelect: Sendable, Equatable {
     var isOrdered: Bool
     /// Whether the statement applies the request's limit and offset.
     var appliesWindow: Bool
+    /// The table's alias in the statement.
+    var alias: String
+    /// The statement's `WHERE` condition, on the table as ``alias``; nil when it selects
+    /// every row.
+    var condition: String?
 
     /// The statement of `query`, in the tables `mapping` lays out for `schema`, selecting
     /// `columns` of the entity's table (all of them when nil, in the table's order).
@@ -114,14 +119,17 @@ struct SQLSelect: Sendable, Equatable {
                         + tags.sorted().map(String.init).joined(separator: ", ") + ")"
             )
         }
-        let condition = query.translation.condition
-        if condition != .constant(true) {
-            conditions.append(try writer.write(condition, on: row, positive: true))
+        let translated = query.translation.condition
+        if translated != .constant(true) {
+            conditions.append(try writer.write(translated, on: row, positive: true))
         }
         let selected = (columns ?? row.table.columns.map(\.name)).map(row.column)
         var text =
             "SELECT \(selected.joined(separator: ", ")) FROM \(quoted(row.table.name)) AS \(row.alias)"
-        if !conditions.isEmpty { text += " WHERE " + conditions.joined(separator: " AND ") }
+        alias = row.alias
+        let condition = conditions.isEmpty ? nil : conditions.joined(separator: " AND ")
+        self.condition = condition
+        if let condition { text += " WHERE " + condition }
         isExact = query.translation.isExact && writer.isExact
         if let keys = query.sortKeys {
             var order: [String] = []

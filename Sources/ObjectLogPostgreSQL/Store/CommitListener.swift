@@ -6,7 +6,7 @@ import ObjectLogStore
 /// reads what each changed, and hands the changes on.
 ///
 /// A commit is announced (`NOTIFY`) with its number when it commits; the listener reads the
-/// `objectlog_changes` rows of every commit after the last one it handed on, so a commit
+/// changes of every commit after the last one it handed on, so a commit
 /// whose announcement was missed (the connection lost for a while) is still handed on, in
 /// order, when the next one arrives or the connection is back.
 final class CommitListener: @unchecked Sendable {
@@ -98,36 +98,28 @@ final class CommitListener: @unchecked Sendable {
         _ isOwn: @Sendable (UInt64) -> Bool,
         _ handler: @Sendable (StoreChanges) -> Void
     ) throws(PostgresError) -> UInt64 {
-        let rows = try connection.execute(
-            "SELECT m.commit, c.key, c.entity, c.kind FROM \(quoted(PostgresStore.commitsTable)) m "
-                + "LEFT JOIN \(quoted(PostgresStore.changesTable)) c ON c.commit = m.commit "
-                + "WHERE m.commit > $1 ORDER BY m.commit, c.key",
-            [String(lastSeen)]
-        ).rows
-        var last = lastSeen
-        var current: StoreChanges?
-        func finish() {
-            if let changes = current, !isOwn(changes.number) { handler(changes) }
-            current = nil
-        }
-        for row in rows {
-            guard let number = row[0].flatMap({ UInt64($0) }) else { continue }
-            if current?.number != number {
-                finish()
-                current = StoreChanges(number: number)
+        try connection.query(
+            "SELECT commit, changes FROM \(quoted(PostgresStore.commitsTable)) "
+                + "WHERE commit > $1 ORDER BY commit",
+            [.text(String(lastSeen))]
+        ) { rows throws(PostgresError) in
+            var last = lastSeen
+            for row in 0..<rows.count {
+                guard let signed = rows.int64(row, 0), signed > 0 else { continue }
+                let number = UInt64(signed)
                 last = max(last, number)
+                var changes = StoreChanges(number: number)
+                guard let list = rows.value(row, 1), CommitChanges.read(list, into: &changes)
+                else {
+                    throw PostgresError(
+                        .statementFailed,
+                        "commit \(number) has a damaged list of changes"
+                    )
+                }
+                if !isOwn(number) { handler(changes) }
             }
-            guard let key = row[1].flatMap({ ObjectKey($0) }),
-                let entity = row[2].flatMap({ EntityTag($0) }), let kind = row[3]
-            else { continue }
-            switch kind {
-            case "0": current?.inserted.append((key, entity))
-            case "1": current?.updated.append((key, entity))
-            default: current?.deleted.append((key, entity))
-            }
+            return last
         }
-        finish()
-        return last
     }
 }
 

@@ -11,17 +11,55 @@ extension PostgresStore {
         where condition: String,
         _ parameters: [String?]
     ) throws(PostgresError) -> [StoredRow] {
-        let rows = try locked { connection throws(PostgresError) in
-            try connection.execute(
+        try locked { connection throws(PostgresError) in
+            try connection.query(
                 "SELECT \(layout.selectList) FROM \(quoted(layout.table)) t WHERE \(condition) "
                     + "ORDER BY t.\(quoted(SchemaMapping.keyColumn))",
-                parameters
-            ).rows
+                parameters.map { $0.map(PostgresParameter.text) }
+            ) { rows throws(PostgresError) in
+                var records: [StoredRow] = []
+                records.reserveCapacity(rows.count)
+                var writer = PayloadWriter()
+                for row in 0..<rows.count {
+                    records.append(try layout.record(rows, row, writer: &writer))
+                }
+                return records
+            }
         }
-        var records: [StoredRow] = []
-        records.reserveCapacity(rows.count)
-        for row in rows { records.append(try layout.record(row)) }
-        return records
+    }
+
+    /// The records of the rows of `layout`'s table that `condition` selects, in key order, packed
+    /// side by side: ``records(of:where:_:)`` for many rows.
+    func packedRecords(
+        of layout: RowLayout,
+        where condition: String,
+        _ parameters: [String?],
+        alias: String
+    ) throws(PostgresError) -> PackedRecords {
+        let list = layout.selectList(alias: alias)
+        return try locked { connection throws(PostgresError) in
+            try connection.query(
+                "SELECT \(list) FROM \(quoted(layout.table)) \(alias) WHERE \(condition) "
+                    + "ORDER BY \(alias).\(quoted(SchemaMapping.keyColumn))",
+                parameters.map { $0.map(PostgresParameter.text) }
+            ) { rows throws(PostgresError) in
+                var packed = PackedRecords()
+                packed.keys.reserveCapacity(rows.count)
+                packed.entities.reserveCapacity(rows.count)
+                packed.versions.reserveCapacity(rows.count)
+                packed.ends.reserveCapacity(rows.count)
+                var writer = PayloadWriter()
+                for row in 0..<rows.count {
+                    let (key, entity, version) = try layout.appendRecord(rows, row, to: &writer)
+                    packed.keys.append(key)
+                    packed.entities.append(entity)
+                    packed.versions.append(version)
+                    packed.ends.append(writer.count)
+                }
+                packed.bytes = writer.bytes
+                return packed
+            }
+        }
     }
 
     /// The model-version records among `keys` (all of them when nil).
@@ -291,8 +329,10 @@ extension PostgresStore {
 }
 
 extension PostgresStore {
-    // The query's keys are selected by one statement (``SQLSelect``), then read as records with
-    // `keys`: the records come back in the statement's order, which the engine's sort keeps.
+    // The query's rows are read by one statement: the query's own (``SQLSelect``) selects the
+    // keys, and the rows of those keys come back whole, in key order. The engine sorts what
+    // it fetches itself, ties in key order as the statement orders them, so the order they
+    // come in changes nothing.
     package func candidates(
         for query: StoreQuery,
         adding keys: [ObjectKey]
@@ -310,6 +350,8 @@ extension PostgresStore {
             query.fetchLimit = nil
         }
         query.fetchOffset = 0
+        // Without a window the engine's sort is all the order there is to keep.
+        if query.fetchLimit == nil { query.sortKeys = nil }
         let select: SQLSelect
         do {
             select = try SQLSelect(
@@ -322,14 +364,31 @@ extension PostgresStore {
             // Not a query this store can write (an entity of another model version, say).
             return nil
         }
-        let rows = try locked { connection throws(PostgresError) in
-            try connection.execute(select.text, select.parameters).rows
-        }
-        var selected = rows.compactMap { $0.first.flatMap { $0 }.flatMap { ObjectKey($0) } }
+        guard let tag = query.entityTags.first, let index = layoutOfTag[tag] else { return nil }
+        // A statement that cuts a window selects its keys in a subquery; any other selects
+        // its rows on the spot.
+        let layout = layouts[index]
+        var selected =
+            select.appliesWindow
+            ? try packedRecords(
+                of: layout,
+                where: "t0.\(quoted(SchemaMapping.keyColumn)) IN (SELECT s.k FROM "
+                    + "(\(select.text)) AS s(k))",
+                select.parameters,
+                alias: "t0"
+            )
+            : try packedRecords(
+                of: layout,
+                where: select.condition ?? "true",
+                select.parameters,
+                alias: select.alias
+            )
         if !keys.isEmpty {
-            let found = Set(selected)
-            selected += keys.filter { !found.contains($0) }
+            let found = Set(selected.keys)
+            for record in try records(keys: keys.filter { !found.contains($0) }) {
+                selected.append(record)
+            }
         }
-        return RecordsPlan(try records(keys: selected))
+        return RecordsPlan(packed: selected)
     }
 }

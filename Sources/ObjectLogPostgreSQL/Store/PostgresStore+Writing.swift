@@ -6,6 +6,9 @@ extension PostgresStore {
     /// Rows a multi-row `INSERT` holds at most (PostgreSQL takes at most 65,535 parameters in
     /// one statement).
     static let maximumParameters = 65_535
+    /// The fewest updated rows of one entity that a save copies in rather than lists as
+    /// parameters (below it, creating the table to copy into costs more than it saves).
+    static let stagedUpdateMinimum = 64
 
     package func commitSave(
         _ transaction: Transaction,
@@ -39,7 +42,7 @@ extension PostgresStore {
 
     /// Rolls back a save: its commit number goes to the next save, of any process, and is no
     /// longer this store's own.
-    private func rollBack() {
+    func rollBack() {
         _ = try? connection.execute("ROLLBACK")
         if let taken = takenCommit { ownCommits.remove(taken) }
         takenCommit = nil
@@ -47,7 +50,7 @@ extension PostgresStore {
 
     /// A uniqueness constraint's violation as the engine reports one: the constraint's entity
     /// and attributes, and the values PostgreSQL names.
-    private func violation(_ error: PostgresError) -> ObjectLogError? {
+    func violation(_ error: PostgresError) -> ObjectLogError? {
         guard error.isUniqueViolation, let name = error.constraint,
             let (entity, attributes) = mapping.constraint(named: name)
         else { return nil }
@@ -67,19 +70,7 @@ extension PostgresStore {
         metadata: Metadata?,
         locks: [StoreLockCheck]
     ) throws -> CommitInfo {
-        // The store row's lock orders the saves of every process; its new commit number is
-        // the version of every row this save writes.
-        let row = try connection.execute(
-            "UPDATE \(quoted(Self.storeTable)) SET last_commit = last_commit + 1, "
-                + "transactions = transactions + 1 RETURNING last_commit, transactions"
-        ).rows.first
-        guard let version = row?[0].flatMap({ UInt64($0) }),
-            let number = row?[1].flatMap({ UInt64($0) })
-        else { throw PostgresError(.statementFailed, "the store row is missing") }
-        // Noted before the commit: the listener may hear of it as soon as it commits. (A save
-        // rolled back gives its number back, and forgets it: see `commitSave`.)
-        ownCommits.insert(version)
-        takenCommit = version
+        let (version, number) = try takeCommitNumber()
         if !locks.isEmpty {
             let current = try recordOffsetsAndGeneration(of: locks.map(\.key)).offsets
             let broken = zip(locks, current).filter { !$0.holds(current: $1) }.map(\.0.key)
@@ -112,6 +103,25 @@ extension PostgresStore {
             updated: counts.updated,
             deleted: counts.deleted
         )
+    }
+
+    /// Takes the next commit number, within a save's SQL transaction; returns it (the version
+    /// of every row the save writes) and the store's count of transactions.
+    func takeCommitNumber() throws(PostgresError) -> (version: UInt64, number: UInt64) {
+        // The store row's lock orders the saves of every process; its new commit number is
+        // the version of every row this save writes.
+        let row = try connection.execute(
+            "UPDATE \(quoted(Self.storeTable)) SET last_commit = last_commit + 1, "
+                + "transactions = transactions + 1 RETURNING last_commit, transactions"
+        ).rows.first
+        guard let version = row?[0].flatMap({ UInt64($0) }),
+            let number = row?[1].flatMap({ UInt64($0) })
+        else { throw PostgresError(.statementFailed, "the store row is missing") }
+        // Noted before the commit: the listener may hear of it as soon as it commits. (A save
+        // rolled back gives its number back, and forgets it: see `commitSave`.)
+        ownCommits.insert(version)
+        takenCommit = version
+        return (version, number)
     }
 
     private func deleteRows(
@@ -214,22 +224,50 @@ extension PostgresStore {
             return row
         }
         let columnList = columns.map(quoted).joined(separator: ", ")
-        // New objects, whose keys no row has, are copied in: COPY parses a row for a fraction
-        // of what a parameter list costs.
-        if puts.allSatisfy(\.isInsert) {
-            // The rows are made before the copy starts: making one may read external data
-            // through this connection, which runs nothing else while it copies.
-            var text: [UInt8] = []
-            for put in puts { try CopyText.append(try row(of: put), to: &text) }
-            var sent = 0
-            try connection.copyIn(
-                "COPY \(quoted(layout.table)) (\(columnList)) FROM STDIN"
-            ) { buffer throws(PostgresError) in
-                let end = min(text.count, sent + (1 << 20))
-                buffer += text[sent..<end]
-                sent = end
-                return sent < text.count
-            }
+        // New objects, whose keys no row has, are copied in, in binary straight from their
+        // payloads: the cheapest way into a table PostgreSQL has.
+        let inserts = puts.filter(\.isInsert)
+        if !inserts.isEmpty {
+            try copyRows(
+                inserts,
+                tag: tag,
+                layout: layout,
+                statement:
+                    "COPY \(quoted(layout.table)) (\(columnList)) FROM STDIN (FORMAT binary)",
+                width: columns.count,
+                version: version,
+                lists: &lists
+            )
+        }
+        let updates = puts.filter { !$0.isInsert }
+        guard !updates.isEmpty else { return }
+        let assignments = columns.dropFirst().map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }
+        let upsert =
+            "ON CONFLICT (\(quoted(SchemaMapping.keyColumn))) DO UPDATE SET "
+            + assignments.joined(separator: ", ")
+        // Many changed rows are copied, in binary, into a table of this transaction's, and
+        // written from there by one statement: a parameter list costs the client its text and
+        // the server its parsing, for every value.
+        if updates.count >= Self.stagedUpdateMinimum {
+            let staging = quoted("objectlog_staging")
+            try connection.execute(
+                "CREATE TEMPORARY TABLE \(staging) (LIKE \(quoted(layout.table)) INCLUDING "
+                    + "DEFAULTS) ON COMMIT DROP"
+            )
+            try copyRows(
+                updates,
+                tag: tag,
+                layout: layout,
+                statement: "COPY \(staging) (\(columnList)) FROM STDIN (FORMAT binary)",
+                width: columns.count,
+                version: version,
+                lists: &lists
+            )
+            try connection.execute(
+                "INSERT INTO \(quoted(layout.table)) (\(columnList)) SELECT \(columnList) FROM "
+                    + "\(staging) \(upsert)"
+            )
+            try connection.execute("DROP TABLE \(staging)")
             return
         }
         var parameters: [String?] = []
@@ -240,23 +278,141 @@ extension PostgresStore {
             let values = (0..<rows).map { row in
                 "(" + (1...width).map { "$\(row * width + $0)" }.joined(separator: ", ") + ")"
             }
-            let updates = columns.dropFirst().map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }
             try connection.execute(
                 "INSERT INTO \(quoted(layout.table)) (\(columnList))"
-                    + " VALUES \(values.joined(separator: ", ")) ON CONFLICT "
-                    + "(\(quoted(SchemaMapping.keyColumn))) DO UPDATE SET "
-                    + updates.joined(separator: ", "),
+                    + " VALUES \(values.joined(separator: ", ")) \(upsert)",
                 parameters
             )
             parameters.removeAll(keepingCapacity: true)
             rows = 0
         }
-        for put in puts {
+        for put in updates {
             parameters += try row(of: put)
             rows += 1
             if (rows + 1) * columns.count > Self.maximumParameters { try flush() }
         }
         try flush()
+    }
+
+    /// Copies the rows of `puts`, all of entity `tag`, into `layout`'s table with `statement`
+    /// (a binary `COPY` of `width` columns: key, entity, version, then each column of the
+    /// entity's properties in their order), and collects the to-many lists they write.
+    ///
+    /// Rows are made while the copy runs, a megabyte at a time, so that the server stores one
+    /// part while the next is made.
+    private func copyRows(
+        _ puts: [Transaction.Change],
+        tag: UInt32,
+        layout: RowLayout,
+        statement: String,
+        width: Int,
+        version: UInt64,
+        lists: inout [(field: RowLayout.Field, key: ObjectKey, keys: [ObjectKey])]
+    ) throws(PostgresError) {
+        guard let (entity, fields) = layout.entities[tag], let columns = layout.binaryColumns[tag]
+        else { throw PostgresError(.invalidParameter, "entity \(tag) has no table") }
+        let blobs = try externalBytes(of: puts, entity: entity, columns: columns)
+        let writesList = fields.map { index -> Bool in
+            switch layout.fields[index].source {
+            case .inverseColumn(_, _, let position): return position != nil
+            case .join(let table, let isSource, _):
+                return mapping.joinTables.first { $0.name == table }?.writtenFromSource == isSource
+            case .column, .external: return false
+            }
+        }
+        var next = 0
+        var started = false
+        try connection.copyIn(statement) { buffer throws(PostgresError) in
+            if !started {
+                // The signature ("PGCOPY\n\xFF\r\n\0"), the flags, and the header extension's
+                // length.
+                buffer += [0x50, 0x47, 0x43, 0x4F, 0x50, 0x59, 0x0A, 0xFF, 0x0D, 0x0A, 0x00]
+                buffer += [0, 0, 0, 0, 0, 0, 0, 0]
+                started = true
+            }
+            while next < puts.count, buffer.count < 1 << 20 {
+                let put = puts[next]
+                next += 1
+                BinaryColumn.append(Int16(width).bigEndian, to: &buffer)
+                BinaryColumn.append(Int32(8).bigEndian, to: &buffer)
+                BinaryColumn.append(Int64(put.key).bigEndian, to: &buffer)
+                BinaryColumn.append(Int32(4).bigEndian, to: &buffer)
+                BinaryColumn.append(Int32(bitPattern: tag).bigEndian, to: &buffer)
+                BinaryColumn.append(Int32(8).bigEndian, to: &buffer)
+                BinaryColumn.append(Int64(version).bigEndian, to: &buffer)
+                do {
+                    try put.payload.withUnsafeBytes { payload in
+                        var reader = PayloadReader(payload)
+                        guard try reader.readVarint() == UInt64(columns.count) else {
+                            throw PostgresError(
+                                .invalidParameter,
+                                "object \(put.key): a payload of another model version"
+                            )
+                        }
+                        for position in columns.indices {
+                            if let column = columns[position] {
+                                try column.appendField(from: &reader, to: &buffer) {
+                                    id throws(PostgresError) in
+                                    guard let bytes = blobs[id] else {
+                                        throw PostgresError(
+                                            .invalidParameter,
+                                            "external data \(id.hex) is missing"
+                                        )
+                                    }
+                                    return bytes
+                                }
+                                continue
+                            }
+                            let count = try reader.readVarint()
+                            var keys: [ObjectKey] = []
+                            keys.reserveCapacity(Int(min(count, 1 << 16)))
+                            for _ in 0..<count { keys.append(try reader.readVarint()) }
+                            if writesList[position] {
+                                lists.append((layout.fields[fields[position]], put.key, keys))
+                            }
+                        }
+                    }
+                } catch let error as PostgresError {
+                    throw error
+                } catch {
+                    throw PostgresError(.invalidParameter, "object \(put.key): \(error)")
+                }
+            }
+            guard next == puts.count else { return true }
+            BinaryColumn.append(Int16(-1).bigEndian, to: &buffer)
+            return false
+        }
+    }
+
+    /// The bytes of the external data `puts` refer to, read before a copy starts: reading data
+    /// saved before takes this connection, which runs nothing else while it copies.
+    private func externalBytes(
+        of puts: [Transaction.Change],
+        entity: ModelSchema.Entity,
+        columns: [BinaryColumn?]
+    ) throws(PostgresError) -> [BlobID: Data] {
+        guard columns.contains(where: { $0?.isExternal == true }) else { return [:] }
+        var blobs: [BlobID: Data] = [:]
+        for put in puts {
+            let values: [(name: String, value: StoredValue)]
+            do {
+                values = try put.payload.withUnsafeBytes { payload throws(ObjectLogError) in
+                    try StoreInspector.decode(payload: payload, entity: entity)
+                }
+            } catch {
+                throw PostgresError(.invalidParameter, "object \(put.key): \(error)")
+            }
+            for case (_, .externalData(let id, _)) in values where blobs[id] == nil {
+                do {
+                    blobs[id] = try readBlob(id)
+                } catch let error as PostgresError {
+                    throw error
+                } catch {
+                    throw PostgresError(.invalidParameter, "external data \(id.hex) is missing")
+                }
+            }
+        }
+        return blobs
     }
 
     /// The parameter of an external data value: its bytes, from this save's blobs or from
@@ -322,29 +478,40 @@ extension PostgresStore {
         commit: UInt64,
         date: Date
     ) throws(PostgresError) {
-        try connection.execute(
-            "INSERT INTO \(quoted(Self.commitsTable)) VALUES ($1, $2)",
-            [String(commit), String(date.timeIntervalSinceReferenceDate)]
-        )
-        // The last change of an object in the save is what it was.
-        var kinds: [ObjectKey: (entity: UInt32, kind: Int)] = [:]
-        for change in changes {
-            let kind = change.isDelete ? 2 : change.isInsert ? 0 : 1
-            if let earlier = kinds[change.key], earlier.kind == 0, kind == 1 { continue }
-            kinds[change.key] = (change.entity, kind)
+        // One entry per object, in key order: the last change of an object in the save is
+        // what it was, except that an insert then updated stays an insert.
+        var entries = changes.indices.map { index in
+            let change = changes[index]
+            let kind: UInt8 = change.isDelete ? 2 : change.isInsert ? 0 : 1
+            return (key: change.key, entity: change.entity, kind: kind, order: index)
         }
-        if !kinds.isEmpty {
-            let sorted = kinds.sorted { $0.key < $1.key }
-            try connection.execute(
-                "INSERT INTO \(quoted(Self.changesTable)) SELECT $1, u.k, u.e, u.c FROM "
-                    + "unnest($2::bigint[], $3::bigint[], $4::smallint[]) AS u(k, e, c)",
-                [
-                    String(commit), Self.array(sorted.map(\.key)),
-                    "{" + sorted.map { String($0.value.entity) }.joined(separator: ",") + "}",
-                    "{" + sorted.map { String($0.value.kind) }.joined(separator: ",") + "}",
-                ]
-            )
+        let inKeyOrder = zip(entries, entries.dropFirst()).allSatisfy { $0.key < $1.key }
+        if !inKeyOrder { entries.sort { ($0.key, $0.order) < ($1.key, $1.order) } }
+        var list: [UInt8] = []
+        list.reserveCapacity(entries.count * CommitChanges.entrySize)
+        var index = 0
+        while index < entries.count {
+            var entry = entries[index]
+            index += 1
+            while index < entries.count, entries[index].key == entry.key {
+                let next = entries[index]
+                if !(entry.kind == 0 && next.kind == 1) { entry = next }
+                index += 1
+            }
+            CommitChanges.append(key: entry.key, entity: entry.entity, kind: entry.kind, to: &list)
         }
+        try recordCommit(commit, date: date, changes: list)
+    }
+
+    /// Records commit `commit` with its list of changes (``CommitChanges``), and announces it.
+    func recordCommit(_ commit: UInt64, date: Date, changes list: [UInt8]) throws(PostgresError) {
+        _ = try connection.query(
+            "INSERT INTO \(quoted(Self.commitsTable)) VALUES ($1, $2, $3)",
+            [
+                .text(String(commit)), .text(String(date.timeIntervalSinceReferenceDate)),
+                .binary(list),
+            ]
+        ) { _ in }
         try connection.execute(
             "SELECT pg_notify($1, $2)",
             [Self.commitChannel, String(commit)]

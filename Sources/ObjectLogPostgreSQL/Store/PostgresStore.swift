@@ -46,7 +46,9 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
     static let metadataTable = "objectlog_metadata"
     static let versionsTable = "objectlog_model_versions"
     static let commitsTable = "objectlog_commits"
-    static let changesTable = "objectlog_changes"
+    /// The table of a commit's changes, a row per object, that stores made before a commit's
+    /// changes became one value of its row: replaced when such a store is opened.
+    static let formerChangesTable = "objectlog_changes"
     /// The channel each commit is announced on, with its number.
     static let commitChannel = "objectlog_commits"
     /// The advisory lock that serialises the creation of a store's tables.
@@ -149,7 +151,10 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
         schema: ModelSchema,
         readOnly: Bool
     ) throws(PostgresError) -> ModelSchema {
-        if let stored = try storedSchema(connection) { return stored }
+        if let stored = try storedSchema(connection) {
+            try upgradeCommitsTable(connection, readOnly: readOnly)
+            return stored
+        }
         guard !readOnly else {
             throw PostgresError(
                 .statementFailed,
@@ -174,13 +179,12 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
                 "CREATE TABLE \(quoted(versionsTable)) (\(quoted(SchemaMapping.keyColumn)) bigint "
                     + "PRIMARY KEY, \(quoted(SchemaMapping.versionColumn)) bigint NOT NULL, "
                     + "schema text NOT NULL)",
-                // Each commit, and the objects it changed (kind 0 inserted, 1 updated, 2
-                // deleted): what other processes read when a commit is announced.
+                // Each commit, and the objects it changed (see `CommitChanges`): what other
+                // processes read when a commit is announced. The list is kept uncompressed:
+                // it is written once and read soon, and compressing it costs more than it saves.
                 "CREATE TABLE \(quoted(commitsTable)) (commit bigint PRIMARY KEY, "
-                    + "date double precision NOT NULL)",
-                "CREATE TABLE \(quoted(changesTable)) (commit bigint NOT NULL REFERENCES "
-                    + "\(quoted(commitsTable)) ON DELETE CASCADE, key bigint NOT NULL, "
-                    + "entity bigint NOT NULL, kind smallint NOT NULL, PRIMARY KEY (commit, key))",
+                    + "date double precision NOT NULL, changes bytea NOT NULL)",
+                "ALTER TABLE \(quoted(commitsTable)) ALTER COLUMN changes SET STORAGE EXTERNAL",
             ]
             statements += mapping.creationStatements
             statements += indexStatements(mapping, schema: schema)
@@ -231,6 +235,42 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
     /// The index of a join table's destinations.
     static func indexStatement(for join: SchemaMapping.JoinTable) -> String {
         "CREATE INDEX ON \(quoted(join.name)) (destination)"
+    }
+
+    /// Turns the changes table of a store made before a commit's changes were one value into
+    /// a column of the commits table, in one transaction; a read-only open of such a store is
+    /// refused, since it could not follow other processes' commits.
+    private static func upgradeCommitsTable(
+        _ connection: PostgresConnection,
+        readOnly: Bool
+    ) throws(PostgresError) {
+        let former = try connection.execute(
+            "SELECT to_regclass($1) IS NOT NULL",
+            [quoted(formerChangesTable)]
+        )
+        guard former.rows.first?.first == "t" else { return }
+        guard !readOnly else {
+            throw PostgresError(
+                .statementFailed,
+                "the store at \(connection.target) keeps its commits in an earlier layout: open "
+                    + "it once for writing to upgrade it"
+            )
+        }
+        try connection.execute("BEGIN")
+        do {
+            try connection.execute(
+                "ALTER TABLE \(quoted(commitsTable)) ADD COLUMN changes bytea NOT NULL "
+                    + "DEFAULT ''::bytea"
+            )
+            try connection.execute(
+                "ALTER TABLE \(quoted(commitsTable)) ALTER COLUMN changes SET STORAGE EXTERNAL"
+            )
+            try connection.execute("DROP TABLE \(quoted(formerChangesTable))")
+            try connection.execute("COMMIT")
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
+        }
     }
 
     /// The schema of the newest model version the database records; nil if it holds no store.

@@ -46,6 +46,9 @@ struct RowLayout: Sendable {
     let entities: [UInt32: (entity: ModelSchema.Entity, fields: [Int])]
     /// External data below this many bytes is read inline.
     let externalThreshold: Int
+    /// For each entity of the table: the binary column of each of its properties that has a
+    /// column (attributes and to-ones); nil for a to-many.
+    let binaryColumns: [UInt32: [BinaryColumn?]]
 
     static let key = SchemaMapping.keyColumn
     static let entityColumn = SchemaMapping.entityColumn
@@ -67,6 +70,7 @@ struct RowLayout: Sendable {
         var fieldIndex: [String: Int] = [:]
         var column = 3
         var entities: [UInt32: (entity: ModelSchema.Entity, fields: [Int])] = [:]
+        var binaryColumns: [UInt32: [BinaryColumn?]] = [:]
         for tag in table.entities.keys.sorted() {
             guard let name = table.entities[tag], let entity = byName[name] else { continue }
             var indices: [Int] = []
@@ -82,17 +86,38 @@ struct RowLayout: Sendable {
                 if case .external = source { column += 2 } else { column += 1 }
             }
             entities[tag] = (entity, indices)
+            binaryColumns[tag] = entity.properties.map { property in
+                property.kind == .relationship && property.isToMany
+                    ? nil : BinaryColumn(property)
+            }
         }
         self.fields = fields
         self.entities = entities
+        self.binaryColumns = binaryColumns
+        selectList = Self.selectList(of: fields, alias: "t", externalThreshold: externalThreshold)
+    }
+
+    /// The `SELECT` list, reading the table as `alias`.
+    func selectList(alias: String) -> String {
+        Self.selectList(of: fields, alias: alias, externalThreshold: externalThreshold)
+    }
+
+    private static func selectList(
+        of fields: [Field],
+        alias: String,
+        externalThreshold: Int
+    ) -> String {
+        let t = alias
         let key = quoted(Self.key)
-        var list = ["t.\(key)", "t.\(quoted(Self.entityColumn))", "t.\(quoted(Self.version))"]
+        var list = [
+            "\(t).\(key)", "\(t).\(quoted(Self.entityColumn))", "\(t).\(quoted(Self.version))",
+        ]
         for field in fields {
             switch field.source {
             case .column(let name):
-                list.append("t.\(quoted(name))")
+                list.append("\(t).\(quoted(name))")
             case .external(let name):
-                let value = "t.\(quoted(name))"
+                let value = "\(t).\(quoted(name))"
                 list.append("length(\(value))")
                 list.append(
                     "CASE WHEN length(\(value)) >= \(externalThreshold) THEN sha256(\(value)) "
@@ -102,7 +127,7 @@ struct RowLayout: Sendable {
                 let order = (position.map { "c.\(quoted($0)), " } ?? "") + "c.\(key)"
                 list.append(
                     "(SELECT string_agg(c.\(key)::text, ',' ORDER BY \(order)) FROM "
-                        + "\(quoted(destination)) c WHERE c.\(quoted(inverse)) = t.\(key))"
+                        + "\(quoted(destination)) c WHERE c.\(quoted(inverse)) = \(t).\(key))"
                 )
             case .join(let join, let isSource, let isOrdered):
                 let this = isSource ? "source" : "destination"
@@ -110,11 +135,11 @@ struct RowLayout: Sendable {
                 let order = isOrdered ? "j.position, j.\(other)" : "j.\(other)"
                 list.append(
                     "(SELECT string_agg(j.\(other)::text, ',' ORDER BY \(order)) FROM "
-                        + "\(quoted(join)) j WHERE j.\(this) = t.\(key))"
+                        + "\(quoted(join)) j WHERE j.\(this) = \(t).\(key))"
                 )
             }
         }
-        selectList = list.joined(separator: ", ")
+        return list.joined(separator: ", ")
     }
 
     private static func source(
@@ -171,64 +196,123 @@ struct RowLayout: Sendable {
 
     // MARK: Rows to records
 
-    /// The record of a row read through ``selectList``: its key, entity, version and payload.
+    /// The record of row `row` of `rows`, read through ``selectList`` in binary form: its key,
+    /// entity, version and payload, written with `writer` (emptied first).
     func record(
-        _ row: [String?]
+        _ rows: borrowing BinaryRows,
+        _ row: Int,
+        writer: inout PayloadWriter
     ) throws(PostgresError) -> StoredRow {
-        guard let keyText = row[0], let key = ObjectKey(keyText),
-            let tagText = row[1], let tag = UInt32(tagText),
-            let versionText = row[2], let version = UInt64(versionText)
+        writer.removeAll()
+        let (key, tag, version) = try appendRecord(rows, row, to: &writer)
+        return (key, tag, version, writer.bytes)
+    }
+
+    /// Appends the payload of row `row` of `rows` to `writer`, after what it holds; returns
+    /// the row's key, entity and version.
+    func appendRecord(
+        _ rows: borrowing BinaryRows,
+        _ row: Int,
+        to writer: inout PayloadWriter
+    ) throws(PostgresError) -> (key: ObjectKey, entity: UInt32, version: UInt64) {
+        guard let signedKey = rows.int64(row, 0), let tag = rows.int32(row, 1),
+            let signedVersion = rows.int64(row, 2), signedKey > 0, signedVersion >= 0
         else { throw Self.corrupt(table, "a row without its key, entity or version") }
-        guard let (entity, indices) = entities[tag] else {
+        let (key, version) = (ObjectKey(signedKey), UInt64(signedVersion))
+        guard let (entity, indices) = entities[UInt32(bitPattern: tag)],
+            let columns = binaryColumns[UInt32(bitPattern: tag)]
+        else {
             throw Self.corrupt(table, "row \(key) is of entity \(tag), which the model lacks")
         }
-        var values: [StoredValue] = []
-        values.reserveCapacity(indices.count)
-        for (property, index) in zip(entity.properties, indices) {
+        writer.write(varint: UInt64(indices.count))
+        for (position, index) in indices.enumerated() {
             let field = fields[index]
-            guard let value = Self.value(of: property, field: field, row: row, layout: self)
-            else {
+            let column = field.firstColumn
+            let written: Bool
+            switch field.source {
+            case .column:
+                written =
+                    columns[position]?.appendPayload(of: rows.value(row, column), to: &writer)
+                    ?? false
+            case .external:
+                written = appendExternal(
+                    length: rows.value(row, column),
+                    bytes: rows.value(row, column + 1),
+                    optional: columns[position]?.hasPresenceByte ?? false,
+                    to: &writer
+                )
+            case .inverseColumn, .join:
+                written = Self.appendKeyList(rows.value(row, column), to: &writer)
+            }
+            guard written else {
+                let property = entity.properties[position].name
                 throw Self.corrupt(
                     table,
                     "row \(key): column '\(field.name)' does not hold a value of "
-                        + "\(entity.name).\(property.name)"
+                        + "\(entity.name).\(property)"
                 )
             }
-            values.append(value)
         }
-        do {
-            return (key, tag, version, try StoreInspector.encode(values, entity: entity))
-        } catch {
-            throw Self.corrupt(table, "row \(key): \(error.message)")
-        }
+        return (key, UInt32(bitPattern: tag), version)
     }
 
-    private static func value(
-        of property: ModelSchema.Property,
-        field: Field,
-        row: [String?],
-        layout: RowLayout
-    ) -> StoredValue? {
-        let text = row[field.firstColumn]
-        switch field.source {
-        case .column:
-            return ColumnValue.value(text, type: property.kind == .attribute ? property.type : nil)
-        case .external:
-            guard let text, let length = Int(text) else { return text == nil ? .null : nil }
-            guard let bytes = ColumnValue.value(row[field.firstColumn + 1], type: .data),
-                case .data(let data) = bytes
-            else { return nil }
-            guard length >= layout.externalThreshold else { return .data(data) }
-            return BlobID(bytes: Array(data)).map { .externalData($0, byteCount: length) }
-        case .inverseColumn, .join:
-            guard let text, !text.isEmpty else { return .toMany([]) }
-            var keys: [ObjectKey] = []
-            for part in text.split(separator: ",") {
-                guard let key = ObjectKey(part) else { return nil }
-                keys.append(key)
-            }
-            return .toMany(keys)
+    /// Appends an external `data` value: inline below the threshold, else a reference to the
+    /// blob its digest names, whose bytes are read only when the engine asks for them.
+    private func appendExternal(
+        length: UnsafeRawBufferPointer?,
+        bytes: UnsafeRawBufferPointer?,
+        optional: Bool,
+        to writer: inout PayloadWriter
+    ) -> Bool {
+        guard let length, let count = BinaryColumn.signed(length), let bytes else {
+            guard length == nil, optional else { return false }
+            writer.write(byte: 0)
+            return true
         }
+        if optional { writer.write(byte: 1) }
+        if count < externalThreshold {
+            writer.write(byte: 0)
+            writer.write(varint: UInt64(bytes.count))
+            writer.write(bytes: bytes)
+        } else {
+            guard bytes.count == 32, count >= 0 else { return false }
+            writer.write(byte: 1)
+            writer.write(bytes: bytes)
+            writer.write(varint: UInt64(count))
+        }
+        return true
+    }
+
+    /// Appends a to-many value from its keys as text separated by commas (nil for none).
+    private static func appendKeyList(
+        _ text: UnsafeRawBufferPointer?,
+        to writer: inout PayloadWriter
+    ) -> Bool {
+        guard let text, !text.isEmpty else {
+            writer.write(varint: 0)
+            return true
+        }
+        var keys: [ObjectKey] = []
+        var current: ObjectKey = 0
+        var digits = 0
+        for byte in text {
+            if byte == UInt8(ascii: ",") {
+                guard digits > 0 else { return false }
+                keys.append(current)
+                (current, digits) = (0, 0)
+                continue
+            }
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte), digits < 19 else {
+                return false
+            }
+            current = current * 10 + ObjectKey(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        guard digits > 0 else { return false }
+        keys.append(current)
+        writer.write(varint: UInt64(keys.count))
+        for key in keys { writer.write(varint: key) }
+        return true
     }
 
     static func corrupt(_ table: String, _ message: String) -> PostgresError {

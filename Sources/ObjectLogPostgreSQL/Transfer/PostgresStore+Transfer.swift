@@ -152,11 +152,12 @@ extension PostgresStore {
             : "\(version / 10_000).\(version / 100 % 100).\(version % 100)"
     }
 
-    /// Every table of the store: its join tables, its entities', and its own.
+    /// Every table of the store: its join tables, its entities', and its own (with the changes
+    /// table of an earlier layout, which dropping the store removes too, where it is left).
     var tableNames: [String] {
         mapping.joinTables.map(\.name) + mapping.tables.map(\.name)
             + [
-                Self.changesTable, Self.commitsTable, Self.metadataTable, Self.versionsTable,
+                Self.formerChangesTable, Self.commitsTable, Self.metadataTable, Self.versionsTable,
                 Self.storeTable,
             ]
     }

@@ -21,6 +21,8 @@ enum ContextEvent: Sendable, Hashable {
     /// A fetch, count or aggregate read only the records its store selected for it (a
     /// database store's `SELECT`).
     case storeQuery
+    /// A batch request ran in its store as the store's own statements.
+    case storeBatch
     /// A batch update has read its objects and is about to commit their new records.
     case beforeBatchUpdateCommit
 }

@@ -23,6 +23,8 @@ struct ContextStatistics {
     var columnScans = 0
     /// Scans that read only the records their store selected.
     var storeQueries = 0
+    /// Batch requests their store ran as its own statements.
+    var storeBatches = 0
 
     /// Counts `event`.
     mutating func record(_ event: ContextEvent) {
@@ -37,6 +39,7 @@ struct ContextStatistics {
         case .parallelPlan: parallelPlans += 1
         case .columnScan: columnScans += 1
         case .storeQuery: storeQueries += 1
+        case .storeBatch: storeBatches += 1
         case .beforeBatchUpdateCommit: break
         }
     }

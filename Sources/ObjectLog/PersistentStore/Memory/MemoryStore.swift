@@ -274,6 +274,9 @@ package final class MemoryStore: PersistentStore {
     package func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {}
 
     // Records are translated as they are read (`installReading`); no table changes.
+    /// Batch requests run in the engine, which writes this store's records itself.
+    package func execute(_ batch: StoreBatch) throws -> StoreBatchCommit? { nil }
+
     package func migrateTables(
         _ migration: TableMigration,
         recording: () throws -> Transaction

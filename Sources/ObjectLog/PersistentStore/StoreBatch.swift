@@ -1,0 +1,37 @@
+import ObjectLogStore
+
+/// A batch request as a store may run it itself, in one statement of its own: the objects a
+/// query selects, deleted or given new attribute values.
+///
+/// The engine hands one over only when the query's condition is exactly the request's
+/// predicate (``StoreCondition/Translation/isExact``), and a delete only for entities without
+/// relationships, whose delete rules have nothing to do.
+package struct StoreBatch: Sendable {
+    /// What the batch does to the objects it selects.
+    package enum Change: Sendable {
+        case delete
+        /// Sets each attribute, by name, to its value.
+        case update([(attribute: String, value: StoredValue)])
+    }
+
+    /// The objects: the query's entities that its condition selects (its sort and window are
+    /// not used).
+    package var query: StoreQuery
+    package var change: Change
+
+    package init(query: StoreQuery, change: Change) {
+        self.query = query
+        self.change = change
+    }
+}
+
+/// A batch a store ran: its commit and the objects it changed.
+package struct StoreBatchCommit: Sendable {
+    package var info: CommitInfo
+    package var objects: [(key: ObjectKey, entity: EntityTag)]
+
+    package init(info: CommitInfo, objects: [(key: ObjectKey, entity: EntityTag)]) {
+        self.info = info
+        self.objects = objects
+    }
+}
