@@ -1,4 +1,5 @@
 import Foundation
+import ObjectLogStore
 import StoreTestSupport
 import Testing
 
@@ -401,7 +402,7 @@ enum LaterModel {
     static let entities: [ManagedObject.Type] = [Lab.self, Run.self, Label.self]
 }
 
-/// `Lab` with a renamed attribute: a change the PostgreSQL store does not migrate.
+/// `Lab` with a renamed attribute.
 enum RenamingModel {
     final class Lab: ManagedObject {
         @Attribute(.unique) var name = ""
@@ -425,6 +426,80 @@ enum RenamingModel {
     }
 
     static let entities: [ManagedObject.Type] = [Lab.self, Run.self, Label.self]
+}
+
+/// Every entity, and every property of `Lab`, renamed; `steps` widened.
+enum RenamedEverything {
+    final class Study: ManagedObject {
+        @Attribute(.unique, originalName: "name") var title = ""
+        @Attribute var feed = 0.055
+        @Attribute var steps: Int64 = 0
+        @Attribute var notes: String? = nil
+        @Attribute var created = Date(timeIntervalSinceReferenceDate: 0)
+        @Attribute(.externalStorage) var thumbnail: Data? = nil
+        @Relationship(inverse: \Trial.study, deleteRule: .cascade) var trials: [Trial]
+        @Relationship(inverse: \Keyword.studies) var keywords: Set<Keyword>
+        override class var entityName: String { "Study" }
+        override class var originalEntityName: String? { "Lab" }
+        override class var originalPropertyNames: [String: String] {
+            ["trials": "runs", "keywords": "labels"]
+        }
+    }
+
+    final class Trial: ManagedObject {
+        @Attribute var step = 0
+        @Relationship var study: Study?
+        override class var entityName: String { "Trial" }
+        override class var originalEntityName: String? { "Run" }
+        override class var originalPropertyNames: [String: String] { ["study": "lab"] }
+    }
+
+    final class Keyword: ManagedObject {
+        @Attribute var text = ""
+        @Relationship var studies: Set<Study>
+        override class var entityName: String { "Keyword" }
+        override class var originalEntityName: String? { "Label" }
+        override class var originalPropertyNames: [String: String] { ["studies": "labs"] }
+    }
+
+    static let entities: [ManagedObject.Type] = [Study.self, Trial.self, Keyword.self]
+}
+
+/// `RenamedEverything` with `steps` kept as it was: renames only.
+enum RenamedOnly {
+    final class Study: ManagedObject {
+        @Attribute(.unique, originalName: "name") var title = ""
+        @Attribute var feed = 0.055
+        @Attribute var steps: Int32 = 0
+        @Attribute var notes: String? = nil
+        @Attribute var created = Date(timeIntervalSinceReferenceDate: 0)
+        @Attribute(.externalStorage) var thumbnail: Data? = nil
+        @Relationship(inverse: \Trial.study, deleteRule: .cascade) var trials: [Trial]
+        @Relationship(inverse: \Keyword.studies) var keywords: Set<Keyword>
+        override class var entityName: String { "Study" }
+        override class var originalEntityName: String? { "Lab" }
+        override class var originalPropertyNames: [String: String] {
+            ["trials": "runs", "keywords": "labels"]
+        }
+    }
+
+    final class Trial: ManagedObject {
+        @Attribute var step = 0
+        @Relationship var study: Study?
+        override class var entityName: String { "Trial" }
+        override class var originalEntityName: String? { "Run" }
+        override class var originalPropertyNames: [String: String] { ["study": "lab"] }
+    }
+
+    final class Keyword: ManagedObject {
+        @Attribute var text = ""
+        @Relationship var studies: Set<Study>
+        override class var entityName: String { "Keyword" }
+        override class var originalEntityName: String? { "Label" }
+        override class var originalPropertyNames: [String: String] { ["studies": "labs"] }
+    }
+
+    static let entities: [ManagedObject.Type] = [Study.self, Trial.self, Keyword.self]
 }
 
 @Suite(
@@ -487,19 +562,315 @@ struct PostgresModelVersionTests {
         #expect(error?.code == .modelMismatch)
     }
 
-    @Test("a change ALTER TABLE cannot make (a rename) is refused before anything is written")
-    func renameRefused() throws {
+    @Test("a renamed attribute is ALTER TABLE … RENAME COLUMN: the rows keep their values")
+    func migratesRename() throws {
         let (url, connection) = try firstVersion()
         defer { connection.close() }
-        let before = try state(connection)
+        let versions = try connection.execute(
+            "SELECT objectlog_key, objectlog_version FROM \"Lab\" ORDER BY 1"
+        ).rows
+        let container = try PersistentContainer(url: url, for: RenamingModel.entities)
+        let context = container.newContext()
+        let lab = try #require(try context.fetch(FetchRequest<RenamingModel.Lab>()).first)
+        #expect(lab.name == "kept")
+        #expect(lab.feedRate == 0.03, "the renamed attribute's value")
+        #expect(lab.runs.map(\.step) == [7])
+        try container.close()
+        let columns = try connection.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'Lab' "
+                + "AND column_name IN ('feed', 'feedRate')"
+        ).rows
+        #expect(columns == [["feedRate"]])
+        // Renamed in place: the rows were not written again.
+        #expect(
+            try connection.execute(
+                "SELECT objectlog_key, objectlog_version FROM \"Lab\" ORDER BY 1"
+            ).rows == versions
+        )
+        #expect(try state(connection).first?.first == "2", "the new version is recorded")
+        // The model that wrote it may no longer open it: the store is newer.
         let error = #expect(throws: ObjectLogError.self) {
-            try PersistentContainer(url: url, for: RenamingModel.entities)
+            try PersistentContainer(url: url, for: labEntities)
         }
-        #expect(error?.code == .unsupported)
-        #expect(try state(connection) == before, "nothing was written")
-        // The model that wrote it still opens it.
-        let again = try PersistentContainer(url: url, for: labEntities)
-        #expect(try again.newContext().fetch(FetchRequest<Lab>()).map(\.name) == ["kept"])
-        try again.close()
+        #expect(error?.code == .modelMismatch)
+        let reopened = try PersistentContainer(url: url, for: RenamingModel.entities)
+        #expect(
+            try reopened.newContext().fetch(FetchRequest<RenamingModel.Lab>()).map(\.feedRate)
+                == [0.03]
+        )
+        try reopened.close()
+    }
+
+    /// Two labs with runs in order and labels, saved in `store`'s database.
+    private func labsWithRuns(_ store: TestStore) throws {
+        let container = try store.open(for: labEntities)
+        let context = container.newContext()
+        let labels = ["gray", "scott"].map { text in
+            let label = Label(context: context)
+            label.text = text
+            return label
+        }
+        for (index, name) in ["alpha", "beta"].enumerated() {
+            let lab = Lab(context: context)
+            lab.name = name
+            lab.steps = Int32(1000 * (index + 1))
+            lab.thumbnail = Data(repeating: UInt8(index), count: 20_000)
+            for step in [3, 1, 2] {
+                let run = Run(context: context)
+                run.step = step + 10 * index
+                lab.runs.append(run)
+            }
+            lab.labels = index == 0 ? Set(labels) : [labels[1]]
+        }
+        try context.save()
+        try container.close()
+    }
+
+    /// The key and version of every row of `table`.
+    private func versions(_ table: String, _ connection: PostgresConnection) throws -> [[String?]] {
+        try connection.execute(
+            "SELECT objectlog_key, objectlog_version FROM \"\(table)\" ORDER BY 1"
+        ).rows
+    }
+
+    @Test(
+        "renames are ALTER TABLE … RENAME: tables, columns, join tables and constraints keep their rows"
+    )
+    func renamesInPlace() throws {
+        let store = try TestStore(.postgreSQL)
+        try labsWithRuns(store)
+        let connection = try PostgresConnection(url: store.location)
+        defer { connection.close() }
+        let rows = try ["Lab", "Run", "Label"].map { try versions($0, connection) }
+        let pairs = try connection.execute(
+            "SELECT source, destination FROM \"Lab_labels\" ORDER BY 1, 2"
+        ).rows
+        let container = try store.open(for: RenamedOnly.entities)
+        let context = container.newContext()
+        let studies = try context.fetch(RenamedOnly.Study.self).sorted { $0.title < $1.title }
+        #expect(studies.map(\.title) == ["alpha", "beta"])
+        #expect(studies.map { $0.trials.map(\.step) } == [[3, 1, 2], [13, 11, 12]])
+        #expect(
+            studies.map { $0.keywords.map(\.text).sorted() } == [["gray", "scott"], ["scott"]]
+        )
+        #expect(studies.map { $0.thumbnail?.count } == [20_000, 20_000])
+        try container.close()
+        let tables = try connection.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+                + "AND table_name NOT LIKE 'objectlog%' ORDER BY 1"
+        ).rows
+        #expect(tables == [["Keyword"], ["Keyword_studies"], ["Study"], ["Trial"]])
+        let columns = try connection.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE "
+                + "table_name IN ('Study', 'Trial') AND column_name NOT LIKE 'objectlog%' "
+                + "ORDER BY 1, 2"
+        ).rows.map { "\($0[0] ?? "").\($0[1] ?? "")" }
+        #expect(
+            columns == [
+                "Study.created", "Study.feed", "Study.notes", "Study.steps", "Study.thumbnail",
+                "Study.title", "Trial.step", "Trial.study", "Trial.study_position",
+            ]
+        )
+        let constraints = try connection.execute(
+            "SELECT conname FROM pg_constraint WHERE contype = 'x' ORDER BY 1"
+        ).rows
+        #expect(constraints == [["Study_unique_1"]])
+        // The names the server gave keys and indexes follow the tables' and columns' names,
+        // as if the tables had been created so.
+        let keys = try connection.execute(
+            "SELECT conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid) "
+                + "FROM pg_constraint WHERE contype IN ('p', 'f') AND connamespace = "
+                + "'public'::regnamespace AND conrelid::regclass::text NOT LIKE '%objectlog%' "
+                + "ORDER BY 1"
+        ).rows.compactMap { $0.first ?? nil }.map { $0.prefix { $0 != "(" } }
+        #expect(
+            keys == [
+                "\"Keyword\" Keyword_pkey PRIMARY KEY ",
+                "\"Keyword_studies\" Keyword_studies_destination_fkey FOREIGN KEY ",
+                "\"Keyword_studies\" Keyword_studies_pkey PRIMARY KEY ",
+                "\"Keyword_studies\" Keyword_studies_source_fkey FOREIGN KEY ",
+                "\"Study\" Study_pkey PRIMARY KEY ", "\"Trial\" Trial_pkey PRIMARY KEY ",
+                "\"Trial\" Trial_study_fkey FOREIGN KEY ",
+            ]
+        )
+        let references = try connection.execute(
+            "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE contype = 'f' "
+                + "AND conname LIKE 'Keyword_studies%' ORDER BY 1"
+        ).rows.map { "\($0[0] ?? "") \($0[1]?.prefix { $0 != ")" } ?? "")" }
+        #expect(
+            references == [
+                "Keyword_studies_destination_fkey FOREIGN KEY (destination",
+                "Keyword_studies_source_fkey FOREIGN KEY (source",
+            ]
+        )
+        let indexes = try connection.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename "
+                + "NOT LIKE 'objectlog%' ORDER BY 1"
+        ).rows.compactMap { $0.first ?? nil }
+        #expect(
+            indexes == [
+                "Keyword_pkey", "Keyword_studies_destination_idx", "Keyword_studies_pkey",
+                "Keyword_studies_source_idx", "Study_pkey", "Study_sha256_idx", "Study_unique_1",
+                "Trial_pkey", "Trial_study_idx",
+            ]
+        )
+        // No row was written again: every version is the one saved.
+        #expect(try ["Study", "Trial", "Keyword"].map { try versions($0, connection) } == rows)
+        // The join table's sides swapped with its name: `Lab_labels` named labs first,
+        // `Keyword_studies` names keywords first.
+        #expect(
+            try connection.execute(
+                "SELECT destination, source FROM \"Keyword_studies\" ORDER BY 1, 2"
+            ).rows == pairs
+        )
+    }
+
+    @Test("a failure inside the migration's transaction leaves the old version, tables and rows")
+    func failureInsideMigration() throws {
+        let store = try TestStore(.postgreSQL)
+        try labsWithRuns(store)
+        let connection = try PostgresConnection(url: store.location)
+        defer { connection.close() }
+        // The last statement of a migration records its commit: refused there, after every
+        // table has changed and every row been written.
+        try connection.execute(
+            "CREATE FUNCTION refuse_commit() RETURNS trigger LANGUAGE plpgsql AS "
+                + "$$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$"
+        )
+        try connection.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON objectlog_commits FOR EACH ROW "
+                + "EXECUTE FUNCTION refuse_commit()"
+        )
+        let before = try store.contents()
+        let error = #expect(throws: ObjectLogError.self) {
+            try store.open(for: RenamedEverything.entities)
+        }
+        #expect(error?.code == .store)
+        #expect(error?.message.contains("refused by the test") == true)
+        #expect(error?.message.contains("nothing was written") == true)
+        #expect(try store.contents() == before)
+        // The old model reads it as it was.
+        let old = try store.open(for: labEntities)
+        let context = old.newContext()
+        let labs = try context.fetch(Lab.self).sorted { $0.name < $1.name }
+        #expect(labs.map(\.steps) == [1000, 2000])
+        #expect(labs.map { $0.runs.map(\.step) } == [[3, 1, 2], [13, 11, 12]])
+        try old.close()
+        // Without the trigger, the same migration goes through.
+        try connection.execute("DROP TRIGGER refuse ON objectlog_commits")
+        let container = try store.open(for: RenamedEverything.entities)
+        let migrated = container.newContext()
+        let studies = try migrated.fetch(RenamedEverything.Study.self).sorted {
+            $0.title < $1.title
+        }
+        #expect(studies.map(\.steps) == [1000, 2000])
+        #expect(studies.map { $0.trials.map(\.step) } == [[3, 1, 2], [13, 11, 12]])
+        #expect(
+            studies.map { $0.keywords.map(\.text).sorted() } == [["gray", "scott"], ["scott"]]
+        )
+        try container.close()
+    }
+
+    @Test("a uniqueness constraint the rows break, met in SQL, refuses the migration unwritten")
+    func constraintMetInSQL() throws {
+        let store = try TestStore(.postgreSQL)
+        try labsWithRuns(store)
+        let connection = try PostgresConnection(url: store.location)
+        defer { connection.close() }
+        let database = try PostgresStore(url: store.location, schema: ModelSchema(entities: []))
+        defer { try? database.close() }
+        // The engine checks a new constraint before it asks the store; asked directly, the
+        // store's own constraint refuses it, in the transaction.
+        let stored = database.tables.schema
+        var schema = stored
+        let label = try #require(schema.entities.firstIndex { $0.name == "Label" })
+        schema.entities[label].uniquenessConstraints = [["text"]]
+        try connection.execute("UPDATE \"Label\" SET text = 'same'")
+        let before = try store.contents()
+        let error = #expect(throws: ObjectLogError.self) {
+            try database.migrateTables(TableMigration(from: stored, to: schema)) {
+                var transaction = Transaction()
+                transaction.put(
+                    key: try database.allocateKeys(1).lowerBound,
+                    entity: ModelHistory.schemaEntityTag,
+                    payload: Array(schema.canonicalJSON()),
+                    isInsert: true
+                )
+                return transaction
+            }
+        }
+        #expect(error?.code == .uniqueness)
+        #expect(error?.message.contains("'Label' on 'text'") == true)
+        #expect(try store.contents() == before)
+    }
+
+    @Test("a migration planned from a version another process has migrated since is refused")
+    func migratedMeanwhile() throws {
+        let store = try TestStore(.postgreSQL)
+        try labsWithRuns(store)
+        let stale = try PostgresStore(url: store.location, schema: ModelSchema(entities: []))
+        defer { try? stale.close() }
+        let stored = stale.tables.schema
+        try store.open(for: RenamedOnly.entities).close()
+        let before = try store.contents()
+        let renamed = try ManagedObjectModel(RenamedOnly.entities).schema
+        let error = #expect(throws: PostgresError.self) {
+            try stale.migrateTables(TableMigration(from: stored, to: renamed)) { Transaction() }
+        }
+        #expect(error?.message.contains("another process migrated it meanwhile") == true)
+        #expect(try store.contents() == before)
+    }
+
+    @Test(
+        "a staged migration is refused, the database unchanged, when another process saves meanwhile"
+    )
+    func savedDuringStages() throws {
+        let store = try TestStore(.postgreSQL)
+        try labsWithRuns(store)
+        let url = store.location
+        let plan = MigrationPlan(
+            versions: [
+                ModelVersion("1", labEntities), ModelVersion("2", RenamedEverything.entities),
+            ],
+            stages: [
+                .custom(from: "1", to: "2") { migration in
+                    // Another process, on the old model, saves while the stage runs.
+                    let other = try PersistentContainer(url: url, for: labEntities)
+                    let context = other.newContext()
+                    Lab(context: context).name = "gamma"
+                    try context.save()
+                    try other.close()
+                    for study in try migration.context.fetch(RenamedEverything.Study.self) {
+                        study.notes = "staged"
+                    }
+                }
+            ]
+        )
+        let error = #expect(throws: ObjectLogError.self) { try store.open(plan: plan) }
+        #expect(error?.message.contains("changed while its migration stages ran") == true)
+        // At version 1, with the other process's save and without the stage's.
+        let old = try store.open(for: labEntities)
+        let reading = old.newContext()
+        let labs = try reading.fetch(Lab.self)
+        #expect(labs.map(\.name).sorted() == ["alpha", "beta", "gamma"])
+        #expect(labs.allSatisfy { $0.notes == nil })
+        try old.close()
+        // Run again, with no one saving, the stage goes through.
+        let quiet = MigrationPlan(
+            versions: plan.versions,
+            stages: [
+                .custom(from: "1", to: "2") { migration in
+                    for study in try migration.context.fetch(RenamedEverything.Study.self) {
+                        study.notes = "staged"
+                    }
+                }
+            ]
+        )
+        let container = try store.open(plan: quiet)
+        let migrated = container.newContext()
+        let studies = try migrated.fetch(RenamedEverything.Study.self)
+        #expect(studies.map(\.title).sorted() == ["alpha", "beta", "gamma"])
+        #expect(studies.allSatisfy { $0.notes == "staged" })
+        try container.close()
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ObjectLog
 import ObjectLogStore
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -89,15 +90,20 @@ struct MigrationPlanTests {
 
     func writeVersion1(at path: String) throws {
         try writeStore(at: path, for: Plan1.version.entities) { context in
-            Plan1.insert(
-                [
-                    ("Soup", "4 people", "winter, starter"), ("Tart", "6", "dessert,winter"),
-                    ("Bread", "a loaf", ""),
-                ],
-                into: context
-            )
+            Plan1.insert(Self.version1Recipes, into: context)
         }
     }
+
+    func writeVersion1(_ store: TestStore) throws {
+        try writeStore(store, for: Plan1.version.entities) { context in
+            Plan1.insert(Self.version1Recipes, into: context)
+        }
+    }
+
+    static let version1Recipes = [
+        ("Soup", "4 people", "winter, starter"), ("Tart", "6", "dessert,winter"),
+        ("Bread", "a loaf", ""),
+    ]
 
     func checkVersion3(_ container: PersistentContainer) throws {
         let context = container.newContext()
@@ -116,72 +122,82 @@ struct MigrationPlanTests {
         )
     }
 
-    @Test("a plan of three versions applied from each older version, and at the last")
-    func fromEveryVersion() throws {
-        let directory = TemporaryDirectory()
-        let fromOne = directory.file("one.objectlog")
-        try writeVersion1(at: fromOne)
-        let fromTwo = directory.file("two.objectlog")
-        try writeVersion1(at: fromTwo)
+    @Test(
+        "a plan of three versions applied from each older version, and at the last",
+        arguments: TestStoreKind.persistent
+    )
+    func fromEveryVersion(kind: TestStoreKind) throws {
+        let fromOne = try TestStore(kind)
+        try writeVersion1(fromOne)
+        let fromTwo = try TestStore(kind)
+        try writeVersion1(fromTwo)
         let toTwo = MigrationPlan(
             versions: [Plan1.version, Plan2.version],
             stages: [Self.servings]
         )
-        try PersistentContainer(path: fromTwo, plan: toTwo).close()
-        for path in [fromOne, fromTwo] {
+        try fromTwo.open(plan: toTwo).close()
+        for store in [fromOne, fromTwo] {
             var reports: [MigrationProgress] = []
-            let container = try PersistentContainer(path: path, plan: Self.plan) {
-                reports.append($0)
-            }
-            let stages = path == fromOne ? ["1 -> 2", "2 -> 3"] : ["2 -> 3"]
+            let container = try store.open(plan: Self.plan) { reports.append($0) }
+            let stages = store === fromOne ? ["1 -> 2", "2 -> 3"] : ["2 -> 3"]
             #expect(reports.map(\.nextStage) == stages + [nil])
             #expect(reports.last?.fraction == 1)
             try checkVersion3(container)
             try container.close()
-            #expect(!FileManager.default.fileExists(atPath: path + "-migrating"))
+            if kind == .logFile {
+                #expect(!FileManager.default.fileExists(atPath: store.location + "-migrating"))
+            }
             // At the last version already: opens as it is, with the plan or without.
-            let again = try PersistentContainer(path: path, plan: Self.plan)
+            let again = try store.open(plan: Self.plan)
             try checkVersion3(again)
             try again.close()
-            try checkVersion3(try PersistentContainer(path: path, for: Plan3.version.entities))
-            let store = try LogStore.open(path: path)
-            let history = try #require(try ModelHistory.read(from: store))
+            let plain = try store.open(for: Plan3.version.entities)
+            try checkVersion3(plain)
+            let history = try #require(try ModelHistory.read(from: plain.coordinator.store))
             #expect(history.versions.count == 3)
-            try store.close()
+            try plain.close()
         }
     }
 
-    @Test("a stage that fails leaves the store as it was, readable by the old model")
-    func failingStage() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("recipes.objectlog")
-        try writeVersion1(at: path)
-        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+    @Test(
+        "a stage that fails leaves the store as it was, readable by the old model",
+        arguments: TestStoreKind.persistent
+    )
+    func failingStage(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeVersion1(store)
+        let before = try store.contents()
         struct Refused: Error {}
         let failing = MigrationPlan(
             versions: [Plan1.version, Plan2.version, Plan3.version],
             stages: [Self.servings, .custom(from: "2", to: "3") { _ in throw Refused() }]
         )
         do {
-            _ = try PersistentContainer(path: path, plan: failing)
+            _ = try store.open(plan: failing)
             Issue.record("a failing stage must fail the open")
         } catch {
+            let error = try #require(error as? ObjectLogError)
             #expect(error.code == .modelMismatch)
             #expect(error.message.contains("the migration stage 2 -> 3 failed"))
+            #expect(error.underlyingError is Refused)
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
-        #expect(!FileManager.default.fileExists(atPath: path + "-migrating"))
-        let old = try PersistentContainer(path: path, for: Plan1.version.entities)
+        #expect(try store.contents() == before)
+        if kind == .logFile {
+            #expect(!FileManager.default.fileExists(atPath: store.location + "-migrating"))
+        }
+        let old = try store.open(for: Plan1.version.entities)
         #expect(try old.newContext().fetch(Plan1.Recipe.self).count == 3)
         try old.close()
     }
 
-    @Test("a stage whose result breaks a uniqueness constraint fails naming it; nothing changes")
-    func constraintAfterStage() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("recipes.objectlog")
-        try writeVersion1(at: path)
-        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+    @Test(
+        "a stage whose result breaks a uniqueness constraint fails naming it; nothing changes",
+        arguments: TestStoreKind.persistent
+    )
+    func constraintAfterStage(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeVersion1(store)
+        let before = try store.contents()
         // Makes one Label per tag occurrence: "winter" twice.
         let careless = MigrationStage.custom(from: "2", to: "3") { migration in
             for old in try migration.oldObjects("Recipe") {
@@ -196,8 +212,35 @@ struct MigrationPlanTests {
             versions: [Plan1.version, Plan2.version, Plan3.version],
             stages: [Self.servings, careless]
         )
-        #expect(throws: ObjectLogError.self) { try PersistentContainer(path: path, plan: plan) }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        let error = #expect(throws: ObjectLogError.self) { try store.open(plan: plan) }
+        #expect(error?.code == .uniqueness)
+        #expect(
+            error?.message.contains("'Label' on 'name'") == true,
+            "\(String(describing: error))"
+        )
+        #expect(try store.contents() == before)
+    }
+
+    @Test(
+        "a rewriting stage and a custom one, chained, on every store",
+        arguments: TestStoreKind.persistent
+    )
+    func rewritingStage(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeVersion1(store)
+        let plan = MigrationPlan(
+            versions: [Plan1.version, Plan2.version, Plan3.version],
+            stages: [RewriteStageTests.servings, Self.labels]
+        )
+        var reports: [MigrationProgress] = []
+        let container = try store.open(plan: plan) { reports.append($0) }
+        #expect(reports.first?.nextStage == "1 -> 2")
+        #expect(reports.last?.fraction == 1)
+        try checkVersion3(container)
+        try container.close()
+        let again = try store.open(for: Plan3.version.entities)
+        try checkVersion3(again)
+        try again.close()
     }
 
     @Test("a crash's leftover copy is removed, and the migration runs again")
@@ -212,27 +255,26 @@ struct MigrationPlanTests {
         #expect(!FileManager.default.fileExists(atPath: path + "-migrating"))
     }
 
-    @Test("plans whose stages do not chain are refused")
-    func badPlans() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("recipes.objectlog")
-        try writeVersion1(at: path)
+    @Test("plans whose stages do not chain are refused", arguments: TestStoreKind.persistent)
+    func badPlans(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeVersion1(store)
+        let before = try store.contents()
         let backwards = MigrationPlan(
             versions: [Plan1.version, Plan2.version],
             stages: [.lightweight(from: "2", to: "1")]
         )
-        #expect(throws: ObjectLogError.self) {
-            try PersistentContainer(path: path, plan: backwards)
-        }
+        #expect(throws: ObjectLogError.self) { try store.open(plan: backwards) }
         let gap = MigrationPlan(
             versions: [Plan1.version, Plan2.version, Plan3.version],
             stages: [Self.labels]
         )
         do {
-            _ = try PersistentContainer(path: path, plan: gap)
+            _ = try store.open(plan: gap)
             Issue.record("a plan without a stage from the store's version must be refused")
         } catch {
-            #expect(error.message.contains("no stage from version 1"))
+            #expect("\(error)".contains("no stage from version 1"))
         }
+        #expect(try store.contents() == before)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLog
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -144,52 +145,52 @@ struct SlotModel: Hashable, CustomStringConvertible {
 
 @Suite("Migration never loses data by accident")
 struct MigrationSafetyTests {
-    @Test("an older app opening a store after an entity rename is refused; nothing is lost")
-    func renameThenOlderApp() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("tags.objectlog")
-        try writeStore(at: path, for: [TagSlot.Tag.self]) { context in
+    @Test(
+        "an older app opening a store after an entity rename is refused; nothing is lost",
+        arguments: TestStoreKind.persistent
+    )
+    func renameThenOlderApp(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeStore(store, for: [TagSlot.Tag.self]) { context in
             TagSlot.Tag(context: context).label = "swift"
         }
         do {
-            let container = try PersistentContainer(path: path, for: [TagSlot.Label.self])
+            let container = try store.open(for: [TagSlot.Label.self])
             #expect(try container.newContext().fetch(TagSlot.Label.self).map(\.label) == ["swift"])
             try container.close()
         }
-        let before = directory.fileContents()
+        let before = try store.contents()
         for readOnly in [false, true] {
-            var options = StoreOptions()
-            options.readOnly = readOnly
             #expect {
-                _ = try PersistentContainer(path: path, for: [TagSlot.Tag.self], options: options)
+                _ = try store.open(for: [TagSlot.Tag.self], readOnly: readOnly)
             } throws: { error in
                 let error = try #require(error as? ObjectLogError)
                 return error.code == .modelMismatch
                     && error.message.contains("written by a newer version of its model")
                     && error.message.contains("version 1 of 2")
             }
-            #expect(directory.fileContents() == before)
+            #expect(try store.contents() == before)
         }
-        let preview = try PersistentContainer.migrationPreview(at: path, for: [TagSlot.Tag.self])
+        let preview = try store.migrationPreview(for: [TagSlot.Tag.self])
         #expect(preview.outcome == .refused)
         #expect(preview.storeIsNewer)
         #expect(preview.olderRecordedVersion == 1)
-        let container = try PersistentContainer(path: path, for: [TagSlot.Label.self])
+        let container = try store.open(for: [TagSlot.Label.self])
         #expect(try container.newContext().fetch(TagSlot.Label.self).map(\.label) == ["swift"])
         try container.close()
     }
 
-    /// Random walks over the slot models: each step either migrates or is refused with every
-    /// file unchanged, as the preview said; after each step, every model the store recorded
-    /// before the current one is refused as older, with every file unchanged.
+    /// Random walks over the slot models: each step either migrates or is refused with the
+    /// store unchanged, as the preview said; after each step, every model the store recorded
+    /// before the current one is refused as older, with the store unchanged.
     @Test(
-        "random chains of model edits: every older version is refused, the files unchanged",
-        arguments: 1...24
+        "random chains of model edits: every older version is refused, the store unchanged",
+        arguments: TestStoreKind.persistent,
+        1...24
     )
-    func randomChains(seed: UInt64) throws {
+    func randomChains(kind: TestStoreKind, seed: UInt64) throws {
         var generator = SeededGenerator(seed: seed)
-        let directory = TemporaryDirectory()
-        let path = directory.file("walk.objectlog")
+        let store = try TestStore(kind)
         var current = SlotModel.random(using: &generator)
         var recorded = [current]
         var serial = 0
@@ -211,7 +212,7 @@ struct MigrationSafetyTests {
             try context.save()
         }
         do {
-            let container = try PersistentContainer(path: path, for: current.types)
+            let container = try store.open(for: current.types)
             try addObjects(container, current)
             try container.close()
         }
@@ -220,21 +221,13 @@ struct MigrationSafetyTests {
             let declares = Bool.random(using: &generator)
             let removing = declares ? candidate.absentNames : []
             let context = "seed \(seed), step \(step): \(current) -> \(candidate)"
-            let before = directory.fileContents()
-            let preview = try PersistentContainer.migrationPreview(
-                at: path,
-                for: candidate.types,
-                removing: removing
-            )
-            #expect(directory.fileContents() == before, "the preview wrote: \(context)")
+            let before = try store.contents()
+            let preview = try store.migrationPreview(for: candidate.types, removing: removing)
+            #expect(try store.contents() == before, "the preview wrote: \(context)")
             let isOlder = candidate != current && recorded.contains(candidate)
             #expect(preview.storeIsNewer == isOlder, "\(context): \(preview)")
             do {
-                let container = try PersistentContainer(
-                    path: path,
-                    for: candidate.types,
-                    removing: removing
-                )
+                let container = try store.open(for: candidate.types, removing: removing)
                 #expect(!isOlder, "an older model opened the store: \(context)")
                 #expect(preview.outcome != .refused, "\(context): \(preview)")
                 try addObjects(container, candidate)
@@ -243,7 +236,7 @@ struct MigrationSafetyTests {
                 current = candidate
             } catch let error as ObjectLogError {
                 #expect(error.code == .modelMismatch, "\(context): \(error)")
-                #expect(directory.fileContents() == before, "a refusal wrote: \(context)")
+                #expect(try store.contents() == before, "a refusal wrote: \(context)")
                 #expect(preview.outcome == .refused, "\(context): \(preview)")
                 if declares, !isOlder {
                     // Every removal is declared: only what cannot be inferred is refused.
@@ -254,49 +247,135 @@ struct MigrationSafetyTests {
                 }
             }
             for older in recorded where older != current {
-                let before = directory.fileContents()
+                let before = try store.contents()
                 do {
-                    _ = try PersistentContainer(
-                        path: path,
-                        for: older.types,
-                        removing: older.absentNames
-                    )
+                    _ = try store.open(for: older.types, removing: older.absentNames)
                     Issue.record("\(older) opened the store written by \(current): \(context)")
                 } catch {
                     #expect(
-                        error.message.contains("written by a newer version"),
+                        "\(error)".contains("written by a newer version"),
                         "\(older) against \(current), \(context): \(error)"
                     )
                 }
-                #expect(directory.fileContents() == before, "\(older): \(context)")
+                #expect(try store.contents() == before, "\(older): \(context)")
             }
         }
     }
 
-    @Test("a class left out of the model is refused with its object count; nothing is written")
-    func forgottenClass() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("forgotten.objectlog")
-        try writeStore(at: path, for: [TagSlot.Tag.self, NoteSlot.Plain.self]) { context in
+    /// The walks of ``randomChains(kind:seed:)`` on a store file and on a database side by side:
+    /// each step migrates both or refuses both, with the same preview, and then every object
+    /// reads the same on both, value for value.
+    @Test(
+        "random chains: a database migrates and refuses as a file does, to the same objects",
+        .enabled(if: TestServer.runs, TestServer.skipReason),
+        arguments: 1...24
+    )
+    func randomChainsAgree(seed: UInt64) throws {
+        var generator = SeededGenerator(seed: seed)
+        let file = try TestStore(.logFile)
+        let database = try TestStore(.postgreSQL)
+        var current = SlotModel.random(using: &generator)
+        var serial = 0
+        func addObjects(_ containers: [PersistentContainer], _ model: SlotModel) throws {
+            serial += 1
+            for container in containers {
+                let context = container.newContext()
+                for type in model.types {
+                    let object = type.init()
+                    try context.insert(object)
+                    switch object {
+                    case let note as NoteSlot.RenamedWidened:
+                        note.heading = "note \(serial)"
+                        note.stars = Int64(serial) << 40
+                    case let note as NoteSlot.Plain:
+                        note.title = "note \(serial)"
+                        note.stars = -Int32(serial)
+                    case let note as NoteSlot.Added:
+                        note.title = "note \(serial)"
+                        note.pinned = serial.isMultiple(of: 2)
+                    case let note as NoteSlot.Unique: note.title = "note \(serial)"
+                    case let note as NoteSlot.Optional:
+                        note.title = serial.isMultiple(of: 3) ? nil : "note \(serial)"
+                    case let tag as TagSlot.Tag: tag.label = "tag \(serial)"
+                    case let label as TagSlot.Label: label.label = "label \(serial)"
+                    case let label as TagSlot.FreshLabel:
+                        label.label = "fresh \(serial)"
+                        label.color = serial
+                    case let box as BoxSlot.Plain: box.size = serial
+                    case let box as BoxSlot.Related: box.size = serial
+                    default: break
+                    }
+                }
+                try context.save()
+            }
+        }
+        /// Every object of the store, as the engine reads it, without keys (each store hands
+        /// out its own).
+        func objects(_ container: PersistentContainer) throws -> [String] {
+            let inspector = try StoreInspector(store: container.coordinator.store)
+            return try inspector.objects().map { object in
+                object.entity + ": "
+                    + object.values.map { "\($0.name)=\($0.value)" }.joined(separator: ", ")
+            }.sorted()
+        }
+        do {
+            let containers = try [file.open(for: current.types), database.open(for: current.types)]
+            try addObjects(containers, current)
+            for container in containers { try container.close() }
+        }
+        for step in 1...8 {
+            let candidate = SlotModel.random(using: &generator)
+            let removing = Bool.random(using: &generator) ? candidate.absentNames : []
+            let context = "seed \(seed), step \(step): \(current) -> \(candidate)"
+            let previews = try [file, database].map {
+                try $0.migrationPreview(for: candidate.types, removing: removing)
+            }
+            #expect(previews[0].description == previews[1].description, "\(context)")
+            var opened: [PersistentContainer] = []
+            var refusals: [String] = []
+            for store in [file, database] {
+                do {
+                    opened.append(try store.open(for: candidate.types, removing: removing))
+                } catch {
+                    refusals.append("\((error as? ObjectLogError)?.code.rawValue ?? "\(error)")")
+                }
+            }
+            #expect(refusals.count == 0 || refusals.count == 2, "\(context): \(refusals)")
+            #expect(Set(refusals).count <= 1, "\(context): \(refusals)")
+            guard opened.count == 2 else {
+                for container in opened { try container.close() }
+                continue
+            }
+            #expect(try objects(opened[0]) == objects(opened[1]), "\(context)")
+            try addObjects(opened, candidate)
+            #expect(try objects(opened[0]) == objects(opened[1]), "\(context), after a save")
+            for container in opened { try container.close() }
+            current = candidate
+        }
+    }
+
+    @Test(
+        "a class left out of the model is refused with its object count; nothing is written",
+        arguments: TestStoreKind.persistent
+    )
+    func forgottenClass(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeStore(store, for: [TagSlot.Tag.self, NoteSlot.Plain.self]) { context in
             for index in 0..<3 { TagSlot.Tag(context: context).label = "t\(index)" }
             NoteSlot.Plain(context: context).title = "kept"
         }
-        let before = directory.fileContents()
+        let before = try store.contents()
         #expect {
-            _ = try PersistentContainer(path: path, for: [NoteSlot.Plain.self])
+            _ = try store.open(for: [NoteSlot.Plain.self])
         } throws: { error in
             let error = try #require(error as? ObjectLogError)
             return error.code == .modelMismatch && error.errors.isEmpty
                 && error.message.contains("entity 'Tag' was removed: deletes its 3 object(s)")
                 && error.message.contains("removing: [\"Tag\"]")
         }
-        #expect(directory.fileContents() == before)
+        #expect(try store.contents() == before)
         // Declared, the removal is made.
-        let preview = try PersistentContainer.migrationPreview(
-            at: path,
-            for: [NoteSlot.Plain.self],
-            removing: ["Tag"]
-        )
+        let preview = try store.migrationPreview(for: [NoteSlot.Plain.self], removing: ["Tag"])
         #expect(preview.outcome == .migrates)
         #expect(
             preview.changes == [
@@ -308,33 +387,34 @@ struct MigrationSafetyTests {
                 )
             ]
         )
-        let container = try PersistentContainer(
-            path: path,
-            for: [NoteSlot.Plain.self],
-            removing: ["Tag"]
-        )
+        let container = try store.open(for: [NoteSlot.Plain.self], removing: ["Tag"])
         #expect(try container.newContext().fetch(NoteSlot.Plain.self).map(\.title) == ["kept"])
+        // The removed entity's objects are gone (the note and the model versions remain).
+        #expect(try container.coordinator.store.liveCount(entity: nil) == 1 + 2)
         try container.close()
         // A removed entity without objects needs no declaration.
-        let empty = directory.file("empty.objectlog")
-        try PersistentContainer(path: empty, for: [NoteSlot.Plain.self, TagSlot.Tag.self]).close()
-        try PersistentContainer(path: empty, for: [NoteSlot.Plain.self]).close()
+        let empty = try TestStore(kind)
+        try empty.open(for: [NoteSlot.Plain.self, TagSlot.Tag.self]).close()
+        try empty.open(for: [NoteSlot.Plain.self]).close()
     }
 
-    @Test("a removed attribute is refused unless declared, or unless its entity has no objects")
-    func removedAttribute() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("attribute.objectlog")
-        try writeStore(at: path, for: [NoteSlot.Added.self, BoxSlot.Related.self]) { context in
+    @Test(
+        "a removed attribute is refused unless declared, or unless its entity has no objects",
+        arguments: TestStoreKind.persistent
+    )
+    func removedAttribute(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeStore(store, for: [NoteSlot.Added.self, BoxSlot.Related.self]) { context in
             for index in 0..<2 { NoteSlot.Added(context: context).title = "n\(index)" }
             _ = BoxSlot.Related(context: context)
         }
-        let before = directory.fileContents()
+        let before = try store.contents()
         do {
             // Two removals: both are named, each once.
-            _ = try PersistentContainer(path: path, for: [NoteSlot.Plain.self])
+            _ = try store.open(for: [NoteSlot.Plain.self])
             Issue.record("a removed attribute was dropped without a declaration")
         } catch {
+            let error = try #require(error as? ObjectLogError)
             #expect(error.code == .modelMismatch)
             #expect(error.message.hasSuffix("2 changes are refused"))
             let lines = error.errors.map(\.message)
@@ -352,42 +432,40 @@ struct MigrationSafetyTests {
             #expect(text.components(separatedBy: "'Note.pinned'").count == 2, "\(text)")
             #expect(text.components(separatedBy: "'Box'").count == 2, "\(text)")
         }
-        #expect(directory.fileContents() == before)
+        #expect(try store.contents() == before)
         // Declared, the attribute's values go; the entity's objects stay with the entity.
-        try PersistentContainer(
-            path: path,
+        let container = try store.open(
             for: [NoteSlot.Plain.self, BoxSlot.Related.self],
             removing: ["Note.pinned"]
-        ).close()
+        )
+        let context = container.newContext()
+        #expect(try context.fetch(NoteSlot.Plain.self).map(\.title).sorted() == ["n0", "n1"])
+        #expect(try context.fetch(BoxSlot.Related.self).count == 1)
+        try container.close()
         // An entity without objects loses an attribute with no declaration.
-        let empty = directory.file("empty.objectlog")
-        try PersistentContainer(path: empty, for: [NoteSlot.Plain.self, BoxSlot.Related.self])
-            .close()
-        try PersistentContainer(path: empty, for: [NoteSlot.Plain.self, BoxSlot.Plain.self]).close()
+        let empty = try TestStore(kind)
+        try empty.open(for: [NoteSlot.Plain.self, BoxSlot.Related.self]).close()
+        try empty.open(for: [NoteSlot.Plain.self, BoxSlot.Plain.self]).close()
     }
 
-    @Test("migratesStoreAutomatically: false refuses any migration; a plan still migrates")
-    func noAutomaticMigration() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("manual.objectlog")
-        try PersistentContainer(path: path, for: [NoteSlot.Plain.self]).close()
-        let before = directory.fileContents()
+    @Test(
+        "migratesStoreAutomatically: false refuses any migration; a plan still migrates",
+        arguments: TestStoreKind.persistent
+    )
+    func noAutomaticMigration(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeStore(store, for: [NoteSlot.Plain.self]) { context in
+            NoteSlot.Plain(context: context).title = "kept"
+        }
+        let before = try store.contents()
         #expect {
-            _ = try PersistentContainer(
-                path: path,
-                for: [NoteSlot.Added.self],
-                migratesStoreAutomatically: false
-            )
+            _ = try store.open(for: [NoteSlot.Added.self], migratesStoreAutomatically: false)
         } throws: { error in
             (error as? ObjectLogError)?.message.contains("automatic migration is off") == true
         }
-        #expect(directory.fileContents() == before)
+        #expect(try store.contents() == before)
         // The same model opens as it is.
-        try PersistentContainer(
-            path: path,
-            for: [NoteSlot.Plain.self],
-            migratesStoreAutomatically: false
-        ).close()
+        try store.open(for: [NoteSlot.Plain.self], migratesStoreAutomatically: false).close()
         let plan = MigrationPlan(
             versions: [
                 ModelVersion("1", [NoteSlot.Plain.self]),
@@ -395,20 +473,27 @@ struct MigrationSafetyTests {
             ],
             stages: [.lightweight(from: "1", to: "2")]
         )
-        try PersistentContainer(path: path, plan: plan, migratesStoreAutomatically: false).close()
-        try PersistentContainer(
-            path: path,
+        try store.open(plan: plan, migratesStoreAutomatically: false).close()
+        let container = try store.open(
             for: [NoteSlot.Added.self],
             migratesStoreAutomatically: false
-        ).close()
+        )
+        let notes = try container.newContext().fetch(NoteSlot.Added.self)
+        #expect(notes.map(\.title) == ["kept"])
+        #expect(notes.map(\.pinned) == [false])
+        try container.close()
     }
 
-    @Test("a plan's stage declares its removals, and may return to an earlier model")
-    func planDeclares() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("planned.objectlog")
-        try writeStore(at: path, for: [NoteSlot.Added.self]) { context in
-            NoteSlot.Added(context: context).title = "a"
+    @Test(
+        "a plan's stage declares its removals, and may return to an earlier model",
+        arguments: TestStoreKind.persistent
+    )
+    func planDeclares(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeStore(store, for: [NoteSlot.Added.self]) { context in
+            let note = NoteSlot.Added(context: context)
+            note.title = "a"
+            note.pinned = true
         }
         let plan = MigrationPlan(
             versions: [
@@ -417,7 +502,7 @@ struct MigrationSafetyTests {
             ],
             stages: [.lightweight(from: "1", to: "2")]
         )
-        try PersistentContainer(path: path, plan: plan).close()
+        try store.open(plan: plan).close()
         let back = MigrationPlan(
             versions: [
                 ModelVersion("2", [NoteSlot.Plain.self]),
@@ -425,8 +510,13 @@ struct MigrationSafetyTests {
             ],
             stages: [.lightweight(from: "2", to: "3")]
         )
-        try PersistentContainer(path: path, plan: back).close()
-        let schema = try PersistentContainer.migrationPreview(at: path, for: [NoteSlot.Added.self])
+        let container = try store.open(plan: back)
+        let notes = try container.newContext().fetch(NoteSlot.Added.self)
+        // The dropped value does not come back: the attribute starts again at its default.
+        #expect(notes.map(\.title) == ["a"])
+        #expect(notes.map(\.pinned) == [false])
+        try container.close()
+        let schema = try store.migrationPreview(for: [NoteSlot.Added.self])
         #expect(schema.outcome == .opensUnchanged)
     }
 
@@ -439,20 +529,23 @@ struct MigrationSafetyTests {
         }
     }
 
-    @Test("the preview lists renames as renames, with what each change does to the objects")
-    func previewLines() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("preview.objectlog")
-        try writeStore(at: path, for: [TagSlot.Tag.self, NoteSlot.Plain.self]) { context in
+    @Test(
+        "the preview lists renames as renames, with what each change does to the objects",
+        arguments: TestStoreKind.persistent
+    )
+    func previewLines(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeStore(store, for: [TagSlot.Tag.self, NoteSlot.Plain.self]) { context in
             TagSlot.Tag(context: context).label = "x"
-            NoteSlot.Plain(context: context).title = "y"
+            let note = NoteSlot.Plain(context: context)
+            note.title = "y"
+            note.stars = -7
         }
-        let before = directory.fileContents()
-        let preview = try PersistentContainer.migrationPreview(
-            at: path,
+        let before = try store.contents()
+        let preview = try store.migrationPreview(
             for: [TagSlot.Label.self, NoteSlot.RenamedWidened.self]
         )
-        #expect(directory.fileContents() == before)
+        #expect(try store.contents() == before)
         #expect(preview.outcome == .migrates)
         #expect(
             preview.changes.map(\.description).sorted() == [
@@ -461,5 +554,13 @@ struct MigrationSafetyTests {
                 "property 'Note.stars' changed: int32 -> int64: converts its values in 1 object(s)",
             ]
         )
+        // The open makes the changes the preview listed.
+        let container = try store.open(for: [TagSlot.Label.self, NoteSlot.RenamedWidened.self])
+        let context = container.newContext()
+        #expect(try context.fetch(TagSlot.Label.self).map(\.label) == ["x"])
+        let notes = try context.fetch(NoteSlot.RenamedWidened.self)
+        #expect(notes.map(\.heading) == ["y"])
+        #expect(notes.map(\.stars) == [-7])
+        try container.close()
     }
 }

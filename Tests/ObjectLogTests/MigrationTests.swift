@@ -1,6 +1,7 @@
 import Foundation
 import ObjectLog
 import ObjectLogStore
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -180,9 +181,9 @@ enum V1Unique {
 
 @Suite("Lightweight migration: a store outlives its model")
 struct MigrationTests {
-    /// Writes a version 1 store: two folders, three notes (one without summary), one scrap.
-    func writeVersion1(at path: String, duplicateTitles: Bool = false) throws {
-        let container = try PersistentContainer(path: path, for: V1.entities)
+    /// Writes version 1 into `container`: two folders, three notes (one without summary), one
+    /// scrap, and a metadata value.
+    func writeVersion1(into container: PersistentContainer, duplicateTitles: Bool = false) throws {
         let context = container.newContext()
         let inbox = V1.Folder(context: context)
         inbox.name = "Inbox"
@@ -208,6 +209,19 @@ struct MigrationTests {
         try container.close()
     }
 
+    /// Writes a version 1 store file at `path`.
+    func writeVersion1(at path: String, duplicateTitles: Bool = false) throws {
+        try writeVersion1(
+            into: PersistentContainer(path: path, for: V1.entities),
+            duplicateTitles: duplicateTitles
+        )
+    }
+
+    /// Writes a version 1 store of `store`'s kind.
+    func writeVersion1(_ store: TestStore, duplicateTitles: Bool = false) throws {
+        try writeVersion1(into: store.open(for: V1.entities), duplicateTitles: duplicateTitles)
+    }
+
     func checkVersion2(_ container: PersistentContainer) throws {
         let context = container.newContext()
         let notes = try context.fetch(V2.Note.self).sorted { $0.heading < $1.heading }
@@ -229,15 +243,17 @@ struct MigrationTests {
         #expect(container.metadata["user.setting"] == .string("kept"))
     }
 
-    @Test("every inferred change: renames, widening, optionality, defaults, storage, entities")
-    func inferredChanges() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("notes.objectlog")
-        try writeVersion1(at: path)
-        let container = try PersistentContainer(path: path, for: V2.entities, removing: V2.removals)
+    @Test(
+        "every inferred change: renames, widening, optionality, defaults, storage, entities",
+        arguments: TestStoreKind.persistent
+    )
+    func inferredChanges(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeVersion1(store)
+        let container = try store.open(for: V2.entities, removing: V2.removals)
         try checkVersion2(container)
         // The removed entity's objects are gone, and new objects save beside the old ones.
-        #expect(container.coordinator.logStore!.liveCount(entity: nil) == 5 + 2)
+        #expect(try container.coordinator.store.liveCount(entity: nil) == 5 + 2)
         let context = container.newContext()
         let label = V2.Label(context: context)
         label.text = "new"
@@ -246,11 +262,11 @@ struct MigrationTests {
         try context.save()
         try container.close()
 
-        let reopened = try PersistentContainer(path: path, for: V2.entities, removing: V2.removals)
+        let reopened = try store.open(for: V2.entities, removing: V2.removals)
         let again = reopened.newContext()
         #expect(try again.fetch(V2.Note.self).map(\.priority).sorted() == [1, 3, 3])
         #expect(try again.fetch(V2.Label.self).map(\.text) == ["new"])
-        let history = try #require(try ModelHistory.read(from: reopened.coordinator.logStore!))
+        let history = try #require(try ModelHistory.read(from: reopened.coordinator.store))
         #expect(history.versions.count == 2)
         #expect(history.versions.last?.hash == reopened.model.versionHash)
         try reopened.close()
@@ -299,130 +315,151 @@ struct MigrationTests {
         try reopened.close()
     }
 
-    @Test("three versions: each older store opens with the newest model")
-    func threeVersions() throws {
-        let directory = TemporaryDirectory()
+    @Test(
+        "three versions: each older store opens with the newest model",
+        arguments: TestStoreKind.persistent
+    )
+    func threeVersions(kind: TestStoreKind) throws {
         // From version 1 directly to version 3, and through version 2.
-        let direct = directory.file("direct.objectlog")
-        try writeVersion1(at: direct)
-        let stepped = directory.file("stepped.objectlog")
-        try writeVersion1(at: stepped)
-        try PersistentContainer(path: stepped, for: V2.entities, removing: V2.removals).close()
-        for path in [direct, stepped] {
-            let container = try PersistentContainer(
-                path: path,
-                for: V3.entities,
-                removing: V2.removals
-            )
+        let direct = try TestStore(kind)
+        try writeVersion1(direct)
+        let stepped = try TestStore(kind)
+        try writeVersion1(stepped)
+        try stepped.open(for: V2.entities, removing: V2.removals).close()
+        for store in [direct, stepped] {
+            let container = try store.open(for: V3.entities, removing: V2.removals)
             let context = container.newContext()
             let notes = try context.fetch(V3.Note.self).sorted { $0.heading < $1.heading }
             #expect(notes.map(\.heading) == ["note 0", "note 1", "note 2"])
+            #expect(notes.map(\.stars) == [-100, -99, -98])
+            #expect(notes.map(\.summary) == ["summary 0", "(none)", "summary 2"])
+            #expect(notes.map(\.attachment.count) == [10, 10, 20_000])
             #expect(notes.map(\.pinned) == [false, false, false])
             #expect(notes.map { $0.parent?.name } == ["Archive", "Inbox", "Inbox"])
-            let collections = try context.fetch(V3.Collection.self)
-            #expect(collections.map(\.name).sorted() == ["Archive", "Inbox"])
+            let collections = try context.fetch(V3.Collection.self).sorted { $0.name < $1.name }
+            #expect(collections.map(\.name) == ["Archive", "Inbox"])
+            #expect(collections.map(\.items.count) == [1, 2])
             try container.close()
         }
     }
 
-    @Test("a change that cannot be inferred fails naming each one, and writes nothing")
-    func refusal() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("notes.objectlog")
-        try writeVersion1(at: path)
-        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+    @Test(
+        "a change that cannot be inferred fails naming each one, and writes nothing",
+        arguments: TestStoreKind.persistent
+    )
+    func refusal(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeVersion1(store)
+        let before = try store.contents()
         do {
-            _ = try PersistentContainer(
-                path: path,
+            _ = try store.open(
                 for: [Incompatible.Note.self, Incompatible.Folder.self],
                 removing: ["Scrap"]
             )
             Issue.record("a type change must not be inferred")
         } catch {
-            #expect(error.code == .modelMismatch)
-            let lines = error.errors.map(\.message)
+            #expect((error as? ObjectLogError)?.code == .modelMismatch)
+            let lines = (error as? ObjectLogError)?.errors.map(\.message) ?? []
             #expect(lines.count == 2)
             #expect(lines.contains { $0.contains("'Note.title': type string -> int64") })
             #expect(lines.contains { $0.contains("'Folder.notes': to-many -> to-one") })
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(try store.contents() == before)
         do {
-            _ = try PersistentContainer(
-                path: path,
-                for: [IncompatibleKinds.Note.self, IncompatibleKinds.Folder.self]
-            )
+            _ = try store.open(for: [IncompatibleKinds.Note.self, IncompatibleKinds.Folder.self])
             Issue.record("a kind change and a new destination must not be inferred")
         } catch {
-            let lines = error.errors.map(\.message)
+            let lines = (error as? ObjectLogError)?.errors.map(\.message) ?? []
             #expect(lines.contains { $0.contains("'Note.title': attribute -> relationship") })
             #expect(lines.contains { $0.contains("'Note.folder': destination Folder -> Note") })
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(try store.contents() == before)
         // The old model still opens it.
-        try PersistentContainer(path: path, for: V1.entities).close()
+        try store.open(for: V1.entities).close()
     }
 
-    @Test("a new uniqueness constraint the objects break fails naming them, and writes nothing")
-    func newConstraint() throws {
-        let directory = TemporaryDirectory()
-        let broken = directory.file("broken.objectlog")
-        try writeVersion1(at: broken, duplicateTitles: true)
-        let before = try Data(contentsOf: URL(fileURLWithPath: broken))
+    @Test(
+        "a new uniqueness constraint the objects break fails naming them, and writes nothing",
+        arguments: TestStoreKind.persistent
+    )
+    func newConstraint(kind: TestStoreKind) throws {
+        let broken = try TestStore(kind)
+        try writeVersion1(broken, duplicateTitles: true)
+        let before = try broken.contents()
         let entities: [ManagedObject.Type] = [
             V1Unique.Note.self, V1Unique.Folder.self, V1.Scrap.self,
         ]
         do {
-            _ = try PersistentContainer(path: broken, for: entities)
+            _ = try broken.open(for: entities)
             Issue.record("duplicate titles must fail the new constraint")
         } catch {
+            let error = try #require(error as? ObjectLogError)
             #expect(error.code == .uniqueness)
             #expect(error.message.contains("'Note' on 'title'"))
             #expect(error.message.contains("title = \"same\""))
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: broken)) == before)
+        #expect(try broken.contents() == before)
 
-        let fine = directory.file("fine.objectlog")
-        try writeVersion1(at: fine)
-        let container = try PersistentContainer(path: fine, for: entities)
+        let fine = try TestStore(kind)
+        try writeVersion1(fine)
+        let container = try fine.open(for: entities)
         let context = container.newContext()
+        #expect(
+            try context.fetch(V1Unique.Note.self).map(\.title).sorted() == [
+                "note 0", "note 1", "note 2",
+            ]
+        )
         let duplicate = V1Unique.Note(context: context)
         duplicate.title = "note 0"
-        #expect(throws: ObjectLogError.self) { try context.save() }
+        let error = #expect(throws: ObjectLogError.self) { try context.save() }
+        #expect(error?.code == .uniqueness)
         try container.close()
     }
 
-    @Test("a store written by a newer model version is refused by the older one, unchanged")
-    func downgrade() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("notes.objectlog")
-        try writeVersion1(at: path)
-        try PersistentContainer(path: path, for: V2.entities, removing: V2.removals).close()
-        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+    @Test(
+        "a store written by a newer model version is refused by the older one, unchanged",
+        arguments: TestStoreKind.persistent
+    )
+    func downgrade(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeVersion1(store)
+        try store.open(for: V2.entities, removing: V2.removals).close()
+        let before = try store.contents()
         do {
-            _ = try PersistentContainer(path: path, for: V1.entities)
+            _ = try store.open(for: V1.entities)
             Issue.record("an older model must not open a newer store")
         } catch {
-            #expect(error.code == .modelMismatch)
-            #expect(error.message.contains("newer version of its model"))
+            #expect((error as? ObjectLogError)?.code == .modelMismatch)
+            #expect("\(error)".contains("newer version of its model"))
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(try store.contents() == before)
     }
 
-    @Test("a read-only open migrates in memory and writes nothing")
-    func readOnlyOpen() throws {
-        let directory = TemporaryDirectory()
-        let path = directory.file("notes.objectlog")
-        try writeVersion1(at: path)
-        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+    @Test(
+        "a read-only open writes nothing: a file migrates in memory, a database refuses",
+        arguments: TestStoreKind.persistent
+    )
+    func readOnlyOpen(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        try writeVersion1(store)
+        let before = try store.contents()
         let model = try ManagedObjectModel(V2.entities, removing: V2.removals)
-        let container = try PersistentContainer(
-            path: path,
-            model: model,
-            options: .readOnlyExisting
-        )
-        try checkVersion2(container)
-        try container.close()
-        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        switch kind {
+        case .postgreSQL:
+            // Its tables hold version 1's rows, which it cannot read as version 2's.
+            let error = #expect(throws: ObjectLogError.self) {
+                try store.open(model: model, readOnly: true)
+            }
+            #expect(error?.code == .unsupported)
+            #expect(
+                error?.message.contains("a read-only open of this store cannot migrate") == true
+            )
+        default:
+            let container = try store.open(model: model, readOnly: true)
+            try checkVersion2(container)
+            try container.close()
+        }
+        #expect(try store.contents() == before)
     }
 
     @Test("the model is stored once per version, not in every metadata change")

@@ -1,5 +1,6 @@
 import ObjectLog
 import ObjectLogStore
+import StoreTestSupport
 
 // Fixtures that several suites of this target share, so that each is written once.
 
@@ -21,6 +22,20 @@ func writeStore(
     _ insert: (ManagedObjectContext) throws -> Void
 ) throws {
     let container = try PersistentContainer(path: path, for: entities)
+    let context = container.newContext()
+    try insert(context)
+    try context.save()
+    try container.close()
+}
+
+/// Writes `store` (of any kind) with the classes `entities`, as ``writeStore(at:for:_:)``
+/// writes a file.
+func writeStore(
+    _ store: TestStore,
+    for entities: [ManagedObject.Type],
+    _ insert: (ManagedObjectContext) throws -> Void
+) throws {
+    let container = try store.open(for: entities)
     let context = container.newContext()
     try insert(context)
     try context.save()

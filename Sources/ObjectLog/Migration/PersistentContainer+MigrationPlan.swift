@@ -76,7 +76,7 @@ struct StagedMigration {
     /// Runs the stages from the store's version; returns whether the store was at a version
     /// of the plan (so what the open after it migrates, the plan declares).
     func run() throws(ObjectLogError) -> Bool {
-        try checkPlan()
+        try plan.check()
         removeCopy()
         guard fileSystem.kind(of: path) == .regular else { return false }
         let stages: [MigrationStage]?
@@ -91,7 +91,7 @@ struct StagedMigration {
             try lock.lockExclusive()
             let store = try openReadOnly(path)
             defer { try? store.close() }
-            stages = try pendingStages(of: store)
+            stages = try plan.pendingStages(of: store, name: path)
             guard let stages, stages.contains(where: \.isCustom) || stages.count > 1 else {
                 return stages != nil
             }
@@ -148,25 +148,6 @@ struct StagedMigration {
         return true
     }
 
-    /// Versions named once each, and stages between named versions.
-    private func checkPlan() throws(ObjectLogError) {
-        let names = plan.versions.map(\.identifier)
-        guard Set(names).count == names.count else {
-            throw ObjectLogError(.invalidArgument, "the migration plan names a version twice")
-        }
-        for stage in plan.stages {
-            guard let from = names.firstIndex(of: stage.source),
-                let to = names.firstIndex(of: stage.destination), to > from
-            else {
-                throw ObjectLogError(
-                    .invalidArgument,
-                    "the migration stage \(stage.source) -> \(stage.destination) does not go from "
-                        + "a version of the plan to a later one"
-                )
-            }
-        }
-    }
-
     /// Opens the store file at `path` read-only, through the store's file system.
     func openReadOnly(_ path: String) throws -> LogStore {
         var options = StoreOptions()
@@ -176,42 +157,6 @@ struct StagedMigration {
         // A copy written from it takes the mode the caller asked for.
         options.fileMode = self.options.fileMode
         return try LogStore.open(path: path, options: options)
-    }
-
-    /// The stages from the version `store` is at to the plan's last; nil for a store at no
-    /// version of the plan.
-    private func pendingStages(of store: LogStore) throws -> [MigrationStage]? {
-        guard let history = try ModelHistory.read(from: store), let stored = history.current
-        else { return nil }
-        var current: String?
-        for version in plan.versions.reversed() {
-            let model = try ManagedObjectModel(version.entities)
-            let tags = SchemaMapping.tags(
-                for: model.entities.map { ($0.name, $0.schema.originalName) },
-                continuing: stored.schema,
-                earlier: history.versions.dropLast().reversed().map(\.schema),
-                used: history.usedTags
-            )
-            if try model.retagged(tags).versionHash == stored.hash {
-                current = version.identifier
-                break
-            }
-        }
-        // A store at no version of the plan: the plain open infers what it can, or says why not.
-        guard var current else { return nil }
-        var stages: [MigrationStage] = []
-        while current != plan.versions.last?.identifier {
-            guard let stage = plan.stages.first(where: { $0.source == current }) else {
-                throw ObjectLogError(
-                    .invalidArgument,
-                    "the migration plan has no stage from version \(current), the version of "
-                        + "the store '\(path)'"
-                )
-            }
-            stages.append(stage)
-            current = stage.destination
-        }
-        return stages
     }
 
     /// Copies the store file and hard-links its blobs beside the copy.
@@ -413,8 +358,111 @@ struct StagedMigration {
 
 extension MigrationStage {
     /// Whether the stage does more than the plain open infers.
-    var isCustom: Bool {
+    package var isCustom: Bool {
         if case .lightweight = self { return false }
         return true
+    }
+}
+
+extension MigrationPlan {
+    /// Refuses a plan that names a version twice, or has a stage that does not go from a
+    /// version of the plan to a later one.
+    /// - Throws: ``ObjectLogError/Code/invalidArgument``.
+    package func check() throws(ObjectLogError) {
+        let names = versions.map(\.identifier)
+        guard Set(names).count == names.count else {
+            throw ObjectLogError(.invalidArgument, "the migration plan names a version twice")
+        }
+        for stage in stages {
+            guard let from = names.firstIndex(of: stage.source),
+                let to = names.firstIndex(of: stage.destination), to > from
+            else {
+                throw ObjectLogError(
+                    .invalidArgument,
+                    "the migration stage \(stage.source) -> \(stage.destination) does not go from "
+                        + "a version of the plan to a later one"
+                )
+            }
+        }
+    }
+
+    /// The stages from the version `store` (which messages call `name`) is at to the plan's
+    /// last; nil for a store at no version of the plan, or one that records no model.
+    /// - Throws: ``ObjectLogError/Code/invalidArgument`` when the plan has no stage from the
+    ///   store's version; what reading the store's model versions throws.
+    package func pendingStages(
+        of store: any PersistentStore,
+        name: String
+    ) throws(ObjectLogError) -> [MigrationStage]? {
+        guard let history = try ModelHistory.read(from: store), let stored = history.current
+        else { return nil }
+        var current: String?
+        for version in versions.reversed() {
+            let model = try ManagedObjectModel(version.entities)
+            let tags = SchemaMapping.tags(
+                for: model.entities.map { ($0.name, $0.schema.originalName) },
+                continuing: stored.schema,
+                earlier: history.versions.dropLast().reversed().map(\.schema),
+                used: history.usedTags
+            )
+            if try model.retagged(tags).versionHash == stored.hash {
+                current = version.identifier
+                break
+            }
+        }
+        // A store at no version of the plan: the plain open infers what it can, or says why not.
+        guard var current else { return nil }
+        var pending: [MigrationStage] = []
+        while current != versions.last?.identifier {
+            guard let stage = stages.first(where: { $0.source == current }) else {
+                throw ObjectLogError(
+                    .invalidArgument,
+                    "the migration plan has no stage from version \(current), the version of "
+                        + "the store '\(name)'"
+                )
+            }
+            pending.append(stage)
+            current = stage.destination
+        }
+        return pending
+    }
+}
+
+extension PersistentContainer {
+    /// Runs the stages of `plan` from the version of the store file at `path` (a copy of a
+    /// store of another kind), as ``init(path:plan:options:migratesStoreAutomatically:progress:)``
+    /// runs them before it opens; returns whether the store was at a version of the plan.
+    ///
+    /// The file ends at the plan's last version, or is left as it was when a stage fails.
+    package static func runStages(
+        of plan: MigrationPlan,
+        onStoreFileAt path: String,
+        progress: ((MigrationProgress) -> Void)?
+    ) throws(ObjectLogError) -> Bool {
+        try StagedMigration(plan: plan, path: path, options: StoreOptions(), progress: progress)
+            .run()
+    }
+
+    /// A container of a store of any kind, opened by the caller, for the last version of a
+    /// plan whose stages have run (`planned`: the store was at a version of the plan, so what
+    /// the open migrates, the plan declares), or that migrates as a plain open does.
+    package convenience init(
+        store: any PersistentStore,
+        model: ManagedObjectModel,
+        planned: Bool,
+        migratesStoreAutomatically: Bool
+    ) throws(ObjectLogError) {
+        try self.init(
+            coordinator: PersistentStoreCoordinator(
+                model: model,
+                store: store,
+                named: store.displayName,
+                authority: planned
+                    ? .planned(acceptingUninferred: false)
+                    : migratesStoreAutomatically ? .automatic : .manual,
+                substitutes: []
+            ),
+            automaticallyMergesChangesIntoMainContext: true
+        )
     }
 }

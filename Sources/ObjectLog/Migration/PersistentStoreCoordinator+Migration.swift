@@ -57,7 +57,15 @@ extension PersistentStoreCoordinator {
         }
         let model = try model.retagged(decision.tags)
         guard store.capabilities.contains(.migration) else {
-            return try migrateTables(of: store, from: history, to: model, mapping, path, readOnly)
+            return try migrateTables(
+                of: store,
+                from: history,
+                to: model,
+                mapping,
+                authority,
+                path,
+                readOnly
+            )
         }
         try installTrial(of: model, history: history, in: store)
         // A custom stage may make the objects meet a new constraint: it is checked after it.
@@ -86,14 +94,18 @@ extension PersistentStoreCoordinator {
         return model
     }
 
-    /// Migrates a store that keeps values in columns of its own (a database's tables), changing
-    /// its tables and recording the new version in one transaction; a read-only open, or a
-    /// change its tables cannot take, is refused before anything is written.
+    /// Migrates a store that keeps values in columns of its own (a database's tables).
+    ///
+    /// It checks what a file's migration checks, on the objects as the new version reads
+    /// them, then has the store change its tables and record the new version in one
+    /// transaction. A read-only open is refused, and so is a migration the store cannot make,
+    /// before anything is written.
     private static func migrateTables(
         of store: any PersistentStore,
         from history: ModelHistory,
         to model: ManagedObjectModel,
         _ mapping: SchemaMapping,
+        _ authority: MigrationAuthority,
         _ path: String,
         _ readOnly: Bool
     ) throws(ObjectLogError) -> ManagedObjectModel {
@@ -105,34 +117,59 @@ extension PersistentStoreCoordinator {
                     + "\(model.schema.versionHash): \(reason); nothing was written"
             )
         }
+        // Its tables hold one version's rows: a read-only open has no way to read them as
+        // another.
         guard !readOnly else { throw refusal("a read-only open of this store cannot migrate it") }
-        guard mapping.removedTags.isEmpty else {
-            throw refusal("this kind of store does not remove entities yet")
+        // A custom stage may make the objects meet a new constraint: it is checked after it.
+        if authority != .planned(acceptingUninferred: true) {
+            try checkNewConstraints(
+                mapping.newConstraints,
+                model: model,
+                reading: translatedObjects(of: store, mapping),
+                path: path
+            )
+            try checkNewlyAbstract(model: model, from: stored, store: store, path: path)
         }
-        try checkNewlyAbstract(model: model, from: stored, store: store, path: path)
-        let (transaction, recorded) = try recording(
-            model.schema,
-            history: history,
-            in: store,
-            deleting: []
-        )
+        var recorded: ModelHistory?
         let migrated: Bool
         do {
             migrated = try store.migrateTables(
-                from: stored,
-                to: model.schema,
-                recording: transaction
-            )
+                TableMigration(stored: stored, schema: model.schema, mapping: mapping)
+            ) {
+                // The removed entities' objects are deleted by the store, with its tables.
+                let (transaction, history) = try recording(
+                    model.schema,
+                    history: history,
+                    in: store,
+                    deleting: []
+                )
+                recorded = history
+                return transaction
+            }
         } catch {
-            throw ObjectLogError.store(error, "cannot migrate '\(path)'")
+            throw ObjectLogError.store(error, "cannot migrate '\(path)'; nothing was written")
         }
-        guard migrated else {
-            throw refusal(
-                "this kind of store migrates added entities, attributes and relationships only"
-            )
+        guard migrated, let recorded else {
+            throw refusal("this kind of store does not migrate")
         }
         store.installReading(of: recorded, pendingBoundary: nil)
         return model
+    }
+
+    /// Reads the stored objects of an entity tag in the layout of `mapping`'s new version,
+    /// translated as the log store translates a record an older version wrote: for the
+    /// checks of a store that does not translate as it reads.
+    static func translatedObjects(
+        of store: any PersistentStore,
+        _ mapping: SchemaMapping
+    ) -> ObjectReader {
+        { tag, body in
+            guard let transcoder = mapping.transcoder(forOldTag: tag) else { return }
+            try store.forEachLiveObject(entity: tag) { key, _, value in
+                let translated = try transcoder.transcode(value) { try store.readBlob($0) }
+                try translated.withUnsafeBytes { try body(key, $0) }
+            }
+        }
     }
 
     /// Commits `schema` as the store's newest model version, with deletes of every object of
@@ -243,6 +280,29 @@ extension PersistentStoreCoordinator {
         store: any PersistentStore,
         path: String
     ) throws(ObjectLogError) {
+        try checkNewConstraints(
+            constraints,
+            model: model,
+            reading: { tag, body in
+                try store.forEachLiveObject(entity: tag) { key, _, value in try body(key, value) }
+            },
+            path: path
+        )
+    }
+
+    /// Calls its body with each stored object of an entity tag (its key and value, in the
+    /// model's layout).
+    typealias ObjectReader = (
+        EntityTag, (ObjectKey, UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Void
+
+    /// ``checkNewConstraints(_:model:store:path:)`` of the objects `reading` reads.
+    static func checkNewConstraints(
+        _ constraints: [EntityTag: [[String]]],
+        model: ManagedObjectModel,
+        reading: ObjectReader,
+        path: String
+    ) throws(ObjectLogError) {
         // Each constraint once, by the entity whose objects it spans.
         var checks: [(owner: EntityDescription, members: [Int])] = []
         for (tag, groups) in constraints.sorted(by: { $0.key < $1.key }) {
@@ -269,7 +329,7 @@ extension PersistentStoreCoordinator {
             for entity in owner.concreteEntities {
                 let scratch = entity.objectType.init()
                 do {
-                    try store.forEachLiveObject(entity: entity.tag) { key, _, buffer in
+                    try reading(entity.tag) { key, buffer in
                         guard violation == nil else { return }
                         var reader = PayloadReader(buffer)
                         try ObjectDecoder.decode(
@@ -382,6 +442,54 @@ extension PersistentStoreCoordinator {
         var preview = decision.preview
         if preview.outcome == .migrates, let history {
             try check(store, history, decision, &preview)
+        }
+        return preview
+    }
+}
+
+extension PersistentStoreCoordinator {
+    /// What opening `store` (open read-only; which messages call `name`) with `model` would
+    /// do: the decision of ``prepare(_:for:path:readOnly:authority:substitutes:)`` with its
+    /// checks of new uniqueness constraints and abstract entities, made without writing
+    /// anything, on a store of any kind.
+    package static func migrationPreview(
+        of store: any PersistentStore,
+        named name: String,
+        model: ManagedObjectModel,
+        migratesStoreAutomatically: Bool
+    ) throws(ObjectLogError) -> MigrationPreview {
+        let history = try ModelHistory.read(from: store)
+        let decision = try MigrationDecision(
+            history: history,
+            schema: model.schema,
+            removals: model.declaredRemovals,
+            authority: migratesStoreAutomatically ? .automatic : .manual,
+            count: { tag throws(ObjectLogError) in
+                try readingStore { try store.liveCount(entity: tag) }
+            }
+        )
+        var preview = decision.preview
+        guard preview.outcome == .migrates, let history, let stored = history.current,
+            let mapping = decision.mapping
+        else { return preview }
+        let model = try model.retagged(decision.tags)
+        do throws(ObjectLogError) {
+            if store.capabilities.contains(.migration) {
+                try installTrial(of: model, history: history, in: store)
+                defer { store.installReading(of: history, pendingBoundary: nil) }
+                try checkStoredObjects(for: model, mapping: mapping, from: stored, store, name)
+            } else {
+                try checkNewConstraints(
+                    mapping.newConstraints,
+                    model: model,
+                    reading: translatedObjects(of: store, mapping),
+                    path: name
+                )
+                try checkNewlyAbstract(model: model, from: stored.schema, store: store, path: name)
+            }
+        } catch {
+            preview.outcome = .refused
+            preview.refusals.append(error.message)
         }
         return preview
     }

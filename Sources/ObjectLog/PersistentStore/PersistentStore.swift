@@ -143,16 +143,18 @@ package protocol PersistentStore: AnyObject, Sendable {
     ///   store, nothing written.
     func execute(_ batch: StoreBatch) throws -> StoreBatchCommit?
 
-    /// Changes the store's tables from those of `stored` to those of `schema`, and commits
-    /// `recording` (the new version's record and metadata), all in one transaction: how a
-    /// store that keeps values in columns of its own migrates (the log store translates its
-    /// records as it reads them instead).
+    /// Changes the store's tables from those of `migration.stored` to those of
+    /// `migration.schema`, deleting the objects of removed entities and converting values as
+    /// the engine does, and commits the transaction `recording` makes (the new version's
+    /// record and metadata, made once the store is locked for the migration: the keys and
+    /// positions it takes are the migration's), all in one transaction: how a store that keeps
+    /// values in columns of its own migrates (the log store translates its records as it
+    /// reads them instead). When it throws, nothing is written.
     ///
-    /// - Returns: False, with nothing written, when the change is not one the store can make.
+    /// - Returns: False, with nothing written, when the store cannot migrate.
     func migrateTables(
-        from stored: ModelSchema,
-        to schema: ModelSchema,
-        recording: Transaction
+        _ migration: TableMigration,
+        recording: () throws -> Transaction
     ) throws -> Bool
 
     /// Reads records as the newest version of `history` lays them out from now on (the log

@@ -158,7 +158,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Joins `model` to `store`, which messages call `name`, migrating it as far as
     /// `authority` allows, with `substitutes` for schema records a salvage lost; closes the
     /// store if the open is refused.
-    private init(
+    init(
         model: ManagedObjectModel,
         store: any PersistentStore,
         named name: String,

@@ -3,7 +3,9 @@ import ObjectLog
 import ObjectLogStore
 
 /// Where a store is: a PostgreSQL database for a `postgresql://` (or `postgres://`) URI, a
-/// store file otherwise, as ``ObjectLog/PersistentContainer/init(url:model:readOnly:)`` decides.
+/// store file otherwise, as
+/// ``ObjectLog/PersistentContainer/init(url:model:readOnly:migratesStoreAutomatically:)``
+/// decides.
 package enum StoreLocation {
     /// Whether `location` names a PostgreSQL database rather than a store file.
     package static func isDatabase(_ location: String) -> Bool {

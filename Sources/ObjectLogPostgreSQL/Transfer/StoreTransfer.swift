@@ -57,10 +57,6 @@ package enum StoreTransfer {
         to destination: any PersistentStore,
         progress: ((Double) -> Void)? = nil
     ) throws -> Report {
-        let metadata = try committedMetadata(of: source)
-        let inspector = try StoreInspector(store: source)
-        let history = inspector.history
-        let schema = inspector.schema
         guard try destination.liveCount(entity: nil) == 0,
             try committedMetadata(of: destination).isEmpty
         else {
@@ -69,6 +65,32 @@ package enum StoreTransfer {
                 "\(destination.displayName) is not empty"
             )
         }
+        var (transaction, report, nextKey) = try transaction(
+            copying: source,
+            into: destination,
+            progress: progress
+        )
+        try reserveKeys(in: destination, below: nextKey)
+        let commit = try destination.commitSave(transaction, checking: [])
+        progress?(1)
+        report.transaction = commit.info.number
+        return report
+    }
+
+    /// The transaction that puts every record, blob and metadata value of `source` into
+    /// `destination` (whose blobs it writes), what it copies (its ``Report/transaction`` not
+    /// yet known), and the key past every key `source` has handed out: the copy, made but not
+    /// committed, for a caller that commits it its own way (a staged migration's return to a
+    /// database).
+    package static func transaction(
+        copying source: any PersistentStore,
+        into destination: any PersistentStore,
+        progress: ((Double) -> Void)? = nil
+    ) throws -> (Transaction, Report, nextKey: ObjectKey) {
+        let metadata = try committedMetadata(of: source)
+        let inspector = try StoreInspector(store: source)
+        let history = inspector.history
+        let schema = inspector.schema
         let total = max(try source.liveCount(entity: nil), 1)
         var nextKey = try nextKey(of: source)
         var puts: [Put] = []
@@ -174,7 +196,6 @@ package enum StoreTransfer {
             .integer(Int64(generation)), .integer(Int64(end)),
         ])
 
-        try reserveKeys(in: destination, below: nextKey)
         // By entity, then key: a database writes each entity's rows in few statements.
         puts.sort { ($0.entity, $0.key) < ($1.entity, $1.key) }
         var transaction = Transaction()
@@ -194,16 +215,15 @@ package enum StoreTransfer {
         transaction.metadata = copiedMetadata
         puts = []
         progress?(0.5)
-        let commit = try destination.commitSave(transaction, checking: [])
-        progress?(1)
-        return Report(
+        let report = Report(
             objects: objects,
             modelVersions: history.versions.count,
             blobs: copiedBlobs.count,
             blobBytes: blobBytes,
             metadataKeys: copiedMetadata.count,
-            transaction: commit.info.number
+            transaction: 0
         )
+        return (transaction, report, nextKey)
     }
 
     /// The committed metadata of `store`; a read that fails throws.

@@ -67,9 +67,8 @@ extension LogStore: PersistentStore {
     package func execute(_ batch: StoreBatch) throws -> StoreBatchCommit? { nil }
 
     package func migrateTables(
-        from stored: ModelSchema,
-        to schema: ModelSchema,
-        recording: Transaction
+        _ migration: TableMigration,
+        recording: () throws -> Transaction
     ) throws -> Bool {
         false
     }

@@ -278,9 +278,8 @@ package final class MemoryStore: PersistentStore {
     package func execute(_ batch: StoreBatch) throws -> StoreBatchCommit? { nil }
 
     package func migrateTables(
-        from stored: ModelSchema,
-        to schema: ModelSchema,
-        recording: Transaction
+        _ migration: TableMigration,
+        recording: () throws -> Transaction
     ) throws -> Bool {
         false
     }
