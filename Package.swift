@@ -62,8 +62,12 @@ let package = Package(
         // MARK: Storage
         // Cache prefetch hints, which Swift has no way to give.
         .target(name: "CObjectLogStoreSupport"),
-        .target(name: "ObjectLogStore", dependencies: ["CZlib", "CObjectLogStoreSupport"]),
-        .target(name: "ObjectLog", dependencies: ["ObjectLogStore"]),
+        .target(name: "ObjectLogValues"),
+        .target(
+            name: "ObjectLogStore",
+            dependencies: ["ObjectLogValues", "CZlib", "CObjectLogStoreSupport"]
+        ),
+        .target(name: "ObjectLog", dependencies: ["ObjectLogValues", "ObjectLogStore"]),
         // The PostgreSQL store, through libpq: its connection and its schema mapping.
         .target(name: "ObjectLogPostgreSQL", dependencies: ["ObjectLog", "ObjectLogStore", "CLibPQ"]),
         .target(name: "CommandLineKit"),

@@ -112,7 +112,7 @@ package enum DatabaseTransfer {
     ///   - progress: Called now and then with the share done, from 0 to 1.
     /// - Returns: What was copied.
     /// - Throws: ``StoreTransferError`` for an existing destination or a database without a
-    ///   store; ``PostgresError`` when the server cannot be reached; ``StoreError`` when the
+    ///   store; ``PostgresError`` when the server cannot be reached; `StoreError` when the
     ///   file cannot be written; what ``StoreTransfer/copy(from:to:progress:)`` throws.
     package static func importStore(
         from url: String,

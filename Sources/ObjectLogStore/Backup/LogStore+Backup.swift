@@ -40,7 +40,7 @@ extension LogStore {
     ///   - options: How the store is read (its file system; it is always opened read-only).
     ///   - progress: Called now and then with the share done, from 0 to 1.
     /// - Returns: What was copied.
-    /// - Throws: ``StoreError`` — `.notFound`, `.notAStore`, `.corrupt` (the store is damaged;
+    /// - Throws: `StoreError` — `.notFound`, `.notAStore`, `.corrupt` (the store is damaged;
     ///   `objectlog recover` salvages it), `.invalidArgument` (`destination` exists), `.io`.
     @discardableResult
     public static func backup(

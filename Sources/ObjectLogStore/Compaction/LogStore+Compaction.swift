@@ -36,7 +36,7 @@ extension LogStore {
     ///
     /// - Parameter progress: Called now and then with the fraction done, from 0 to 1.
     /// - Returns: What was reclaimed.
-    /// - Throws: ``StoreError`` `.readOnly`, `.poisoned`, `.io`.
+    /// - Throws: `StoreError` `.readOnly`, `.poisoned`, `.io`.
     @discardableResult
     public func compact(progress: ((Double) -> Void)? = nil) throws -> CompactionReport {
         try compact(progress: progress, rewriting: nil as [RecordRewrite]?)
@@ -52,7 +52,7 @@ extension LogStore {
     ///   - rewrites: One rewrite per worker thread; each is called from one thread at a time,
     ///     for one record after another, so it may keep scratch state.
     /// - Returns: What was reclaimed.
-    /// - Throws: ``StoreError`` `.readOnly`, `.poisoned`, `.io`, or what a rewrite throws.
+    /// - Throws: `StoreError` `.readOnly`, `.poisoned`, `.io`, or what a rewrite throws.
     @discardableResult
     package func compact(
         progress: ((Double) -> Void)?,
@@ -152,7 +152,7 @@ extension LogStore {
     ///   - progress: Called now and then with the fraction done, from 0 to 1.
     ///   - rewrites: One rewrite per worker thread, as for ``compact(progress:rewriting:)``.
     /// - Returns: The number of live objects in the copy.
-    /// - Throws: ``StoreError`` `.invalidArgument`, `.poisoned`, `.io`, or what a rewrite
+    /// - Throws: `StoreError` `.invalidArgument`, `.poisoned`, `.io`, or what a rewrite
     ///   throws; the copy is then removed.
     package func writeCompactedCopy(
         to target: String,
@@ -204,7 +204,7 @@ extension LogStore {
     ///
     /// - Returns: The damage found (nil if the store was not damaged) and the number of objects
     ///   saved.
-    /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.invalidArgument` (the output
+    /// - Throws: `StoreError` `.notFound`, `.notAStore`, `.invalidArgument` (the output
     ///   exists), `.io`.
     public static func recover(
         path: String,

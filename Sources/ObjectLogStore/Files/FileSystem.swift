@@ -42,7 +42,7 @@ package enum FileKind: Sendable, Equatable {
 
 /// An open file, as the store sees it.
 ///
-/// It offers positioned reads and writes, size, truncation, sync and an advisory writer lock. Every method reports failure as a ``StoreError`` with code `.io`
+/// It offers positioned reads and writes, size, truncation, sync and an advisory writer lock. Every method reports failure as a `StoreError` with code `.io`
 /// (or `.locked`).
 ///
 /// All store I/O goes through this protocol and ``FileSystem``, the seam that tests replace to

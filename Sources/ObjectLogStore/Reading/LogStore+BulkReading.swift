@@ -8,7 +8,7 @@ extension LogStore {
     /// The buffer is the object's payload (without its blob list) and is valid only during the
     /// call. This is the fast path for fetching or filtering many objects.
     ///
-    /// - Throws: ``StoreError`` `.corrupt` or `.io`, or what `body` throws.
+    /// - Throws: `StoreError` `.corrupt` or `.io`, or what `body` throws.
     public func forEachLiveObject(
         entity: EntityTag?,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
@@ -185,7 +185,7 @@ extension LogStore {
     ///
     /// Objects come in window order. Use it to load many, but not most, objects at once.
     ///
-    /// - Throws: ``StoreError`` `.corrupt` or `.io`, or what `body` throws.
+    /// - Throws: `StoreError` `.corrupt` or `.io`, or what `body` throws.
     public func forEachObject(
         keys: [ObjectKey],
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void

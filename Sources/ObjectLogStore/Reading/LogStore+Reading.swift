@@ -139,7 +139,7 @@ extension LogStore {
     /// The latest value of the live object `key`, checked against its checksum; nil if no such
     /// object is live.
     ///
-    /// - Throws: ``StoreError`` `.corrupt` (naming the offset) if the record is damaged, `.io`.
+    /// - Throws: `StoreError` `.corrupt` (naming the offset) if the record is damaged, `.io`.
     public func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])? {
         let found: (RecordLocation, any StoreFile, RecordLayout, ActiveUpgrade?)? = try locked {
             if state.isClosed { throw StoreError(.closed, "the store is closed", path: path) }
@@ -197,7 +197,7 @@ extension LogStore {
     /// records in them read those bytes in memory, checked just the same: one system call for
     /// many records instead of one each.
     ///
-    /// - Throws: ``StoreError`` `.corrupt` (naming the offset) if the record is damaged, `.io`,
+    /// - Throws: `StoreError` `.corrupt` (naming the offset) if the record is damaged, `.io`,
     ///   or what `body` throws.
     // Not generic: an unspecialised generic result cost type-metadata lookups per object.
     public func withObject(

@@ -41,7 +41,7 @@ extension LogScanner {
     /// A torn tail, a transaction in flight or damage with no intact transaction after it ends
     /// the scan, as it ends ``scan(from:lastNumber:visitor:)``.
     ///
-    /// - Throws: ``StoreError`` `.io`, or what the visitor throws.
+    /// - Throws: `StoreError` `.io`, or what the visitor throws.
     package mutating func salvage<Visitor: LogScanVisitor>(
         from start: UInt64,
         lastNumber: UInt64,

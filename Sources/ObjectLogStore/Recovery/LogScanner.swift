@@ -296,7 +296,7 @@ package struct LogScanner {
     ///     are to be checked against it (as a replay does).
     ///   - onTransaction: Called for every committed transaction, in order.
     /// - Returns: Where the valid log ends and any damage after it.
-    /// - Throws: ``StoreError`` `.io`, or what the closures throw.
+    /// - Throws: `StoreError` `.io`, or what the closures throw.
     package mutating func scan(
         from start: UInt64,
         lastNumber: UInt64,
@@ -397,7 +397,7 @@ package struct LogScanner {
     ///   - lastNumber: The number of the last user transaction before `start`.
     ///   - visitor: Told of each record and each commit, in file order.
     /// - Returns: Where the valid log ends and any damage after it.
-    /// - Throws: ``StoreError`` `.io`, or what the visitor throws.
+    /// - Throws: `StoreError` `.io`, or what the visitor throws.
     package mutating func scan<Visitor: LogScanVisitor>(
         from start: UInt64,
         lastNumber: UInt64,

@@ -24,7 +24,7 @@ extension LogStore {
     /// and renamed into place, so it appears whole or not at all.
     ///
     /// - Returns: What was dropped and what the new store holds.
-    /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`
+    /// - Throws: `StoreError` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`
     ///   (a damaged header), `.invalidArgument` (the output exists, or its directory does not),
     ///   `.io` (with the output's path).
     public static func salvage(
@@ -120,7 +120,7 @@ extension LogStore {
     /// damaged is left as it is.
     ///
     /// - Returns: What was dropped, and where the original was kept.
-    /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`
+    /// - Throws: `StoreError` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`
     ///   (a damaged header), `.locked` (another process writes the store), `.invalidArgument`
     ///   (`PATH.damaged` exists), `.io`.
     public static func repair(

@@ -11,7 +11,7 @@ extension LogStore {
     /// synced, so it exists whole before any commit names it. Writing the same content twice
     /// writes it once.
     ///
-    /// - Throws: ``StoreError`` `.readOnly`, `.io`.
+    /// - Throws: `StoreError` `.readOnly`, `.io`.
     public func writeBlob(_ bytes: Data) throws -> BlobID {
         if isReadOnly { throw StoreError(.readOnly, "the store is open read-only", path: path) }
         let id = BlobID(contentsOf: bytes)
@@ -40,7 +40,7 @@ extension LogStore {
 
     /// Reads an external blob and checks it against its content address.
     ///
-    /// - Throws: ``StoreError`` `.missingBlob` if the file is missing or its bytes do not hash
+    /// - Throws: `StoreError` `.missingBlob` if the file is missing or its bytes do not hash
     ///   to `id`; `.io`.
     public func readBlob(_ id: BlobID) throws -> Data {
         let target = blobDirectory + "/" + id.hex

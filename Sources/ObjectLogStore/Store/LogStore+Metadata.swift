@@ -11,7 +11,7 @@ extension LogStore {
     /// too (FORMAT.md, section 5): the time taken grows with the size of those transactions,
     /// not with the number of objects.
     ///
-    /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`, `.io`.
+    /// - Throws: `StoreError` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`, `.io`.
     public static func readMetadata(path: String) throws -> Metadata {
         try readMetadata(path: path, fileSystem: PosixFileSystem())
     }

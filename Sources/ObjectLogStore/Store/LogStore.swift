@@ -18,11 +18,11 @@ import Foundation
 ///
 /// ## Rules
 /// 1. One writer at a time: a second writable open of the same path, in this process or
-///    another, fails with ``StoreError/Code/locked``. Read-only opens are always allowed.
+///    another, fails with `StoreError.Code.locked`. Read-only opens are always allowed.
 /// 2. A commit that returned is durable (with the default options) and atomic; nothing of a
 ///    transaction is visible before its commit record is.
 /// 3. After a failed `fdatasync` the handle is *poisoned*: later commits fail with
-///    ``StoreError/Code/poisoned`` until the store is reopened (the kernel may have dropped the
+///    `StoreError.Code.poisoned` until the store is reopened (the kernel may have dropped the
 ///    dirty pages, so retrying could silently lose data).
 /// 4. `LogStore` is thread-safe; calls are serialised internally.
 /// 5. A store path that is a symbolic link is resolved when the store is opened; ``path`` is the
@@ -114,7 +114,7 @@ public final class LogStore: @unchecked Sendable {
     /// error naming the byte offset, unless `options.salvage` asks for a read-only open of every
     /// intact committed transaction.
     ///
-    /// - Throws: ``StoreError`` — `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`,
+    /// - Throws: `StoreError` — `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`,
     ///   `.locked` or `.io`.
     public static func open(path: String, options: StoreOptions = StoreOptions()) throws -> LogStore
     {

@@ -125,7 +125,7 @@ public struct StoreInspection: Sendable {
     /// - Parameters:
     ///   - path: The store file.
     ///   - checkBlobs: Also read every referenced blob and check its digest.
-    /// - Throws: ``StoreError`` when the file is not a store at all (`.notFound`, `.notAStore`,
+    /// - Throws: `StoreError` when the file is not a store at all (`.notFound`, `.notAStore`,
     ///   `.unsupportedVersion`) or its header is damaged (`.corrupt`); damage after the header is
     ///   reported in ``problems`` instead.
     public init(path: String, checkBlobs: Bool = true) throws {

@@ -52,7 +52,7 @@ struct CommitWriter {
 
     /// Frames `transaction` to follow the last commit of `state`.
     ///
-    /// - Throws: ``StoreError`` — `.tooLarge` (an object or the metadata over its limit),
+    /// - Throws: `StoreError` — `.tooLarge` (an object or the metadata over its limit),
     ///   `.invalidArgument` (a key never allocated, a patch in a store without patches, or one
     ///   whose base is not its key's record).
     init(framing transaction: Transaction, after state: LiveState, path: String) throws {

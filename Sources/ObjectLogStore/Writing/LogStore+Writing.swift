@@ -46,7 +46,7 @@ extension LogStore {
     /// the handle is poisoned (rule 3).
     ///
     /// - Returns: The transaction's number, offset, time and counts.
-    /// - Throws: ``StoreError`` — `.readOnly`, `.poisoned`, `.closed`, `.tooLarge`,
+    /// - Throws: `StoreError` — `.readOnly`, `.poisoned`, `.closed`, `.tooLarge`,
     ///   `.invalidArgument` (a key never allocated), `.io`.
     @discardableResult
     public func commit(_ transaction: Transaction) throws -> CommitInfo {

@@ -69,7 +69,7 @@ extension CommandError {
         self.init(error.message, exitCode: exitCode)
     }
 
-    /// The error as the tool reports it: a ``CommandError`` as is, a ``StoreError`` by its code,
+    /// The error as the tool reports it: a ``CommandError`` as is, a `StoreError` by its code,
     /// anything else as an I/O failure.
     static func from(_ error: any Error) -> CommandError {
         switch error {

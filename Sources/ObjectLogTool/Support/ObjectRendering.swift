@@ -30,7 +30,7 @@ struct ObjectRendering {
     /// The object's JSON, or nil if it is no longer live.
     ///
     /// - Throws: ``CommandError`` (exit 65) naming the object and record offset when its payload
-    ///   does not decode; ``StoreError`` when it cannot be read.
+    ///   does not decode; `StoreError` when it cannot be read.
     func json(key: ObjectKey) throws -> JSONValue? {
         guard let location = try store.location(of: key),
             let (payload, blobs) = try store.readObject(key)

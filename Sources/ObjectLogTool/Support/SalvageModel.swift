@@ -26,7 +26,7 @@ struct SalvageModel {
     /// Reads the model versions of the store at `source`, read-only.
     ///
     /// - Throws: ``CommandError`` (exit 65) when that store records no model or its model cannot
-    ///   be read; ``StoreError`` when it cannot be opened.
+    ///   be read; `StoreError` when it cannot be opened.
     init(modelFrom source: String?) throws {
         self.source = source
         guard let source else {
@@ -75,7 +75,7 @@ struct SalvageModel {
     ///   they hold.
     /// - Throws: ``CommandError`` (exit 65) when a schema record is lost and no model supplied is
     ///   that version, or when objects are stored as patches and there is no model to merge
-    ///   them with; ``StoreError`` when the store cannot be opened.
+    ///   them with; `StoreError` when the store cannot be opened.
     func prepare(
         _ path: String
     ) throws -> (restoring: Transaction?, restored: [ModelHistory.Version]) {

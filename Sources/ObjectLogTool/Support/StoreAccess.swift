@@ -13,7 +13,7 @@ import Darwin
 enum StoreAccess {
     /// Opens the store without writing anything and without taking the writer lock.
     ///
-    /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`,
+    /// - Throws: `StoreError` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt`,
     ///   `.io`.
     static func openReadOnly(_ path: String) throws -> LogStore {
         try refuseDatabase(path)
@@ -27,7 +27,7 @@ enum StoreAccess {
     /// the store without its damaged transactions, and its damage classified as ``inspect(_:checkBlobs:)``
     /// classifies it, so every command shows the same state and reports the same damage.
     ///
-    /// - Throws: ``StoreError`` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt` (a
+    /// - Throws: `StoreError` `.notFound`, `.notAStore`, `.unsupportedVersion`, `.corrupt` (a
     ///   damaged header), `.io`.
     static func openSalvaging(_ path: String) throws -> LogStore {
         try refuseDatabase(path)
@@ -51,7 +51,7 @@ enum StoreAccess {
     ///   - checking: Further checks of the store, opened read-only, before anything is
     ///     written; what it throws refuses the store.
     /// - Returns: The store, open for writing; the caller closes it.
-    /// - Throws: ``StoreError`` (`.locked` when another process writes the store),
+    /// - Throws: `StoreError` (`.locked` when another process writes the store),
     ///   ``CommandError`` (exit 65) for a torn tail, or what `checking` throws.
     static func openForWriting(
         _ path: String,
@@ -132,7 +132,7 @@ enum StoreAccess {
 
     /// Examines the store read-only.
     ///
-    /// - Throws: ``StoreError`` when the file is not a store or its header is damaged.
+    /// - Throws: `StoreError` when the file is not a store or its header is damaged.
     static func inspect(_ path: String, checkBlobs: Bool) throws -> StoreInspection {
         try refuseDatabase(path)
         return try StoreInspection(path: path, checkBlobs: checkBlobs)

@@ -1,6 +1,7 @@
 import Foundation
 
-/// An error from the store file layer.
+/// An error of a store below the engine: of the log store's files, or one the stores share
+/// (missing external data).
 ///
 /// Every error names what failed in a sentence (`message`), and where known the file (`path`)
 /// and the byte offset (`offset`) of the damage. Callers can switch on `code`.
