@@ -7,6 +7,36 @@ import Testing
 
 @Suite("Contexts across isolation domains, merging and conflicts")
 struct ConcurrencyTests {
+    @Test(
+        "a stale context that overwrites many objects, one deleted meanwhile, ends alike on every store",
+        arguments: TestStoreKind.available
+    )
+    func overwriteAfterDelete(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: testEntities)
+        let writer = container.newContext()
+        // More than a database store copies in rather than lists as parameters.
+        for index in 0..<100 {
+            let cell = Cell(context: writer)
+            cell.row = index
+        }
+        try writer.save()
+        let stale = container.newContext()
+        stale.mergePolicy = .overwrite
+        let cells = try stale.fetch(FetchRequest<Cell>(sortBy: [SortDescriptor(\.row)]))
+        for cell in cells { _ = cell.value }
+        let deleter = container.newContext()
+        deleter.delete(try deleter.existingObject(with: cells[7].objectID))
+        try deleter.save()
+        for cell in cells { cell.value = Double(cell.row) + 0.5 }
+        try stale.save()
+        let reader = container.newContext()
+        let saved = try reader.fetch(FetchRequest<Cell>(sortBy: [SortDescriptor(\.row)]))
+        // Overwriting puts every object's values back, the deleted one's too, as a put does.
+        #expect(saved.count == 100)
+        #expect(saved.allSatisfy { $0.value == Double($0.row) + 0.5 })
+    }
+
     @Test("a background save reaches the main context by automatic merging")
     @MainActor
     func backgroundSaveMergesIntoMain() async throws {
