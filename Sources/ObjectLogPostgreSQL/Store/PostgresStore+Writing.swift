@@ -265,24 +265,10 @@ extension PostgresStore {
                 version: version,
                 lists: &lists
             )
-            // The rows are there (the save's checks found them, and the store row's lock keeps
-            // every other save out until this one ends): one join updates them all, where an
-            // upsert would try to insert each first. A row gone all the same (a save that checks
-            // nothing, after another process deleted the object) is put back, as a put does.
-            let key = quoted(SchemaMapping.keyColumn)
-            let assigned = columns.dropFirst().map { "\(quoted($0)) = s.\(quoted($0))" }
-            let updated = try connection.execute(
-                "UPDATE \(quoted(layout.table)) AS t SET \(assigned.joined(separator: ", ")) FROM "
-                    + "\(staging) AS s WHERE t.\(key) = s.\(key)"
-            ).affectedRows
-            if updated < updates.count {
-                let sourced = columns.map { "s.\(quoted($0))" }.joined(separator: ", ")
-                try connection.execute(
-                    "INSERT INTO \(quoted(layout.table)) (\(columnList)) SELECT \(sourced) FROM "
-                        + "\(staging) AS s WHERE NOT EXISTS (SELECT 1 FROM "
-                        + "\(quoted(layout.table)) AS t WHERE t.\(key) = s.\(key))"
-                )
-            }
+            try connection.execute(
+                "INSERT INTO \(quoted(layout.table)) (\(columnList)) SELECT \(columnList) FROM "
+                    + "\(staging) \(upsert)"
+            )
             try connection.execute("DROP TABLE \(staging)")
             return
         }
