@@ -14,17 +14,7 @@ extension PostgresStore {
         query.sortKeys = nil
         query.fetchLimit = nil
         query.fetchOffset = 0
-        let select: SQLSelect
-        do {
-            select = try SQLSelect(
-                query,
-                schema: schema,
-                mapping: mapping,
-                columns: [SchemaMapping.keyColumn]
-            )
-        } catch {
-            return nil
-        }
+        guard let select = keySelect(query) else { return nil }
         guard select.isExact, let tag = query.entityTags.first, let index = layoutOfTag[tag]
         else { return nil }
         let layout = layouts[index]
@@ -50,67 +40,55 @@ extension PostgresStore {
         let condition = select.condition.map { " WHERE \($0)" } ?? ""
         let key = quoted(SchemaMapping.keyColumn)
         let entityColumn = quoted(SchemaMapping.entityColumn)
-        return try lockedForSave { connection in
-            try connection.execute("BEGIN")
-            do {
-                takenCommit = nil
-                let (version, number) = try takeCommitNumber()
-                let statement: String
-                let kind: UInt8
-                switch batch.change {
-                case .delete:
-                    statement =
-                        "DELETE FROM \(quoted(layout.table)) AS \(alias)\(condition) "
-                        + "RETURNING \(alias).\(key), \(alias).\(entityColumn)"
-                    kind = 2
-                case .update:
-                    parameters.append(String(version))
-                    let assigned =
-                        assignments
-                        + ["\(quoted(SchemaMapping.versionColumn)) = $\(parameters.count)::bigint"]
-                    statement =
-                        "UPDATE \(quoted(layout.table)) AS \(alias) SET "
-                        + assigned.joined(separator: ", ") + condition
-                        + " RETURNING \(alias).\(key), \(alias).\(entityColumn)"
-                    kind = 1
-                }
-                let objects = try connection.query(
-                    statement,
-                    parameters.map { $0.map(PostgresParameter.text) }
-                ) { rows throws(PostgresError) in
-                    var objects: [(key: ObjectKey, entity: EntityTag)] = []
-                    objects.reserveCapacity(rows.count)
-                    for row in 0..<rows.count {
-                        guard let key = rows.int64(row, 0), let entity = rows.int32(row, 1) else {
-                            throw RowLayout.corrupt(layout.table, "a row without its key or entity")
-                        }
-                        objects.append((ObjectKey(key), EntityTag(bitPattern: entity)))
-                    }
-                    return objects.sorted { $0.key < $1.key }
-                }
-                let list = CommitChanges.encode(
-                    objects.map { CommitChanges.Entry(key: $0.key, entity: $0.entity, kind: kind) }
-                )
-                let date = Date()
-                try recordCommit(version, date: date, changes: list)
-                try connection.execute("COMMIT")
-                takenCommit = nil
-                let info = CommitInfo(
-                    number: number,
-                    offset: version,
-                    date: date,
-                    inserted: 0,
-                    updated: kind == 1 ? objects.count : 0,
-                    deleted: kind == 2 ? objects.count : 0
-                )
-                return StoreBatchCommit(info: info, objects: objects)
-            } catch let error as PostgresError {
-                rollBack()
-                throw violation(error) ?? error
-            } catch {
-                rollBack()
-                throw error
+        return try inCommitTransaction {
+            let (version, number) = try takeCommitNumber()
+            let statement: String
+            let kind: UInt8
+            switch batch.change {
+            case .delete:
+                statement =
+                    "DELETE FROM \(quoted(layout.table)) AS \(alias)\(condition) "
+                    + "RETURNING \(alias).\(key), \(alias).\(entityColumn)"
+                kind = 2
+            case .update:
+                parameters.append(String(version))
+                let assigned =
+                    assignments
+                    + ["\(quoted(SchemaMapping.versionColumn)) = $\(parameters.count)::bigint"]
+                statement =
+                    "UPDATE \(quoted(layout.table)) AS \(alias) SET "
+                    + assigned.joined(separator: ", ") + condition
+                    + " RETURNING \(alias).\(key), \(alias).\(entityColumn)"
+                kind = 1
             }
+            let objects = try connection.query(
+                statement,
+                parameters.map { $0.map(PostgresParameter.text) }
+            ) { rows throws(PostgresError) in
+                var objects: [(key: ObjectKey, entity: EntityTag)] = []
+                objects.reserveCapacity(rows.count)
+                for row in 0..<rows.count {
+                    guard let key = rows.int64(row, 0), let entity = rows.int32(row, 1) else {
+                        throw RowLayout.corrupt(layout.table, "a row without its key or entity")
+                    }
+                    objects.append((ObjectKey(key), EntityTag(bitPattern: entity)))
+                }
+                return objects.sorted { $0.key < $1.key }
+            }
+            let list = CommitChanges.encode(
+                objects.map { CommitChanges.Entry(key: $0.key, entity: $0.entity, kind: kind) }
+            )
+            let date = Date()
+            try recordCommit(version, date: date, changes: list)
+            let info = CommitInfo(
+                number: number,
+                offset: version,
+                date: date,
+                inserted: 0,
+                updated: kind == 1 ? objects.count : 0,
+                deleted: kind == 2 ? objects.count : 0
+            )
+            return StoreBatchCommit(info: info, objects: objects)
         }
     }
 }

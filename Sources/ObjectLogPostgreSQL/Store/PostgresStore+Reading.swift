@@ -369,18 +369,7 @@ extension PostgresStore {
         query.fetchOffset = 0
         // Without a window the engine's sort is all the order there is to keep.
         if query.fetchLimit == nil { query.sortKeys = nil }
-        let select: SQLSelect
-        do {
-            select = try SQLSelect(
-                query,
-                schema: schema,
-                mapping: mapping,
-                columns: [SchemaMapping.keyColumn]
-            )
-        } catch {
-            // Not a query this store can write (an entity of another model version, say).
-            return nil
-        }
+        guard let select = keySelect(query) else { return nil }
         guard let tag = query.entityTags.first, let index = layoutOfTag[tag] else { return nil }
         // A statement that cuts a window selects its keys in a subquery; any other selects
         // its rows on the spot.
@@ -407,5 +396,11 @@ extension PostgresStore {
             }
         }
         return RecordsPlan(packed: selected)
+    }
+
+    /// The statement that selects the keys of `query`'s objects; nil when the store cannot
+    /// write it (an entity of another model version, say).
+    func keySelect(_ query: StoreQuery) -> SQLSelect? {
+        try? SQLSelect(query, schema: schema, mapping: mapping, columns: [SchemaMapping.keyColumn])
     }
 }

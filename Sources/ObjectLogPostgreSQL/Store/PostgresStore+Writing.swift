@@ -18,18 +18,28 @@ extension PostgresStore {
             throw PostgresError(.statementFailed, "the store at \(displayName) is open read-only")
         }
         let changes = transaction.changes
-        return try lockedForSave { connection in
+        let info = try inCommitTransaction {
+            try write(changes, metadata: transaction.metadata, locks: locks)
+        }
+        withPendingBlobs { pending in
+            for change in changes { for blob in change.blobs { pending[blob] = nil } }
+        }
+        // The next commit, of any process, takes the next number.
+        return StoreCommit(info: info, end: info.offset + 1, generation: 1)
+    }
+
+    /// Runs `body`, the statements of a commit, in one SQL transaction on the connection
+    /// alone: committed when it returns, rolled back when it throws (a uniqueness violation
+    /// then thrown as the engine reports one).
+    func inCommitTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try lockedForSave { connection in
             try connection.execute("BEGIN")
             do {
                 takenCommit = nil
-                let info = try write(changes, metadata: transaction.metadata, locks: locks)
+                let result = try body()
                 try connection.execute("COMMIT")
                 takenCommit = nil
-                withPendingBlobs { pending in
-                    for change in changes { for blob in change.blobs { pending[blob] = nil } }
-                }
-                // The next commit, of any process, takes the next number.
-                return StoreCommit(info: info, end: info.offset + 1, generation: 1)
+                return result
             } catch let error as PostgresError {
                 rollBack()
                 throw violation(error) ?? error
@@ -42,7 +52,7 @@ extension PostgresStore {
 
     /// Rolls back a save: its commit number goes to the next save, of any process, and is no
     /// longer this store's own.
-    func rollBack() {
+    private func rollBack() {
         _ = try? connection.execute("ROLLBACK")
         if let taken = takenCommit { ownCommits.remove(taken) }
         takenCommit = nil
@@ -50,7 +60,7 @@ extension PostgresStore {
 
     /// A uniqueness constraint's violation as the engine reports one: the constraint's entity
     /// and attributes, and the values PostgreSQL names.
-    func violation(_ error: PostgresError) -> ObjectLogError? {
+    private func violation(_ error: PostgresError) -> ObjectLogError? {
         guard error.isUniqueViolation, let name = error.constraint,
             let (entity, attributes) = mapping.constraint(named: name)
         else { return nil }
