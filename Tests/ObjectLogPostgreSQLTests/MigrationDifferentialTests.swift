@@ -138,13 +138,6 @@ struct MigrationDifferentialTests {
         .string, .date, .data, .uuid,
     ]
 
-    static let widenings: [AttributeType: [AttributeType]] = [
-        .int8: [.int16, .int32, .int64], .int16: [.int32, .int64], .int32: [.int64],
-        .uint8: [.uint16, .uint32, .uint64, .int16, .int32, .int64],
-        .uint16: [.uint32, .uint64, .int32, .int64], .uint32: [.uint64, .int64],
-        .float: [.double],
-    ]
-
     /// A random value of `type` (nil only when `optional`); `unique` goes into strings.
     static func value(
         _ type: AttributeType,
@@ -270,7 +263,7 @@ struct MigrationDifferentialTests {
             }
         case 1:  // widen
             guard let index = attributeIndex,
-                let wider = widenings[entity.attributes[index].type]?.randomElement(
+                let wider = lightweightWidenings[entity.attributes[index].type]?.randomElement(
                     using: &generator
                 )
             else { return false }

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogStore
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -15,13 +16,6 @@ struct RandomizedMigrationTests {
     static let types: [AttributeType] = [
         .bool, .int8, .int16, .int32, .int64, .uint8, .uint16, .uint32, .uint64, .float, .double,
         .string, .date, .data, .uuid,
-    ]
-
-    static let widenings: [AttributeType: [AttributeType]] = [
-        .int8: [.int16, .int32, .int64], .int16: [.int32, .int64], .int32: [.int64],
-        .uint8: [.uint16, .uint32, .uint64, .int16, .int32, .int64],
-        .uint16: [.uint32, .uint64, .int32, .int64], .uint32: [.uint64, .int64],
-        .float: [.double],
     ]
 
     /// A random value of `type` (nil only when `optional`).
@@ -146,7 +140,7 @@ struct RandomizedMigrationTests {
                 new.append((renamed, .old(index)))
             case 2:  // widened, where it can be
                 var widened = property
-                if let targets = Self.widenings[property.type!] {
+                if let targets = lightweightWidenings[property.type!] {
                     widened.type = targets.randomElement(using: &generator)!
                 }
                 new.append((widened, .old(index)))
