@@ -146,6 +146,14 @@ struct BinaryColumnTests {
             FetchRequest<Specimen>(sortBy: [SortDescriptor(\.tiny), SortDescriptor(\.word)])
         )
         #expect(Self.sorted(read.map(Self.values)) == Self.sorted(expected))
+        // Rows a statement with values selects come through a result rather than through
+        // COPY (which takes no values), and read the same.
+        let least = Int8.min
+        let filtering = container.newContext()
+        let filtered = try filtering.fetch(
+            FetchRequest<Specimen>(predicate: #Predicate { $0.tiny >= least })
+        )
+        #expect(Self.sorted(filtered.map(Self.values)) == Self.sorted(expected))
         try container.close()
     }
 

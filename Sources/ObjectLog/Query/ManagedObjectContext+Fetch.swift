@@ -835,6 +835,10 @@ extension ManagedObjectContext {
         var objects = unsafeBitCast(typed, to: [ManagedObject].self)
         typed = []
         defer { typed = unsafeBitCast(objects, to: [T].self) }
+        if request.sortDescriptors.isEmpty {
+            Self.sortByKey(&objects)
+            return
+        }
         let less = ordering(request)
         if let limit = request.fetchLimit {
             let wanted = max(0, request.fetchOffset) + max(0, limit)
@@ -857,6 +861,27 @@ extension ManagedObjectContext {
             }
         }
         objects.sort(by: less)
+    }
+
+    /// Sorts `objects` by key: the order of a request without sort descriptors.
+    ///
+    /// Keys are compared as plain integers, away from the objects: a store on a server hands
+    /// rows over in the order it finds them, and a sort through the general comparison would
+    /// retain and release two objects at every step.
+    private static func sortByKey(_ objects: inout [ManagedObject]) {
+        var sorted = true
+        var previous: ObjectKey = 0
+        for object in objects {
+            if object.key < previous {
+                sorted = false
+                break
+            }
+            previous = object.key
+        }
+        if sorted { return }
+        var order = objects.indices.map { (key: objects[$0].key, index: $0) }
+        order.sort { $0.key < $1.key }
+        objects = order.map { objects[$0.index] }
     }
 
     /// The request's order: its sort descriptors, then the key.

@@ -136,29 +136,100 @@ public final class PostgresConnection: @unchecked Sendable {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
             return try read(result)
         default:
-            if PQstatus(connection) != CONNECTION_OK {
-                throw lostOrFailed(connection, "the statement failed")
-            }
-            func field(_ code: Int32) -> String? {
-                PQresultErrorField(result, code).map { String(cString: $0) }
-            }
-            let primary =
-                field(Int32(UInt8(ascii: "M")))
-                ?? oneLine(String(cString: PQresultErrorMessage(result)))
-            let sqlState = field(Int32(UInt8(ascii: "C")))
-            // A standby (or a read-only server) refuses every write: say which server it is.
-            let message =
-                sqlState == PostgresError.readOnlyState
-                ? "the server at \(target) accepts no writes (a hot standby or a read-only "
-                    + "server): \(primary)" : primary
-            throw PostgresError(
-                .statementFailed,
-                message,
-                sqlState: sqlState,
-                constraint: field(Int32(UInt8(ascii: "n"))),
-                detail: field(Int32(UInt8(ascii: "D")))
-            )
+            throw failure(of: result, connection)
         }
+    }
+
+    /// The error of a statement whose result is not a success: the connection lost, or the
+    /// server's reason with its SQLSTATE.
+    private func failure(of result: OpaquePointer, _ connection: OpaquePointer) -> PostgresError {
+        if PQstatus(connection) != CONNECTION_OK {
+            return lostOrFailed(connection, "the statement failed")
+        }
+        func field(_ code: Int32) -> String? {
+            PQresultErrorField(result, code).map { String(cString: $0) }
+        }
+        let primary =
+            field(Int32(UInt8(ascii: "M")))
+            ?? oneLine(String(cString: PQresultErrorMessage(result)))
+        let sqlState = field(Int32(UInt8(ascii: "C")))
+        // A standby (or a read-only server) refuses every write: say which server it is.
+        let message =
+            sqlState == PostgresError.readOnlyState
+            ? "the server at \(target) accepts no writes (a hot standby or a read-only "
+                + "server): \(primary)" : primary
+        return PostgresError(
+            .statementFailed,
+            message,
+            sqlState: sqlState,
+            constraint: field(Int32(UInt8(ascii: "n"))),
+            detail: field(Int32(UInt8(ascii: "D")))
+        )
+    }
+
+    /// Runs `COPY (query) TO STDOUT (FORMAT binary)` and calls `row` with each row as binary
+    /// COPY lays it out (``BinaryCopyRow``); returns the number of rows.
+    ///
+    /// Rows arrive as the server writes them, each in a buffer of its own, rather than all at
+    /// once in one result: no result is built from them, and no row waits for the last. COPY
+    /// takes no parameters, so `statement` must hold no values.
+    /// - Throws: ``PostgresError/Code/statementFailed`` with the server's reason (or for rows
+    ///   not in binary COPY's layout), ``PostgresError/Code/connectionLost``.
+    @discardableResult
+    package func copyOut(
+        _ statement: String,
+        row: (BinaryCopyRow) throws(PostgresError) -> Void
+    ) throws(PostgresError) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let connection else {
+            throw PostgresError(.connectionLost, "the connection to \(target) is closed")
+        }
+        let started = PQexec(connection, statement)
+        guard let started else { throw lostOrFailed(connection, "COPY did not start") }
+        guard PQresultStatus(started) == PGRES_COPY_OUT else {
+            defer { PQclear(started) }
+            throw failure(of: started, connection)
+        }
+        PQclear(started)
+        var rows = 0
+        var parser = BinaryCopyRow.Parser()
+        var failed: PostgresError?
+        while true {
+            var buffer: UnsafeMutablePointer<CChar>?
+            let length = PQgetCopyData(connection, &buffer, 0)
+            guard length >= 0, let buffer else {
+                // -1: the copy is done; -2: it failed (the result below says why).
+                if length == -2 { failed = failed ?? lostOrFailed(connection, "COPY failed") }
+                break
+            }
+            defer { PQfreemem(buffer) }
+            // After a failure the rest of the rows are read and dropped, so that the
+            // connection is ready for the next statement.
+            guard failed == nil else { continue }
+            do {
+                let message = UnsafeRawBufferPointer(start: buffer, count: Int(length))
+                if let parsed = try parser.row(in: message) {
+                    try row(parsed)
+                    rows += 1
+                }
+            } catch {
+                failed = error
+            }
+        }
+        var serverError: PostgresError?
+        while let result = PQgetResult(connection) {
+            if PQresultStatus(result) != PGRES_COMMAND_OK, serverError == nil {
+                serverError = failure(of: result, connection)
+            }
+            PQclear(result)
+        }
+        if let serverError { throw serverError }
+        if let failed { throw failed }
+        guard parser.ended else {
+            throw PostgresError(.statementFailed, "COPY ended without its trailer")
+        }
+        return rows
     }
 
     /// Runs a `COPY … FROM STDIN` statement, sending the rows `write` produces in COPY's text

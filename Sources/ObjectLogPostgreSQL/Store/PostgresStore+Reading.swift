@@ -24,8 +24,7 @@ extension PostgresStore {
                 for row in 0..<rows.count {
                     writer.removeAll()
                     let (key, entity, version) = try layout.appendRecord(
-                        rows,
-                        row,
+                        rows.row(row),
                         to: &writer,
                         steps: &steps
                     )
@@ -36,47 +35,59 @@ extension PostgresStore {
         }
     }
 
-    /// The records of the rows of `layout`'s table that `condition` selects, in key order, packed
-    /// side by side: ``records(of:where:_:)`` for many rows.
+    /// The records of the rows of `layout`'s table that `condition` selects, packed side by
+    /// side: ``records(of:where:_:)`` for many rows, in the order the server finds them.
+    ///
+    /// Key order would make the server walk the key index, or sort, where a sequential scan is
+    /// cheaper; the engine sorts what it fetches itself.
     func packedRecords(
         of layout: RowLayout,
         where condition: String,
         _ parameters: [String?],
         alias: String
     ) throws(PostgresError) -> PackedRecords {
-        let list = layout.selectList(alias: alias)
-        return try locked { connection throws(PostgresError) in
-            try connection.query(
-                "SELECT \(list) FROM \(quoted(layout.table)) \(alias) WHERE \(condition) "
-                    + "ORDER BY \(alias).\(quoted(SchemaMapping.keyColumn))",
-                parameters.map { $0.map(PostgresParameter.text) }
-            ) { rows throws(PostgresError) in
-                var packed = PackedRecords()
+        let statement =
+            "SELECT \(layout.selectList(alias: alias)) FROM \(quoted(layout.table)) \(alias) "
+            + "WHERE \(condition)"
+        var packed = PackedRecords()
+        var writer = PayloadWriter()
+        var steps: (tag: UInt32, steps: [RowLayout.ReadStep])?
+        func append(_ row: some RowValues) throws(PostgresError) {
+            let (key, entity, version) = try layout.appendRecord(
+                row,
+                to: &writer,
+                steps: &steps
+            )
+            packed.keys.append(key)
+            packed.entities.append(entity)
+            packed.versions.append(version)
+            packed.ends.append(writer.count)
+        }
+        try locked { connection throws(PostgresError) in
+            // A statement without values (a fetch of every object, most often) streams its
+            // rows through COPY, which builds no result of them; COPY takes no parameters.
+            if parameters.isEmpty {
+                try connection.copyOut("COPY (\(statement)) TO STDOUT (FORMAT binary)") {
+                    row throws(PostgresError) in try append(row)
+                }
+                return
+            }
+            try connection.query(statement, parameters.map { $0.map(PostgresParameter.text) }) {
+                rows throws(PostgresError) in
                 packed.keys.reserveCapacity(rows.count)
                 packed.entities.reserveCapacity(rows.count)
                 packed.versions.reserveCapacity(rows.count)
                 packed.ends.reserveCapacity(rows.count)
-                var writer = PayloadWriter()
-                var steps: (tag: UInt32, steps: [RowLayout.ReadStep])?
                 for row in 0..<rows.count {
-                    let (key, entity, version) = try layout.appendRecord(
-                        rows,
-                        row,
-                        to: &writer,
-                        steps: &steps
-                    )
-                    packed.keys.append(key)
-                    packed.entities.append(entity)
-                    packed.versions.append(version)
-                    packed.ends.append(writer.count)
+                    try append(rows.row(row))
                     // Room for the rest at the first row's size, with a margin: growing by
                     // doubling would copy and touch the bytes twice over.
                     if row == 0 { writer.reserveCapacity(writer.count * rows.count * 5 / 4) }
                 }
-                packed.bytes = writer.bytes
-                return packed
             }
         }
+        packed.bytes = writer.bytes
+        return packed
     }
 
     /// The model-version records among `keys` (all of them when nil).
@@ -347,9 +358,9 @@ extension PostgresStore {
 
 extension PostgresStore {
     // The query's rows are read by one statement: the query's own (``SQLSelect``) selects the
-    // keys, and the rows of those keys come back whole, in key order. The engine sorts what
-    // it fetches itself, ties in key order as the statement orders them, so the order they
-    // come in changes nothing.
+    // keys, and the rows of those keys come back whole, in no particular order. The engine
+    // sorts what it fetches itself (ties in key order, as the statement's window orders
+    // them), so the order they come in changes nothing.
     package func candidates(
         for query: StoreQuery,
         adding keys: [ObjectKey]

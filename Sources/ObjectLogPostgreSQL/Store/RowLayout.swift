@@ -38,8 +38,11 @@ struct RowLayout: Sendable {
     /// The table.
     let table: String
     /// Every property of the table's entities, each once, in `SELECT` order after the key,
-    /// entity and version columns.
+    /// entity (if selected) and version columns.
     let fields: [Field]
+    /// The entity of every row when the table holds one, whose entity column is then not
+    /// selected: a column fewer for the server to send on every row of a large fetch.
+    let soleEntity: UInt32?
     /// The `SELECT` list, reading the table as `t`.
     let selectList: String
     /// For each entity of the table: its schema, and the field of each of its properties.
@@ -68,7 +71,8 @@ struct RowLayout: Sendable {
         )
         var fields: [Field] = []
         var fieldIndex: [String: Int] = [:]
-        var column = 3
+        soleEntity = table.entities.count == 1 ? table.entities.keys.first : nil
+        var column = soleEntity == nil ? 3 : 2
         var entities: [UInt32: (entity: ModelSchema.Entity, fields: [Int])] = [:]
         var binaryColumns: [UInt32: [BinaryColumn?]] = [:]
         for tag in table.entities.keys.sorted() {
@@ -94,24 +98,35 @@ struct RowLayout: Sendable {
         self.fields = fields
         self.entities = entities
         self.binaryColumns = binaryColumns
-        selectList = Self.selectList(of: fields, alias: "t", externalThreshold: externalThreshold)
+        selectList = Self.selectList(
+            of: fields,
+            alias: "t",
+            selectsEntity: soleEntity == nil,
+            externalThreshold: externalThreshold
+        )
     }
 
     /// The `SELECT` list, reading the table as `alias`.
     func selectList(alias: String) -> String {
-        Self.selectList(of: fields, alias: alias, externalThreshold: externalThreshold)
+        Self.selectList(
+            of: fields,
+            alias: alias,
+            selectsEntity: soleEntity == nil,
+            externalThreshold: externalThreshold
+        )
     }
 
     private static func selectList(
         of fields: [Field],
         alias: String,
+        selectsEntity: Bool,
         externalThreshold: Int
     ) -> String {
         let t = alias
         let key = quoted(Self.key)
-        var list = [
-            "\(t).\(key)", "\(t).\(quoted(Self.entityColumn))", "\(t).\(quoted(Self.version))",
-        ]
+        var list = ["\(t).\(key)"]
+        if selectsEntity { list.append("\(t).\(quoted(Self.entityColumn))") }
+        list.append("\(t).\(quoted(Self.version))")
         for field in fields {
             switch field.source {
             case .column(let name):
@@ -233,21 +248,21 @@ struct RowLayout: Sendable {
         }
     }
 
-    /// Appends the payload of row `row` of `rows` to `writer`, after what it holds; returns
-    /// the row's key, entity and version.
+    /// Appends the payload of `row` to `writer`, after what it holds; returns the row's key,
+    /// entity and version.
     ///
     /// `steps` caches the read steps of the entity of the rows before, which most rows share.
     func appendRecord(
-        _ rows: borrowing BinaryRows,
-        _ row: Int,
+        _ row: some RowValues,
         to writer: inout PayloadWriter,
         steps: inout (tag: UInt32, steps: [ReadStep])?
     ) throws(PostgresError) -> (key: ObjectKey, entity: UInt32, version: UInt64) {
-        guard let signedKey = rows.int64(row, 0), let signedTag = rows.int32(row, 1),
-            let signedVersion = rows.int64(row, 2), signedKey > 0, signedVersion >= 0
+        let versionColumn = soleEntity == nil ? 2 : 1
+        guard let signedKey = row.int64(0),
+            let tag = soleEntity ?? row.int32(1).map({ UInt32(bitPattern: $0) }),
+            let signedVersion = row.int64(versionColumn), signedKey > 0, signedVersion >= 0
         else { throw Self.corrupt(table, "a row without its key, entity or version") }
         let (key, version) = (ObjectKey(signedKey), UInt64(signedVersion))
-        let tag = UInt32(bitPattern: signedTag)
         if steps?.tag != tag {
             guard let found = readSteps(of: tag) else {
                 throw Self.corrupt(table, "row \(key) is of entity \(tag), which the model lacks")
@@ -260,16 +275,16 @@ struct RowLayout: Sendable {
             let written: Bool
             switch step.kind {
             case .column(let column):
-                written = column.appendPayload(of: rows.value(row, step.column), to: &writer)
+                written = column.appendPayload(of: row.value(step.column), to: &writer)
             case .external(let optional):
                 written = appendExternal(
-                    length: rows.value(row, step.column),
-                    bytes: rows.value(row, step.column + 1),
+                    length: row.value(step.column),
+                    bytes: row.value(step.column + 1),
                     optional: optional,
                     to: &writer
                 )
             case .keyList:
-                written = Self.appendKeyList(rows.value(row, step.column), to: &writer)
+                written = Self.appendKeyList(row.value(step.column), to: &writer)
             }
             guard written else { throw unreadable(key: key, tag: tag, position: position) }
         }
