@@ -737,7 +737,9 @@ extension ManagedObjectContext {
         keepBest: Int?,
         countOnly: Bool
     ) throws -> (plan: any StoreReadPlan, counted: Int)? {
-        guard condition != nil || order != nil else { return nil }
+        // Only a store this process alone writes has columns (see `withColumns`): on any other
+        // the count below would be a query to the store for nothing.
+        guard condition != nil || order != nil, coordinator.isExclusive else { return nil }
         var registered: [ObjectKey] = []
         registry.forEachObject { key, object in
             if object.hasEntity(entity) { registered.append(key) }

@@ -95,6 +95,8 @@ struct SQLSelect: Sendable, Equatable {
     /// The statement's `WHERE` condition, on the table as ``alias``; nil when it selects
     /// every row.
     var condition: String?
+    /// What follows the condition: the `ORDER BY`, `LIMIT` and `OFFSET`, if any.
+    var orderAndWindow = ""
 
     /// The statement of `query`, in the tables `mapping` lays out for `schema`, selecting
     /// `columns` of the entity's table (all of them when nil, in the table's order).
@@ -131,6 +133,7 @@ struct SQLSelect: Sendable, Equatable {
         self.condition = condition
         if let condition { text += " WHERE " + condition }
         isExact = query.translation.isExact && writer.isExact
+        var tail = ""
         if let keys = query.sortKeys {
             var order: [String] = []
             for key in keys {
@@ -144,7 +147,7 @@ struct SQLSelect: Sendable, Equatable {
                 order.append(Self.orderTerm(key, on: row))
             }
             order.append("\(row.column(SchemaMapping.keyColumn)) ASC")
-            text += " ORDER BY " + order.joined(separator: ", ")
+            tail += " ORDER BY " + order.joined(separator: ", ")
             isOrdered = true
         } else {
             isOrdered = false
@@ -152,12 +155,14 @@ struct SQLSelect: Sendable, Equatable {
         appliesWindow = isExact && isOrdered
         if appliesWindow {
             if let limit = query.fetchLimit {
-                text += " LIMIT " + writer.parameter(String(max(0, limit)), as: "bigint")
+                tail += " LIMIT " + writer.parameter(String(max(0, limit)), as: "bigint")
             }
             if query.fetchOffset > 0 {
-                text += " OFFSET " + writer.parameter(String(query.fetchOffset), as: "bigint")
+                tail += " OFFSET " + writer.parameter(String(query.fetchOffset), as: "bigint")
             }
         }
+        text += tail
+        orderAndWindow = tail
         guard writer.parameters.count <= Self.parameterLimit else {
             throw PostgresError(
                 .invalidParameter,

@@ -382,24 +382,15 @@ extension PostgresStore {
         if query.fetchLimit == nil { query.sortKeys = nil }
         guard let select = keySelect(query) else { return nil }
         guard let tag = query.entityTags.first, let index = layoutOfTag[tag] else { return nil }
-        // A statement that cuts a window selects its keys in a subquery; any other selects
-        // its rows on the spot.
-        let layout = layouts[index]
-        var selected =
-            select.appliesWindow
-            ? try packedRecords(
-                of: layout,
-                where: "t0.\(quoted(SchemaMapping.keyColumn)) IN (SELECT s.k FROM "
-                    + "(\(select.text)) AS s(k))",
-                select.parameters,
-                alias: "t0"
-            )
-            : try packedRecords(
-                of: layout,
-                where: select.condition ?? "true",
-                select.parameters,
-                alias: select.alias
-            )
+        // The rows come from the query's own statement: its condition (and its order and
+        // window, when it cuts one) on the table, with the whole rows selected.
+        var selected = try packedRecords(
+            of: layouts[index],
+            where: (select.condition ?? "true")
+                + (select.appliesWindow ? select.orderAndWindow : ""),
+            select.parameters,
+            alias: select.alias
+        )
         if !keys.isEmpty {
             let found = Set(selected.keys)
             for record in try records(keys: keys.filter { !found.contains($0) }) {
