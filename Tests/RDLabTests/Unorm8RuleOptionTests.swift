@@ -4,8 +4,8 @@ import TestSupport
 import Testing
 
 /// `--unorm8-rule`: the rule a run's unorm8 steps follow reaches the solver, is kept with the
-/// snapshots (so resuming continues by it).
-@Suite("rdlab run and demo --unorm8-rule, kept with the snapshots")
+/// snapshots (so resuming continues by it), and is named wherever a command reproduces a state.
+@Suite("rdlab run and demo --unorm8-rule, kept with the snapshots and named to reproduce them")
 struct Unorm8RuleOptionTests {
     /// A Gray-Scott run from the seed: the model on which the rules compute differently.
     static let run = [
@@ -40,6 +40,36 @@ struct Unorm8RuleOptionTests {
             ($0["step"] as? Int ?? 0) < ($1["step"] as? Int ?? 0)
         }
         return snapshots.compactMap { $0["unorm8Rule"] as? Int }
+    }
+
+    /// Each configuration's reproducing command in the gallery `browse` writes.
+    static func galleryCommands(_ lab: borrowing LabFixture) throws -> [String: String] {
+        let page = lab.path("gallery.html")
+        try lab.succeed(["browse", "--html", page, "--sheet", lab.path("sheet.png")])
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        let configurations =
+            try GalleryBrowserTests.data(inGallery: html)["configurations"] as? [[String: Any]]
+            ?? []
+        var commands: [String: String] = [:]
+        for configuration in configurations {
+            if let name = configuration["name"] as? String,
+                let command = configuration["command"] as? String
+            {
+                commands[name] = command
+            }
+        }
+        return commands
+    }
+
+    /// Runs a gallery command (plain words, no quoting) into a fresh store and returns the
+    /// state it saved as `name`.
+    static func stateOfRunning(_ command: String, saving name: String) throws -> Data? {
+        let words = command.split(separator: " ").map(String.init)
+        #expect(words.first == "rdlab" && !command.contains("'"), "\(command)")
+        let other = try LabFixture()
+        try other.succeed(Array(words.dropFirst()))
+        try other.succeed(["show", name, "--npy", other.path("state.npy")])
+        return FileManager.default.contents(atPath: other.path("state.npy"))
     }
 
     @Test("each rule reaches the solver and is saved with the snapshot; the rules' states differ")
@@ -89,7 +119,45 @@ struct Unorm8RuleOptionTests {
         #expect(try Self.snapshotRules("autosave", in: lab) == [1])
     }
 
-    @Test("demo --unorm8-rule 1 runs every preset by rule 1")
+    @Test("the gallery's command names a rule other than the default, and reproduces the state")
+    func galleryCommandNamesTheRule() throws {
+        let lab = try LabFixture()
+        try lab.succeed(Self.run + ["--steps", "30", "--unorm8-rule", "1", "--save", "one"])
+        try lab.succeed(["resume", "one", "--steps", "30"])
+        try lab.succeed(Self.run + ["--steps", "60", "--unorm8-rule", "2", "--save", "two"])
+        try lab.succeed(Self.run + ["--steps", "60", "--precision", "float32", "--save", "float"])
+        let commands = try Self.galleryCommands(lab)
+        let base = (["rdlab"] + Self.run + ["--steps", "60"]).joined(separator: " ")
+        #expect(commands["one"] == base + " --unorm8-rule 1 --save one")
+        #expect(commands["two"] == base + " --save two")
+        #expect(commands["float"] == base + " --precision float32 --save float")
+
+        try lab.succeed(["show", "one", "--npy", lab.path("one.npy")])
+        let saved = FileManager.default.contents(atPath: lab.path("one.npy"))
+        let command = try #require(commands["one"])
+        #expect(try Self.stateOfRunning(command, saving: "one") == saved)
+        // The command as it was before it named the rule computes another state.
+        let unnamed = command.replacingOccurrences(of: " --unorm8-rule 1", with: "")
+        #expect(try Self.stateOfRunning(unnamed, saving: "one") != saved)
+    }
+
+    @Test("a Gray-Scott state saved before rule 2 is reproduced by its command, which names rule 1")
+    func commandForAnEarlierStore() throws {
+        let lab = try LabFixture()
+        try ModelFixtureTests().copy("rdlab-model-1.olog", to: lab)
+        let commands = try Self.galleryCommands(lab)
+        let command = try #require(commands["spots"])
+        #expect(command.contains(" --unorm8-rule 1 "), "\(command)")
+        try lab.succeed(["show", "spots", "--npy", lab.path("spots.npy")])
+        let saved = FileManager.default.contents(atPath: lab.path("spots.npy"))
+        #expect(try Self.stateOfRunning(command, saving: "spots") == saved)
+        let unnamed = command.replacingOccurrences(of: " --unorm8-rule 1", with: "")
+        #expect(try Self.stateOfRunning(unnamed, saving: "spots") != saved)
+        // A float32 state names no rule: its steps never round.
+        #expect(commands["waves"]?.contains("--unorm8-rule") == false)
+    }
+
+    @Test("demo --unorm8-rule 1 runs every preset by rule 1, and its gallery names the rule")
     func demo() throws {
         let lab = try LabFixture()
         let result = try lab.succeed([
@@ -101,6 +169,11 @@ struct Unorm8RuleOptionTests {
         #expect(names.count == Preset.all.count)
         for name in names {
             #expect(try Self.snapshotRules(name, in: lab) == [1], "\(name)")
+        }
+        let commands = try Self.galleryCommands(lab)
+        #expect(commands.count == Preset.all.count)
+        for (name, command) in commands {
+            #expect(command.contains(" --unorm8-rule 1 "), "\(name): \(command)")
         }
     }
 
