@@ -60,6 +60,14 @@ struct BadInputTests {
                 "error: unknown value 'float64' for '--precision' (did you mean 'float32'?); use unorm8 or float32"
             ),
             (
+                ["--model", "gray-scott", "--unorm8-rule", "3"],
+                "error: unknown value '3' for '--unorm8-rule'; use 1 (the original's 8-bit rounding) or 2 (the default)"
+            ),
+            (
+                ["--model", "gray-scott", "--unorm8-rule", "1", "--unorm8-rule", "2"],
+                "error: '--unorm8-rule' is given more than once"
+            ),
+            (
                 ["--model", "gray-scott", "--boundary", "mirror"],
                 "error: unknown value 'mirror' for '--boundary'; use zero or periodic"
             ),

@@ -164,7 +164,7 @@ struct RunCommandTests {
         #expect(text.contains("\n\nOPTIONS:\n  --model <model>"))
         for flag in [
             "--preset", "--set", "--size", "--width", "--height", "--steps", "--threads",
-            "--precision",
+            "--precision", "--unorm8-rule",
             "--boundary", "--init", "--npy", "--png", "--save", "--replace", "--no-save", "--force",
             "--store", "-h, --help",
         ] {

@@ -27,7 +27,7 @@ public struct DemoCommand: Command {
             """,
         usage: """
             rdlab demo [--store <path|uri>] [--size <n>] [--steps <n>] [--threads <t>] \
-            [--html <path>] [--sheet <path>] [--overwrite]
+            [--unorm8-rule <1|2>] [--html <path>] [--sheet <path>] [--overwrite]
             """,
         options: [
             .option(
@@ -44,6 +44,7 @@ public struct DemoCommand: Command {
                     "Steps for every preset (default: enough for each model's\npattern: \(defaultSteps.map { "\($0.0.name) \($0.1)" }.joined(separator: ", ")))."
             ),
             .option("--threads", value: "t", help: "Threads to step with (default: all cores)."),
+            .unorm8Rule,
             .option("--html", value: "path", help: "The gallery (default: gallery.html)."),
             .option("--sheet", value: "path", help: "The contact sheet (default: sheet.png)."),
             .flag(
@@ -66,6 +67,8 @@ public struct DemoCommand: Command {
     public var steps: Int?
     /// The number of threads.
     public var threads = ProcessInfo.processInfo.activeProcessorCount
+    /// The rule the presets' unorm8 steps follow.
+    public var unorm8Rule = Unorm8Rule.current
     /// Where to write the gallery.
     public var htmlPath = "gallery.html"
     /// Where to write the contact sheet.
@@ -81,6 +84,7 @@ public struct DemoCommand: Command {
             case "--size": size = try arguments.integer(for: option, in: 8...2_048)
             case "--steps": steps = try arguments.integer(for: option, in: 0...1_000_000)
             case "--threads": threads = try arguments.integer(for: option, in: 1...256)
+            case "--unorm8-rule": unorm8Rule = try arguments.unorm8Rule(for: option)
             case "--html": htmlPath = try arguments.value(for: option)
             case "--sheet": sheetPath = try arguments.value(for: option)
             case "--overwrite": overwrite = true
@@ -121,8 +125,9 @@ public struct DemoCommand: Command {
         try store.container.setMetadataOrFail(.bool(true), forKey: Self.markerKey, path: store.path)
         store.settings.defaultSize = size
         output.print(
-            "rdlab demo: \(Preset.all.count) presets at \(size) × \(size), \(threads) "
-                + "thread\(threads == 1 ? "" : "s"), into \(store.path)"
+            "rdlab demo: \(Preset.all.count) presets at \(size) × \(size), "
+                + (unorm8Rule != .current ? "unorm8 rule \(unorm8Rule.rawValue), " : "")
+                + "\(threads) thread\(threads == 1 ? "" : "s"), into \(store.path)"
         )
         for preset in Preset.all {
             let model = preset.model
@@ -130,6 +135,7 @@ public struct DemoCommand: Command {
             let simulation = Simulation(
                 model: model,
                 parameters: preset.parameters,
+                unorm8Rule: unorm8Rule,
                 field: InitialState.make(
                     for: model,
                     width: size,

@@ -23,9 +23,9 @@ public struct RunCommand: Command {
         usage: """
             rdlab run --model <model> [--preset <name>] [--set <name=value> ...] \
             [--size <n> | --width <w> --height <h>] [--steps <n>] [--threads <t>] \
-            [--precision <precision>] [--boundary <boundary>] [--init <path.npy>] \
-            [--npy <out.npy>] [--png <out.png>] [--save <name> [--replace] | --no-save] \
-            [--force] [--store <path|uri>]
+            [--precision <precision>] [--unorm8-rule <1|2>] [--boundary <boundary>] \
+            [--init <path.npy>] [--npy <out.npy>] [--png <out.png>] \
+            [--save <name> [--replace] | --no-save] [--force] [--store <path|uri>]
             """,
         options: [
             .option("--model", value: "model", help: "\(modelList)."),
@@ -59,6 +59,7 @@ public struct RunCommand: Command {
                 help:
                     "unorm8 (default: clamp and round to k/255 after every\nstep, as the original) or float32."
             ),
+            .unorm8Rule,
             .option(
                 "--boundary",
                 value: "boundary",
@@ -110,6 +111,8 @@ public struct RunCommand: Command {
     public var threads: Int
     /// The state's precision.
     public var precision: Precision
+    /// The rule `unorm8` steps follow.
+    public var unorm8Rule: Unorm8Rule
     /// The boundary rule.
     public var boundary: Boundary
     /// The starting state, from `--init` or the model's seed.
@@ -140,6 +143,7 @@ public struct RunCommand: Command {
         var steps: Int?
         var threads: Int?
         var precision: Precision?
+        var unorm8Rule: Unorm8Rule?
         var boundary: Boundary?
         var initPath: String?
         var numPyPath: String?
@@ -169,6 +173,7 @@ public struct RunCommand: Command {
                     for: option,
                     from: Precision.allCases.map { ($0.rawValue, $0) }
                 )
+            case "--unorm8-rule": unorm8Rule = try arguments.unorm8Rule(for: option)
             case "--boundary":
                 boundary = try arguments.choice(
                     for: option,
@@ -243,6 +248,14 @@ public struct RunCommand: Command {
         self.steps = steps ?? 1_000
         self.threads = threads ?? ProcessInfo.processInfo.activeProcessorCount
         self.precision = precision ?? .unorm8
+        // A float32 state is never rounded to a level, so a rule given with it would be
+        // silently ignored, and the run would not be what was asked for.
+        if unorm8Rule != nil && self.precision != .unorm8 {
+            throw .usage(
+                "'--unorm8-rule' goes with unorm8 precision; a float32 state is not rounded to levels"
+            )
+        }
+        self.unorm8Rule = unorm8Rule ?? .current
         self.boundary = boundary ?? .zero
         self.numPyPath = numPyPath
         self.pngPath = pngPath
@@ -378,6 +391,7 @@ public struct RunCommand: Command {
             model: model,
             parameters: parameters,
             precision: precision,
+            unorm8Rule: unorm8Rule,
             boundary: boundary,
             field: initialState,
             threadCount: threads
@@ -397,8 +411,12 @@ public struct RunCommand: Command {
 
         let presetText = preset.map { " (\($0.name))" } ?? ""
         let rate = seconds > 0 ? Double(width * height * steps) / seconds / 1e6 : 0
+        // Only a rule other than the default is named, as the gallery's command names it.
+        let ruleText =
+            precision == .unorm8 && unorm8Rule != .current ? " rule \(unorm8Rule.rawValue)" : ""
         output.print(
-            "\(model.name)\(presetText), \(width) × \(height), \(steps) steps, \(precision.rawValue), "
+            "\(model.name)\(presetText), \(width) × \(height), \(steps) steps, "
+                + "\(precision.rawValue)\(ruleText), "
                 + "\(boundary.rawValue) boundary, \(threads) thread\(threads == 1 ? "" : "s"), "
                 + "\(simulation.kernel) kernel: "
                 + String(format: "%.3f s (%.1f Mcell/s)", seconds, rate)

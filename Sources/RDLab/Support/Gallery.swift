@@ -234,10 +234,18 @@ enum Gallery {
     ///
     /// A run is deterministic and resuming is bit-identical, so the latest snapshot's step
     /// count with the current parameters gives that state again (unless the parameters were
-    /// edited between snapshots, or the run started from an `--init` file). `nil` for a model
-    /// this version does not know.
+    /// edited between snapshots, or the run started from an `--init` file). A `unorm8` state
+    /// computed by a rule other than ``ReactionDiffusion/Unorm8Rule/current`` names its rule,
+    /// since a run without it computes a different state. `nil` for a model or rule this
+    /// version does not know.
     static func command(for configuration: Configuration) -> String? {
         guard let model = configuration.modelValue else { return nil }
+        let latest = configuration.latestSnapshot
+        var rule = Unorm8Rule.current
+        if configuration.precisionValue == .unorm8, let latest {
+            guard let stored = Unorm8Rule(rawValue: latest.unorm8Rule) else { return nil }
+            rule = stored
+        }
         var words = ["rdlab", "run", "--model", model.name]
         let preset = configuration.preset.flatMap { Preset.named($0, for: model) }
         if let preset {
@@ -258,9 +266,12 @@ enum Gallery {
                 "--width", String(configuration.width), "--height", String(configuration.height),
             ]
         }
-        words += ["--steps", String(configuration.latestSnapshot?.step ?? 0)]
+        words += ["--steps", String(latest?.step ?? 0)]
         if configuration.precisionValue != .unorm8 {
             words += ["--precision", configuration.precisionValue.rawValue]
+        }
+        if rule != .current {
+            words += ["--unorm8-rule", String(rule.rawValue)]
         }
         if configuration.boundaryValue != .zero {
             words += ["--boundary", configuration.boundaryValue.rawValue]
