@@ -60,6 +60,10 @@ public struct ObjectLogError: Error, Sendable, CustomStringConvertible, Localize
         /// The kind of store the container opened cannot do this (compaction on a database
         /// server, say); nothing was changed.
         case unsupported
+        /// The history asked for is no longer kept: a compaction folded those transactions
+        /// into the live state. Fetch what you need afresh and go on from
+        /// ``ManagedObjectContext/currentHistoryToken``.
+        case historyExpired
     }
 
     /// What kind of failure this is.

@@ -157,6 +157,11 @@ package protocol PersistentStore: AnyObject, Sendable {
         recording: () throws -> Transaction
     ) throws -> Bool
 
+    /// The committed transactions numbered above `number`, up to `limit` of them, with each
+    /// changed object's payload before and after, in the newest model version's layout; nil
+    /// when the store keeps no history (it lacks ``StoreCapabilities/history``).
+    func history(after number: UInt64, limit: Int) throws -> StoreHistory?
+
     /// Reads records as the newest version of `history` lays them out from now on (the log
     /// store translates records older versions wrote as it reads them; a store that rewrites
     /// its rows when it migrates has nothing to do). `pendingBoundary`: the end below which
@@ -307,6 +312,9 @@ package struct StoreCapabilities: OptionSet, Sendable {
     /// Only this process writes the store, so what the coordinator keeps of it (attribute
     /// columns, uniqueness indexes) stays true between its own saves.
     package static let exclusiveWriter = StoreCapabilities(rawValue: 1 << 4)
+    /// Its committed transactions with each object's value before and after
+    /// (``PersistentStore/history(after:limit:)``).
+    package static let history = StoreCapabilities(rawValue: 1 << 5)
 }
 
 /// What `body` reads from a store, a failure thrown as the engine's error (an `ObjectLogError`

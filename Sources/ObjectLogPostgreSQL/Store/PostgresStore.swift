@@ -302,6 +302,10 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
     deinit { listener?.stop() }
 
     package var capabilities: StoreCapabilities { [] }
+
+    // Rows hold each object's latest values; `objectlog_commits` names what each commit
+    // changed, without the values.
+    package func history(after number: UInt64, limit: Int) -> StoreHistory? { nil }
     package var allowsPatches: Bool { false }
 
     /// Runs `body` with the connection, alone.

@@ -5,7 +5,58 @@ import ObjectLogStore
 /// the append-only log. Most of the seam is the store's own API, unchanged.
 extension LogStore: PersistentStore {
     package var capabilities: StoreCapabilities {
-        [.compaction, .backup, .batchRequests, .migration, .exclusiveWriter]
+        [.compaction, .backup, .batchRequests, .migration, .exclusiveWriter, .history]
+    }
+
+    // The log is the history: each transaction's records are its values after, and the
+    // records they replaced, still in the file until a compaction, its values before.
+    package func history(after number: UInt64, limit: Int) throws -> StoreHistory? {
+        let log = try history(after: number, limit: limit) as LogHistory
+        func payload(_ key: ObjectKey, _ location: RecordLocation?) throws -> [UInt8]? {
+            guard let location else { return nil }
+            var bytes: [UInt8] = []
+            try withHistoryValue(of: key, at: location, in: log) { value, _ in bytes = Array(value)
+            }
+            return bytes
+        }
+        var transactions: [StoreHistory.Transaction] = []
+        transactions.reserveCapacity(log.transactions.count)
+        for transaction in log.transactions {
+            var changes: [StoreHistory.Change] = []
+            var changesModel = false
+            for change in transaction.changes {
+                if change.entity == ModelHistory.schemaEntityTag {
+                    changesModel = true
+                    continue
+                }
+                let kind: StoreHistory.Change.Kind =
+                    switch change.kind {
+                    case .insert: .insert
+                    case .update: .update
+                    case .delete: .delete
+                    }
+                changes.append(
+                    StoreHistory.Change(
+                        key: change.key,
+                        entity: change.entity,
+                        kind: kind,
+                        before: try payload(change.key, change.before),
+                        after: try payload(change.key, change.after)
+                    )
+                )
+            }
+            transactions.append(
+                StoreHistory.Transaction(
+                    number: transaction.number,
+                    date: Date(
+                        timeIntervalSince1970: Double(transaction.timestampMicroseconds) / 1e6
+                    ),
+                    changes: changes,
+                    changesModel: changesModel
+                )
+            )
+        }
+        return StoreHistory(transactions: transactions, earliest: log.earliest, latest: log.latest)
     }
 
     package var displayName: String { path }

@@ -40,6 +40,9 @@ package final class MemoryStore: PersistentStore {
     }
 
     package var capabilities: StoreCapabilities { [.exclusiveWriter] }
+
+    // The memory store keeps each object's latest value only.
+    package func history(after number: UInt64, limit: Int) -> StoreHistory? { nil }
     package var isReadOnly: Bool { false }
     package var allowsPatches: Bool { false }
 

@@ -1,0 +1,211 @@
+import Foundation
+
+/// One object's change in a committed transaction, as the log holds it: where its value was
+/// before the transaction and where it is after.
+package struct LogHistoryChange: Sendable {
+    /// What the transaction did to the object.
+    package enum Kind: UInt8, Sendable {
+        case insert
+        case update
+        case delete
+    }
+
+    package var key: ObjectKey
+    package var entity: EntityTag
+    package var kind: Kind
+    /// The object's record before the transaction; nil for an insert.
+    package var before: RecordLocation?
+    /// The object's record after it; nil for a delete.
+    package var after: RecordLocation?
+}
+
+/// A committed transaction of the log, with its objects' changes.
+package struct LogHistoryTransaction: Sendable {
+    package var number: UInt64
+    /// When it committed, in microseconds since 1970.
+    package var timestampMicroseconds: Int64
+    /// Its changes, in the order of its records (one per object).
+    package var changes: [LogHistoryChange]
+}
+
+/// The committed transactions of one file generation, read from the log itself: a put or
+/// patch is a value after, and the key's record before it is the value before.
+package struct LogHistory {
+    /// The transactions numbered above ``earliest`` that the request asked for, in order.
+    package var transactions: [LogHistoryTransaction]
+    /// The number of the last transaction whose changes are gone: those that the file's last
+    /// compaction folded into its copy of the live state (the file's base transaction count).
+    package var earliest: UInt64
+    /// The number of the last committed transaction.
+    package var latest: UInt64
+    /// The file generation the locations are in (for ``LogStore/withHistoryValue(of:at:in:_:)``).
+    package var generation: UInt64
+    fileprivate var file: any StoreFile
+    fileprivate var layout: RecordLayout
+}
+
+extension LogStore {
+    /// The committed transactions numbered above `number`, up to `limit` of them, each object's
+    /// change with its records before and after.
+    ///
+    /// The log is read from its start, so that the record of every key before the first
+    /// transaction asked for is known; the values are read with
+    /// ``withHistoryValue(of:at:in:_:)``. Transactions up to the file's base transaction count
+    /// were folded into the live state by a compaction: asking for them is not an error here,
+    /// and the caller compares `number` with ``LogHistory/earliest``.
+    ///
+    /// - Throws: `StoreError` `.closed`, `.io`, `.corrupt` for damage within the committed log.
+    package func history(after number: UInt64, limit: Int = .max) throws -> LogHistory {
+        lock.lock()
+        let (file, header, end, isClosed) = (
+            self.file, state.header, state.endOffset, state.isClosed
+        )
+        lock.unlock()
+        if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+        let scan = HistoryScan(after: number, limit: limit)
+        var scanner = LogScanner(file: file, path: path, fileSize: end, header: header)
+        let outcome = try scanner.scan(
+            from: UInt64(header.length),
+            lastNumber: header.baseTransactionCount,
+            committed: { [scan] key in scan.current[key] },
+            onTransaction: { [scan] transaction in scan.apply(transaction) }
+        )
+        if let damage = outcome.damage, damage.kind == LogDamage.Kind.corrupt {
+            throw StoreError(
+                .corrupt,
+                "the log is damaged: \(damage.reason)",
+                path: path,
+                offset: damage.offset
+            )
+        }
+        return LogHistory(
+            transactions: scan.transactions,
+            earliest: header.baseTransactionCount,
+            latest: scan.latest ?? header.baseTransactionCount,
+            generation: header.generation,
+            file: file,
+            layout: header.layout
+        )
+    }
+
+    /// Calls `body` with the value (in the current layout, a patch merged with its base) and
+    /// blobs of the record of `key` at `location`, one of `history`'s.
+    ///
+    /// - Throws: `StoreError` `.corrupt` if the record is damaged, `.io`, or what `body`
+    ///   throws.
+    package func withHistoryValue(
+        of key: ObjectKey,
+        at location: RecordLocation,
+        in history: LogHistory,
+        _ body: (_ value: UnsafeRawBufferPointer, _ blobs: [BlobID]) throws -> Void
+    ) throws {
+        let (merge, upgrade) = locked {
+            (
+                installedPatchMerge,
+                state.header.generation == history.generation ? activeUpgrade : nil
+            )
+        }
+        if location.isPatch {
+            try withPatchedObject(
+                key,
+                at: location,
+                file: history.file,
+                merge: merge,
+                upgrade: upgrade,
+                body
+            )
+            return
+        }
+        let record = try history.file.read(at: location.offset, count: Int(location.length))
+        try record.withUnsafeBytes { bytes in
+            let (_, payload, contents) = try checkedPut(
+                bytes,
+                key: key,
+                offset: location.offset,
+                layout: history.layout
+            )
+            let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
+            let blobs = contents.blobCount == 0 ? [] : contents.blobs(in: payload)
+            guard let upgrade, location.offset < upgrade.boundary else {
+                try body(value, blobs)
+                return
+            }
+            try upgrade.deliver(value, entity: location.entity, offset: location.offset) {
+                try body($0, blobs)
+            }
+        }
+    }
+}
+
+/// The state of a scan for ``LogStore/history(after:limit:)``.
+private final class HistoryScan {
+    let after: UInt64
+    let limit: Int
+    /// Every key's record as of the transaction being read: the compaction's copy and each
+    /// later put, patch and delete applied in turn.
+    var current: [ObjectKey: RecordLocation] = [:]
+    var transactions: [LogHistoryTransaction] = []
+    var latest: UInt64?
+
+    init(after: UInt64, limit: Int) {
+        self.after = after
+        self.limit = limit
+    }
+
+    func apply(_ transaction: ScannedTransaction) {
+        let wanted =
+            !transaction.isCompaction && transaction.number > after
+            && transactions.count < limit
+        var changes: [LogHistoryChange] = []
+        var position: [ObjectKey: Int] = [:]
+        for record in transaction.records {
+            let kind: LogHistoryChange.Kind
+            let after: RecordLocation?
+            switch record.type {
+            case .put:
+                kind = record.flags & 1 != 0 ? .insert : .update
+                after = record.location
+            case .patch:
+                kind = .update
+                after = record.location
+            case .delete:
+                kind = .delete
+                after = nil
+            default:
+                continue
+            }
+            let before = current[record.key]
+            current[record.key] = after
+            guard wanted else { continue }
+            // Writers change an object once a transaction; should a key come again, its
+            // change ends where its last record leaves it.
+            if let index = position[record.key] {
+                changes[index].after = after
+                if after == nil { changes[index].kind = .delete }
+                continue
+            }
+            position[record.key] = changes.count
+            changes.append(
+                LogHistoryChange(
+                    key: record.key,
+                    entity: record.entity,
+                    // A put of a key that was live replaces it: an update, whatever its flag.
+                    kind: kind == .insert && before != nil ? .update : kind,
+                    before: before,
+                    after: after
+                )
+            )
+        }
+        guard !transaction.isCompaction else { return }
+        latest = transaction.number
+        if wanted {
+            transactions.append(
+                LogHistoryTransaction(
+                    number: transaction.number,
+                    timestampMicroseconds: transaction.commit.timestampMicroseconds,
+                    changes: changes
+                )
+            )
+        }
+    }
+}
