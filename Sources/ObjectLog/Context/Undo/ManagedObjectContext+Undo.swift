@@ -87,13 +87,17 @@ extension ManagedObjectContext {
     /// Puts every object of `group` back in its state before the group (`before`) or after it,
     /// and tells the objects-did-change handlers.
     func restore(_ group: UndoGroup, before: Bool) {
-        // Only pending inserts stay listed, so that an object inserted again is listed once.
+        // Only pending inserts stay listed, before and after, so that an object inserted
+        // again (here, or later by `insert(_:)`) is listed once.
         insertedList.removeAll { !($0.isInserted && $0.contextLink === link) }
         var changes = ObjectChanges()
         let saves = undoManagerStorage?.saves ?? 0
         for entry in group.entries {
             guard let state = before ? entry.before : entry.after else { continue }
             restore(entry.object, to: state, sameSaveInterval: state.saves == saves, &changes)
+        }
+        if !changes.deleted.isEmpty {
+            insertedList.removeAll { !($0.isInserted && $0.contextLink === link) }
         }
         armUndoRecording(of: group)
         releaseSnapshotsIfUnused()
