@@ -400,6 +400,19 @@ struct UndoTests {
         #expect(configuration.isInserted)
     }
 
+    @Test("an object whose insert was undone can be inserted again by hand, once")
+    func insertAfterUndo() throws {
+        let container = try PersistentContainer.inMemory(for: testEntities)
+        let context = makeContext(container)
+        let configuration = Configuration(context: context)
+        configuration.name = "A"
+        context.undo()
+        try context.insert(configuration)
+        #expect(context.insertedList.count { $0 === configuration } == 1)
+        try context.save()
+        #expect(try savedNames(container) == ["A"])
+    }
+
     @Test("objects-did-change handlers hear of an undo")
     func undoNotifies() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)
