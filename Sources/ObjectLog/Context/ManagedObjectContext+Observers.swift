@@ -31,14 +31,16 @@ extension ManagedObjectContext {
         return token
     }
 
-    /// Calls `handler` when the context's objects change through a save, a merge or a
-    /// rollback, with the IDs of the objects concerned.
+    /// Calls `handler` when the context's objects change through a save, a merge, a
+    /// rollback or an undo, with the IDs of the objects concerned.
     ///
-    /// It fires at exactly three moments:
+    /// It fires at exactly these moments:
     /// - after a successful ``save()`` (before the did-save handlers), with what it saved;
     /// - after ``mergeChanges(from:)`` (the main context's automatic merges included), with
     ///   the merged objects this context has registered and the inserted ones;
-    /// - after ``rollback()`` that discarded changes, with the objects it reverted.
+    /// - after ``rollback()`` that discarded changes, with the objects it reverted;
+    /// - after ``undo()`` and ``redo()``, with the objects they put back: those that came
+    ///   back as inserted, those changed, and those that left the context or were deleted.
     ///
     /// It does *not* fire as properties are set, inserts are made or objects deleted, as Core
     /// Data's `NSManagedObjectContextObjectsDidChange` does at the end of each run-loop turn:

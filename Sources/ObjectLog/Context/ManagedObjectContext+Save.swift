@@ -363,6 +363,7 @@ extension ManagedObjectContext {
             object.accessState = [.fault, .tracksUpdates]
         }
         releaseSnapshotsIfUnused()
+        undoManagerStorage?.contextDidSave()
         callDidSave(inserted: inserted, updated: updated, deleted: deleted, skipped: skipped)
         if !saved.isEmpty {
             post(objectsDidChange: saved)

@@ -86,6 +86,8 @@ public final class ManagedObjectContext {
     /// Receives the context's events (see ``ContextTracer``); nil unless a test or benchmark
     /// installs one.
     var tracer: ContextTracer?
+    /// What ``undoManager`` holds (see ManagedObjectContext+Undo.swift).
+    var undoManagerStorage: ContextUndoManager?
 
     /// Creates a context on a coordinator.
     public init(coordinator: PersistentStoreCoordinator) {
@@ -178,7 +180,10 @@ public final class ManagedObjectContext {
         // The link, not `managedObjectContext`: comparing it retains and releases nothing,
         // which shows in bulk inserts. (Faults made on worker threads have links of their own.)
         if object.contextLink === link || object.contextLink?.context === self {
-            if object.isDeleted { undelete(object) }
+            if object.isDeleted {
+                recordUndoState(of: object)
+                undelete(object)
+            }
             return
         }
         if object.contextLink != nil, let other = object.managedObjectContext {
@@ -218,6 +223,7 @@ public final class ManagedObjectContext {
             nextKey = range.lowerBound
             lastKey = range.upperBound
         }
+        recordUndoState(of: object)
         object.key = nextKey
         nextKey += 1
         object.entity = entity
@@ -238,6 +244,7 @@ public final class ManagedObjectContext {
         guard object.managedObjectContext === self, !object.isDeleted else { return }
         if object.isFault { object.fireFault() }
         guard let entity = object.entity else { return }
+        recordUndoState(of: object)
         // Before the rules, while the relationships still hold their objects.
         object.prepareForDeletion()
         if object.isInserted {
@@ -759,6 +766,7 @@ public final class ManagedObjectContext {
         updatedMap.removeAll()
         deletedMap = [:]
         releaseSnapshotsIfUnused()
+        undoManagerStorage?.removeAllActions()
         if !changes.isEmpty { post(objectsDidChange: changes) }
     }
 
@@ -796,6 +804,7 @@ public final class ManagedObjectContext {
         releaseSnapshotsIfUnused()
         externalReferences = [:]
         faultBatches = []
+        undoManagerStorage?.removeAllActions()
     }
 
     /// Reloads an object from the store.

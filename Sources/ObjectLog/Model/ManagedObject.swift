@@ -468,9 +468,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     final func willWrite(attributeOffset: Int?, relationship: AnyKeyPath?) {
         if accessState.contains(.probing) { return }
         if accessState.contains(.fault) { fireFault() }
+        if accessState.contains(.recordsUndo) {
+            accessState.remove(.recordsUndo)
+            managedObjectContext?.recordUndoState(of: self)
+        }
         if accessState.contains(.tracksUpdates) {
             if let context = managedObjectContext {
                 accessState.remove(.tracksUpdates)
+                context.recordUndoState(of: self)
                 context.markUpdated(self)
             } else if contextLink?.isContextReleased == true {
                 writeAfterContextReleased(
@@ -573,6 +578,13 @@ struct AccessState: OptionSet, Sendable {
     /// ``ManagedObject/pendingExternal``).
     @usableFromInline
     static let pendingExternal = AccessState(rawValue: 8)
+    /// A write must first keep the object's state for undo.
+    ///
+    /// Set when the context has an undo manager and the open undo group does not hold the
+    /// object yet (see ``ContextUndoManager``). Only objects whose writes would otherwise take
+    /// the plain path (inserted or already changed) need it; a clean object's first write is
+    /// checked anyway.
+    static let recordsUndo = AccessState(rawValue: 16)
     /// The bits a read must act on (a clean object's reads stay on the fast path).
     @usableFromInline
     static let readBits: UInt8 = 1 | 4 | 8

@@ -184,6 +184,16 @@ public final class PersistentStoreCoordinator: Sendable {
         store.observeOtherProcesses { [weak self] changes in self?.receive(changes) }
     }
 
+    /// A coordinator of a child context, over its parent (see
+    /// ``ManagedObjectContext/newChildContext()``): the model is the parent's, so there is
+    /// nothing to check or migrate.
+    init(model: ManagedObjectModel, parentStore store: ParentContextStore) {
+        self.model = model
+        self.store = store
+        self.isExclusive = false
+        self.state = LockedValue(State())
+    }
+
     /// Reads a store's metadata without opening it for objects (no replay of the log).
     ///
     /// Compare Core Data's `metadataForPersistentStore(ofType:at:)`.

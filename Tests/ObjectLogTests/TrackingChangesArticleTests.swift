@@ -1,0 +1,112 @@
+import Foundation
+import ObjectLog
+import Testing
+
+// The code of the article "Tracking changes" (ObjectLog.docc/TrackingChanges.md), exactly as
+// the article shows it, in a namespace so that its names do not clash with other tests'.
+enum TrackingChangesArticle {
+    final class Recipe: ManagedObject {
+        @Attribute var title = ""
+        @Relationship(inverse: \Step.recipe, deleteRule: .cascade) var steps: [Step]
+    }
+
+    final class Step: ManagedObject {
+        @Attribute var text = ""
+        @Relationship var recipe: Recipe?
+    }
+
+    static func renameAndUndo(_ recipe: Recipe, in context: ManagedObjectContext) -> [String] {
+        context.undoManager = ContextUndoManager(levelsOfUndo: 20)
+        let before = recipe.title
+        recipe.title = "Soup"
+        context.processPendingChanges()  // the end of a user action: one level of undo
+        context.undo()  // recipe.title is back
+        let undone = recipe.title
+        context.redo()  // "Soup" again
+        return [before, undone, recipe.title]
+    }
+
+    static func addStep(_ text: String, to recipe: Recipe, in context: ManagedObjectContext) {
+        let manager = context.undoManager
+        manager?.beginUndoGrouping()
+        let step = Step(context: context)
+        step.text = text
+        step.recipe = recipe
+        recipe.title += " (\(recipe.steps.count) steps)"
+        manager?.endUndoGrouping()  // one undo takes back all three changes
+    }
+
+    static func deleteAndUndo(_ recipe: Recipe, in context: ManagedObjectContext) -> Int {
+        context.delete(recipe)  // cascades to its steps
+        context.undo()
+        return recipe.steps.count  // the steps are back, each with its recipe
+    }
+
+    static func editInChild(_ recipe: Recipe, in context: ManagedObjectContext) throws -> String {
+        let editor = context.newChildContext()
+        let draft = try editor.object(with: recipe.objectID, as: Recipe.self)
+        draft.title = "Tomato soup"
+        let step = Step(context: editor)
+        step.text = "Peel the tomatoes"
+        step.recipe = draft
+        try editor.save()  // into `context`, unsaved there
+        try context.save()  // now in the store
+        return recipe.title  // "Tomato soup"
+    }
+}
+
+@Suite("The tracking changes article's examples")
+struct TrackingChangesArticleTests {
+    typealias Recipe = TrackingChangesArticle.Recipe
+    typealias Step = TrackingChangesArticle.Step
+
+    private func makeContext() throws -> (PersistentContainer, ManagedObjectContext) {
+        let container = try PersistentContainer.inMemory(for: [Recipe.self, Step.self])
+        return (container, container.newContext())
+    }
+
+    @Test("undo and redo of a rename, grouping and a cascade as the article says")
+    func undoExamples() throws {
+        let (_, context) = try makeContext()
+        let recipe = Recipe(context: context)
+        recipe.title = "Broth"
+        try context.save()
+        let titles = TrackingChangesArticle.renameAndUndo(recipe, in: context)
+        #expect(titles == ["Broth", "Broth", "Soup"])
+
+        TrackingChangesArticle.addStep("Boil", to: recipe, in: context)
+        #expect(recipe.title == "Soup (1 steps)")
+        context.undo()
+        #expect(recipe.title == "Soup")
+        #expect(recipe.steps.isEmpty)
+
+        TrackingChangesArticle.addStep("Boil", to: recipe, in: context)
+        TrackingChangesArticle.addStep("Serve", to: recipe, in: context)
+        try context.save()
+        #expect(TrackingChangesArticle.deleteAndUndo(recipe, in: context) == 2)
+        #expect(recipe.steps.allSatisfy { $0.recipe === recipe })
+        #expect(!context.hasChanges)
+    }
+
+    @Test("the child's edit reaches the parent, then the store")
+    func childExample() throws {
+        let (container, context) = try makeContext()
+        let recipe = Recipe(context: context)
+        recipe.title = "Soup"
+        try context.save()
+        #expect(try TrackingChangesArticle.editInChild(recipe, in: context) == "Tomato soup")
+        let fresh = container.newContext()
+        let stored = try fresh.object(with: recipe.objectID, as: Recipe.self)
+        #expect(stored.title == "Tomato soup")
+        #expect(stored.steps.map(\.text) == ["Peel the tomatoes"])
+    }
+
+    @Test("this file holds every code block of the article, as the article shows it")
+    func articleMatchesThisFile() throws {
+        let (blocks, source) = try articleCodeBlocks("TrackingChanges.md", asIn: #filePath)
+        #expect(blocks.count == 5)
+        for expected in blocks {
+            #expect(source.contains(expected), "not in this file: \(expected.prefix(44))")
+        }
+    }
+}
