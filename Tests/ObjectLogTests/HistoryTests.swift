@@ -155,6 +155,25 @@ struct HistoryTests {
         #expect(try context.history().map(\.token) == later.map(\.token))
     }
 
+    @Test("a child context reads the store's history; its own saves are not in it")
+    func childContext() throws {
+        let directory = TemporaryDirectory()
+        let (container, tokens) = try Self.threeSaves(directory)
+        defer { try? container.close() }
+        let parent = container.newContext()
+        let child = parent.newChildContext()
+        #expect(try child.currentHistoryToken == tokens[3])
+        let configuration = try #require(try child.fetch(FetchRequest<Configuration>()).first)
+        configuration.feed = 0.09
+        try child.save()
+        #expect(try child.currentHistoryToken == tokens[3])
+        #expect(try child.history(after: tokens[2]).map(\.token) == [tokens[3]])
+        try parent.save()
+        let saved = try child.history(after: tokens[3])
+        #expect(saved.count == 1)
+        #expect(saved.first?.changes.first?.newValues == ["feed": .double(0.09)])
+    }
+
     @Test("a store without history says so")
     func memoryStoreHasNone() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)

@@ -8,7 +8,11 @@ extension ManagedObjectContext {
     /// - Throws: ``ObjectLogError/Code/store`` if the store cannot be read.
     public var currentHistoryToken: HistoryToken {
         get throws(ObjectLogError) {
-            HistoryToken(transaction: try readingStore { try store.transactionCount })
+            // A child context's store is its parent: the committed transactions are the root's.
+            var root = self
+            while let parent = root.parent { root = parent }
+            let store = root.store
+            return HistoryToken(transaction: try readingStore { try store.transactionCount })
         }
     }
 

@@ -36,6 +36,11 @@ final class ParentContextStore: PersistentStore, @unchecked Sendable {
     }
 
     var capabilities: StoreCapabilities { [] }
+
+    // A child's history is the store's: the transactions committed, not what the parents hold.
+    func history(after number: UInt64, limit: Int) throws -> StoreHistory? {
+        try base.history(after: number, limit: limit)
+    }
     var displayName: String { "the parent context of a child, over \(base.displayName)" }
     var isReadOnly: Bool { false }
     /// External data stays in the child's records: nothing reaches the store before the
