@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLog
+import TestSupport
 import Testing
 
 // The code of the article "Tracking changes" (ObjectLog.docc/TrackingChanges.md), exactly as
@@ -55,6 +56,25 @@ enum TrackingChangesArticle {
     }
 }
 
+extension TrackingChangesArticle {
+    static func describeEdits(
+        after token: HistoryToken?,
+        in context: ManagedObjectContext
+    ) throws -> (edits: [String], next: HistoryToken) {
+        var edits: [String] = []
+        for transaction in try context.history(after: token, entities: ["Recipe"]) {
+            for change in transaction.changes where change.kind == .update {
+                for name in change.changedProperties {
+                    let old = change.oldValues[name] ?? .null
+                    let new = change.newValues[name] ?? .null
+                    edits.append("\(transaction.token) \(name): \(old) → \(new)")
+                }
+            }
+        }
+        return (edits, try context.currentHistoryToken)
+    }
+}
+
 @Suite("The tracking changes article's examples")
 struct TrackingChangesArticleTests {
     typealias Recipe = TrackingChangesArticle.Recipe
@@ -101,10 +121,39 @@ struct TrackingChangesArticleTests {
         #expect(stored.steps.map(\.text) == ["Peel the tomatoes"])
     }
 
+    @Test("the history lists each edit with its old and new value, after a token")
+    func historyExample() throws {
+        let directory = TemporaryDirectory()
+        let container = try PersistentContainer(
+            path: directory.file("recipes.objectlog"),
+            for: [Recipe.self, Step.self]
+        )
+        defer { try? container.close() }
+        let context = container.newContext()
+        let recipe = Recipe(context: context)
+        recipe.title = "Broth"
+        try context.save()
+        let (none, start) = try TrackingChangesArticle.describeEdits(after: nil, in: context)
+        #expect(none.isEmpty)
+        recipe.title = "Soup"
+        try context.save()
+        recipe.title = "Tomato soup"
+        try context.save()
+        let (edits, next) = try TrackingChangesArticle.describeEdits(after: start, in: context)
+        #expect(
+            edits == [
+                "#\(start.transaction + 1) title: \"Broth\" → \"Soup\"",
+                "#\(start.transaction + 2) title: \"Soup\" → \"Tomato soup\"",
+            ]
+        )
+        #expect(next.transaction == start.transaction + 2)
+        #expect(try TrackingChangesArticle.describeEdits(after: next, in: context).edits.isEmpty)
+    }
+
     @Test("this file holds every code block of the article, as the article shows it")
     func articleMatchesThisFile() throws {
         let (blocks, source) = try articleCodeBlocks("TrackingChanges.md", asIn: #filePath)
-        #expect(blocks.count == 5)
+        #expect(blocks.count == 6)
         for expected in blocks {
             #expect(source.contains(expected), "not in this file: \(expected.prefix(44))")
         }

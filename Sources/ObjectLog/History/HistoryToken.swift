@@ -7,7 +7,7 @@
 /// history the store still has makes the read throw ``ObjectLogError/Code/historyExpired``.
 public struct HistoryToken: Sendable, Codable, Hashable, Comparable, CustomStringConvertible {
     /// The number of the transaction: 1 for a store's first, counting every transaction the
-    /// store ever committed (``PersistentContainer/transactionCount`` of the store then).
+    /// store ever committed.
     public var transaction: UInt64
 
     /// The token of transaction `transaction`; 0 names the start of the store, before its
