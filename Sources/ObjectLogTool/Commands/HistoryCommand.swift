@@ -1,26 +1,72 @@
 import CommandLineKit
 import ObjectLogStore
 
-/// `objectlog history PATH [--json]`: the committed transactions, in order.
-struct HistoryCommand: StoreReportCommand {
-    static let configuration = CommandConfiguration.storeReport(
+/// `objectlog history PATH [--changes] [--since N] [--entity NAME] [--json]`: the committed
+/// transactions in order, or with `--changes` what each changed, old → new.
+struct HistoryCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
         name: "history",
         abstract: "List the committed transactions in order: number, byte offset, time and "
-            + "inserted, updated and deleted counts.",
+            + "inserted, updated and deleted counts; with --changes, each object's changed "
+            + "properties, old → new.",
         discussion: """
             Transactions folded away by an earlier compaction are gone from the file; the \
-            compaction's copy of the live state is listed as 'compaction'. The store is not \
-            changed.
+            compaction's copy of the live state is listed as 'compaction'. With --changes the \
+            values are decoded with the model the engine keeps in the store's metadata: an \
+            insert shows its values, an update each changed property's old and new value, a \
+            delete the object's last values; --since after a compaction's transactions exits \
+            65. The store is not changed.
             """,
-        jsonHelp: "Print one JSON object instead of a table."
+        usage: "<path> [--changes] [--since <n>] [--entity <name>] [--json]",
+        arguments: [ArgumentDefinition(name: "path", help: "The store file.")],
+        options: [
+            .flag("--changes", help: "Show what each transaction changed, old → new."),
+            .option(
+                "--since",
+                value: "n",
+                help: "Only the transactions after transaction n (a number the list shows)."
+            ),
+            .option(
+                "--entity",
+                value: "name",
+                help: "With --changes: only changes of this entity and of those that inherit "
+                    + "from it."
+            ),
+            .flag("--json", help: "Print one JSON object instead of a table."),
+        ]
     )
 
     var path: String
     var json: Bool
+    var changes: Bool
+    var since: UInt64
+    var entity: String?
+
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) {
+        path = arguments.positionals[0]
+        json = arguments.flag("--json")
+        changes = arguments.flag("--changes")
+        entity = arguments.value("--entity")
+        if let text = arguments.value("--since") {
+            guard let number = UInt64(text) else {
+                throw CommandError(
+                    "--since takes a transaction number (0 or more), not '\(text)'",
+                    exitCode: .usage
+                )
+            }
+            since = number
+        } else {
+            since = 0
+        }
+        if entity != nil, !changes {
+            throw CommandError("--entity goes with --changes", exitCode: .usage)
+        }
+    }
 
     func run(_ context: CommandContext) throws -> ExitCode {
+        if changes { return try runChanges(context) }
         let inspection = try StoreAccess.inspect(path, checkBlobs: false)
-        let transactions = inspection.transactions
+        let transactions = inspection.transactions.filter { $0.isCompaction || $0.number > since }
         if json {
             let value = JSONValue.object([
                 ("path", .string(path)),
