@@ -7,14 +7,14 @@ enum HistoryReading {
     /// The transactions of `store` after `token` (from the earliest it has when nil) whose
     /// changes are of `tags` (all when nil) and that committed at or after `date`.
     ///
-    /// `entity` names an entity tag's entity and its schema; changes of tags it does not know
-    /// are left out.
+    /// `entity` names an entity tag's entity and its schema in the model version of a hash
+    /// (nil for the store's newest); changes of tags it does not know are left out.
     static func transactions(
         of store: any PersistentStore,
         after token: HistoryToken?,
         tags: Set<EntityTag>?,
         from date: Date?,
-        entity: (EntityTag) -> (name: String, schema: ModelSchema.Entity)?
+        entity: (EntityTag, _ modelHash: String?) -> (name: String, schema: ModelSchema.Entity)?
     ) throws(ObjectLogError) -> [HistoryTransaction] {
         let after = token?.transaction ?? 0
         let stored = try readingStore { try store.history(after: after, limit: .max) }
@@ -38,7 +38,9 @@ enum HistoryReading {
             var changes: [HistoryChange] = []
             for change in transaction.changes {
                 if let tags, !tags.contains(change.entity) { continue }
-                guard let (name, schema) = entity(change.entity) else { continue }
+                guard let (name, schema) = entity(change.entity, transaction.modelHash) else {
+                    continue
+                }
                 changes.append(try Self.change(change, entityName: name, schema: schema))
             }
             if tags != nil, changes.isEmpty { continue }

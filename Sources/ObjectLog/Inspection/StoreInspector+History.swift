@@ -41,9 +41,12 @@ extension StoreInspector {
             }
             tags = found
         }
-        let schema = self.schema
+        let (schema, versions) = (self.schema, self.history.versions)
         return try HistoryReading.transactions(of: store, after: token, tags: tags, from: nil) {
-            tag in schema.entity(tag: tag).map { ($0.name, $0) }
+            tag,
+            hash in
+            let version = hash.flatMap { hash in versions.first { $0.hash == hash }?.schema }
+            return (version ?? schema).entity(tag: tag).map { ($0.name, $0) }
         }
     }
 }

@@ -42,12 +42,22 @@ package struct StoreHistory: Sendable {
         package var changes: [Change]
         /// Whether it recorded a new model version (a migration).
         package var changesModel: Bool
+        /// The model version (its hash) whose layout the payloads are in, when it may be an
+        /// older one than the store's newest (history a compaction kept); nil for the newest.
+        package var modelHash: String?
 
-        package init(number: UInt64, date: Date, changes: [Change], changesModel: Bool) {
+        package init(
+            number: UInt64,
+            date: Date,
+            changes: [Change],
+            changesModel: Bool,
+            modelHash: String? = nil
+        ) {
             self.number = number
             self.date = date
             self.changes = changes
             self.changesModel = changesModel
+            self.modelHash = modelHash
         }
     }
 

@@ -228,6 +228,12 @@ public final class PersistentStoreCoordinator: Sendable {
                 "metadata key '\(key)' is reserved (keys starting with '\(Self.reservedKeyPrefix)')"
             )
         }
+        try stageMetadata(value, forKey: key)
+    }
+
+    /// Stages `value` under `key` for the next save, reserved keys included: the engine's own
+    /// settings (the history retention) travel as metadata.
+    func stageMetadata(_ value: MetadataValue?, forKey key: String) throws(ObjectLogError) {
         let committed = try readingStore { try store.metadata }
         state.withLock { state in
             if !state.hasStagedMetadata {

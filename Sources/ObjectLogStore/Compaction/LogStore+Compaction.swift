@@ -72,6 +72,8 @@ extension LogStore {
         }
 
         let bytesBefore = state.endOffset
+        // The history the retention keeps is copied out before the log stops holding it.
+        let historyBlobs = try keepHistoryForCompaction()
         let temporary = path + LogFormat.compactionSuffix
         let copy = try Compactor(copying: self).writeCopy(
             to: temporary,
@@ -84,7 +86,7 @@ extension LogStore {
         try fileSystem.syncDirectory(directoryOf(path))
         let newHeader = copy.header
         let newLive = copy.live
-        let referenced = copy.referencedBlobs
+        let referenced = copy.referencedBlobs.union(historyBlobs)
         let commitChecksum = copy.commitChecksum
         let newEnd = copy.end
         state.compactionMaps.append(

@@ -13,10 +13,16 @@ package struct LogHistoryChange: Sendable {
     package var key: ObjectKey
     package var entity: EntityTag
     package var kind: Kind
-    /// The object's record before the transaction; nil for an insert.
-    package var before: RecordLocation?
-    /// The object's record after it; nil for a delete.
-    package var after: RecordLocation?
+    /// The object's value before the transaction; nil for an insert.
+    package var before: LogHistoryValue?
+    /// Its value after it; nil for a delete.
+    package var after: LogHistoryValue?
+}
+
+/// Where a history's value is: a record of the log, or a copy the history file keeps.
+package enum LogHistoryValue: Sendable {
+    case record(RecordLocation)
+    case stored(HistoryFile.Value)
 }
 
 /// A committed transaction of the log, with its objects' changes.
@@ -26,6 +32,9 @@ package struct LogHistoryTransaction: Sendable {
     package var timestampMicroseconds: Int64
     /// Its changes, in the order of its records (one per object).
     package var changes: [LogHistoryChange]
+    /// The model version whose layout the values are in, for a transaction of the history
+    /// file; nil for one of the log, whose values are read in the current layout.
+    package var modelHash: String?
 }
 
 /// The committed transactions of one file generation, read from the log itself: a put or
@@ -33,15 +42,17 @@ package struct LogHistoryTransaction: Sendable {
 package struct LogHistory {
     /// The transactions numbered above ``earliest`` that the request asked for, in order.
     package var transactions: [LogHistoryTransaction]
-    /// The number of the last transaction whose changes are gone: those that the file's last
-    /// compaction folded into its copy of the live state (the file's base transaction count).
+    /// The number of the last transaction whose changes are gone: those that compactions
+    /// folded into the live state beyond what the history file keeps, or that were purged.
     package var earliest: UInt64
     /// The number of the last committed transaction.
     package var latest: UInt64
-    /// The file generation the locations are in (for ``LogStore/withHistoryValue(of:at:in:_:)``).
+    /// The file generation the locations are in (for ``LogStore/withHistoryValue(of:_:in:_:)``).
     package var generation: UInt64
     fileprivate var file: any StoreFile
     fileprivate var layout: RecordLayout
+    fileprivate var merge: PatchMerge?
+    fileprivate var upgrade: ActiveUpgrade?
 }
 
 extension LogStore {
@@ -50,23 +61,88 @@ extension LogStore {
     ///
     /// The log is read from its start, so that the record of every key before the first
     /// transaction asked for is known; the values are read with
-    /// ``withHistoryValue(of:at:in:_:)``. Transactions up to the file's base transaction count
+    /// ``withHistoryValue(of:_:in:_:)``. Transactions up to the file's base transaction count
     /// were folded into the live state by a compaction: asking for them is not an error here,
     /// and the caller compares `number` with ``LogHistory/earliest``.
     ///
     /// - Throws: `StoreError` `.closed`, `.io`, `.corrupt` for damage within the committed log.
     package func history(after number: UInt64, limit: Int = .max) throws -> LogHistory {
         lock.lock()
-        let (file, header, end, isClosed) = (
-            self.file, state.header, state.endOffset, state.isClosed
+        let isClosed = state.isClosed
+        let source = HistorySource(
+            file: file,
+            header: state.header,
+            end: state.endOffset,
+            metadata: state.currentMetadata,
+            merge: installedPatchMerge,
+            upgrade: activeUpgrade
         )
         lock.unlock()
         if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
-        let scan = HistoryScan(after: number, limit: limit)
-        var scanner = LogScanner(file: file, path: path, fileSize: end, header: header)
+        return try readHistory(after: number, limit: limit, from: source)
+    }
+
+    /// What a history is read from: the log file as of one moment, and the store's state then.
+    struct HistorySource {
+        var file: any StoreFile
+        var header: StoreHeader
+        var end: UInt64
+        var metadata: Metadata
+        var merge: PatchMerge?
+        var upgrade: ActiveUpgrade?
+    }
+
+    /// ``history(after:limit:)`` of `source`, with the store's lock held or not: it reads only
+    /// what `source` names, and the history file.
+    func readHistory(
+        after number: UInt64,
+        limit: Int,
+        from source: HistorySource,
+        includingFile: Bool = true
+    ) throws -> LogHistory {
+        let header = source.header
+        let base = header.baseTransactionCount
+        var transactions: [LogHistoryTransaction] = []
+        var earliest = base
+        // Transactions up to the base are in the history file, if it still has them all.
+        if includingFile,
+            let kept = try HistoryFile.read(
+                storePath: path,
+                storeUUID: header.storeUUID,
+                fileSystem: fileSystem
+            ), kept.earliest <= base, kept.through >= base
+        {
+            earliest = kept.earliest
+            for entry in kept.entries where entry.number > number && entry.number <= base {
+                guard transactions.count < limit else { break }
+                transactions.append(
+                    LogHistoryTransaction(
+                        number: entry.number,
+                        timestampMicroseconds: entry.timestampMicroseconds,
+                        changes: entry.changes.map { change in
+                            LogHistoryChange(
+                                key: change.key,
+                                entity: change.entity,
+                                kind: change.kind,
+                                before: change.before.map(LogHistoryValue.stored),
+                                after: change.after.map(LogHistoryValue.stored)
+                            )
+                        },
+                        modelHash: entry.modelHash
+                    )
+                )
+            }
+        }
+        let scan = HistoryScan(after: number, limit: limit - transactions.count)
+        var scanner = LogScanner(
+            file: source.file,
+            path: path,
+            fileSize: source.end,
+            header: header
+        )
         let outcome = try scanner.scan(
             from: UInt64(header.length),
-            lastNumber: header.baseTransactionCount,
+            lastNumber: base,
             committed: { [scan] key in scan.current[key] },
             onTransaction: { [scan] transaction in scan.apply(transaction) }
         )
@@ -79,12 +155,14 @@ extension LogStore {
             )
         }
         return LogHistory(
-            transactions: scan.transactions,
-            earliest: header.baseTransactionCount,
-            latest: scan.latest ?? header.baseTransactionCount,
+            transactions: transactions + scan.transactions,
+            earliest: max(earliest, Self.historyFloor(source.metadata)),
+            latest: scan.latest ?? base,
             generation: header.generation,
-            file: file,
-            layout: header.layout
+            file: source.file,
+            layout: header.layout,
+            merge: source.merge,
+            upgrade: source.upgrade
         )
     }
 
@@ -95,23 +173,25 @@ extension LogStore {
     ///   throws.
     package func withHistoryValue(
         of key: ObjectKey,
-        at location: RecordLocation,
+        _ value: LogHistoryValue,
         in history: LogHistory,
         _ body: (_ value: UnsafeRawBufferPointer, _ blobs: [BlobID]) throws -> Void
     ) throws {
-        let (merge, upgrade) = locked {
-            (
-                installedPatchMerge,
-                state.header.generation == history.generation ? activeUpgrade : nil
-            )
+        let location: RecordLocation
+        switch value {
+        case .stored(let stored):
+            try stored.bytes.withUnsafeBytes { try body($0, stored.blobs) }
+            return
+        case .record(let record):
+            location = record
         }
         if location.isPatch {
             try withPatchedObject(
                 key,
                 at: location,
                 file: history.file,
-                merge: merge,
-                upgrade: upgrade,
+                merge: history.merge,
+                upgrade: history.upgrade,
                 body
             )
             return
@@ -126,7 +206,7 @@ extension LogStore {
             )
             let value = UnsafeRawBufferPointer(rebasing: payload[contents.valueStart...])
             let blobs = contents.blobCount == 0 ? [] : contents.blobs(in: payload)
-            guard let upgrade, location.offset < upgrade.boundary else {
+            guard let upgrade = history.upgrade, location.offset < upgrade.boundary else {
                 try body(value, blobs)
                 return
             }
@@ -180,7 +260,7 @@ private final class HistoryScan {
             // Writers change an object once a transaction; should a key come again, its
             // change ends where its last record leaves it.
             if let index = position[record.key] {
-                changes[index].after = after
+                changes[index].after = after.map(LogHistoryValue.record)
                 if after == nil { changes[index].kind = .delete }
                 continue
             }
@@ -191,8 +271,8 @@ private final class HistoryScan {
                     entity: record.entity,
                     // A put of a key that was live replaces it: an update, whatever its flag.
                     kind: kind == .insert && before != nil ? .update : kind,
-                    before: before,
-                    after: after
+                    before: before.map(LogHistoryValue.record),
+                    after: after.map(LogHistoryValue.record)
                 )
             )
         }
@@ -203,7 +283,8 @@ private final class HistoryScan {
                 LogHistoryTransaction(
                     number: transaction.number,
                     timestampMicroseconds: transaction.commit.timestampMicroseconds,
-                    changes: changes
+                    changes: changes,
+                    modelHash: nil
                 )
             )
         }

@@ -9,14 +9,14 @@ extension LogStore: PersistentStore {
     }
 
     // The log is the history: each transaction's records are its values after, and the
-    // records they replaced, still in the file until a compaction, its values before.
+    // records they replaced, still in the file until a compaction, its values before. What a
+    // compaction folds away, the history file keeps as the retention says.
     package func history(after number: UInt64, limit: Int) throws -> StoreHistory? {
         let log = try history(after: number, limit: limit) as LogHistory
-        func payload(_ key: ObjectKey, _ location: RecordLocation?) throws -> [UInt8]? {
-            guard let location else { return nil }
+        func payload(_ key: ObjectKey, _ value: LogHistoryValue?) throws -> [UInt8]? {
+            guard let value else { return nil }
             var bytes: [UInt8] = []
-            try withHistoryValue(of: key, at: location, in: log) { value, _ in bytes = Array(value)
-            }
+            try withHistoryValue(of: key, value, in: log) { value, _ in bytes = Array(value) }
             return bytes
         }
         var transactions: [StoreHistory.Transaction] = []
@@ -52,7 +52,8 @@ extension LogStore: PersistentStore {
                         timeIntervalSince1970: Double(transaction.timestampMicroseconds) / 1e6
                     ),
                     changes: changes,
-                    changesModel: changesModel
+                    changesModel: changesModel,
+                    modelHash: transaction.modelHash.flatMap { $0.isEmpty ? nil : $0 }
                 )
             )
         }
