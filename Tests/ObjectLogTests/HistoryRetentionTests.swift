@@ -161,6 +161,22 @@ struct HistoryRetentionTests {
         #expect(history.last?.changes.first?.newValues == ["kill": .double(0.05)])
     }
 
+    @Test("a backup carries the kept history")
+    func backup() throws {
+        let directory = TemporaryDirectory()
+        let (container, tokens) = try Saves.threeSaves(directory)
+        defer { try? container.close() }
+        try container.setHistoryRetention(.all)
+        _ = try container.compact()
+        let copy = directory.file("copy.objectlog")
+        _ = try container.backup(to: copy)
+        let restored = try makeContainer(directory, name: "copy.objectlog")
+        defer { try? restored.close() }
+        let history = try restored.newContext().history(after: tokens[1])
+        #expect(history.first?.token == tokens[2])
+        #expect(history.first?.changes.first?.newValues["notes"] == .string("denser"))
+    }
+
     @Test("stores without history refuse a retention")
     func unsupported() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)

@@ -50,7 +50,7 @@ extension LogStore {
         progress: ((Double) -> Void)? = nil
     ) throws -> BackupReport {
         let fileSystem = options.fileSystem
-        for suffix in ["", LogFormat.blobsSuffix, LogFormat.indexSuffix] {
+        for suffix in ["", LogFormat.blobsSuffix, LogFormat.indexSuffix, HistoryFile.suffix] {
             guard fileSystem.kind(of: destination + suffix) == .missing else {
                 throw StoreError(
                     .invalidArgument,
@@ -155,8 +155,18 @@ extension LogStore {
                 blobBytes += UInt64(data.count)
                 progress?(0.5 + 0.5 * Double(number + 1) / Double(blobs.count))
             }
+            // The history compactions kept, as the last of them wrote it.
+            let header = locked { state.header }
+            if let history = try HistoryFile.read(
+                storePath: path,
+                storeUUID: header.storeUUID,
+                fileSystem: fileSystem
+            ) {
+                try history.write(storePath: destination, fileSystem: fileSystem)
+            }
             // Every blob the copied log refers to existed when it was listed, unless a
-            // compaction removed it since this handle opened; one that did made a new file.
+            // compaction removed it since this handle opened; one that did made a new file
+            // (and the history file before it).
             guard try Self.generation(of: path, fileSystem: fileSystem) == generation else {
                 throw BackupRestart()
             }
@@ -166,6 +176,7 @@ extension LogStore {
         } catch {
             try? fileSystem.remove(temporary)
             try? fileSystem.remove(destination + LogFormat.indexSuffix)
+            try? fileSystem.remove(destination + HistoryFile.suffix)
             for name in (try? fileSystem.contents(ofDirectory: targetBlobs)) ?? [] {
                 try? fileSystem.remove(targetBlobs + "/" + name)
             }

@@ -38,7 +38,7 @@ package struct HistoryFile: Sendable {
         package var changes: [Change]
     }
 
-    static let suffix = "-history"
+    package static let suffix = "-history"
     static let magic: [UInt8] = Array("OLHIST\r\n".utf8)
     static let headerLength = 64
 
