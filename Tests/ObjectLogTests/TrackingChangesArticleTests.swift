@@ -75,6 +75,12 @@ extension TrackingChangesArticle {
     }
 }
 
+extension TrackingChangesArticle {
+    static func keepAMonthOfHistory(_ container: PersistentContainer) throws {
+        try container.setHistoryRetention(.duration(30 * 24 * 3600))
+    }
+}
+
 @Suite("The tracking changes article's examples")
 struct TrackingChangesArticleTests {
     typealias Recipe = TrackingChangesArticle.Recipe
@@ -148,12 +154,18 @@ struct TrackingChangesArticleTests {
         )
         #expect(next.transaction == start.transaction + 2)
         #expect(try TrackingChangesArticle.describeEdits(after: next, in: context).edits.isEmpty)
+
+        try TrackingChangesArticle.keepAMonthOfHistory(container)
+        #expect(container.historyRetention == .duration(30 * 24 * 3600))
+        _ = try container.compact()
+        let kept = try TrackingChangesArticle.describeEdits(after: start, in: context).edits
+        #expect(kept == edits)
     }
 
     @Test("this file holds every code block of the article, as the article shows it")
     func articleMatchesThisFile() throws {
         let (blocks, source) = try articleCodeBlocks("TrackingChanges.md", asIn: #filePath)
-        #expect(blocks.count == 6)
+        #expect(blocks.count == 7)
         for expected in blocks {
             #expect(source.contains(expected), "not in this file: \(expected.prefix(44))")
         }

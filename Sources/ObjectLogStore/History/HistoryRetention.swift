@@ -70,7 +70,8 @@ package enum LogHistoryRetention: Sendable, Equatable {
 }
 
 extension LogStore {
-    /// The metadata key of the store's ``LogHistoryRetention``.
+    /// The metadata key of how much history the store keeps across compactions (FORMAT.md,
+    /// section 11).
     public static let historyRetentionKey = "ObjectLog.historyRetention"
     /// The metadata key of the last transaction whose history was purged: history up to it
     /// is gone, whatever the files still hold.
