@@ -194,6 +194,15 @@ public final class PersistentStoreCoordinator: Sendable {
         self.state = LockedValue(State())
     }
 
+    /// A coordinator of a context pinned to a past transaction (see
+    /// ``PersistentContainer/newContext(asOf:)``): the model is the container's.
+    init(model: ManagedObjectModel, pinnedStore store: PinnedStore) {
+        self.model = model
+        self.store = store
+        self.isExclusive = false
+        self.state = LockedValue(State())
+    }
+
     /// Reads a store's metadata without opening it for objects (no replay of the log).
     ///
     /// Compare Core Data's `metadataForPersistentStore(ofType:at:)`.

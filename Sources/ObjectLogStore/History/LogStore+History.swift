@@ -218,9 +218,11 @@ extension LogStore {
 }
 
 /// The state of a scan for ``LogStore/history(after:limit:)``.
-private final class HistoryScan {
+final class HistoryScan {
     let after: UInt64
     let limit: Int
+    /// The last transaction applied to ``current``: later ones are not (a snapshot's).
+    var appliesThrough: UInt64 = .max
     /// Every key's record as of the transaction being read: the compaction's copy and each
     /// later put, patch and delete applied in turn.
     var current: [ObjectKey: RecordLocation] = [:]
@@ -233,6 +235,7 @@ private final class HistoryScan {
     }
 
     func apply(_ transaction: ScannedTransaction) {
+        guard transaction.isCompaction || transaction.number <= appliesThrough else { return }
         let wanted =
             !transaction.isCompaction && transaction.number > after
             && transactions.count < limit

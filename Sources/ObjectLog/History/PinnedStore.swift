@@ -1,0 +1,257 @@
+import Foundation
+import ObjectLogStore
+
+/// The store of a context pinned to a past transaction: the log store's objects as they were
+/// then (``LogStore/snapshot(asOf:)``), read-only.
+///
+/// Positions: every record is at position 1 of generation 1, as a child context's are
+/// (`ParentContextStore`): nothing changes under a pinned context, so every optimistic check
+/// holds, and no save is made.
+///
+/// `@unchecked Sendable`: the snapshot is never changed after `init`, and its values are read
+/// with positioned reads of the log file, which any thread may make.
+final class PinnedStore: PersistentStore, @unchecked Sendable {
+    private let log: LogStore
+    private let snapshot: LogSnapshot
+    /// The live keys, sorted, by entity tag, and all of them under nil.
+    private let keysByEntity: [EntityTag?: [ObjectKey]]
+
+    private static let position: UInt64 = 1
+
+    init(log: LogStore, snapshot: LogSnapshot) {
+        self.log = log
+        self.snapshot = snapshot
+        var keys: [EntityTag?: [ObjectKey]] = [nil: snapshot.objects.keys.sorted()]
+        for key in keys[nil]! {
+            keys[snapshot.objects[key]!.entity, default: []].append(key)
+        }
+        keysByEntity = keys
+    }
+
+    var capabilities: StoreCapabilities { [] }
+    var displayName: String { "\(log.path) as of transaction \(snapshot.number)" }
+    var isReadOnly: Bool { true }
+    var externalStorageMinimumByteCount: Int { log.externalStorageMinimumByteCount }
+    var allowsPatches: Bool { false }
+
+    func close() throws {}
+
+    // The store's history up to the pinned transaction.
+    func history(after number: UInt64, limit: Int) throws -> StoreHistory? {
+        guard var history = try log.history(after: number, limit: limit) as StoreHistory? else {
+            return nil
+        }
+        history.transactions.removeAll { $0.number > snapshot.number }
+        history.latest = min(history.latest, snapshot.number)
+        return history
+    }
+
+    // MARK: Metadata, keys, versions
+
+    var metadata: Metadata { get throws { log.metadata } }
+
+    func allocateKeys(_ count: Int) throws -> ClosedRange<ObjectKey> {
+        throw refusal()
+    }
+
+    var transactionCount: UInt64 { snapshot.number }
+    var endAndGeneration: (end: UInt64, generation: UInt64) { (Self.position + 1, 1) }
+    var generation: UInt64 { 1 }
+
+    func locationAndGeneration(
+        of key: ObjectKey
+    ) throws -> (location: RecordLocation?, generation: UInt64) {
+        (try location(of: key), 1)
+    }
+
+    func recordOffsetsAndGeneration(
+        of keys: [ObjectKey]
+    ) throws -> (offsets: [UInt64?], generation: UInt64) {
+        (keys.map { snapshot.objects[$0] == nil ? nil : Self.position }, 1)
+    }
+
+    func translateOffset(_ offset: UInt64, from generation: UInt64, exact: Bool) -> UInt64? {
+        generation == 1 ? offset : nil
+    }
+
+    // MARK: Reading
+
+    private func withValue(
+        of key: ObjectKey,
+        _ body: (EntityTag, UnsafeRawBufferPointer, [BlobID]) throws -> Void
+    ) throws -> Bool {
+        guard let (entity, value) = snapshot.objects[key] else { return false }
+        try log.withHistoryValue(of: key, value, in: snapshot.history) { bytes, blobs in
+            try body(entity, bytes, blobs)
+        }
+        return true
+    }
+
+    func location(of key: ObjectKey) throws -> RecordLocation? {
+        snapshot.objects[key].map {
+            RecordLocation(entity: $0.entity, offset: Self.position, length: 0)
+        }
+    }
+
+    func liveKeys(entity: EntityTag?) throws -> [ObjectKey] { keysByEntity[entity] ?? [] }
+
+    func liveCount(entity: EntityTag?) throws -> Int { keysByEntity[entity]?.count ?? 0 }
+
+    func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])? {
+        var found: (payload: [UInt8], blobs: [BlobID])?
+        _ = try withValue(of: key) { _, bytes, blobs in found = (Array(bytes), blobs) }
+        return found
+    }
+
+    func withObject(
+        _ key: ObjectKey,
+        entity: EntityTag?,
+        _ body: (
+            _ value: UnsafeRawBufferPointer, _ blobs: [BlobID], _ location: RecordLocation,
+            _ generation: UInt64
+        ) throws -> Void
+    ) throws -> Bool {
+        try withValue(of: key) { tag, bytes, blobs in
+            let location = RecordLocation(
+                entity: tag,
+                offset: Self.position,
+                length: UInt32(clamping: bytes.count)
+            )
+            try body(bytes, blobs, location, 1)
+        }
+    }
+
+    func forEachLiveObject(
+        entity: EntityTag?,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try forEachObject(keys: liveKeys(entity: entity), body)
+    }
+
+    func forEachObject(
+        keys: [ObjectKey],
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        for key in keys {
+            _ = try withValue(of: key) { entity, bytes, _ in try body(key, entity, bytes) }
+        }
+    }
+
+    func readPlan(keys: [ObjectKey]) throws -> any StoreReadPlan {
+        var records: [RecordsPlan.Record] = []
+        records.reserveCapacity(keys.count)
+        for key in keys {
+            _ = try withValue(of: key) { entity, bytes, _ in
+                records.append((key, entity, Self.position, Array(bytes)))
+            }
+        }
+        return RecordsPlan(records)
+    }
+
+    func readPlan(keyParts: [[ObjectKey]]) throws -> any StoreReadPlan {
+        try readPlan(keys: keyParts.flatMap { $0 })
+    }
+
+    func liveObjectPlans(entity: EntityTag?, parts: Int) throws -> [any StoreReadPlan] {
+        split(try readPlan(keys: liveKeys(entity: entity)), parts: parts)
+    }
+
+    func split(_ plan: any StoreReadPlan, parts: Int) -> [any StoreReadPlan] {
+        RecordsPlan.of(plan, store: "a pinned context's").split(parts: parts)
+    }
+
+    func forEachObject(
+        in plan: any StoreReadPlan,
+        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try RecordsPlan.of(plan, store: "a pinned context's").forEach(body)
+    }
+
+    // Nothing changes under a pinned context.
+    func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {}
+
+    func execute(_ batch: StoreBatch) throws -> StoreBatchCommit? { throw refusal() }
+
+    func migrateTables(
+        _ migration: TableMigration,
+        recording: () throws -> Transaction
+    ) throws -> Bool {
+        false
+    }
+
+    func installReading(of history: ModelHistory, pendingBoundary: UInt64?) {}
+
+    func candidates(
+        for query: StoreQuery,
+        adding keys: [ObjectKey]
+    ) throws -> (any StoreReadPlan)? {
+        nil
+    }
+
+    // MARK: External data and writing
+
+    func readBlob(_ id: BlobID) throws -> Data { try log.readBlob(id) }
+
+    func writeBlob(_ bytes: Data) throws -> BlobID { throw refusal() }
+
+    func commitSave(
+        _ transaction: Transaction,
+        checking locks: [StoreLockCheck]
+    ) throws -> StoreCommit {
+        throw refusal()
+    }
+
+    func finishCommit() {}
+
+    private func refusal() -> ObjectLogError {
+        ObjectLogError(
+            .unsupported,
+            "a context pinned to transaction \(snapshot.number) reads the store as it was "
+                + "then; it cannot save"
+        )
+    }
+}
+
+extension PersistentContainer {
+    /// A new context that reads the store as it was when transaction `token` committed, as
+    /// Core Data's query generations pin a context: it keeps reading that state whatever
+    /// other contexts and processes save, and cannot save itself.
+    ///
+    /// Pin to ``ManagedObjectContext/currentHistoryToken`` to read a stable state while others
+    /// write. A past state is readable within the history the store keeps (see
+    /// ``HistoryRetention``).
+    ///
+    /// - Throws: ``ObjectLogError/Code/historyExpired`` for a transaction whose history is
+    ///   gone; ``ObjectLogError/Code/invalidArgument`` for one not committed yet;
+    ///   ``ObjectLogError/Code/unsupported`` for a store that keeps no history, or a state
+    ///   before a migration of the model.
+    public func newContext(asOf token: HistoryToken) throws(ObjectLogError) -> ManagedObjectContext
+    {
+        guard let log = coordinator.store as? LogStore else {
+            throw ObjectLogError(
+                .unsupported,
+                "the store \(coordinator.store.displayName) keeps no history of its transactions"
+            )
+        }
+        let snapshot: LogSnapshot
+        do {
+            snapshot = try log.snapshot(asOf: token.transaction)
+        } catch let refusal as LogSnapshot.Refusal {
+            switch refusal {
+            case .notCommitted(let message): throw ObjectLogError(.invalidArgument, message)
+            case .historyGone(let message): throw ObjectLogError(.historyExpired, message)
+            case .beforeMigration(let message): throw ObjectLogError(.unsupported, message)
+            }
+        } catch {
+            throw ObjectLogError.store(error, "cannot read the store as of \(token)")
+        }
+        let context = ManagedObjectContext(
+            coordinator: PersistentStoreCoordinator(
+                model: coordinator.model,
+                pinnedStore: PinnedStore(log: log, snapshot: snapshot)
+            )
+        )
+        context.name = "as of \(token)"
+        return context
+    }
+}
