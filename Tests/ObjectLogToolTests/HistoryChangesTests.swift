@@ -48,6 +48,39 @@ struct HistoryChangesTests {
         #expect((changes.first?["new"] as? [String: String])?["title"] == "\"Spots\"")
     }
 
+    @Test("dump --as-of N prints the objects as they were then; the latest N is today's dump")
+    func dumpAsOf() throws {
+        let directory = TemporaryDirectory()
+        let fixture = try makeEngineStore(at: directory.file("engine.objectlog"))
+        let deletedKey = fixture.sampleKeys[0] - 1
+        let updatedKey = fixture.sampleKeys[0]
+        let now = try runTool("dump", fixture.path)
+        let latest = try runTool("dump", fixture.path, "--as-of", "3")
+        #expect(latest.status == 0, "\(latest.standardError)")
+        #expect(latest.lines == now.lines)
+
+        let before = try runTool("dump", fixture.path, "--as-of", "2")
+        #expect(before.status == 0, "\(before.standardError)")
+        let objects = try EngineStoreTests.dumpedObjects(before)
+        #expect(objects.count == 5)
+        #expect(objects[deletedKey] != nil)
+        let updated = try #require(objects[updatedKey]?["attributes"] as? [String: Any])
+        #expect(updated["ratio"] as? Double == 0.25)
+        let current = try EngineStoreTests.dumpedObjects(now)
+        #expect(current[deletedKey] == nil)
+        #expect((current[updatedKey]?["attributes"] as? [String: Any])?["ratio"] as? Double == 9.5)
+
+        let empty = try runTool("dump", fixture.path, "--as-of", "1")
+        #expect(empty.status == 0)
+        #expect(empty.lines.isEmpty)
+        let future = try runTool("dump", fixture.path, "--as-of", "9")
+        #expect(future.status == 64)
+        #expect(try runTool("compact", fixture.path).status == 0)
+        let gone = try runTool("dump", fixture.path, "--as-of", "2")
+        #expect(gone.status == 65)
+        #expect(gone.standardError.contains("is gone"))
+    }
+
     @Test("bad flags are usage errors; history a compaction folded away is a data error")
     func badInput() throws {
         let directory = TemporaryDirectory()

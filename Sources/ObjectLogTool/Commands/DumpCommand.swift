@@ -4,8 +4,9 @@ import ObjectLog
 import ObjectLogPostgreSQL
 import ObjectLogStore
 
-/// `objectlog dump PATH|URI [--entity NAME] [--format ndjson|json] [--full-blobs]`: every live
-/// object, read-only, printed the same for the same data in a store file and in a database.
+/// `objectlog dump PATH|URI [--entity NAME] [--format ndjson|json] [--full-blobs] [--as-of N]`:
+/// every live object, read-only, printed the same for the same data in a store file and in a
+/// database; with `--as-of`, as they were when transaction N committed.
 struct DumpCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "dump",
@@ -23,9 +24,12 @@ struct DumpCommand: ToolCommand {
             describe shows its raw payload in base64. An object of an entity that inherits from \
             others lists them, nearest first, under "superentities". Objects stored as patches \
             (partial values) need the stored model to be merged with their bases: without one \
-            the dump is refused with exit 65. The store is not changed.
+            the dump is refused with exit 65. With --as-of N, the objects are those of the \
+            store when transaction N committed (numbers as 'objectlog history' lists them), \
+            within the history the store keeps: a transaction not committed yet exits 64, one \
+            whose history is gone 65. The store is not changed.
             """,
-        usage: "<path> [--entity <name>] [--format <format>] [--full-blobs]",
+        usage: "<path> [--entity <name>] [--format <format>] [--full-blobs] [--as-of <n>]",
         arguments: [
             ArgumentDefinition(
                 name: "path",
@@ -45,6 +49,11 @@ struct DumpCommand: ToolCommand {
                 allowedValues: ["ndjson", "json"]
             ),
             .flag("--full-blobs", help: "Include the content of external blobs as base64."),
+            .option(
+                "--as-of",
+                value: "n",
+                help: "The objects as they were when transaction n committed (a store file)."
+            ),
         ]
     )
 
@@ -52,16 +61,35 @@ struct DumpCommand: ToolCommand {
     var entityName: String?
     var isArray: Bool
     var fullBlobs: Bool
+    var asOf: UInt64?
 
-    init(_ arguments: ParsedArguments, context: CommandContext) {
+    init(_ arguments: ParsedArguments, context: CommandContext) throws(CommandError) {
         path = arguments.positionals[0]
         entityName = arguments.value("--entity")
         isArray = arguments.value("--format") == "json"
         fullBlobs = arguments.flag("--full-blobs")
+        if let text = arguments.value("--as-of") {
+            guard let number = UInt64(text) else {
+                throw CommandError(
+                    "--as-of takes a transaction number (0 or more), not '\(text)'",
+                    exitCode: .usage
+                )
+            }
+            asOf = number
+        }
     }
 
     func run(_ context: CommandContext) throws -> ExitCode {
-        if StoreLocation.isDatabase(path) { return try runOnDatabase(context) }
+        if StoreLocation.isDatabase(path) {
+            guard asOf == nil else {
+                throw CommandError(
+                    "--as-of needs a store file: a database keeps each object's latest values "
+                        + "only",
+                    exitCode: .usage
+                )
+            }
+            return try runOnDatabase(context)
+        }
         let store = try StoreAccess.openSalvaging(path)
         defer { try? store.close() }
         let names = EntityNames(store: store)
@@ -84,6 +112,9 @@ struct DumpCommand: ToolCommand {
             blobSizes: blobSizes
         )
 
+        if let asOf {
+            return try runAsOf(asOf, store: store, entities: entities, rendering: rendering, context)
+        }
         let only = entities.flatMap { $0.count == 1 ? $0.first : nil }
         let keys = store.liveKeys(entity: only).filter { key in
             guard let tag = store.location(of: key)?.entity else { return false }
@@ -107,6 +138,48 @@ struct DumpCommand: ToolCommand {
         }
         printer.finish()
         return try DamageRendering.finish(store.damageAtOpen, path: path, context: context)
+    }
+
+    /// The dump as of transaction `number`: the objects of the store's snapshot then.
+    private func runAsOf(
+        _ number: UInt64,
+        store: LogStore,
+        entities: Set<EntityTag>?,
+        rendering: ObjectRendering,
+        _ context: CommandContext
+    ) throws -> ExitCode {
+        let snapshot: LogSnapshot
+        do {
+            snapshot = try store.snapshot(asOf: number)
+        } catch let refusal as LogSnapshot.Refusal {
+            switch refusal {
+            case .notCommitted(let message):
+                throw CommandError("\(path): \(message)", exitCode: .usage)
+            case .historyGone(let message), .beforeMigration(let message):
+                throw CommandError("\(path): \(message)", exitCode: .dataError)
+            }
+        }
+        var printer = Printer(output: context.output, isArray: isArray)
+        for key in snapshot.objects.keys.sorted() {
+            let (tag, value) = snapshot.objects[key]!
+            // The records that hold the stored model versions are not objects.
+            guard tag != ModelHistory.schemaEntityTag, entities?.contains(tag) ?? true else {
+                continue
+            }
+            var object: JSONValue?
+            try store.withHistoryValue(of: key, value, in: snapshot.history) { payload, blobs in
+                object = try rendering.json(
+                    key: key,
+                    entity: tag,
+                    payload: payload,
+                    blobs: blobs,
+                    offset: nil
+                )
+            }
+            if let object { printer.print(object) }
+        }
+        printer.finish()
+        return .success
     }
 
     /// The dump of the store a database holds, read as one snapshot.
