@@ -113,7 +113,13 @@ struct DumpCommand: ToolCommand {
         )
 
         if let asOf {
-            return try runAsOf(asOf, store: store, entities: entities, rendering: rendering, context)
+            return try runAsOf(
+                asOf,
+                store: store,
+                entities: entities,
+                rendering: rendering,
+                context
+            )
         }
         let only = entities.flatMap { $0.count == 1 ? $0.first : nil }
         let keys = store.liveKeys(entity: only).filter { key in
