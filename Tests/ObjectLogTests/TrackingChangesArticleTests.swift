@@ -76,6 +76,16 @@ extension TrackingChangesArticle {
 }
 
 extension TrackingChangesArticle {
+    static func stepsThen(
+        of title: String,
+        asOf token: HistoryToken,
+        in container: PersistentContainer
+    ) throws -> [String]? {
+        let then = try container.newContext(asOf: token)
+        let request = FetchRequest<Recipe>(predicate: #Predicate { $0.title == title })
+        return try then.fetch(request).first?.steps.map(\.text)
+    }
+
     static func keepAMonthOfHistory(_ container: PersistentContainer) throws {
         try container.setHistoryRetention(.duration(30 * 24 * 3600))
     }
@@ -160,12 +170,26 @@ struct TrackingChangesArticleTests {
         _ = try container.compact()
         let kept = try TrackingChangesArticle.describeEdits(after: start, in: context).edits
         #expect(kept == edits)
+
+        let step = Step(context: context)
+        step.text = "Peel"
+        step.recipe = recipe
+        try context.save()
+        let withStep = try context.currentHistoryToken
+        context.delete(step)
+        try context.save()
+        let steps = { (token: HistoryToken) in
+            try TrackingChangesArticle.stepsThen(of: "Tomato soup", asOf: token, in: container)
+        }
+        #expect(try steps(withStep) == ["Peel"])
+        #expect(try steps(context.currentHistoryToken) == [])
+        #expect(try steps(start) == nil)
     }
 
     @Test("this file holds every code block of the article, as the article shows it")
     func articleMatchesThisFile() throws {
         let (blocks, source) = try articleCodeBlocks("TrackingChanges.md", asIn: #filePath)
-        #expect(blocks.count == 7)
+        #expect(blocks.count == 8)
         for expected in blocks {
             #expect(source.contains(expected), "not in this file: \(expected.prefix(44))")
         }
