@@ -174,6 +174,39 @@ struct HistoryTests {
         #expect(saved.first?.changes.first?.newValues == ["feed": .double(0.09)])
     }
 
+    @Test("each transaction names its author and context; the history filters by author")
+    func authors() throws {
+        let directory = TemporaryDirectory()
+        let container = try makeContainer(directory)
+        defer { try? container.close() }
+        let editor = container.newContext()
+        editor.name = "editor"
+        editor.author = "ada"
+        let importer = container.newContext()
+        importer.author = "importer"
+        let start = try editor.currentHistoryToken
+        for (context, name) in [(editor, "spots"), (importer, "waves"), (editor, "mazes")] {
+            let configuration = Configuration(context: context)
+            configuration.name = name
+            try context.save()
+        }
+        _ = try importer.execute(
+            BatchUpdateRequest<Configuration>(updates: [.set(\.kill, to: 0.05)])
+        )
+        let all = try editor.history(after: start)
+        #expect(all.map(\.author) == ["ada", "importer", "ada", "importer"])
+        #expect(all.map(\.contextName) == ["editor", nil, "editor", nil])
+        let ada = try editor.history(after: start, author: "ada")
+        #expect(ada.map(\.token) == [all[0].token, all[2].token])
+        // Kept across a compaction too.
+        try container.setHistoryRetention(.all)
+        _ = try container.compact()
+        let kept = try editor.history(after: start)
+        #expect(kept.prefix(4).map(\.author) == ["ada", "importer", "ada", "importer"])
+        #expect(kept.prefix(4).map(\.contextName) == ["editor", nil, "editor", nil])
+        #expect(try editor.history(after: start, author: "nobody").isEmpty)
+    }
+
     @Test("a store without history says so")
     func memoryStoreHasNone() throws {
         let container = try PersistentContainer.inMemory(for: testEntities)

@@ -471,6 +471,9 @@ extension ManagedObjectContext {
         batchUpdate: PersistentStoreCoordinator.BatchUpdateBasis? = nil
     ) throws(ObjectLogError) -> ObjectChanges {
         guard !transaction.isEmpty else { return changes() }
+        var transaction = transaction
+        transaction.author = author
+        transaction.contextName = name
         let (info, _, _, _) = try coordinator.commit(
             transaction,
             lockChecks: [],

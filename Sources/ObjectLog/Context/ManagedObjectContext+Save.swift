@@ -301,6 +301,8 @@ extension ManagedObjectContext {
                 )
             }
         }
+        transaction.author = author
+        transaction.contextName = name
         let (info, endOffset, generation, conflicts) = try coordinator.commit(
             transaction,
             lockChecks: lockChecks,

@@ -37,6 +37,9 @@ public final class ManagedObjectContext {
     public var mergePolicy: MergePolicy = .error
     /// A name for debugging.
     public var name: String?
+    /// Who is making this context's changes, kept with each transaction it saves for the
+    /// store's history (``HistoryTransaction/author``), as Core Data's `transactionAuthor`.
+    public var author: String?
 
     // As in `ManagedObject`, the per-object bookkeeping is `@exclusivity(unchecked)`: the
     // dynamic check cost more than the work on every insert and fetch, and a context is used

@@ -5,7 +5,8 @@ import ObjectLogStore
 /// ``StoreInspector``: the transactions after a token, filtered, each change decoded.
 enum HistoryReading {
     /// The transactions of `store` after `token` (from the earliest it has when nil) whose
-    /// changes are of `tags` (all when nil) and that committed at or after `date`.
+    /// changes are of `tags` (all when nil), saved by `author` (any when nil), that committed
+    /// at or after `date`.
     ///
     /// `entity` names an entity tag's entity and its schema in the model version of a hash
     /// (nil for the store's newest); changes of tags it does not know are left out.
@@ -13,6 +14,7 @@ enum HistoryReading {
         of store: any PersistentStore,
         after token: HistoryToken?,
         tags: Set<EntityTag>?,
+        author: String? = nil,
         from date: Date?,
         entity: (EntityTag, _ modelHash: String?) -> (name: String, schema: ModelSchema.Entity)?
     ) throws(ObjectLogError) -> [HistoryTransaction] {
@@ -35,6 +37,7 @@ enum HistoryReading {
         var transactions: [HistoryTransaction] = []
         for transaction in stored.transactions {
             if let date, transaction.date < date { continue }
+            if let author, transaction.author != author { continue }
             var changes: [HistoryChange] = []
             for change in transaction.changes {
                 if let tags, !tags.contains(change.entity) { continue }
@@ -48,6 +51,8 @@ enum HistoryReading {
                 HistoryTransaction(
                     token: HistoryToken(transaction: transaction.number),
                     date: transaction.date,
+                    author: transaction.author,
+                    contextName: transaction.contextName,
                     changes: changes,
                     changesModel: transaction.changesModel
                 )

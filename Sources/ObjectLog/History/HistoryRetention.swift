@@ -5,7 +5,7 @@ import ObjectLogStore
 /// the live state.
 ///
 /// Until a compaction, the log holds every transaction, and
-/// ``ManagedObjectContext/history(after:entities:from:)`` reads them all. A compaction (by hand
+/// ``ManagedObjectContext/history(after:entities:author:from:)`` reads them all. A compaction (by hand
 /// or automatic) rewrites the log with the live objects only; the history of the transactions
 /// it folds is then copied into a file beside the store (`NAME.olog-history`) as far as the
 /// retention says, and the rest is gone. The retention is kept in the store, so every process
@@ -71,7 +71,7 @@ extension PersistentContainer {
     }
 
     /// Drops the history of the transactions up to `token`'s, as Core Data's
-    /// `deleteHistory(before:)` does: what ``ManagedObjectContext/history(after:entities:from:)``
+    /// `deleteHistory(before:)` does: what ``ManagedObjectContext/history(after:entities:author:from:)``
     /// reads after `token` is kept, and a read after an older token throws
     /// ``ObjectLogError/Code/historyExpired``.
     ///

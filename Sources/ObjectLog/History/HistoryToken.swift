@@ -1,6 +1,6 @@
 /// A place in a store's history: the transaction it names and every one before it.
 ///
-/// Pass a token to ``ManagedObjectContext/history(after:entities:from:)`` to read what was
+/// Pass a token to ``ManagedObjectContext/history(after:entities:author:from:)`` to read what was
 /// committed after it, as Core Data's `NSPersistentHistoryToken`. Tokens are `Codable`, so a
 /// reader can keep the last one it read (in its own defaults or a file) and go on from there
 /// after a relaunch; they stay valid across reopening the store. A token older than the

@@ -11,6 +11,10 @@ public struct HistoryTransaction: Sendable, Identifiable {
     public var token: HistoryToken
     /// When it was committed.
     public var date: Date
+    /// Who saved it: the saving context's ``ManagedObjectContext/author``, if it had one.
+    public var author: String?
+    /// The saving context's ``ManagedObjectContext/name``, if it had one.
+    public var contextName: String?
     /// Its changes, one per object, in the order the save wrote them.
     public var changes: [HistoryChange]
     /// Whether it recorded a new model version: a migration's transaction.

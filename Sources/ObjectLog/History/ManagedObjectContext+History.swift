@@ -24,6 +24,7 @@ extension ManagedObjectContext {
     ///     ``currentHistoryToken``.
     ///   - entities: Only the changes of objects of these entities (by name, subentities
     ///     included); a transaction left with none is left out. All entities when nil.
+    ///   - author: Only transactions saved by a context with this ``author``.
     ///   - date: Only transactions committed at or after this date.
     /// - Returns: The transactions, oldest first.
     /// - Throws: ``ObjectLogError/Code/historyExpired`` when transactions after `token` are
@@ -34,6 +35,7 @@ extension ManagedObjectContext {
     public func history(
         after token: HistoryToken? = nil,
         entities: [String]? = nil,
+        author: String? = nil,
         from date: Date? = nil
     ) throws(ObjectLogError) -> [HistoryTransaction] {
         let tags: Set<EntityTag>? = try entities.map { names throws(ObjectLogError) in
@@ -56,6 +58,7 @@ extension ManagedObjectContext {
             of: store,
             after: token,
             tags: tags,
+            author: author,
             from: date
         ) { tag, hash in
             // History a compaction kept may be in an older model version's layout.

@@ -2,7 +2,7 @@ import Foundation
 
 extension StoreInspector {
     /// The store's transactions after `token` (from the earliest it keeps when nil), decoded
-    /// by the stored schema: ``ManagedObjectContext/history(after:entities:from:)`` without the
+    /// by the stored schema: ``ManagedObjectContext/history(after:entities:author:from:)`` without the
     /// model's classes, as `objectlog history --changes` shows it.
     ///
     /// - Parameters:

@@ -45,19 +45,27 @@ package struct StoreHistory: Sendable {
         /// The model version (its hash) whose layout the payloads are in, when it may be an
         /// older one than the store's newest (history a compaction kept); nil for the newest.
         package var modelHash: String?
+        /// Who saved it, if the saving context named an author.
+        package var author: String?
+        /// The saving context's name, if it had one.
+        package var contextName: String?
 
         package init(
             number: UInt64,
             date: Date,
             changes: [Change],
             changesModel: Bool,
-            modelHash: String? = nil
+            modelHash: String? = nil,
+            author: String? = nil,
+            contextName: String? = nil
         ) {
             self.number = number
             self.date = date
             self.changes = changes
             self.changesModel = changesModel
             self.modelHash = modelHash
+            self.author = author
+            self.contextName = contextName
         }
     }
 

@@ -672,14 +672,19 @@ extension RecordLayout {
 
     /// Appends a padding record so that a commit record appended next ends on a sector boundary.
     ///
-    /// `writer`'s bytes start at file offset `base`. Appends nothing when it already will.
-    package func appendPaddingBeforeCommit(base: UInt64, into writer: inout ByteWriter) {
+    /// `writer`'s bytes start at file offset `base`. Appends nothing when it already will,
+    /// unless there is a `note` (a ``TransactionNote``'s bytes) to start the padding with.
+    package func appendPaddingBeforeCommit(
+        base: UInt64,
+        into writer: inout ByteWriter,
+        note: [UInt8] = []
+    ) {
         let sector = LogFormat.sectorSize
         let end = Int((base + UInt64(writer.count) + UInt64(commitRecordLength)) % UInt64(sector))
-        guard end != 0 else { return }
-        var gap = sector - end
-        // A padding record needs at least its frame.
-        if gap < minimumPaddingLength { gap += sector }
+        guard end != 0 || !note.isEmpty else { return }
+        var gap = end == 0 ? 0 : sector - end
+        // A padding record needs at least its frame, and room for the note.
+        while gap < minimumPaddingLength + note.count { gap += sector }
         let start = writer.count
         let fillerLength = gap - minimumPaddingLength
         switch self {
@@ -691,7 +696,8 @@ extension RecordLayout {
             writer.append(UInt8(0))
             writer.append(UInt32(fillerLength))
         }
-        writer.append(contentsOf: repeatElement(0, count: fillerLength))
+        writer.append(contentsOf: note)
+        writer.append(contentsOf: repeatElement(0, count: fillerLength - note.count))
         sealRecord(at: start, &writer)
     }
 

@@ -156,6 +156,11 @@ public struct Transaction: Sendable {
 
     /// A full replacement of the store's metadata dictionary, or nil to keep it.
     public var metadata: Metadata?
+    /// Who made the changes (the saving context's author), kept with the transaction for its
+    /// history (FORMAT.md, section 4, "Transaction notes").
+    public var author: String?
+    /// The name of the context that saved it, kept likewise.
+    public var contextName: String?
 
     /// Creates an empty transaction.
     public init() {}

@@ -35,6 +35,8 @@ package struct HistoryFile: Sendable {
         /// The model version (its hash, as the engine records it) whose layout the values
         /// are in; empty when the store named none.
         package var modelHash: String
+        /// Who saved it, and the saving context's name, if the transaction named them.
+        package var note: TransactionNote?
         package var changes: [Change]
     }
 
@@ -186,6 +188,11 @@ package struct HistoryFile: Sendable {
         let hash = Array(entry.modelHash.utf8)
         writer.appendVarint(UInt64(hash.count))
         writer.append(contentsOf: hash)
+        for text in [entry.note?.author, entry.note?.contextName] {
+            let bytes = text.map { Array($0.utf8) }
+            writer.appendVarint(bytes.map { UInt64($0.count) + 1 } ?? 0)
+            writer.append(contentsOf: bytes ?? [])
+        }
         writer.appendVarint(UInt64(entry.changes.count))
         func append(_ value: Value) {
             writer.appendVarint(UInt64(value.blobs.count))
@@ -217,6 +224,17 @@ package struct HistoryFile: Sendable {
         let timestamp = try reader.readInt64()
         let hashLength = Int(try varint())
         let hash = String(decoding: try reader.readBytes(hashLength), as: UTF8.self)
+        func optionalText() throws -> String? {
+            let length = try varint()
+            guard length > 0 else { return nil }
+            guard length - 1 <= UInt64(reader.remaining) else { throw Malformed() }
+            return String(decoding: try reader.readBytes(Int(length - 1)), as: UTF8.self)
+        }
+        let author = try optionalText()
+        let contextName = try optionalText()
+        let note =
+            author == nil && contextName == nil
+            ? nil : TransactionNote(author: author, contextName: contextName)
         let count = try varint()
         guard count <= UInt64(body.count) else { throw Malformed() }
         func value() throws -> Value {
@@ -256,6 +274,7 @@ package struct HistoryFile: Sendable {
             number: number,
             timestampMicroseconds: timestamp,
             modelHash: hash,
+            note: note,
             changes: changes
         )
     }

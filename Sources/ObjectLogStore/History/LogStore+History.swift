@@ -35,6 +35,8 @@ package struct LogHistoryTransaction: Sendable {
     /// The model version whose layout the values are in, for a transaction of the history
     /// file; nil for one of the log, whose values are read in the current layout.
     package var modelHash: String?
+    /// Who saved it, and the name of the context that did, if the transaction names them.
+    package var note: TransactionNote?
 }
 
 /// The committed transactions of one file generation, read from the log itself: a put or
@@ -128,7 +130,8 @@ extension LogStore {
                                 after: change.after.map(LogHistoryValue.stored)
                             )
                         },
-                        modelHash: entry.modelHash
+                        modelHash: entry.modelHash,
+                        note: entry.note
                     )
                 )
             }
@@ -143,6 +146,7 @@ extension LogStore {
         let outcome = try scanner.scan(
             from: UInt64(header.length),
             lastNumber: base,
+            onRecord: { [scan] record, payload in scan.visit(record, payload: payload) },
             committed: { [scan] key in scan.current[key] },
             onTransaction: { [scan] transaction in scan.apply(transaction) }
         )
@@ -228,13 +232,21 @@ final class HistoryScan {
     var current: [ObjectKey: RecordLocation] = [:]
     var transactions: [LogHistoryTransaction] = []
     var latest: UInt64?
+    /// The note of the transaction being read, found in its padding record.
+    private var note: TransactionNote?
 
     init(after: UInt64, limit: Int) {
         self.after = after
         self.limit = limit
     }
 
+    func visit(_ record: ScannedRecord, payload: UnsafeRawBufferPointer) {
+        if record.type == .padding, let found = TransactionNote(padding: payload) { note = found }
+    }
+
     func apply(_ transaction: ScannedTransaction) {
+        let note = self.note
+        self.note = nil
         guard transaction.isCompaction || transaction.number <= appliesThrough else { return }
         let wanted =
             !transaction.isCompaction && transaction.number > after
@@ -287,7 +299,8 @@ final class HistoryScan {
                     number: transaction.number,
                     timestampMicroseconds: transaction.commit.timestampMicroseconds,
                     changes: changes,
-                    modelHash: nil
+                    modelHash: nil,
+                    note: note
                 )
             )
         }

@@ -82,6 +82,7 @@ extension LogStore {
                     number: transaction.number,
                     timestampMicroseconds: transaction.timestampMicroseconds,
                     modelHash: modelHash,
+                    note: transaction.note,
                     changes: changes
                 )
             )

@@ -228,7 +228,11 @@ struct CommitWriter {
             recordCount += 1
         }
         let beforePadding = writer.count
-        layout.appendPaddingBeforeCommit(base: base, into: &writer)
+        layout.appendPaddingBeforeCommit(
+            base: base,
+            into: &writer,
+            note: TransactionNote(transaction)?.encoded ?? []
+        )
         if writer.count != beforePadding { recordCount += 1 }
         let commit = CommitPayload(
             timestampMicroseconds: CommitPayload.now(),

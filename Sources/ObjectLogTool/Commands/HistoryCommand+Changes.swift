@@ -38,6 +38,8 @@ extension HistoryCommand {
         }
         for transaction in transactions {
             var title = "\(transaction.token)  \(Formatting.date(transaction.date))"
+            if let author = transaction.author { title += "  by \(author)" }
+            if let name = transaction.contextName { title += "  (context \(name))" }
             if transaction.changesModel { title += "  model version recorded" }
             context.output.writeLine(title)
             for change in transaction.changes {
@@ -70,6 +72,8 @@ extension HistoryCommand {
         .object([
             ("number", .unsigned(transaction.token.transaction)),
             ("date", .string(Formatting.date(transaction.date))),
+            ("author", transaction.author.map(JSONValue.string) ?? .null),
+            ("context", transaction.contextName.map(JSONValue.string) ?? .null),
             ("modelVersionRecorded", .bool(transaction.changesModel)),
             (
                 "changes",

@@ -53,7 +53,9 @@ extension LogStore: PersistentStore {
                     ),
                     changes: changes,
                     changesModel: changesModel,
-                    modelHash: transaction.modelHash.flatMap { $0.isEmpty ? nil : $0 }
+                    modelHash: transaction.modelHash.flatMap { $0.isEmpty ? nil : $0 },
+                    author: transaction.note?.author,
+                    contextName: transaction.note?.contextName
                 )
             )
         }
