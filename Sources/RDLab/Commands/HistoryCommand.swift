@@ -84,7 +84,11 @@ public struct HistoryCommand: Command {
         }
         let width = edits.map { "#\($0.transaction)".count }.max() ?? 0
         for edit in edits {
-            let number = "#\(edit.transaction)".padding(toLength: width, withPad: " ", startingAt: 0)
+            let number = "#\(edit.transaction)".padding(
+                toLength: width,
+                withPad: " ",
+                startingAt: 0
+            )
             output.print("\(number)  \(LabFormat.date(edit.date))  \(edit.text)")
         }
     }

@@ -32,7 +32,7 @@ extension LabStore {
     func history(after number: UInt64?) throws(CommandError) -> [HistoryTransaction]? {
         do {
             return try context.history(after: number.map { HistoryToken(transaction: $0) })
-        } catch where error.code == .historyExpired {
+        } catch  where error.code == .historyExpired {
             return nil
         } catch {
             throw historyError(error)
@@ -233,7 +233,9 @@ extension LabStore {
         configuration.preset = values["preset"]?.stringValue
         var parameters = configuration.parameters
         for name in Parameters.names {
-            if let value = values[name]?.floatValue { try? parameters.setValue(value, forName: name) }
+            if let value = values[name]?.floatValue {
+                try? parameters.setValue(value, forName: name)
+            }
         }
         configuration.parameters = parameters
         if let precision = values["precision"]?.stringValue { configuration.precision = precision }
@@ -259,7 +261,10 @@ extension LabStore {
             if let width = snapshotValues["width"]?.intValue { snapshot.width = width }
             if let height = snapshotValues["height"]?.intValue { snapshot.height = height }
             snapshot.state =
-                try reader.data(snapshotValues["state"], of: "the state of its snapshot at step \(step)")
+                try reader.data(
+                    snapshotValues["state"],
+                    of: "the state of its snapshot at step \(step)"
+                )
                 ?? Data()
             snapshot.thumbnail = try reader.data(
                 snapshotValues["thumbnail"],
@@ -304,7 +309,7 @@ private struct BlobReader {
             do {
                 if inspector == nil { inspector = try StoreInspector(path: location) }
                 return try inspector!.data(of: blob)
-            } catch where error.storeError?.code == .missingBlob {
+            } catch  where error.storeError?.code == .missingBlob {
                 throw CommandError(
                     "cannot undelete '\(name)': \(what) (blob \(blob.hex.prefix(12))…) is no "
                         + "longer beside the store '\(path)' (a compaction removed it)",
