@@ -201,8 +201,8 @@ struct HistoryCommandTests {
         #expect(lines.count == 2)
         #expect(
             lines.first
-                == "(earlier edits are no longer kept: the store's history starts at transaction "
-                + "#4, after its last compaction)"
+                == "(earlier edits are no longer kept: the store keeps its history since it last "
+                + "compacted, from transaction #4)"
         )
         #expect(lines.last?.hasPrefix("#4  ") == true)
         #expect(lines.last?.hasSuffix("  f 0.035 → 0.04") == true)
@@ -215,9 +215,9 @@ struct HistoryCommandTests {
         #expect(refused.exitCode == 65)
         #expect(
             refused.errorLines == [
-                "error: the store no longer keeps its history before transaction #3 (a compaction "
-                    + "folded it away), so 'spots' cannot go back to #2; revert to #3 or later "
-                    + "('rdlab history spots' lists them)"
+                "error: the store's history goes back to transaction #3 (it keeps its history "
+                    + "since it last compacted), so 'spots' cannot go back to #2; revert to #3 or "
+                    + "later ('rdlab history spots' lists them)"
             ]
         )
         #expect(lab.contents() == before)

@@ -78,8 +78,8 @@ public struct HistoryCommand: Command {
         }
         if !complete {
             output.print(
-                "(earlier edits are no longer kept: the store's history starts at transaction "
-                    + "#\(keptFrom), after its last compaction)"
+                "(earlier edits are no longer kept: the store keeps its history "
+                    + "\(LabStore.historyKept), from transaction #\(keptFrom))"
             )
         }
         let width = edits.map { "#\($0.transaction)".count }.max() ?? 0

@@ -24,7 +24,7 @@ public struct ListCommand: Command {
             .flag(
                 "--deleted",
                 help:
-                    "List the deleted configurations 'rdlab undelete' can restore:\nthose deleted since the store last compacted."
+                    "List the deleted configurations 'rdlab undelete' can restore:\nthose deleted in the history the store keeps\n(\(LabStore.historyKept))."
             ),
             .flag(
                 "--json",
@@ -153,8 +153,8 @@ public struct ListCommand: Command {
         }
         guard !configurations.isEmpty else {
             output.print(
-                "no deleted configurations in the history \(store) keeps (since it last "
-                    + "compacted)"
+                "no deleted configurations in the history \(store) keeps "
+                    + "(\(LabStore.historyKept))"
             )
             return
         }

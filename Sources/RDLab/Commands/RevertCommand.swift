@@ -81,8 +81,8 @@ public struct RevertCommand: Command {
         guard let transactions = try store.history(after: transaction) else {
             let earliest = try store.earliestKeptTransaction()
             throw CommandError(
-                "the store no longer keeps its history before transaction #\(earliest) (a "
-                    + "compaction folded it away), so '\(name)' cannot go back to #\(transaction); "
+                "the store's history goes back to transaction #\(earliest) (it keeps its history "
+                    + "\(LabStore.historyKept)), so '\(name)' cannot go back to #\(transaction); "
                     + "revert to #\(earliest) or later ('rdlab history \(name)' lists them)",
                 exitCode: .dataError
             )

@@ -51,7 +51,7 @@ public struct UndeleteCommand: Command {
         else {
             throw CommandError(
                 "no deleted configuration named '\(name)' in the history the store '\(store.path)' "
-                    + "keeps (since it last compacted); see 'rdlab list --deleted'",
+                    + "keeps (\(LabStore.historyKept)); see 'rdlab list --deleted'",
                 exitCode: .noInput
             )
         }

@@ -11,6 +11,13 @@ import ReactionDiffusion
 /// compaction (a lab's store compacts itself once half its file is old versions). A read of
 /// history the store no longer keeps is reported, never taken for an empty history.
 extension LabStore {
+    /// Which transactions the store's history keeps, as messages and help say it.
+    ///
+    /// The lab sets no retention (the engine has none yet), so its store keeps every transaction
+    /// since it last compacted; once the lab sets one where it opens the store, this is the
+    /// phrase to change.
+    static let historyKept = "since it last compacted"
+
     // MARK: - Reading
 
     /// The number of the store's latest transaction.
