@@ -10,8 +10,7 @@ public struct DeleteCommand: Command {
 
     /// The command's help page.
     public static let help = HelpPage(
-        overview:
-            "Delete a configuration and all its snapshots ('rdlab undelete' restores\nthem until the store compacts).",
+        overview: "Delete a configuration and all its snapshots (see 'rdlab undelete').",
         usage: "rdlab delete <name> [--store <path|uri>]",
         arguments: [ArgumentDefinition(name: "name", help: "The configuration.")],
         options: [.store]

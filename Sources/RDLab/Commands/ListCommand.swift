@@ -24,7 +24,7 @@ public struct ListCommand: Command {
             .flag(
                 "--deleted",
                 help:
-                    "List the deleted configurations 'rdlab undelete' can restore:\nthose deleted in the history the store keeps\n(\(LabStore.historyKept))."
+                    "List the deleted configurations 'rdlab undelete' can restore:\nthose in the history the store keeps (\(LabStore.historyKept))."
             ),
             .flag(
                 "--json",
