@@ -98,10 +98,8 @@ extension LabStore {
                 kind: .edited,
                 changes: []
             )
-            var touched = false
             for change in transaction.changes {
                 if change.objectID == id {
-                    touched = true
                     switch change.kind {
                     case .insert:
                         edit.kind = .created
@@ -134,7 +132,7 @@ extension LabStore {
             }
             // A save that only stamped `modified` (or changed nothing the lab shows) is left out.
             if edit.kind == .created || !edit.changes.isEmpty || edit.snapshotsAdded > 0
-                || edit.snapshotsRemoved > 0 || (touched && edit.thumbnailChanged)
+                || edit.snapshotsRemoved > 0 || edit.thumbnailChanged
             {
                 edits.append(edit)
             }
