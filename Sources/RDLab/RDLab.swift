@@ -21,8 +21,9 @@ public enum RDLab {
             version: version,
             subcommands: [
                 RunCommand.self, ResumeCommand.self, ListCommand.self, ShowCommand.self,
-                EditCommand.self, RenameCommand.self, DeleteCommand.self, PresetsCommand.self,
-                BrowseCommand.self, SettingsCommand.self, DemoCommand.self,
+                EditCommand.self, HistoryCommand.self, RevertCommand.self, RenameCommand.self,
+                DeleteCommand.self, UndeleteCommand.self, PresetsCommand.self, BrowseCommand.self,
+                SettingsCommand.self, DemoCommand.self,
             ]
         )
     }

@@ -103,8 +103,9 @@ struct BadInputTests {
         #expect(result.exitCode == 64)
         #expect(
             result.standardError
-                == "error: unknown command 'simulate'; use one of run, resume, list, show, edit, rename, "
-                + "delete, presets, browse, settings, demo, or see 'rdlab --help'\n"
+                == "error: unknown command 'simulate'; use one of run, resume, list, show, edit, "
+                + "history, revert, rename, delete, undelete, presets, browse, settings, demo, or "
+                + "see 'rdlab --help'\n"
         )
     }
 

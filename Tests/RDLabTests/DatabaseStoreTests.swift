@@ -188,6 +188,35 @@ struct DatabaseStoreTests {
         #expect(refused.standardError.contains("was not made by 'rdlab demo'"))
         #expect(try Self.names(lab) == ["autosave"])
     }
+
+    @Test("history, revert, list --deleted and undelete say a database keeps no history")
+    func noHistory() throws {
+        let url = try TestServer.freshDatabase()
+        let target = try #require(ConnectionTarget(url)).description
+        try Self.succeed(
+            ["run", "--model", "gray-scott", "--size", "8", "--steps", "1", "--save", "a"],
+            url
+        )
+        try Self.succeed(["edit", "a", "--tag", "x"], url)
+        try Self.succeed(["delete", "autosave"], url)
+        for arguments in [
+            ["history", "a"], ["revert", "a", "--to", "1"], ["list", "--deleted"],
+            ["undelete", "autosave"],
+        ] {
+            let result = try Self.rdlab(arguments, url)
+            #expect(result.exitCode == 65, "\(arguments): \(result.standardError)")
+            #expect(result.standardOutput.isEmpty)
+            #expect(
+                result.errorLines == [
+                    "error: the store '\(target)' keeps no history of its saves (a store in a "
+                        + "database keeps only the latest values), so there are no earlier values "
+                        + "to show or restore"
+                ],
+                "\(arguments)"
+            )
+        }
+        #expect(try Self.names(url) == ["a"])
+    }
 }
 
 /// `rdlab --store URI` when the server cannot be reached: no server is needed.

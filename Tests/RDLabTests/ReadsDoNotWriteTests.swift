@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("rdlab show, list, browse and settings only read: nothing written, no lock needed")
+@Suite("rdlab show, list, history, browse and settings only read: nothing written, no lock needed")
 struct ReadsDoNotWriteTests {
     /// Every file beside the store (store, index, lock, blobs) with its bytes and modification
     /// time: a read must leave all of them as they were.
@@ -33,6 +33,8 @@ struct ReadsDoNotWriteTests {
     static let reads: [[String]] = [
         ["show", "a"], ["show", "a", "--json"], ["list"], ["list", "--json"],
         ["list", "--tag", "x"], ["settings"], ["settings", "get", "last-opened"],
+        ["history", "a"], ["history", "a", "--json"], ["list", "--deleted"],
+        ["list", "--deleted", "--json"],
     ]
 
     @Test("reads change no file beside the store and do not record last-opened")

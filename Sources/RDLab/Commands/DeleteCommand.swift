@@ -1,13 +1,16 @@
 import CommandLineKit
 
 /// `rdlab delete NAME`: deletes a configuration and, with it, all its snapshots.
+///
+/// The store's history keeps their last values until it compacts, so `rdlab undelete NAME`
+/// can restore them until then (`rdlab list --deleted` lists them).
 public struct DeleteCommand: Command {
     /// `delete`.
     public static let name = "delete"
 
     /// The command's help page.
     public static let help = HelpPage(
-        overview: "Delete a configuration and all its snapshots.",
+        overview: "Delete a configuration and all its snapshots (see 'rdlab undelete').",
         usage: "rdlab delete <name> [--store <path|uri>]",
         arguments: [ArgumentDefinition(name: "name", help: "The configuration.")],
         options: [.store]

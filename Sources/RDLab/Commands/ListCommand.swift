@@ -1,6 +1,8 @@
 import CommandLineKit
 
-/// `rdlab list [--tag TAG …] [--json]`: the saved configurations, one line each.
+/// `rdlab list [--tag TAG …] [--deleted] [--json]`: the saved configurations, one line each, or
+/// with `--deleted` those deleted in the history the store keeps, which `rdlab undelete`
+/// restores.
 ///
 /// It only reads (the store is opened read-only), so it works on a read-only store and while
 /// another process writes.
@@ -11,13 +13,18 @@ public struct ListCommand: Command {
     /// The command's help page.
     public static let help = HelpPage(
         overview: "List the saved configurations (the last run's automatic save first).",
-        usage: "rdlab list [--tag <tag> ...] [--json] [--store <path|uri>]",
+        usage: "rdlab list [--tag <tag> ...] [--deleted] [--json] [--store <path|uri>]",
         options: [
             .option(
                 "--tag",
                 value: "tag",
                 help:
                     "Only configurations with this tag (ignoring case); may be\nrepeated: all must match."
+            ),
+            .flag(
+                "--deleted",
+                help:
+                    "List the deleted configurations 'rdlab undelete' can restore:\nthose in the history the store keeps (\(LabStore.historyKept))."
             ),
             .flag(
                 "--json",
@@ -30,6 +37,8 @@ public struct ListCommand: Command {
 
     /// Whether to print JSON.
     public var json = false
+    /// Whether to list the deleted configurations instead.
+    public var deleted = false
     /// The tags every listed configuration has.
     public var tags: [String] = []
     /// The store path from `--store`, if given.
@@ -40,6 +49,7 @@ public struct ListCommand: Command {
         while let option = try arguments.nextOption() {
             switch option {
             case "--json": json = true
+            case "--deleted": deleted = true
             case "--tag": tags.append(try arguments.value(for: option))
             case "--store": storePath = try arguments.value(for: option)
             default: throw arguments.unknownOption(option)
@@ -54,6 +64,17 @@ public struct ListCommand: Command {
             access: .read,
             warn: output.printError
         )
+        guard !deleted else {
+            let configurations = try store.deletedConfigurations().filter { configuration in
+                let stored = configuration.values["tags"]?.stringsValue ?? []
+                return tags.allSatisfy { tag in
+                    stored.contains { $0.lowercased() == tag.lowercased() }
+                }
+            }
+            try store.close()
+            Self.printDeleted(configurations, json: json, store: store.path, output: output)
+            return
+        }
         let configurations = try store.configurations().filter { configuration in
             tags.allSatisfy(configuration.hasTag)
         }
@@ -96,6 +117,66 @@ public struct ListCommand: Command {
             for line in LabFormat.table(configurations) {
                 output.print(line)
             }
+        }
+    }
+
+    /// Prints the deleted configurations as a table or JSON.
+    static func printDeleted(
+        _ configurations: [DeletedConfiguration],
+        json: Bool,
+        store: String,
+        output: CommandOutput
+    ) {
+        if json {
+            output.print(
+                JSONValue.array(
+                    configurations.map { configuration in
+                        .object([
+                            ("name", .string(configuration.name)),
+                            ("model", configuration.values["model"]?.labJSON ?? .null),
+                            ("deleted", .date(configuration.date)),
+                            ("transaction", .unsigned(configuration.transaction)),
+                            ("snapshotCount", .number(configuration.snapshots.count)),
+                            (
+                                "tags",
+                                .array(
+                                    (configuration.values["tags"]?.stringsValue ?? []).map {
+                                        .string($0)
+                                    }
+                                )
+                            ),
+                        ])
+                    }
+                ).labText
+            )
+            return
+        }
+        guard !configurations.isEmpty else {
+            output.print(
+                "no deleted configurations in the history \(store) keeps "
+                    + "(\(LabStore.historyKept))"
+            )
+            return
+        }
+        let header = ["NAME", "MODEL", "SNAPSHOTS", "DELETED", "TRANSACTION"]
+        let rows = configurations.map { configuration -> [String] in
+            [
+                configuration.name,
+                configuration.values["model"]?.stringValue ?? "-",
+                String(configuration.snapshots.count),
+                LabFormat.date(configuration.date),
+                "#\(configuration.transaction)",
+            ]
+        }
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max()! }
+        for row in all {
+            output.print(
+                row.enumerated().map { column, text in
+                    column == row.count - 1
+                        ? text : text.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                }.joined(separator: "  ")
+            )
         }
     }
 }

@@ -127,6 +127,9 @@ final class LabStore {
         options.autoCompactionThreshold = Self.autoCompactionThreshold
         options.autoCompactionMinimumBytes = Self.autoCompactionMinimumBytes
         options.externalStorageMinimumByteCount = Self.externalStorageMinimumByteCount
+        // `history`, `revert` and `undelete` read the store's history, which the log store keeps
+        // until it compacts (LabStore+History). A history retention for the container, once the
+        // engine has one, is set here; `historyKept` then says what it keeps.
         if access != .create && !FileManager.default.fileExists(atPath: path) {
             throw CommandError(
                 "no store at '\(path)'; save a run into it first ('rdlab run … --save NAME'), or "
