@@ -189,10 +189,12 @@ struct HistoryCommandTests {
         #expect(lab.contents() == before)
     }
 
-    @Test("after a compaction, history says earlier edits are gone and revert names what it can")
+    @Test("once history is purged, history says earlier edits are gone; revert names what it can")
     func expired() throws {
         let lab = try Self.makeLab()
         try lab.succeed(["edit", "spots", "--set", "f=0.035"])
+        // The history up to the edit (#3) is gone, as after 30 days; the purge's own save is #4.
+        try purgeHistory(of: lab.store, through: 3)
         let compact = try RDLabProcess.runObjectLog(["compact", lab.store])
         #expect(compact.exitCode == 0, "\(compact.standardError)")
         try lab.succeed(["edit", "spots", "--set", "f=0.04"])
@@ -201,10 +203,10 @@ struct HistoryCommandTests {
         #expect(lines.count == 2)
         #expect(
             lines.first
-                == "(earlier edits are no longer kept: the store keeps its history since it last "
-                + "compacted, from transaction #4)"
+                == "(earlier edits are no longer kept: the store keeps its history for 30 days, "
+                + "from transaction #4)"
         )
-        #expect(lines.last?.hasPrefix("#4  ") == true)
+        #expect(lines.last?.hasPrefix("#5  ") == true)
         #expect(lines.last?.hasSuffix("  f 0.035 → 0.04") == true)
         let history = try lab.json(["history", "spots"]) as? [String: Any] ?? [:]
         #expect(history["complete"] as? Bool == false)
@@ -216,8 +218,8 @@ struct HistoryCommandTests {
         #expect(
             refused.errorLines == [
                 "error: the store's history goes back to transaction #3 (it keeps its history "
-                    + "since it last compacted), so 'spots' cannot go back to #2; revert to #3 or "
-                    + "later ('rdlab history spots' lists them)"
+                    + "for 30 days), so 'spots' cannot go back to #2; revert to #3 or later "
+                    + "('rdlab history spots' lists them)"
             ]
         )
         #expect(lab.contents() == before)

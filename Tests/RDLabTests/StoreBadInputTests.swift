@@ -171,13 +171,13 @@ struct StoreBadInputTests {
         try lab.succeed([
             "run", "--model", "gray-scott", "--size", "8", "--steps", "2", "--save", "b",
         ])
-        // Flip a byte inside the first committed transaction, which later ones follow.
+        // Flip a byte inside the first transaction that saved objects, which later ones follow.
         var bytes = try Data(contentsOf: URL(fileURLWithPath: lab.store))
-        let history = try RDLabProcess.runObjectLog(["history", lab.store])
-        let offsets = history.lines.dropFirst().compactMap { line in
-            line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
-        }
-        let target = try #require(offsets.dropFirst().first) + 40
+        let history = try RDLabProcess.runObjectLog(["history", lab.store, "--json"])
+        let listed = try JSONSerialization.jsonObject(with: Data(history.standardOutput.utf8))
+        let transactions = (listed as? [String: Any])?["transactions"] as? [[String: Any]] ?? []
+        let saving = transactions.first { ($0["inserted"] as? Int ?? 0) > 0 }
+        let target = try #require(saving?["offset"] as? Int) + 40
         bytes[target] ^= 0xFF
         try bytes.write(to: URL(fileURLWithPath: lab.store))
         let before = lab.contents()

@@ -101,7 +101,7 @@ struct UndeleteCommandTests {
         #expect(FileManager.default.contents(atPath: lab.path("after.npy")) == beforeState)
         #expect(
             try lab.succeed(["list", "--deleted"]).lines == [
-                "no deleted configurations in the history \(lab.store) keeps (since it last compacted)"
+                "no deleted configurations in the history \(lab.store) keeps (for 30 days)"
             ]
         )
         // The restore is in the history; a compaction now keeps its blobs.
@@ -196,7 +196,7 @@ struct UndeleteCommandTests {
     }
 
     @Test(
-        "after a compaction the deletion is gone, and a missing blob is reported, not half-restored"
+        "beyond the history kept the deletion is gone; a missing blob is reported, not half-restored"
     )
     func beyondTheHistory() throws {
         let lab = try Self.makeLab()
@@ -226,11 +226,18 @@ struct UndeleteCommandTests {
         #expect(try lab.names() == ["autosave"])
         try FileManager.default.moveItem(atPath: moved, toPath: blobs + "/" + orphan)
 
+        // Kept across a compaction: the deletion is still listed.
+        let kept = try RDLabProcess.runObjectLog(["compact", lab.store])
+        #expect(kept.exitCode == 0, "\(kept.standardError)")
+        let deleted = try lab.json(["list", "--deleted"]) as? [[String: Any]] ?? []
+        let deletedIn = try #require(deleted.first?["transaction"] as? Int)
+        // Once the history no longer keeps it (after 30 days), the next compaction drops it.
+        try purgeHistory(of: lab.store, through: deletedIn)
         let compact = try RDLabProcess.runObjectLog(["compact", lab.store])
         #expect(compact.exitCode == 0, "\(compact.standardError)")
         #expect(
             try lab.succeed(["list", "--deleted"]).lines == [
-                "no deleted configurations in the history \(lab.store) keeps (since it last compacted)"
+                "no deleted configurations in the history \(lab.store) keeps (for 30 days)"
             ]
         )
         let gone = try lab.rdlab(["undelete", "spots"])
@@ -238,7 +245,7 @@ struct UndeleteCommandTests {
         #expect(
             gone.errorLines == [
                 "error: no deleted configuration named 'spots' in the history the store "
-                    + "'\(lab.store)' keeps (since it last compacted); see 'rdlab list --deleted'"
+                    + "'\(lab.store)' keeps (for 30 days); see 'rdlab list --deleted'"
             ]
         )
     }

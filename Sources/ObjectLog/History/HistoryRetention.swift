@@ -42,19 +42,27 @@ public enum HistoryRetention: Sendable, Hashable {
     }
 }
 
-extension PersistentContainer {
-    /// How much history the store keeps across compactions (``HistoryRetention``).
+extension PersistentStoreCoordinator {
+    /// How much history the store keeps across compactions (``HistoryRetention``), with a
+    /// change not saved yet.
     public var historyRetention: HistoryRetention {
         HistoryRetention(LogHistoryRetention(metadata))
     }
 
-    /// Sets how much history the store keeps across compactions, and commits it at once.
+    /// Sets how much history the store keeps across compactions, from the next save on, as
+    /// ``setMetadata(_:forKey:)`` stages metadata; ``PersistentContainer/setHistoryRetention(_:)``
+    /// commits it at once.
     ///
     /// - Throws: ``ObjectLogError/Code/unsupported`` for a store that keeps no history (the
     ///   in-memory store, a database server); ``ObjectLogError/Code/invalidArgument`` for a
-    ///   negative count or duration; what a save throws (a read-only store).
+    ///   negative count or duration.
     public func setHistoryRetention(_ retention: HistoryRetention) throws(ObjectLogError) {
-        try requireHistory()
+        guard store.capabilities.contains(.history) else {
+            throw ObjectLogError(
+                .unsupported,
+                "the store \(store.displayName) keeps no history of its transactions"
+            )
+        }
         switch retention {
         case .lastTransactions(let count) where count < 0:
             throw ObjectLogError(.invalidArgument, "a history retention cannot be negative")
@@ -63,10 +71,24 @@ extension PersistentContainer {
         default:
             break
         }
-        try coordinator.stageMetadata(
+        try stageMetadata(
             retention.logRetention.metadataValue,
             forKey: LogStore.historyRetentionKey
         )
+    }
+}
+
+extension PersistentContainer {
+    /// How much history the store keeps across compactions (``HistoryRetention``).
+    public var historyRetention: HistoryRetention { coordinator.historyRetention }
+
+    /// Sets how much history the store keeps across compactions, and commits it at once.
+    ///
+    /// - Throws: ``ObjectLogError/Code/unsupported`` for a store that keeps no history (the
+    ///   in-memory store, a database server); ``ObjectLogError/Code/invalidArgument`` for a
+    ///   negative count or duration; what a save throws (a read-only store).
+    public func setHistoryRetention(_ retention: HistoryRetention) throws(ObjectLogError) {
+        try coordinator.setHistoryRetention(retention)
         try newContext().save()
     }
 

@@ -2,8 +2,8 @@ import CommandLineKit
 
 /// `rdlab delete NAME`: deletes a configuration and, with it, all its snapshots.
 ///
-/// The store's history keeps their last values until it compacts, so `rdlab undelete NAME`
-/// can restore them until then (`rdlab list --deleted` lists them).
+/// The store's history keeps their last values for 30 days, so `rdlab undelete NAME` can
+/// restore them until then (`rdlab list --deleted` lists them).
 public struct DeleteCommand: Command {
     /// `delete`.
     public static let name = "delete"

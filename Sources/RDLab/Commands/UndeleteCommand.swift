@@ -4,8 +4,8 @@ import CommandLineKit
 /// their states and its thumbnail, from the store's persistent history.
 ///
 /// `rdlab list --deleted` lists what it can restore: the configurations deleted in the
-/// transactions the store keeps (every one since it last compacted), whose blob files a
-/// compaction has not removed either.
+/// transactions the store keeps (those of the last 30 days), with the blob files that history
+/// names.
 public struct UndeleteCommand: Command {
     /// `undelete`.
     public static let name = "undelete"

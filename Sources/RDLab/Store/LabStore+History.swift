@@ -7,16 +7,16 @@ import ReactionDiffusion
 /// its values as of an earlier transaction (`rdlab revert`), and the configurations deleted in
 /// the transactions the store keeps (`rdlab list --deleted`, `rdlab undelete`).
 ///
-/// What it can tell depends on the history the store keeps: every transaction since the last
-/// compaction (a lab's store compacts itself once half its file is old versions). A read of
-/// history the store no longer keeps is reported, never taken for an empty history.
+/// What it can tell depends on the history the store keeps: every transaction of the last 30
+/// days (``historyRetention``), across the compactions a lab's store makes once half its file
+/// is old versions. A read of history the store no longer keeps is reported, never taken for
+/// an empty history.
 extension LabStore {
+    /// How much history the lab keeps in its store: 30 days, as a "recently deleted" list.
+    static let historyRetention = HistoryRetention.duration(30 * 24 * 3600)
+
     /// Which transactions the store's history keeps, as messages and help say it.
-    ///
-    /// The lab sets no retention (the engine has none yet), so its store keeps every transaction
-    /// since it last compacted; once the lab sets one where it opens the store, this is the
-    /// phrase to change.
-    static let historyKept = "since it last compacted"
+    static let historyKept = "for 30 days"
 
     // MARK: - Reading
 

@@ -127,9 +127,6 @@ final class LabStore {
         options.autoCompactionThreshold = Self.autoCompactionThreshold
         options.autoCompactionMinimumBytes = Self.autoCompactionMinimumBytes
         options.externalStorageMinimumByteCount = Self.externalStorageMinimumByteCount
-        // `history`, `revert` and `undelete` read the store's history, which the log store keeps
-        // until it compacts (LabStore+History). A history retention for the container, once the
-        // engine has one, is set here; `historyKept` then says what it keeps.
         if access != .create && !FileManager.default.fileExists(atPath: path) {
             throw CommandError(
                 "no store at '\(path)'; save a run into it first ('rdlab run … --save NAME'), or "
@@ -174,6 +171,14 @@ final class LabStore {
         context.onWillSave { [weak self] context in
             guard let self else { return }
             let stored = self.container.metadata
+            // `history`, `revert` and `undelete` read the store's history (LabStore+History):
+            // the original kept deleted configurations for a while as "recently deleted", so
+            // the lab keeps its store's history across compactions for as long, set with the
+            // first save that finds it otherwise.
+            // (A database keeps no history.)
+            if !self.isDatabase, context.coordinator.historyRetention != Self.historyRetention {
+                try context.coordinator.setHistoryRetention(Self.historyRetention)
+            }
             // A malformed entry is left as it is: it is another program's value, not rdlab's to
             // drop, until the setting is set again.
             for key in LabSettings.Key.allCases where self.settings.malformed[key] == nil {
