@@ -74,7 +74,9 @@ public struct LiveQuery<T: ManagedObject>: AsyncSequence {
             try await observer.next(isolation: actor)
         }
 
-        /// The next results; see ``next(isolation:)``.
+        /// The next results; see ``next(isolation:)``, which a call without arguments picks
+        /// (this one would take the iterator off the caller's actor).
+        @_disfavoredOverload
         public mutating func next() async throws(ObjectLogError) -> LiveQueryResults<T>? {
             try await observer.next(isolation: nil)
         }
