@@ -97,7 +97,10 @@ private func liveQueryBenchmark(objects: Int) async throws {
     let directory = FileManager.default.temporaryDirectory.path + "/objectlog-live-\(getpid())"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let container = try PersistentContainer(path: directory + "/live.objectlog", for: [LiveItem.self])
+    let container = try PersistentContainer(
+        path: directory + "/live.objectlog",
+        for: [LiveItem.self]
+    )
     defer { try? container.close() }
     // Objects in `objects / 100` groups of 100; the targets of save `i` are in group
     // `i % 200`: half of the saves change an observed query's results, half change objects
@@ -130,7 +133,8 @@ private func liveQueryBenchmark(objects: Int) async throws {
         let context = ManagedObjectContext(coordinator: container.coordinator)
         let start = ContinuousClock.now
         for save in 0..<saves {
-            guard let item = try? context.existingObject(with: saveTargets[save]) as? LiveItem else {
+            guard let item = try? context.existingObject(with: saveTargets[save]) as? LiveItem
+            else {
                 continue
             }
             clock.starts.withLock { $0[save] = .now }

@@ -182,7 +182,11 @@ struct LiveQueryTests {
 
     @Test("the difference's moves are the fewest that explain the new order")
     func fewestMoves() {
-        let difference = LiveQueryDifference(from: [1, 2, 3, 4, 5], to: [2, 3, 6, 1, 5], updated: [5])
+        let difference = LiveQueryDifference(
+            from: [1, 2, 3, 4, 5],
+            to: [2, 3, 6, 1, 5],
+            updated: [5]
+        )
         #expect(difference.deleted == [3])
         #expect(difference.inserted == [2])
         #expect(difference.moved.map { [$0.from, $0.to] } == [[0, 3]])

@@ -268,7 +268,9 @@ final class LiveQueryObserver<T: ManagedObject> {
 
     // MARK: Handing out
 
-    func next(isolation actor: isolated (any Actor)?) async throws(ObjectLogError)
+    func next(
+        isolation actor: isolated (any Actor)?
+    ) async throws(ObjectLogError)
         -> LiveQueryResults<T>?
     {
         while true {

@@ -208,8 +208,7 @@ private struct FollowingVisitor: LogScanVisitor {
         }
     }
 
-    mutating func visitPatch(_ record: ScannedRecord, payload: UnsafeRawBufferPointer) -> String?
-    {
+    mutating func visitPatch(_ record: ScannedRecord, payload: UnsafeRawBufferPointer) -> String? {
         let current = changed[record.key] ?? replay.live[record.key]
         if let problem = LogReplay.patchProblem(record, current: current) { return problem }
         changed[record.key] = .some(record.location)
