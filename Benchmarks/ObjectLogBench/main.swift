@@ -7,6 +7,7 @@
 //   objectlog-bench store --store postgresql [--scale N]     ObjectLog's PostgreSQL store beside it
 //   objectlog-bench solver [--scale S] [--samples N] [--size N]
 //   objectlog-bench thumbnails [--runs N] [--quick]
+//   objectlog-bench live [--scale N]                          live queries while saves run
 //
 // Without a group, `--scale N` sizes the store workloads, and a smaller N also shortens the
 // solver's (scale N / 1,000,000) and thumbnailer's (--quick) runs, so CI's `--scale 10000` smoke
@@ -30,6 +31,7 @@ if arguments.first != "--child", arguments.dropFirst().first != "--child",
                objectlog-bench store --store postgresql [--scale N]
                objectlog-bench solver [--scale S] [--samples N] [--size N]
                objectlog-bench thumbnails [--runs N] [--quick]
+               objectlog-bench live [--scale N]
         --scale N sets the number of objects of the store workloads (default 1,000,000).
         --postgres-peer runs the PostgreSQL peer beside the SQLite peer, on the server
         OBJECTLOG_TEST_POSTGRES_URL names or a throwaway one (tools/postgres-test-server).
@@ -48,6 +50,8 @@ case "thumbnails":
     runThumbnailBenchmarks(arguments: rest)
 case "store":
     runStoreBenchmarks(arguments: rest)
+case "live":
+    runLiveQueryBenchmark(arguments: rest)
 case nil:
     runStoreBenchmarks(arguments: rest)
     let objects = option("--scale", in: rest).flatMap(Double.init) ?? 1_000_000
@@ -59,6 +63,6 @@ case nil:
         runThumbnailBenchmarks(arguments: [])
     }
 case let other?:
-    print("error: unknown benchmark group '\(other)'; use store, solver or thumbnails")
+    print("error: unknown benchmark group '\(other)'; use store, live, solver or thumbnails")
     exit(64)
 }

@@ -54,6 +54,35 @@ enum TrackingChangesArticle {
         try context.save()  // now in the store
         return recipe.title  // "Tomato soup"
     }
+
+    static func recipeTitlesSaved(
+        by reader: PersistentContainer,
+        count: Int
+    ) async throws -> [String] {
+        var titles: [String] = []
+        for try await transaction in reader.transactions() {
+            for change in transaction.changes where change.objectID.entityName == "Recipe" {
+                if case .string(let title)? = change.newValues["title"] { titles.append(title) }
+            }
+            if titles.count >= count { break }
+        }
+        return titles
+    }
+
+    @MainActor
+    static func titlesBeforeAndAfter(
+        _ change: () throws -> Void,
+        in context: ManagedObjectContext
+    ) async throws -> [[String]] {
+        var lists: [[String]] = []
+        let request = FetchRequest<Recipe>(sortBy: [SortDescriptor(\.title)])
+        for try await results in context.observe(request) {
+            lists.append(results.objects.map(\.title))
+            if lists.count == 2 { break }
+            try change()  // a save in this context, or one merged into it
+        }
+        return lists
+    }
 }
 
 extension TrackingChangesArticle {
@@ -184,6 +213,47 @@ struct TrackingChangesArticleTests {
         #expect(try steps(withStep) == ["Peel"])
         #expect(try steps(context.currentHistoryToken) == [])
         #expect(try steps(start) == nil)
+    }
+
+    @Test("a reader follows the writer's saves, and a live query hands out its results twice")
+    @MainActor
+    func followingAndLiveQueryExamples() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("recipes.objectlog")
+        let writer = try PersistentContainer(path: path, for: [Recipe.self, Step.self])
+        defer { try? writer.close() }
+        var options = StoreOptions()
+        options.readOnly = true
+        let reader = try PersistentContainer(
+            path: path,
+            for: [Recipe.self, Step.self],
+            options: options
+        )
+        defer { try? reader.close() }
+        try await withTimeout {
+            let following = Task {
+                try await TrackingChangesArticle.recipeTitlesSaved(by: reader, count: 2)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+            let context = writer.newContext()
+            let broth = Recipe(context: context)
+            broth.title = "Broth"
+            try context.save()
+            broth.title = "Soup"
+            try context.save()
+            #expect(try await following.value == ["Broth", "Soup"])
+
+            let main = reader.mainContext
+            let lists = try await TrackingChangesArticle.titlesBeforeAndAfter(
+                {
+                    let bread = Recipe(context: context)
+                    bread.title = "Bread"
+                    try context.save()
+                },
+                in: main
+            )
+            #expect(lists == [["Soup"], ["Bread", "Soup"]])
+        }
     }
 
     @Test("this file holds every code block of the article, as the article shows it")

@@ -66,16 +66,22 @@ extension ManagedObjectContext {
         willSaveHandlers.removeAll { $0.token == token.number }
         didSaveHandlers.removeAll { $0.token == token.number }
         changeHandlers.removeAll { $0.token == token.number }
+        liveQueryHandlers.removeAll { $0.token == token.number }
     }
 
     /// Whether anything listens for this context's saves: its own handlers or the
     /// coordinator's observers (automatic merging, `saves()` streams).
     var hasSaveListeners: Bool {
-        !changeHandlers.isEmpty || !didSaveHandlers.isEmpty || coordinator.hasSaveObservers
+        !changeHandlers.isEmpty || !didSaveHandlers.isEmpty || !liveQueryHandlers.isEmpty
+            || coordinator.hasSaveObservers
     }
 
-    func post(objectsDidChange changes: ObjectChanges) {
+    /// Tells the objects-did-change handlers of `changes` (when there are any) and the live
+    /// queries of `all` (of `changes` when nil).
+    func post(objectsDidChange changes: ObjectChanges, all: ObjectChanges? = nil) {
         // A copy of the list: a handler that removes one changes the next event's list.
+        for entry in liveQueryHandlers { entry.handler(all ?? changes) }
+        guard !changes.isEmpty else { return }
         for entry in changeHandlers { entry.handler(changes) }
     }
 

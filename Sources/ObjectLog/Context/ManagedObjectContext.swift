@@ -74,6 +74,9 @@ public final class ManagedObjectContext {
     var willSaveHandlers: [(token: UInt64, handler: (ManagedObjectContext) throws -> Void)] = []
     var didSaveHandlers: [(token: UInt64, handler: (ObjectChanges) -> Void)] = []
     var changeHandlers: [(token: UInt64, handler: (ObjectChanges) -> Void)] = []
+    /// The live queries' handlers (see ``observe(_:)``): told of what objects-did-change
+    /// handlers are, and of a merge's every object, registered here or not.
+    var liveQueryHandlers: [(token: UInt64, handler: (ObjectChanges) -> Void)] = []
     /// The first error met while loading a fault (a property getter cannot throw, so it
     /// returns the default value), kept until the next ``save()`` or fetch throws it.
     ///
@@ -909,7 +912,9 @@ public final class ManagedObjectContext {
             object.lifecycle = [.deleted]
             object.managedObjectContext = nil
         }
-        if !merged.isEmpty { post(objectsDidChange: merged) }
+        // A live query needs the objects this context has not registered too: one of them may
+        // now match its predicate.
+        if !merged.isEmpty || !changes.isEmpty { post(objectsDidChange: merged, all: changes) }
     }
 }
 

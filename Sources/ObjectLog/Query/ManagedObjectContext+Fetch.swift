@@ -887,7 +887,7 @@ extension ManagedObjectContext {
     }
 
     /// The request's order: its sort descriptors, then the key.
-    private func ordering<T: ManagedObject>(
+    func ordering<T: ManagedObject>(
         _ request: FetchRequest<T>
     ) -> (ManagedObject, ManagedObject) -> Bool {
         let comparators = request.sortDescriptors.map { descriptor in

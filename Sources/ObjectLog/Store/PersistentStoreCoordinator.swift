@@ -716,6 +716,12 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Tells save observers (and so the contexts that merge) about a commit another process
     /// made, as about a save of this one.
     private func receive(_ changes: StoreChanges) {
+        // What the coordinator keeps of the store describes it before this commit (a read-only
+        // log store's, which follows its writer): it is built again when next needed.
+        state.withLock { state in
+            state.columns = [:]
+            state.uniqueIndexes = [:]
+        }
         func ids(_ objects: [(key: ObjectKey, entity: EntityTag)]) -> [ObjectID] {
             objects.compactMap { object in
                 model.entity(tag: object.entity).map {

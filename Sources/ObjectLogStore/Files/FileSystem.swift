@@ -63,6 +63,25 @@ package protocol StoreFile: AnyObject {
     func lockExclusive() throws
     /// Closes the file (releasing any lock). Later calls fail.
     func close()
+    /// Which file this is, to tell whether a path still names it (nil when it cannot be told).
+    var identity: FileIdentity? { get }
+}
+
+extension StoreFile {
+    /// Files that cannot say which file they are.
+    package var identity: FileIdentity? { nil }
+}
+
+/// A file's device and inode: equal for two handles of one file, different once a path names
+/// a file that replaced it (a compaction renames its copy over the store).
+package struct FileIdentity: Hashable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
+
+    package init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
 }
 
 /// The file-system operations the store uses besides reading and writing open files.
@@ -88,6 +107,8 @@ package protocol FileSystem: Sendable {
     /// Whether a writer holds the lock on the lock file at `lockPath`, found without taking
     /// any lock (false when it cannot be told).
     func hasActiveWriter(lockPath: String) -> Bool
+    /// Which file `path` names now; nil if none, or when it cannot be told.
+    func identity(of path: String) -> FileIdentity?
 }
 
 extension FileSystem {
@@ -97,6 +118,8 @@ extension FileSystem {
     /// File systems without links return `path` unchanged.
     package func resolvingSymbolicLinks(_ path: String) -> String { path }
     package func hasActiveWriter(lockPath: String) -> Bool { false }
+    /// File systems without inodes cannot tell.
+    package func identity(of path: String) -> FileIdentity? { nil }
 }
 
 extension FileSystem {
@@ -201,6 +224,12 @@ package struct PosixFileSystem: FileSystem {
         case S_IFDIR: return .directory
         default: return .other
         }
+    }
+
+    package func identity(of path: String) -> FileIdentity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     package func hasActiveWriter(lockPath: String) -> Bool {
@@ -381,6 +410,12 @@ final class PosixFile: StoreFile {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw failure("stat") }
         return UInt64(info.st_size)
+    }
+
+    var identity: FileIdentity? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     func truncate(to size: UInt64) throws {

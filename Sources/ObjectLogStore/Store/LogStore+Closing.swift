@@ -5,6 +5,8 @@ extension LogStore {
     ///
     /// Later calls fail with `.closed`. Closing twice does nothing.
     public func close() throws {
+        // Before taking the lock: the follower's thread may be waiting for it.
+        stopFollowing()
         lock.lock()
         defer { lock.unlock() }
         guard !state.isClosed else { return }

@@ -72,6 +72,9 @@ public final class LogStore: @unchecked Sendable {
     package let options: StoreOptions
     var file: any StoreFile
     var lockFile: (any StoreFile)?
+    /// The thread that reads another process's commits into this read-only handle, when
+    /// following (see ``follow(interval:handler:)``).
+    var follower: LogFollower?
     /// What the handle knows of its log; see ``LiveState``.
     var state: LiveState
     var counters = Statistics()

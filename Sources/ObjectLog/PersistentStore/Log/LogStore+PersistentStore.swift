@@ -113,8 +113,25 @@ extension LogStore: PersistentStore {
         return StoreCommit(info: info, end: end, generation: generation)
     }
 
-    // This process holds the log's writer lock: no other process commits.
-    package func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {}
+    // A writable handle holds the log's writer lock: no other process commits, and it follows
+    // nothing. A read-only one follows the process that writes the file.
+    package func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {
+        follow { transactions in
+            for transaction in transactions {
+                var changes = StoreChanges(number: transaction.number)
+                for change in transaction.changes
+                where change.entity != ModelHistory.schemaEntityTag {
+                    let object = (key: change.key, entity: change.entity)
+                    switch change.kind {
+                    case .insert: changes.inserted.append(object)
+                    case .update: changes.updated.append(object)
+                    case .delete: changes.deleted.append(object)
+                    }
+                }
+                handler(changes)
+            }
+        }
+    }
 
     // Records are translated as they are read (`installReading`); no table changes.
     /// Batch requests run in the engine, which writes this store's records itself.
