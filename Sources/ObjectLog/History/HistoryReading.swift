@@ -112,4 +112,23 @@ enum HistoryReading {
             newValues: newValues
         )
     }
+
+    /// The entity lookup for ``transactions(of:after:tags:author:from:entity:)`` of a store
+    /// opened with `model`: the model's own entities, and those of an older model version the
+    /// store records for history a compaction kept in it.
+    static func entities(
+        of model: ManagedObjectModel,
+        store: any PersistentStore
+    ) -> (EntityTag, String?) -> (name: String, schema: ModelSchema.Entity)? {
+        var versions: ModelHistory?
+        return { tag, hash in
+            if let hash, hash != model.versionHash {
+                if versions == nil { versions = try? ModelHistory.read(from: store) }
+                return versions?.versions.first { $0.hash == hash }?.schema.entity(tag: tag).map {
+                    ($0.name, $0)
+                }
+            }
+            return model.entity(tag: tag).map { ($0.name, $0.schema) }
+        }
+    }
 }

@@ -53,22 +53,13 @@ extension ManagedObjectContext {
             }
             return tags
         }
-        var versions: ModelHistory?
         return try HistoryReading.transactions(
             of: store,
             after: token,
             tags: tags,
             author: author,
-            from: date
-        ) { tag, hash in
-            // History a compaction kept may be in an older model version's layout.
-            if let hash, hash != model.versionHash {
-                if versions == nil { versions = try? ModelHistory.read(from: store) }
-                return versions?.versions.first { $0.hash == hash }?.schema.entity(tag: tag).map {
-                    ($0.name, $0)
-                }
-            }
-            return model.entity(tag: tag).map { ($0.name, $0.schema) }
-        }
+            from: date,
+            entity: HistoryReading.entities(of: model, store: store)
+        )
     }
 }

@@ -114,10 +114,9 @@ final class TransactionReader: Sendable {
                     of: coordinator.store,
                     after: HistoryToken(transaction: last),
                     tags: nil,
-                    from: nil
-                ) { tag in
-                    model.entity(tag: tag).map { ($0.name, $0.schema) }
-                }
+                    from: nil,
+                    entity: HistoryReading.entities(of: model, store: coordinator.store)
+                )
                 for transaction in transactions { continuation.yield(transaction) }
                 if let newest = transactions.last?.token.transaction {
                     state.withLock { $0.last = max($0.last, newest) }
