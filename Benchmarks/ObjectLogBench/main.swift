@@ -8,6 +8,7 @@
 //   objectlog-bench solver [--scale S] [--samples N] [--size N]
 //   objectlog-bench thumbnails [--runs N] [--quick]
 //   objectlog-bench live [--scale N]                          live queries while saves run
+//   objectlog-bench history [--scale N] [--rounds R]          what persistent history costs
 //
 // Without a group, `--scale N` sizes the store workloads, and a smaller N also shortens the
 // solver's (scale N / 1,000,000) and thumbnailer's (--quick) runs, so CI's `--scale 10000` smoke
@@ -32,6 +33,7 @@ if arguments.first != "--child", arguments.dropFirst().first != "--child",
                objectlog-bench solver [--scale S] [--samples N] [--size N]
                objectlog-bench thumbnails [--runs N] [--quick]
                objectlog-bench live [--scale N]
+               objectlog-bench history [--scale N] [--rounds R]
         --scale N sets the number of objects of the store workloads (default 1,000,000).
         --postgres-peer runs the PostgreSQL peer beside the SQLite peer, on the server
         OBJECTLOG_TEST_POSTGRES_URL names or a throwaway one (tools/postgres-test-server).
@@ -52,6 +54,8 @@ case "store":
     runStoreBenchmarks(arguments: rest)
 case "live":
     runLiveQueryBenchmark(arguments: rest)
+case "history":
+    runHistoryBenchmark(arguments: rest)
 case nil:
     runStoreBenchmarks(arguments: rest)
     let objects = option("--scale", in: rest).flatMap(Double.init) ?? 1_000_000
@@ -63,6 +67,6 @@ case nil:
         runThumbnailBenchmarks(arguments: [])
     }
 case let other?:
-    print("error: unknown benchmark group '\(other)'; use store, live, solver or thumbnails")
+    print("error: unknown benchmark group '\(other)'; use store, live, history, solver or thumbnails")
     exit(64)
 }
