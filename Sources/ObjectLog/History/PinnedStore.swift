@@ -10,7 +10,7 @@ import ObjectLogStore
 ///
 /// `@unchecked Sendable`: the snapshot is never changed after `init`, and its values are read
 /// with positioned reads of the log file, which any thread may make.
-final class PinnedStore: PersistentStore, @unchecked Sendable {
+final class PinnedStore: RecordsPlanStore, @unchecked Sendable {
     private let log: LogStore
     private let snapshot: LogSnapshot
     /// The live keys, sorted, by entity tag, and all of them under nil.
@@ -121,13 +121,6 @@ final class PinnedStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    func forEachLiveObject(
-        entity: EntityTag?,
-        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
-    ) throws {
-        try forEachObject(keys: liveKeys(entity: entity), body)
-    }
-
     func forEachObject(
         keys: [ObjectKey],
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
@@ -148,45 +141,10 @@ final class PinnedStore: PersistentStore, @unchecked Sendable {
         return RecordsPlan(records)
     }
 
-    func readPlan(keyParts: [[ObjectKey]]) throws -> any StoreReadPlan {
-        try readPlan(keys: keyParts.flatMap { $0 })
-    }
-
-    func liveObjectPlans(entity: EntityTag?, parts: Int) throws -> [any StoreReadPlan] {
-        split(try readPlan(keys: liveKeys(entity: entity)), parts: parts)
-    }
-
-    func split(_ plan: any StoreReadPlan, parts: Int) -> [any StoreReadPlan] {
-        RecordsPlan.of(plan, store: "a pinned context's").split(parts: parts)
-    }
-
-    func forEachObject(
-        in plan: any StoreReadPlan,
-        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
-    ) throws {
-        try RecordsPlan.of(plan, store: "a pinned context's").forEach(body)
-    }
-
     // Nothing changes under a pinned context.
     func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {}
 
     func execute(_ batch: StoreBatch) throws -> StoreBatchCommit? { throw refusal() }
-
-    func migrateTables(
-        _ migration: TableMigration,
-        recording: () throws -> Transaction
-    ) throws -> Bool {
-        false
-    }
-
-    func installReading(of history: ModelHistory, pendingBoundary: UInt64?) {}
-
-    func candidates(
-        for query: StoreQuery,
-        adding keys: [ObjectKey]
-    ) throws -> (any StoreReadPlan)? {
-        nil
-    }
 
     // MARK: External data and writing
 

@@ -69,6 +69,14 @@ extension LogStore {
     ///
     /// - Throws: `StoreError` `.closed`, `.io`, `.corrupt` for damage within the committed log.
     package func history(after number: UInt64, limit: Int = .max) throws -> LogHistory {
+        try readHistory(after: number, limit: limit, from: historySource().source)
+    }
+
+    /// The log as it is now, and its last committed transaction, taken under the lock.
+    ///
+    /// - Throws: `StoreError` `.closed`.
+    func historySource() throws -> (source: HistorySource, latest: UInt64) {
+        // Not `locked`: its closure would have to return the file, which is not `Sendable`.
         lock.lock()
         let isClosed = state.isClosed
         let source = HistorySource(
@@ -79,9 +87,10 @@ extension LogStore {
             merge: installedPatchMerge,
             upgrade: activeUpgrade
         )
+        let latest = state.lastNumber
         lock.unlock()
         if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
-        return try readHistory(after: number, limit: limit, from: source)
+        return (source, latest)
     }
 
     /// What a history is read from: the log file as of one moment, and the store's state then.

@@ -28,19 +28,7 @@ extension LogStore {
     /// - Throws: ``LogSnapshot/Refusal`` when the state cannot be read; `StoreError`
     ///   `.closed`, `.io`, `.corrupt`.
     package func snapshot(asOf number: UInt64) throws -> LogSnapshot {
-        lock.lock()
-        let isClosed = state.isClosed
-        let source = HistorySource(
-            file: file,
-            header: state.header,
-            end: state.endOffset,
-            metadata: state.currentMetadata,
-            merge: installedPatchMerge,
-            upgrade: activeUpgrade
-        )
-        let latest = state.lastNumber
-        lock.unlock()
-        if isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+        let (source, latest) = try historySource()
         guard number <= latest else {
             throw LogSnapshot.Refusal.notCommitted(
                 "transaction \(number) is not committed yet (the last is \(latest))"

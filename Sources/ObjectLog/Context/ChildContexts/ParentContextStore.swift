@@ -20,7 +20,7 @@ import ObjectLogStore
 /// is not. The child shares its parent's isolation domain (it is made by, and holds, the
 /// parent), and calls every method below from there; the workers of a parallel fetch only
 /// read plans, which hold their records (``RecordsPlan``).
-final class ParentContextStore: PersistentStore, @unchecked Sendable {
+final class ParentContextStore: RecordsPlanStore, @unchecked Sendable {
     /// The parent context.
     let parent: ManagedObjectContext
     /// The parent's store.
@@ -183,13 +183,6 @@ final class ParentContextStore: PersistentStore, @unchecked Sendable {
         }
     }
 
-    func forEachLiveObject(
-        entity: EntityTag?,
-        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
-    ) throws {
-        try forEachObject(in: readPlan(keys: liveKeys(entity: entity)), body)
-    }
-
     func forEachObject(
         keys: [ObjectKey],
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
@@ -222,46 +215,11 @@ final class ParentContextStore: PersistentStore, @unchecked Sendable {
         return RecordsPlan(records)
     }
 
-    func readPlan(keyParts: [[ObjectKey]]) throws -> any StoreReadPlan {
-        try readPlan(keys: keyParts.flatMap { $0 })
-    }
-
-    func liveObjectPlans(entity: EntityTag?, parts: Int) throws -> [any StoreReadPlan] {
-        split(try readPlan(keys: liveKeys(entity: entity)), parts: parts)
-    }
-
-    func split(_ plan: any StoreReadPlan, parts: Int) -> [any StoreReadPlan] {
-        RecordsPlan.of(plan, store: "a child context's parent").split(parts: parts)
-    }
-
-    func forEachObject(
-        in plan: any StoreReadPlan,
-        _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
-    ) throws {
-        try RecordsPlan.of(plan, store: "a child context's parent").forEach(body)
-    }
-
     // The parent tells its child nothing: the child reads it anew at each fetch and fault.
     func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {}
 
     // Batch requests of a child run in the engine, through this store, into the parent.
     func execute(_ batch: StoreBatch) throws -> StoreBatchCommit? { nil }
-
-    func migrateTables(
-        _ migration: TableMigration,
-        recording: () throws -> Transaction
-    ) throws -> Bool {
-        false
-    }
-
-    func installReading(of history: ModelHistory, pendingBoundary: UInt64?) {}
-
-    func candidates(
-        for query: StoreQuery,
-        adding keys: [ObjectKey]
-    ) throws -> (any StoreReadPlan)? {
-        nil
-    }
 
     // MARK: External data
 
