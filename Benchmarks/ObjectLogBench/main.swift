@@ -67,6 +67,9 @@ case nil:
         runThumbnailBenchmarks(arguments: [])
     }
 case let other?:
-    print("error: unknown benchmark group '\(other)'; use store, live, history, solver or thumbnails")
+    print(
+        "error: unknown benchmark group '\(other)'; use store, live, history, solver or "
+            + "thumbnails"
+    )
     exit(64)
 }
