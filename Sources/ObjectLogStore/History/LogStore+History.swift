@@ -182,12 +182,16 @@ extension LogStore {
     /// Calls `body` with the value (in the current layout, a patch merged with its base) and
     /// blobs of the record of `key` at `location`, one of `history`'s.
     ///
+    /// `preloaded`, when given, holds the log's bytes from its start: a put is then read from
+    /// it rather than from the file, which spares a reader of many values a system call each.
+    ///
     /// - Throws: `StoreError` `.corrupt` if the record is damaged, `.io`, or what `body`
     ///   throws.
     package func withHistoryValue(
         of key: ObjectKey,
         _ value: LogHistoryValue,
         in history: LogHistory,
+        preloaded: [UInt8]? = nil,
         _ body: (_ value: UnsafeRawBufferPointer, _ blobs: [BlobID]) throws -> Void
     ) throws {
         let location: RecordLocation
@@ -209,8 +213,7 @@ extension LogStore {
             )
             return
         }
-        let record = try history.file.read(at: location.offset, count: Int(location.length))
-        try record.withUnsafeBytes { bytes in
+        func deliver(_ bytes: UnsafeRawBufferPointer) throws {
             let (_, payload, contents) = try checkedPut(
                 bytes,
                 key: key,
@@ -227,6 +230,17 @@ extension LogStore {
                 try body($0, blobs)
             }
         }
+        let end = location.offset + UInt64(location.length)
+        if let preloaded, end <= UInt64(preloaded.count) {
+            try preloaded.withUnsafeBytes { bytes in
+                try deliver(
+                    UnsafeRawBufferPointer(rebasing: bytes[Int(location.offset)..<Int(end)])
+                )
+            }
+            return
+        }
+        let record = try history.file.read(at: location.offset, count: Int(location.length))
+        try record.withUnsafeBytes { try deliver($0) }
     }
 }
 

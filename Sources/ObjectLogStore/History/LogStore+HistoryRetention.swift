@@ -55,6 +55,10 @@ extension LogStore {
         var modelHash = ""
         if case .string(let hash)? = metadata["ObjectLog.modelHash"] { modelHash = hash }
         var entries = (kept?.entries ?? []).filter { $0.number > drops && $0.number <= base }
+        // The values are read from the log in one read, not one read each: the compaction reads
+        // the whole log anyway, and a history of a bulk insert has a value per object.
+        let keeps = log.transactions.contains { $0.number > drops }
+        let preloaded = keeps ? try file.read(at: 0, count: Int(state.endOffset)) : nil
         for transaction in log.transactions where transaction.number > drops {
             var changes: [HistoryFile.Change] = []
             changes.reserveCapacity(transaction.changes.count)
@@ -62,7 +66,12 @@ extension LogStore {
                 func copy(_ value: LogHistoryValue?) throws -> HistoryFile.Value? {
                     guard let value else { return nil }
                     var copied = HistoryFile.Value(bytes: [], blobs: [])
-                    try withHistoryValue(of: change.key, value, in: log) { bytes, blobs in
+                    try withHistoryValue(
+                        of: change.key,
+                        value,
+                        in: log,
+                        preloaded: preloaded
+                    ) { bytes, blobs in
                         copied = HistoryFile.Value(bytes: Array(bytes), blobs: blobs)
                     }
                     return copied
