@@ -242,10 +242,10 @@ final class PostgresPeer {
     /// structs.
     ///
     /// Each row arrives in a buffer of its own as the server writes it, and no `PGresult` is
-    /// built: at 100,000 rows a cold fetch took 51–59 ms this way against 60–92 ms through a
-    /// prepared `SELECT` with a binary result, in turn, five runs of each, with 38 against 57 MB
-    /// peak memory. (`PQsetSingleRowMode` would give a `PGresult` per row, slower still; libpq
-    /// 15 has no chunked mode.) A fetch of every row takes no parameters, so COPY can serve it.
+    /// built, so this is faster and smaller than a prepared `SELECT` with a binary result
+    /// (Benchmarks/README.md has the figures); `PQsetSingleRowMode` would make a `PGresult` per
+    /// row, and libpq 15 has no chunked mode. A fetch of every row takes no parameters, so
+    /// COPY can serve it.
     func fetchAll() throws -> [BenchRecord] {
         let started = PQexec(
             connection,
