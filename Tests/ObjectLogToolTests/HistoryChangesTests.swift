@@ -81,6 +81,41 @@ struct HistoryChangesTests {
         #expect(gone.standardError.contains("is gone"))
     }
 
+    @Test("info says how much history the store keeps and from which transaction")
+    func info() throws {
+        let directory = TemporaryDirectory()
+        let fixture = try makeEngineStore(at: directory.file("engine.objectlog"))
+        let plain = try runTool("info", fixture.path)
+        #expect(
+            plain.lines.contains("history:         kept until each compaction; from transaction #1")
+        )
+        #expect(try runTool("compact", fixture.path).status == 0)
+        let folded = try runTool("info", fixture.path)
+        #expect(
+            folded.lines.contains(
+                "history:         kept until each compaction; from transaction #4"
+            )
+        )
+
+        let kept = directory.file("kept.objectlog")
+        _ = try makeEngineStore(at: kept)
+        let container = try PersistentContainer(path: kept, for: sampleEntities)
+        try container.setHistoryRetention(.all)
+        _ = try container.compact()
+        try container.close()
+        let all = try runTool("info", kept)
+        #expect(
+            all.lines.contains(
+                "history:         every transaction kept; from transaction #1 (4 in the history file)"
+            )
+        )
+        let json = try runTool("info", kept, "--json").jsonObject()
+        let history = try #require(json["history"] as? [String: Any])
+        #expect(history["retention"] as? String == "all")
+        #expect(history["firstTransaction"] as? Int == 1)
+        #expect(history["transactionsInHistoryFile"] as? Int == 4)
+    }
+
     @Test("bad flags are usage errors; history a compaction folded away is a data error")
     func badInput() throws {
         let directory = TemporaryDirectory()

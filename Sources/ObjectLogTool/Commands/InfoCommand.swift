@@ -11,7 +11,9 @@ struct InfoCommand: StoreReportCommand {
         discussion: """
             Reads the store without changing it (not even its modification time), so it is safe \
             on a store another process is writing. Reclaimable bytes are what 'objectlog \
-            compact' would free. For a postgresql:// URI it shows the server (user, host, port \
+            compact' would free. History says how much the store's history retention keeps \
+            across compactions and from which transaction its history is there ('objectlog \
+            history --changes' lists it). For a postgresql:// URI it shows the server (user, host, port \
             and database, never a password) and its version, the transactions, the model \
             version, the objects of each entity and the metadata; a database has no file, \
             index or blob sizes to show.
@@ -38,6 +40,12 @@ struct InfoCommand: StoreReportCommand {
             $0.entity != ModelHistory.schemaEntityTag
         }.count
         let modelHash = inspection.metadata[PersistentStoreCoordinator.modelHashKey]?.stringValue
+        let history = try HistorySummary(
+            path: path,
+            metadata: inspection.metadata,
+            storeUUID: inspection.storeUUID,
+            base: inspection.baseTransactionCount
+        )
         // The version that wrote the store last, when the store keeps its versions.
         let modelVersion = names.history.flatMap { history in
             history.current.map {
@@ -63,6 +71,7 @@ struct InfoCommand: StoreReportCommand {
                     ("blobCount", .number(inspection.blobCount)),
                     ("blobBytes", .unsigned(inspection.blobBytes)),
                     ("indexStatus", .string(inspection.indexStatus.rawValue)),
+                    ("history", history.json),
                     ("metadata", MetadataRendering.json(inspection.metadata)),
                 ]
             members.append(("damage", DamageRendering.json(inspection.damage)))
@@ -94,6 +103,7 @@ struct InfoCommand: StoreReportCommand {
                 "\(inspection.blobCount), \(Formatting.bytes(inspection.blobBytes))"
             )
             line("index", inspection.indexStatus.rawValue)
+            line("history", history.text)
             line("live objects", String(liveObjects))
             if let modelHash { line("model hash", modelHash) }
             if let modelVersion {
