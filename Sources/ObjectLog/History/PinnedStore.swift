@@ -16,8 +16,6 @@ final class PinnedStore: RecordsPlanStore, @unchecked Sendable {
     /// The live keys, sorted, by entity tag, and all of them under nil.
     private let keysByEntity: [EntityTag?: [ObjectKey]]
 
-    private static let position: UInt64 = 1
-
     init(log: LogStore, snapshot: LogSnapshot) {
         self.log = log
         self.snapshot = snapshot
@@ -55,24 +53,6 @@ final class PinnedStore: RecordsPlanStore, @unchecked Sendable {
     }
 
     var transactionCount: UInt64 { snapshot.number }
-    var endAndGeneration: (end: UInt64, generation: UInt64) { (Self.position + 1, 1) }
-    var generation: UInt64 { 1 }
-
-    func locationAndGeneration(
-        of key: ObjectKey
-    ) throws -> (location: RecordLocation?, generation: UInt64) {
-        (try location(of: key), 1)
-    }
-
-    func recordOffsetsAndGeneration(
-        of keys: [ObjectKey]
-    ) throws -> (offsets: [UInt64?], generation: UInt64) {
-        (keys.map { snapshot.objects[$0] == nil ? nil : Self.position }, 1)
-    }
-
-    func translateOffset(_ offset: UInt64, from generation: UInt64, exact: Bool) -> UInt64? {
-        generation == 1 ? offset : nil
-    }
 
     // MARK: Reading
 
@@ -89,7 +69,7 @@ final class PinnedStore: RecordsPlanStore, @unchecked Sendable {
 
     func location(of key: ObjectKey) throws -> RecordLocation? {
         snapshot.objects[key].map {
-            RecordLocation(entity: $0.entity, offset: Self.position, length: 0)
+            RecordLocation(entity: $0.entity, offset: Self.recordPosition, length: 0)
         }
     }
 
@@ -114,7 +94,7 @@ final class PinnedStore: RecordsPlanStore, @unchecked Sendable {
         try withValue(of: key) { tag, bytes, blobs in
             let location = RecordLocation(
                 entity: tag,
-                offset: Self.position,
+                offset: Self.recordPosition,
                 length: UInt32(clamping: bytes.count)
             )
             try body(bytes, blobs, location, 1)
@@ -135,7 +115,7 @@ final class PinnedStore: RecordsPlanStore, @unchecked Sendable {
         records.reserveCapacity(keys.count)
         for key in keys {
             _ = try withValue(of: key) { entity, bytes, _ in
-                records.append((key, entity, Self.position, Array(bytes)))
+                records.append((key, entity, Self.recordPosition, Array(bytes)))
             }
         }
         return RecordsPlan(records)

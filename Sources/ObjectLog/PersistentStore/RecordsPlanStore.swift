@@ -1,13 +1,37 @@
 import ObjectLogStore
 
 /// A store whose read plans hold their records (``RecordsPlan``s), serving no query, batch or
-/// migration itself.
+/// migration itself, and whose records all stand at one position of one generation.
 ///
 /// The stores behind a child context and a pinned context are such stores: each supplies its
-/// keys and plans, and the rest follows from them.
+/// keys and plans, and the rest follows from them. With every record at position 1, an
+/// optimistic check holds for any object the store still has and fails for one it no longer
+/// has.
 protocol RecordsPlanStore: PersistentStore {}
 
 extension RecordsPlanStore {
+    /// The position of every record.
+    static var recordPosition: UInt64 { 1 }
+
+    var endAndGeneration: (end: UInt64, generation: UInt64) { (Self.recordPosition + 1, 1) }
+    var generation: UInt64 { 1 }
+
+    func locationAndGeneration(
+        of key: ObjectKey
+    ) throws -> (location: RecordLocation?, generation: UInt64) {
+        (try location(of: key), 1)
+    }
+
+    func recordOffsetsAndGeneration(
+        of keys: [ObjectKey]
+    ) throws -> (offsets: [UInt64?], generation: UInt64) {
+        (try keys.map { try location(of: $0) == nil ? nil : Self.recordPosition }, 1)
+    }
+
+    func translateOffset(_ offset: UInt64, from generation: UInt64, exact: Bool) -> UInt64? {
+        generation == 1 ? offset : nil
+    }
+
     func readPlan(keyParts: [[ObjectKey]]) throws -> any StoreReadPlan {
         try readPlan(keys: keyParts.flatMap { $0 })
     }

@@ -28,8 +28,6 @@ final class ParentContextStore: RecordsPlanStore, @unchecked Sendable {
     /// The child's saves into the parent so far.
     private var commits: UInt64 = 0
 
-    private static let position: UInt64 = 1
-
     init(parent: ManagedObjectContext) {
         self.parent = parent
         self.base = parent.store
@@ -61,24 +59,6 @@ final class ParentContextStore: RecordsPlanStore, @unchecked Sendable {
     }
 
     var transactionCount: UInt64 { commits }
-    var endAndGeneration: (end: UInt64, generation: UInt64) { (Self.position + 1, 1) }
-    var generation: UInt64 { 1 }
-
-    func locationAndGeneration(
-        of key: ObjectKey
-    ) throws -> (location: RecordLocation?, generation: UInt64) {
-        (try location(of: key), 1)
-    }
-
-    func recordOffsetsAndGeneration(
-        of keys: [ObjectKey]
-    ) throws -> (offsets: [UInt64?], generation: UInt64) {
-        (try keys.map { try location(of: $0) == nil ? nil : Self.position }, 1)
-    }
-
-    func translateOffset(_ offset: UInt64, from generation: UInt64, exact: Bool) -> UInt64? {
-        generation == 1 ? offset : nil
-    }
 
     // MARK: The parent's state
 
@@ -118,12 +98,12 @@ final class ParentContextStore: RecordsPlanStore, @unchecked Sendable {
     func location(of key: ObjectKey) throws -> RecordLocation? {
         switch parentState(of: key) {
         case .changed(_, let entity):
-            return RecordLocation(entity: entity.tag, offset: Self.position, length: 0)
+            return RecordLocation(entity: entity.tag, offset: Self.recordPosition, length: 0)
         case .deleted:
             return nil
         case .unchanged:
             return try base.location(of: key).map {
-                RecordLocation(entity: $0.entity, offset: Self.position, length: $0.length)
+                RecordLocation(entity: $0.entity, offset: Self.recordPosition, length: $0.length)
             }
         }
     }
@@ -167,7 +147,7 @@ final class ParentContextStore: RecordsPlanStore, @unchecked Sendable {
             let (payload, blobs) = try record(of: object, entity: described)
             let location = RecordLocation(
                 entity: described.tag,
-                offset: Self.position,
+                offset: Self.recordPosition,
                 length: UInt32(clamping: payload.count)
             )
             try payload.withUnsafeBytes { try body($0, blobs, location, 1) }
@@ -177,7 +157,7 @@ final class ParentContextStore: RecordsPlanStore, @unchecked Sendable {
         case .unchanged:
             return try base.withObject(key, entity: entity) { value, blobs, location, _ in
                 var moved = location
-                moved.offset = Self.position
+                moved.offset = Self.recordPosition
                 try body(value, blobs, moved, 1)
             }
         }
@@ -200,7 +180,7 @@ final class ParentContextStore: RecordsPlanStore, @unchecked Sendable {
             switch parentState(of: key) {
             case .changed(let object, let entity):
                 let payload = try record(of: object, entity: entity).payload
-                records.append((key, entity.tag, Self.position, payload))
+                records.append((key, entity.tag, Self.recordPosition, payload))
             case .deleted:
                 continue
             case .unchanged:
@@ -209,7 +189,7 @@ final class ParentContextStore: RecordsPlanStore, @unchecked Sendable {
         }
         if !fromBase.isEmpty {
             try base.forEachObject(keys: fromBase) { key, entity, buffer in
-                records.append((key, entity, Self.position, Array(buffer)))
+                records.append((key, entity, Self.recordPosition, Array(buffer)))
             }
         }
         return RecordsPlan(records)
@@ -235,7 +215,7 @@ final class ParentContextStore: RecordsPlanStore, @unchecked Sendable {
         checking locks: [StoreLockCheck]
     ) throws -> StoreCommit {
         let conflicts = try locks.filter { lock in
-            !lock.holds(current: try location(of: lock.key) == nil ? nil : Self.position)
+            !lock.holds(current: try location(of: lock.key) == nil ? nil : Self.recordPosition)
         }
         if !conflicts.isEmpty { throw StoreConflict(keys: conflicts.map(\.key)) }
         if transaction.metadata != nil {
@@ -250,13 +230,13 @@ final class ParentContextStore: RecordsPlanStore, @unchecked Sendable {
         commits += 1
         let info = CommitInfo(
             number: commits,
-            offset: Self.position,
+            offset: Self.recordPosition,
             date: Date(),
             inserted: changes.count { $0.isInsert },
             updated: changes.count { !$0.isInsert && !$0.isDelete },
             deleted: changes.count { $0.isDelete }
         )
-        return StoreCommit(info: info, end: Self.position + 1, generation: 1)
+        return StoreCommit(info: info, end: Self.recordPosition + 1, generation: 1)
     }
 
     func finishCommit() {}
