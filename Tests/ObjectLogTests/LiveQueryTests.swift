@@ -159,7 +159,7 @@ struct LiveQueryTests {
         let reader = try PersistentContainer(
             path: path,
             for: testEntities,
-            options: .readOnlyExisting
+            options: .followingExisting
         )
         defer { try? reader.close() }
         let writing = writer.newContext()
@@ -217,7 +217,7 @@ struct FollowingTests {
         let reader = try PersistentContainer(
             path: path,
             for: testEntities,
-            options: .readOnlyExisting
+            options: .followingExisting
         )
         defer { try? reader.close() }
         let reading = reader.mainContext
@@ -255,7 +255,7 @@ struct FollowingTests {
         let reader = try PersistentContainer(
             path: path,
             for: testEntities,
-            options: .readOnlyExisting
+            options: .followingExisting
         )
         defer { try? reader.close() }
         let saves = reader.saves()

@@ -12,6 +12,13 @@ extension StoreOptions {
         options.createIfMissing = false
         return options
     }
+
+    /// ``readOnlyExisting`` that follows the process writing the store.
+    static var followingExisting: StoreOptions {
+        var options = readOnlyExisting
+        options.followsWriter = true
+        return options
+    }
 }
 
 /// Writes a store at `path` with the classes `entities`: `insert` makes its objects in a

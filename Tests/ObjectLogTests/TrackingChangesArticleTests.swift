@@ -224,6 +224,7 @@ struct TrackingChangesArticleTests {
         defer { try? writer.close() }
         var options = StoreOptions()
         options.readOnly = true
+        options.followsWriter = true
         let reader = try PersistentContainer(
             path: path,
             for: [Recipe.self, Step.self],

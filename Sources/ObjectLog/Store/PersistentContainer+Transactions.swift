@@ -16,8 +16,9 @@ extension PersistentContainer {
     /// ```
     ///
     /// Each transaction comes once, in order, with each changed object's values before and
-    /// after (see ``ManagedObjectContext/history(after:entities:author:from:)``). A container opened
-    /// read-only on a store file that another process writes follows it: a thread watches the
+    /// after (see ``ManagedObjectContext/history(after:entities:author:from:)``). A container
+    /// opened read-only with `StoreOptions.followsWriter` on a store file that another process
+    /// writes follows it (without it, a read-only open keeps the state it opened): a thread watches the
     /// file (inotify, with polling every tenth of a second where the kernel has no watches to
     /// spare), reads each commit into the store's state, and tells the container's
     /// coordinator, whose main context merges the changes as it merges a save of this process.

@@ -147,7 +147,8 @@ extension LogStore {
         interval: Double = 0.1,
         handler: @escaping @Sendable ([LogHistoryTransaction]) -> Void
     ) {
-        guard isReadOnly, !options.salvage, fileSystem is PosixFileSystem else { return }
+        guard isReadOnly, options.followsWriter, !options.salvage, fileSystem is PosixFileSystem
+        else { return }
         let follower = LogFollower(directory: directoryOf(path), interval: interval)
         let replaced = locked {
             defer { self.follower = follower }

@@ -21,6 +21,12 @@ public struct StoreOptions: Sendable {
     public var salvage = false
     /// Use the index checkpoint when it is valid; `false` forces a replay of the whole log.
     public var usesIndex = true
+    /// With ``readOnly``, follow the process that writes the file: read each transaction it
+    /// commits into this handle's state as it comes, so that a container's contexts merge it.
+    ///
+    /// Off by default: a read-only open then reads the store as it was when it opened, a
+    /// committed state that never changes under its reads.
+    public var followsWriter = false
     /// Compact automatically after a commit once at least this share of the file (0 to 1) is
     /// reclaimable and the file has at least ``autoCompactionMinimumBytes``; nil (the
     /// default) never does.
