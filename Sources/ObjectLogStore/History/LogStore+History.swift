@@ -55,6 +55,23 @@ package struct LogHistory {
     fileprivate var layout: RecordLayout
     fileprivate var merge: PatchMerge?
     fileprivate var upgrade: ActiveUpgrade?
+
+    /// `transactions` of the log `source` names, its values read through `source`.
+    init(
+        _ transactions: [LogHistoryTransaction],
+        earliest: UInt64,
+        latest: UInt64,
+        source: LogStore.HistorySource
+    ) {
+        self.transactions = transactions
+        self.earliest = earliest
+        self.latest = latest
+        generation = source.header.generation
+        file = source.file
+        layout = source.header.layout
+        merge = source.merge
+        upgrade = source.upgrade
+    }
 }
 
 extension LogStore {
@@ -116,13 +133,7 @@ extension LogStore {
         var transactions: [LogHistoryTransaction] = []
         var earliest = base
         // Transactions up to the base are in the history file, if it still has them all.
-        if includingFile,
-            let kept = try HistoryFile.read(
-                storePath: path,
-                storeUUID: header.storeUUID,
-                fileSystem: fileSystem
-            ), kept.earliest <= base, kept.through >= base
-        {
+        if includingFile, let kept = try keptHistory(of: source) {
             earliest = kept.earliest
             for entry in kept.entries where entry.number > number && entry.number <= base {
                 guard transactions.count < limit else { break }
@@ -146,15 +157,40 @@ extension LogStore {
             }
         }
         let scan = HistoryScan(after: number, limit: limit - transactions.count)
+        try scanLog(source, into: scan)
+        return LogHistory(
+            transactions + scan.transactions,
+            earliest: max(earliest, Self.historyFloor(source.metadata)),
+            latest: scan.latest ?? base,
+            source: source
+        )
+    }
+
+    /// The history file, when it holds every transaction up to the log's first one (its
+    /// transactions are then the history before the log's).
+    func keptHistory(of source: HistorySource) throws -> HistoryFile? {
+        let base = source.header.baseTransactionCount
+        let kept = try HistoryFile.read(
+            storePath: path,
+            storeUUID: source.header.storeUUID,
+            fileSystem: fileSystem
+        )
+        return kept.flatMap { $0.earliest <= base && $0.through >= base ? $0 : nil }
+    }
+
+    /// Reads the committed transactions of `source`'s log into `scan`, from the file's start.
+    ///
+    /// - Throws: `StoreError` `.corrupt` for damage within the committed log, `.io`.
+    func scanLog(_ source: HistorySource, into scan: HistoryScan) throws {
         var scanner = LogScanner(
             file: source.file,
             path: path,
             fileSize: source.end,
-            header: header
+            header: source.header
         )
         let outcome = try scanner.scan(
-            from: UInt64(header.length),
-            lastNumber: base,
+            from: UInt64(source.header.length),
+            lastNumber: source.header.baseTransactionCount,
             onRecord: { [scan] record, payload in scan.visit(record, payload: payload) },
             committed: { [scan] key in scan.current[key] },
             onTransaction: { [scan] transaction in scan.apply(transaction) }
@@ -167,16 +203,6 @@ extension LogStore {
                 offset: damage.offset
             )
         }
-        return LogHistory(
-            transactions: transactions + scan.transactions,
-            earliest: max(earliest, Self.historyFloor(source.metadata)),
-            latest: scan.latest ?? base,
-            generation: header.generation,
-            file: source.file,
-            layout: header.layout,
-            merge: source.merge,
-            upgrade: source.upgrade
-        )
     }
 
     /// Calls `body` with the value (in the current layout, a patch merged with its base) and

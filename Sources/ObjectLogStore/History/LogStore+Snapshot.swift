@@ -38,41 +38,21 @@ extension LogStore {
         // The log as of `number`, or as of its base when `number` is before it.
         let scan = HistoryScan(after: .max, limit: 0)
         scan.appliesThrough = max(number, base)
-        var scanner = LogScanner(
-            file: source.file,
-            path: path,
-            fileSize: source.end,
-            header: source.header
-        )
-        let outcome = try scanner.scan(
-            from: UInt64(source.header.length),
-            lastNumber: base,
-            committed: { [scan] key in scan.current[key] },
-            onTransaction: { [scan] transaction in scan.apply(transaction) }
-        )
-        if let damage = outcome.damage, damage.kind == LogDamage.Kind.corrupt {
-            throw StoreError(
-                .corrupt,
-                "the log is damaged: \(damage.reason)",
-                path: path,
-                offset: damage.offset
-            )
-        }
+        try scanLog(source, into: scan)
         var objects: [ObjectKey: (entity: EntityTag, value: LogHistoryValue)] = [:]
         objects.reserveCapacity(scan.current.count)
         for (key, location) in scan.current { objects[key] = (location.entity, .record(location)) }
-        let history = try readHistory(after: base, limit: 0, from: source)
+        let kept = try keptHistory(of: source)
+        let history = LogHistory(
+            [],
+            earliest: max(kept?.earliest ?? base, Self.historyFloor(source.metadata)),
+            latest: latest,
+            source: source
+        )
         if number < base {
             // The kept history's changes after `number`, taken back, newest first.
             let earliest = history.earliest
-            guard
-                number >= earliest,
-                let kept = try HistoryFile.read(
-                    storePath: path,
-                    storeUUID: source.header.storeUUID,
-                    fileSystem: fileSystem
-                )
-            else {
+            guard number >= earliest, let kept else {
                 throw LogSnapshot.Refusal.historyGone(
                     "the history of transaction \(number) is gone: the store keeps it from "
                         + "transaction \(earliest + 1)"
