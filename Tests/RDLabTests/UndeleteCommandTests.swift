@@ -221,7 +221,7 @@ struct UndeleteCommandTests {
         #expect(missing.exitCode == 65)
         #expect(missing.errorLines.count == 1)
         #expect(missing.errorLines.first?.hasPrefix("error: cannot undelete 'spots': ") == true)
-        #expect(missing.errorLines.first?.contains("is no longer beside the store") == true)
+        #expect(missing.errorLines.first?.contains("is no longer kept by the store") == true)
         #expect(lab.contents() == before)
         #expect(try lab.names() == ["autosave"])
         try FileManager.default.moveItem(atPath: moved, toPath: blobs + "/" + orphan)

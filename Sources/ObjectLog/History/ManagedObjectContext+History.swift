@@ -62,4 +62,20 @@ extension ManagedObjectContext {
             entity: HistoryReading.entities(of: model, store: store)
         )
     }
+
+    /// The bytes of external data that a history value names
+    /// (``StoredValue/externalData(_:byteCount:)``), such as an old value of a deleted object's
+    /// external attribute.
+    ///
+    /// The store keeps the data of the values its history keeps: the log store its blob files,
+    /// the PostgreSQL store a copy made when the transaction replaced or deleted them.
+    ///
+    /// - Throws: ``ObjectLogError/Code/store`` when the data is gone (its history was purged,
+    ///   or a compaction dropped it) or cannot be read.
+    public func externalData(_ blob: BlobID) throws(ObjectLogError) -> Data {
+        var root = self
+        while let parent = root.parent { root = parent }
+        let store = root.store
+        return try readingStore { try store.readBlob(blob) }
+    }
 }

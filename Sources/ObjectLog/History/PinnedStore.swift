@@ -34,6 +34,8 @@ final class PinnedStore: RecordsPlanStore, @unchecked Sendable {
 
     func close() throws {}
 
+    func snapshot(asOf number: UInt64) -> (any PersistentStore)? { nil }
+
     // The store's history up to the pinned transaction.
     func history(after number: UInt64, limit: Int) throws -> StoreHistory? {
         guard var history = try log.history(after: number, limit: limit) as StoreHistory? else {
@@ -165,28 +167,25 @@ extension PersistentContainer {
     ///   before a migration of the model.
     public func newContext(asOf token: HistoryToken) throws(ObjectLogError) -> ManagedObjectContext
     {
-        guard let log = coordinator.store as? LogStore else {
-            throw ObjectLogError(
-                .unsupported,
-                "the store \(coordinator.store.displayName) keeps no history of its transactions"
-            )
-        }
-        let snapshot: LogSnapshot
+        let store = coordinator.store
+        let pinned: (any PersistentStore)?
         do {
-            snapshot = try log.snapshot(asOf: token.transaction)
-        } catch let refusal as LogSnapshot.Refusal {
-            switch refusal {
-            case .notCommitted(let message): throw ObjectLogError(.invalidArgument, message)
-            case .historyGone(let message): throw ObjectLogError(.historyExpired, message)
-            case .beforeMigration(let message): throw ObjectLogError(.unsupported, message)
-            }
+            pinned = try store.snapshot(asOf: token.transaction)
+        } catch let error as ObjectLogError {
+            throw error
         } catch {
             throw ObjectLogError.store(error, "cannot read the store as of \(token)")
+        }
+        guard let pinned else {
+            throw ObjectLogError(
+                .unsupported,
+                "the store \(store.displayName) keeps no history of its transactions"
+            )
         }
         let context = ManagedObjectContext(
             coordinator: PersistentStoreCoordinator(
                 model: coordinator.model,
-                pinnedStore: PinnedStore(log: log, snapshot: snapshot)
+                pinnedStore: pinned
             )
         )
         context.name = "as of \(token)"

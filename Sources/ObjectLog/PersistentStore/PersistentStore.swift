@@ -162,6 +162,16 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// when the store keeps no history (it lacks ``StoreCapabilities/history``).
     func history(after number: UInt64, limit: Int) throws -> StoreHistory?
 
+    /// A read-only store of this store's objects as they were when transaction `number`
+    /// committed, which keeps that state whatever is saved later; nil when the store keeps no
+    /// history.
+    ///
+    /// - Throws: ``ObjectLogError`` — ``ObjectLogError/Code/historyExpired`` when the history
+    ///   back to `number` is gone, ``ObjectLogError/Code/invalidArgument`` for a transaction
+    ///   not committed yet, ``ObjectLogError/Code/unsupported`` for a state before a migration
+    ///   of the model; or the store's error of a failed read.
+    func snapshot(asOf number: UInt64) throws -> (any PersistentStore)?
+
     /// Reads records as the newest version of `history` lays them out from now on (the log
     /// store translates records older versions wrote as it reads them; a store that rewrites
     /// its rows when it migrates has nothing to do). `pendingBoundary`: the end below which

@@ -196,7 +196,7 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// A coordinator of a context pinned to a past transaction (see
     /// ``PersistentContainer/newContext(asOf:)``): the model is the container's.
-    init(model: ManagedObjectModel, pinnedStore store: PinnedStore) {
+    init(model: ManagedObjectModel, pinnedStore store: any PersistentStore) {
         self.model = model
         self.store = store
         self.isExclusive = false

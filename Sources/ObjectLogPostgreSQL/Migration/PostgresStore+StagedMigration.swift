@@ -110,7 +110,12 @@ extension PostgresStore {
                     into: self
                 )
                 written = transaction.changes.flatMap(\.blobs)
-                _ = try write(transaction.changes, metadata: transaction.metadata, locks: [])
+                _ = try write(
+                    transaction.changes,
+                    metadata: transaction.metadata,
+                    locks: [],
+                    note: HistoryNote(recordsValues: false)
+                )
                 try connection.execute(
                     "UPDATE \(quoted(Self.storeTable)) SET next_key = greatest(next_key, $1)",
                     [String(nextKey)]

@@ -8,7 +8,9 @@ extension PostgresStore {
     // next commit number as every changed row's version, the changes recorded and announced.
     // Uniqueness holds through the table's constraints, checked when the commit ends; the
     // engine hands over only deletes of entities without relationships, so no delete rule is
-    // left undone.
+    // left undone. When the store keeps history, the rows are read before the statement (the
+    // old values) and, for an update, after it (the new ones), and the batch is a transaction
+    // of the history like a save.
     package func execute(_ batch: StoreBatch) throws -> StoreBatchCommit? {
         var query = batch.query
         query.sortKeys = nil
@@ -41,7 +43,24 @@ extension PostgresStore {
         let key = quoted(SchemaMapping.keyColumn)
         let entityColumn = quoted(SchemaMapping.entityColumn)
         return try inCommitTransaction {
-            let (version, number) = try takeCommitNumber()
+            let (version, number, retention) = try takeCommitNumber()
+            // The history's old values: the rows the statement is about to change, as they are.
+            var before: [ObjectKey: [UInt8]]?
+            if Self.records(retention) {
+                let changing = try records(
+                    of: layout,
+                    where: "t.\(key) IN (SELECT \(alias).\(key) FROM \(quoted(layout.table)) AS "
+                        + "\(alias)\(condition))",
+                    select.parameters
+                )
+                before = Dictionary(changing.map { ($0.key, $0.payload) }) { first, _ in first }
+                // A batch update sets no external data: only a delete lets any go.
+                if case .delete = batch.change {
+                    var deletes = Transaction()
+                    for row in changing { deletes.delete(key: row.key, entity: row.entity) }
+                    try keepReplacedBlobs(of: deletes.changes, before: before!, number: number)
+                }
+            }
             let statement: String
             let kind: UInt8
             switch batch.change {
@@ -80,6 +99,16 @@ extension PostgresStore {
             )
             let date = Date()
             try recordCommit(version, date: date, changes: list)
+            if let before {
+                try recordBatchHistory(
+                    number: number,
+                    date: date,
+                    objects: objects,
+                    before: before,
+                    isDelete: kind == 2,
+                    retention: retention
+                )
+            }
             let info = CommitInfo(
                 number: number,
                 offset: version,
@@ -90,5 +119,47 @@ extension PostgresStore {
             )
             return StoreBatchCommit(info: info, objects: objects)
         }
+    }
+
+    /// Records a batch's transaction in the history: the old values read before it, and the
+    /// new values of the rows it updated.
+    private func recordBatchHistory(
+        number: UInt64,
+        date: Date,
+        objects: [(key: ObjectKey, entity: EntityTag)],
+        before: [ObjectKey: [UInt8]],
+        isDelete: Bool,
+        retention: LogHistoryRetention
+    ) throws(PostgresError) {
+        var after: [ObjectKey: [UInt8]] = [:]
+        if !isDelete {
+            for record in try records(keys: objects.map(\.key)) {
+                after[record.key] = record.payload
+            }
+        }
+        var transaction = Transaction()
+        for object in objects {
+            if isDelete {
+                transaction.delete(key: object.key, entity: object.entity)
+            } else if let payload = after[object.key] {
+                transaction.put(
+                    key: object.key,
+                    entity: object.entity,
+                    payload: payload,
+                    isInsert: false
+                )
+            }
+        }
+        try recordHistory(
+            HistoryEntry(
+                number: number,
+                date: date,
+                changes: transaction.changes,
+                before: before,
+                note: HistoryNote()
+            ),
+            retention: retention,
+            metadata: nil
+        )
     }
 }

@@ -51,7 +51,12 @@ extension PostgresStore {
                 _ = try write(
                     puts.changes + transaction.changes,
                     metadata: transaction.metadata,
-                    locks: []
+                    locks: [],
+                    note: HistoryNote(
+                        author: transaction.author,
+                        contextName: transaction.contextName,
+                        recordsValues: false
+                    )
                 )
                 try fill(changes, from: rows, schema: migration.schema, connection)
                 try connection.execute("SET CONSTRAINTS ALL IMMEDIATE")

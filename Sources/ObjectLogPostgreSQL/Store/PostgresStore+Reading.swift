@@ -346,6 +346,8 @@ extension PostgresStore {
                 return bytes
             }
         }
+        // Data that no row holds any more may be an old value the history keeps.
+        if let kept = try historyBlob(id) { return kept }
         throw StoreError(.missingBlob, "external data \(id.hex) is missing", path: displayName)
     }
 

@@ -18,8 +18,9 @@ extension PostgresStore {
             throw PostgresError(.statementFailed, "the store at \(displayName) is open read-only")
         }
         let changes = transaction.changes
+        let note = HistoryNote(author: transaction.author, contextName: transaction.contextName)
         let info = try inCommitTransaction {
-            try write(changes, metadata: transaction.metadata, locks: locks)
+            try write(changes, metadata: transaction.metadata, locks: locks, note: note)
         }
         withPendingBlobs { pending in
             for change in changes { for blob in change.blobs { pending[blob] = nil } }
@@ -74,18 +75,25 @@ extension PostgresStore {
         )
     }
 
-    /// The statements of one save, within its SQL transaction.
+    /// The statements of one save, within its SQL transaction, and its history when the
+    /// store's retention keeps one (``HistoryNote`` says what it records).
     func write(
         _ changes: [Transaction.Change],
         metadata: Metadata?,
-        locks: [StoreLockCheck]
+        locks: [StoreLockCheck],
+        note: HistoryNote
     ) throws -> CommitInfo {
-        let (version, number) = try takeCommitNumber()
+        let (version, number, storedRetention) = try takeCommitNumber()
         if !locks.isEmpty {
             let current = try recordOffsetsAndGeneration(of: locks.map(\.key)).offsets
             let broken = zip(locks, current).filter { !$0.holds(current: $1) }.map(\.0.key)
             if !broken.isEmpty { throw StoreConflict(keys: broken) }
         }
+        // The retention this commit leaves the store with decides whether it is recorded.
+        let retention = metadata.map(LogHistoryRetention.init) ?? storedRetention
+        let before =
+            Self.records(retention)
+            ? try valuesBefore(changes, number: number, note: note) : nil
         var counts = (inserted: 0, updated: 0, deleted: 0)
         // A save without deletes, the common one, writes its changes as they are (no copy).
         let hasDeletes = changes.contains(where: \.isDelete)
@@ -107,6 +115,11 @@ extension PostgresStore {
         if let metadata { try writeMetadata(metadata) }
         let date = Date()
         try recordChanges(changes, commit: version, date: date)
+        try recordHistory(
+            HistoryEntry(number: number, date: date, changes: changes, before: before, note: note),
+            retention: retention,
+            metadata: metadata
+        )
         return CommitInfo(
             number: number,
             offset: version,
@@ -118,22 +131,29 @@ extension PostgresStore {
     }
 
     /// Takes the next commit number, within a save's SQL transaction; returns it (the version
-    /// of every row the save writes) and the store's count of transactions.
-    func takeCommitNumber() throws(PostgresError) -> (version: UInt64, number: UInt64) {
+    /// of every row the save writes), the store's count of transactions (this transaction's
+    /// number), and the history retention the store's metadata sets.
+    func takeCommitNumber() throws(PostgresError) -> (
+        version: UInt64, number: UInt64, retention: LogHistoryRetention
+    ) {
         // The store row's lock orders the saves of every process; its new commit number is
-        // the version of every row this save writes.
+        // the version of every row this save writes. The retention comes with it, read under
+        // that lock: no other save changes it before this one commits.
         let row = try connection.execute(
             "UPDATE \(quoted(Self.storeTable)) SET last_commit = last_commit + 1, "
-                + "transactions = transactions + 1 RETURNING last_commit, transactions"
+                + "transactions = transactions + 1 RETURNING last_commit, transactions, "
+                + "(SELECT value FROM \(quoted(Self.metadataTable)) WHERE key = $1)",
+            [LogStore.historyRetentionKey]
         ).rows.first
         guard let version = row?[0].flatMap({ UInt64($0) }),
             let number = row?[1].flatMap({ UInt64($0) })
         else { throw PostgresError(.statementFailed, "the store row is missing") }
+        let retention = try Self.retention(stored: row?[2] ?? nil)
         // Noted before the commit: the listener may hear of it as soon as it commits. (A save
         // rolled back gives its number back, and forgets it: see `commitSave`.)
         ownCommits.insert(version)
         takenCommit = version
-        return (version, number)
+        return (version, number, retention)
     }
 
     private func deleteRows(

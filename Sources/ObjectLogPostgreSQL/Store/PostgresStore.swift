@@ -9,7 +9,10 @@ import ObjectLogStore
 /// - `objectlog_store`: one row with the next object key, the number of the last commit and the
 ///   number of transactions;
 /// - `objectlog_metadata`: the store's metadata dictionary, a row per key;
-/// - `objectlog_model_versions`: the schema of each model version the store has recorded.
+/// - `objectlog_model_versions`: the schema of each model version the store has recorded;
+/// - `objectlog_commits`: each commit and the objects it changed, which other processes read;
+/// - `objectlog_history`: the transactions the history retention keeps, with their values
+///   (see `PostgresStore+History.swift`).
 ///
 /// A save is one SQL transaction. It first takes the `objectlog_store` row's lock (which orders
 /// every save of every process) and a new commit number; each row it writes records that
@@ -96,10 +99,13 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
         let layoutOfTag: [UInt32: Int]
         /// The columns of external data, each with its table, where a blob's bytes are found.
         let externalColumns: [(table: String, column: String)]
+        /// The hash of the model version, which the history records with the values it keeps.
+        let versionHash: String
 
         init(schema: ModelSchema, mapping: SchemaMapping, externalThreshold: Int) {
             self.schema = schema
             self.mapping = mapping
+            versionHash = schema.versionHash
             layouts = mapping.tables.map { table in
                 RowLayout(
                     table: table,
@@ -153,6 +159,7 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
     ) throws(PostgresError) -> ModelSchema {
         if let stored = try storedSchema(connection) {
             try upgradeCommitsTable(connection, readOnly: readOnly)
+            if !readOnly { try addHistoryTable(connection) }
             return stored
         }
         guard !readOnly else {
@@ -186,6 +193,7 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
                     + "date double precision NOT NULL, changes bytea NOT NULL)",
                 "ALTER TABLE \(quoted(commitsTable)) ALTER COLUMN changes SET STORAGE EXTERNAL",
             ]
+            statements += historyTableStatements
             statements += mapping.creationStatements
             statements += indexStatements(mapping, schema: schema)
             for statement in statements { try connection.execute(statement) }
@@ -301,11 +309,8 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
 
     deinit { listener?.stop() }
 
-    package var capabilities: StoreCapabilities { [] }
+    package var capabilities: StoreCapabilities { [.history] }
 
-    // Rows hold each object's latest values; `objectlog_commits` names what each commit
-    // changed, without the values.
-    package func history(after number: UInt64, limit: Int) -> StoreHistory? { nil }
     package var allowsPatches: Bool { false }
 
     /// Runs `body` with the connection, alone.

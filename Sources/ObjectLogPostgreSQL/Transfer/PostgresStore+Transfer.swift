@@ -157,13 +157,13 @@ extension PostgresStore {
     var tableNames: [String] {
         mapping.joinTables.map(\.name) + mapping.tables.map(\.name)
             + [
-                Self.formerChangesTable, Self.commitsTable, Self.metadataTable, Self.versionsTable,
-                Self.storeTable,
+                Self.formerChangesTable, Self.commitsTable, Self.historyBlobsTable,
+                Self.historyTable, Self.metadataTable, Self.versionsTable, Self.storeTable,
             ]
     }
 
     /// Drops every table of the store (its entities', join tables, and its own: the store row,
-    /// metadata, model versions, commits and their changes), in one transaction: the database
+    /// metadata, model versions, commits, history), in one transaction: the database
     /// holds no ObjectLog store afterwards.
     package func removeTables() throws(PostgresError) {
         let names = tableNames

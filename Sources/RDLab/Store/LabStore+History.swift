@@ -223,14 +223,13 @@ extension LabStore {
     }
 
     /// Inserts (without saving) `deleted` again with its last values, and its snapshots, their
-    /// states and thumbnails from the blob files beside the store.
+    /// states and thumbnails as the store's history keeps them.
     ///
     /// Its record and its snapshots' are new objects: the store gives them new keys.
     ///
     /// - Throws: ``CommandError`` (data error) when a blob it needs is gone.
     func restore(_ deleted: DeletedConfiguration) throws(CommandError) -> Configuration {
-        var reader = BlobReader(location: location, path: path, name: deleted.name)
-        defer { reader.close() }
+        let reader = BlobReader(context: context, path: path, name: deleted.name)
         let values = deleted.values
         let configuration = Configuration(context: context)
         configuration.name = deleted.name
@@ -282,42 +281,30 @@ extension LabStore {
     }
 }
 
-/// Reads the bytes of external data a deleted object referred to, from the blob files beside a
-/// store file.
-///
-/// The engine has no call that gives a context the bytes of a blob by its ``BlobID``, so this
-/// opens the store a second time, read-only (no lock, nothing written), with a
-/// ``StoreInspector``, on the first blob it needs.
+/// Reads the bytes of external data a deleted object referred to, which the store's history
+/// keeps (``ManagedObjectContext/externalData(_:)``).
 private struct BlobReader {
-    /// The store file.
-    let location: String
+    let context: ManagedObjectContext
     /// The store as messages name it.
     let path: String
     /// The configuration being restored, for messages.
     let name: String
-    private var inspector: StoreInspector?
 
-    init(location: String, path: String, name: String) {
-        self.location = location
-        self.path = path
-        self.name = name
-    }
-
-    /// The bytes of a `data` value: inline, or read from its blob file; nil for `nil`.
+    /// The bytes of a `data` value: inline, or the external data the history keeps; nil for
+    /// `nil`.
     ///
-    /// - Throws: ``CommandError`` (data error) when the blob is gone or does not match.
-    mutating func data(_ value: StoredValue?, of what: String) throws(CommandError) -> Data? {
+    /// - Throws: ``CommandError`` (data error) when the data is gone.
+    func data(_ value: StoredValue?, of what: String) throws(CommandError) -> Data? {
         switch value {
         case .data(let data):
             return data
         case .externalData(let blob, _):
             do {
-                if inspector == nil { inspector = try StoreInspector(path: location) }
-                return try inspector!.data(of: blob)
+                return try context.externalData(blob)
             } catch  where error.storeError?.code == .missingBlob {
                 throw CommandError(
                     "cannot undelete '\(name)': \(what) (blob \(blob.hex.prefix(12))…) is no "
-                        + "longer beside the store '\(path)' (a compaction removed it)",
+                        + "longer kept by the store '\(path)'",
                     exitCode: .dataError
                 )
             } catch {
@@ -326,11 +313,5 @@ private struct BlobReader {
         default:
             return nil
         }
-    }
-
-    /// Closes the second opening of the store, if any.
-    mutating func close() {
-        try? inspector?.close()
-        inspector = nil
     }
 }

@@ -175,8 +175,7 @@ final class LabStore {
             // the original kept deleted configurations for a while as "recently deleted", so
             // the lab keeps its store's history across compactions for as long, set with the
             // first save that finds it otherwise.
-            // (A database keeps no history.)
-            if !self.isDatabase, context.coordinator.historyRetention != Self.historyRetention {
+            if context.coordinator.historyRetention != Self.historyRetention {
                 try context.coordinator.setHistoryRetention(Self.historyRetention)
             }
             // A malformed entry is left as it is: it is another program's value, not rdlab's to

@@ -36,6 +36,9 @@ final class ParentContextStore: RecordsPlanStore, @unchecked Sendable {
     var capabilities: StoreCapabilities { [] }
 
     // A child's history is the store's: the transactions committed, not what the parents hold.
+    // A past state is the root store's: a container pins it, not a child.
+    func snapshot(asOf number: UInt64) -> (any PersistentStore)? { nil }
+
     func history(after number: UInt64, limit: Int) throws -> StoreHistory? {
         try base.history(after: number, limit: limit)
     }

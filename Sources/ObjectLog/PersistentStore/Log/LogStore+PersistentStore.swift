@@ -11,6 +11,18 @@ extension LogStore: PersistentStore {
     // The log is the history: each transaction's records are its values after, and the
     // records they replaced, still in the file until a compaction, its values before. What a
     // compaction folds away, the history file keeps as the retention says.
+    package func snapshot(asOf number: UInt64) throws -> (any PersistentStore)? {
+        do {
+            return PinnedStore(log: self, snapshot: try snapshot(asOf: number))
+        } catch let refusal as LogSnapshot.Refusal {
+            switch refusal {
+            case .notCommitted(let message): throw ObjectLogError(.invalidArgument, message)
+            case .historyGone(let message): throw ObjectLogError(.historyExpired, message)
+            case .beforeMigration(let message): throw ObjectLogError(.unsupported, message)
+            }
+        }
+    }
+
     package func history(after number: UInt64, limit: Int) throws -> StoreHistory? {
         let log = try history(after: number, limit: limit) as LogHistory
         func payload(_ key: ObjectKey, _ value: LogHistoryValue?) throws -> [UInt8]? {

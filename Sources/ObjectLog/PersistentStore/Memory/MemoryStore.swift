@@ -43,6 +43,7 @@ package final class MemoryStore: PersistentStore {
 
     // The memory store keeps each object's latest value only.
     package func history(after number: UInt64, limit: Int) -> StoreHistory? { nil }
+    package func snapshot(asOf number: UInt64) -> (any PersistentStore)? { nil }
     package var isReadOnly: Bool { false }
     package var allowsPatches: Bool { false }
 
