@@ -1,5 +1,7 @@
 import Foundation
 import ObjectLog
+import ObjectLogPostgreSQL
+import StoreTestSupport
 import TestSupport
 import Testing
 
@@ -117,6 +119,10 @@ extension TrackingChangesArticle {
 
     static func keepAMonthOfHistory(_ container: PersistentContainer) throws {
         try container.setHistoryRetention(.duration(30 * 24 * 3600))
+    }
+
+    static func keepAWeekOfHistory(_ database: PersistentContainer) throws {
+        try database.setHistoryRetention(.duration(7 * 24 * 3600))
     }
 }
 
@@ -257,10 +263,35 @@ struct TrackingChangesArticleTests {
         }
     }
 
+    @Test(
+        "a database keeps no history until a retention asks for one",
+        .enabled(if: TestServer.runs, TestServer.skipReason)
+    )
+    func databaseHistoryExample() throws {
+        let database = try PersistentContainer(
+            url: try TestServer.freshDatabase(),
+            for: [Recipe.self, Step.self]
+        )
+        defer { try? database.close() }
+        let context = database.newContext()
+        let start = try context.currentHistoryToken
+        Recipe(context: context).title = "Soup"
+        try context.save()
+        #expect(throws: ObjectLogError.self) { try context.history(after: start) }
+        try TrackingChangesArticle.keepAWeekOfHistory(database)
+        let kept = try context.currentHistoryToken
+        let soup = try #require(try context.fetch(FetchRequest<Recipe>()).first)
+        soup.title = "Broth"
+        try context.save()
+        let history = try context.history(after: kept)
+        #expect(history.first?.changes.first?.oldValues == ["title": .string("Soup")])
+        #expect(history.first?.changes.first?.newValues == ["title": .string("Broth")])
+    }
+
     @Test("this file holds every code block of the article, as the article shows it")
     func articleMatchesThisFile() throws {
         let (blocks, source) = try articleCodeBlocks("TrackingChanges.md", asIn: #filePath)
-        #expect(blocks.count == 10)
+        #expect(blocks.count == 11)
         for expected in blocks {
             #expect(source.contains(expected), "not in this file: \(expected.prefix(44))")
         }
