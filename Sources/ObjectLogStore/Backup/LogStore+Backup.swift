@@ -86,8 +86,12 @@ extension LogStore {
         to destination: String,
         progress: ((Double) -> Void)?
     ) throws -> BackupReport? {
-        let (end, generation, index, number) = locked {
-            (state.endOffset, state.header.generation, state.index, state.lastNumber)
+        let (end, generation, index, number) = try locked {
+            // The copy's index lists every live key: a damaged page of a mapped index must not
+            // pass into it with new checksums.
+            _ = state.live.checkAllPages()
+            try checkDirectory(state.live)
+            return (state.endOffset, state.header.generation, state.index, state.lastNumber)
         }
         let blobs = (try? fileSystem.contents(ofDirectory: blobDirectory)) ?? []
         let targetBlobs = destination + LogFormat.blobsSuffix

@@ -71,6 +71,10 @@ extension LogStore {
             )
         }
 
+        // Every live record the directory names is copied: every page of a mapped index is
+        // checked first, so that a damaged one cannot drop or misplace an object.
+        _ = state.live.checkAllPages()
+        try checkDirectory(state.live)
         let bytesBefore = state.endOffset
         // The history the retention keeps is copied out before the log stops holding it.
         let historyBlobs = try keepHistoryForCompaction()
@@ -183,13 +187,24 @@ extension LogStore {
                 nextKey: copy.header.nextKey,
                 metadataOffset: 0,
                 liveBytes: copy.recordBytes,
-                entries: copy.live.sortedEntries()
+                entries: []
             )
-            let bytes = try writeIndex(index, besideStoreAt: target)
-            // The copy is opened next (a migration's new store): its directory goes with it.
             var counts = EntityCounter()
             copy.live.forEachEntry { counts.add($1.entity, 1) }
-            IndexHandover.shared.offer(copy.live, counts: counts, index: index, encoded: bytes)
+            let (head, size) = try writeIndex(
+                index,
+                directory: copy.live,
+                counts: counts,
+                besideStoreAt: target
+            )
+            // The copy is opened next (a migration's new store): its directory goes with it.
+            IndexHandover.shared.offer(
+                copy.live,
+                counts: counts,
+                index: index,
+                fileHead: head,
+                size: size
+            )
         } catch {
             try? fileSystem.remove(target)
             throw error

@@ -65,11 +65,16 @@ package protocol StoreFile: AnyObject {
     func close()
     /// Which file this is, to tell whether a path still names it (nil when it cannot be told).
     var identity: FileIdentity? { get }
+    /// The descriptor to map the file with (`mmap`), for a file of the operating system's;
+    /// nil for one that cannot be mapped.
+    var mappableDescriptor: Int32? { get }
 }
 
 extension StoreFile {
     /// Files that cannot say which file they are.
     package var identity: FileIdentity? { nil }
+    /// Files that are not the system's cannot be mapped.
+    package var mappableDescriptor: Int32? { nil }
 }
 
 /// A file's device and inode: equal for two handles of one file, different once a path names
@@ -134,10 +139,23 @@ extension FileSystem {
         temporary: String,
         permissions: UInt32
     ) throws {
+        try replaceAtomically(path, temporary: temporary, permissions: permissions) { file in
+            try file.write(bytes, at: 0)
+        }
+    }
+
+    /// ``replaceAtomically(_:with:temporary:permissions:)`` of the bytes `write` writes into
+    /// the new, empty file.
+    func replaceAtomically(
+        _ path: String,
+        temporary: String,
+        permissions: UInt32,
+        write: (any StoreFile) throws -> Void
+    ) throws {
         let file = try open(temporary, mode: .create(permissions: permissions))
         do {
             try file.truncate(to: 0)
-            try file.write(bytes, at: 0)
+            try write(file)
             try file.sync()
             file.close()
         } catch {
@@ -363,6 +381,8 @@ final class PosixFile: StoreFile {
         self.descriptor = descriptor
         self.path = path
     }
+
+    var mappableDescriptor: Int32? { descriptor >= 0 ? descriptor : nil }
 
     deinit { close() }
 

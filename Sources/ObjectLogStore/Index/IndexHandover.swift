@@ -6,10 +6,10 @@ import Foundation
 /// A rewriting migration writes its new store and that store's index, then opens the store:
 /// decoding the index it had just encoded would read and check again every entry the process
 /// already holds, work in proportion to the store (Benchmarks/README.md, workload 9). An open
-/// takes a directory only when the index file there begins and ends with the very bytes that
-/// were written (its first bytes name the store, the generation and the commit the index
-/// covers; its last four are the checksum of all of it), and then checks the log against the
-/// index as it does for any index read from disk. Each is taken once.
+/// takes a directory only when the index file there has the size and begins with the very
+/// bytes that were written (its first bytes name the store, the generation and the commit the
+/// index covers, and the number of its entries), and then checks the log against the index as
+/// it does for any index read from disk. Each is taken once.
 final class IndexHandover: Sendable {
     private struct Entry {
         let head: [UInt8]
@@ -31,20 +31,21 @@ final class IndexHandover: Sendable {
         self.limit = limit
     }
 
-    /// Keeps `directory` and `counts` for the store whose index was just written as `bytes`
-    /// (`index` without its entries).
+    /// Keeps `directory` and `counts` for the store whose index was just written, `size`
+    /// bytes beginning with `bytes` (`index` without its entries).
     func offer(
         _ directory: KeyDirectory,
         counts: EntityCounter,
         index: StoreIndex,
-        encoded bytes: [UInt8]
+        fileHead bytes: [UInt8],
+        size: Int
     ) {
-        guard bytes.count >= StoreIndex.fixedLength + 4 else { return }
+        guard bytes.count >= StoreIndex.fixedLength else { return }
         var index = index
         index.entries = []
         let entry = Entry(
-            head: Array(bytes[..<StoreIndex.fixedLength] + bytes[(bytes.count - 4)...]),
-            size: bytes.count,
+            head: Array(bytes[..<StoreIndex.fixedLength]),
+            size: size,
             index: index,
             directory: directory,
             counts: counts
@@ -55,18 +56,14 @@ final class IndexHandover: Sendable {
         }
     }
 
-    /// The directory kept for the index in `file` (`size` bytes), removed from those kept; nil
-    /// when none was written for exactly that file.
     func take(
         for file: any StoreFile,
         size: Int
     ) -> (StoreIndex, KeyDirectory, EntityCounter)? {
         guard size >= StoreIndex.fixedLength + 4,
             entries.withLock({ entries in entries.contains { $0.size == size } }),
-            let first = try? file.read(at: 0, count: StoreIndex.fixedLength),
-            let last = try? file.read(at: UInt64(size - 4), count: 4)
+            let head = try? file.read(at: 0, count: StoreIndex.fixedLength)
         else { return nil }
-        let head = first + last
         return entries.withLock { entries in
             guard let found = entries.firstIndex(where: { $0.size == size && $0.head == head })
             else { return nil }

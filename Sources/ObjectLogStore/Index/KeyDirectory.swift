@@ -126,6 +126,49 @@ package struct KeyDirectory {
             isMapped = false
         }
 
+        /// Maps the `slotCount` slots that `file` holds at `offset` (a multiple of the page
+        /// size) as the first of `capacity` zeroed slots, privately: a slot written is this
+        /// directory's, and the file never changes. Pages of the file are read when first used;
+        /// the slots beyond them are zeroed pages, as in `init(capacity:)`. Nil when the file
+        /// cannot be mapped.
+        init?(capacity: Int, mapping file: Int32, at offset: UInt64, slotCount: Int) {
+            self.capacity = capacity
+            let byteCount = capacity * MemoryLayout<Element>.stride
+            let mappedCount = slotCount * MemoryLayout<Element>.stride
+            guard mappedCount <= byteCount, offset <= UInt64(Int.max),
+                let region = mmap(
+                    nil,
+                    byteCount,
+                    PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                    -1,
+                    0
+                ),
+                region != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED
+            else { return nil }
+            // The file's slots go over the start of the reserved region. Past the file's end,
+            // its last page reads as zeros: no slot.
+            if mappedCount > 0 {
+                let mapped = mmap(
+                    region,
+                    mappedCount,
+                    PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_FIXED,
+                    file,
+                    off_t(offset)
+                )
+                guard mapped == region else {
+                    munmap(region, byteCount)
+                    return nil
+                }
+            }
+            slots = region.bindMemory(to: Element.self, capacity: capacity)
+            isMapped = true
+        }
+
+        /// The checks of the slots mapped from an index file, until every page has passed.
+        var pageChecks: SlotPageChecks?
+
         deinit {
             if isMapped {
                 munmap(slots, capacity * MemoryLayout<Element>.stride)
@@ -181,6 +224,76 @@ package struct KeyDirectory {
         // zeroed pages, so room never written costs no memory.
         let room = bound == nil ? 0 : Int(span) / 32 + 1024
         dense = DenseStorage(capacity: max(64, minimumCapacity, Int(span) + room))
+    }
+
+    /// A dense directory whose slots are those an index file holds (FORMAT.md, section 7),
+    /// mapped in place: keys 1 through `slotCount` at `offset` in the file `descriptor` opens,
+    /// `count` of them live, with room beyond for new keys. Pages of slots are read from the
+    /// file when first used, and checked against `checksums` then (see ``damagedPage``).
+    ///
+    /// Nil when the file cannot be mapped.
+    package init?(
+        mapping descriptor: Int32,
+        at offset: UInt64,
+        slotCount: Int,
+        count: Int,
+        checksums: [UInt32]
+    ) {
+        // Room for the next saves' new keys, as `init(minimumCapacity:keysBelow:)` leaves.
+        let capacity = max(64, slotCount + slotCount / 32 + 1024)
+        guard
+            let slots = DenseStorage(
+                capacity: capacity,
+                mapping: descriptor,
+                at: offset,
+                slotCount: slotCount
+            )
+        else { return nil }
+        slots.pageChecks = SlotPageChecks(
+            checksums: checksums,
+            byteCount: slotCount * Self.denseBytesPerKey
+        )
+        storage = Storage(capacity: 64)
+        dense = slots
+        highestKey = ObjectKey(slotCount)
+        self.count = count
+    }
+
+    /// The first page of mapped slots found damaged (its checksum does not match the index
+    /// file's), if any: the directory's locations cannot be trusted, and the store stops using
+    /// it.
+    package var damagedPage: Int? { (dense?.pageChecks ?? storage.pageChecks)?.damagedPage }
+
+    /// Checks the page of slot `index` of a mapped dense directory before it is used.
+    @inline(__always)
+    private static func checkSlot(_ index: Int, in dense: DenseStorage) {
+        if let checks = dense.pageChecks { checks.check(slot: index, of: dense.slots) }
+    }
+
+    /// Checks every page of a mapped dense directory not checked yet, and drops the checks
+    /// once every page has passed.
+    private static func checkAllSlots(in dense: DenseStorage) {
+        guard let checks = dense.pageChecks else { return }
+        checks.checkAll(of: dense.slots)
+        if checks.isComplete { dense.pageChecks = nil }
+    }
+
+    /// Checks the mapped pages of `keys`' slots not checked yet: lookups made afterwards on
+    /// several threads at once then only read the checks.
+    package func checkPages(of keys: [[ObjectKey]]) {
+        guard let dense, dense.pageChecks != nil else { return }
+        for part in keys {
+            for key in part where key &- 1 < UInt64(dense.capacity) {
+                Self.checkSlot(Int(key &- 1), in: dense)
+            }
+        }
+    }
+
+    /// Checks every mapped page of a dense directory (the pages a scan or a compaction is
+    /// about to read all of); returns the first damaged one, if any.
+    package func checkAllPages() -> Int? {
+        if let dense { Self.checkAllSlots(in: dense) }
+        return damagedPage
     }
 
     /// The slots that hold `count` keys at a load of at most three quarters.
@@ -242,6 +355,7 @@ package struct KeyDirectory {
     package subscript(key: ObjectKey) -> RecordLocation? {
         if let dense {
             guard key &- 1 < UInt64(dense.capacity) else { return nil }
+            Self.checkSlot(Int(key &- 1), in: dense)
             return dense.slots[Int(key &- 1)].location
         }
         let slots = storage.slots
@@ -293,8 +407,11 @@ package struct KeyDirectory {
     @inline(never)
     private mutating func copyDense(toCapacity capacity: Int) {
         guard let old = dense else { return }
+        Self.checkAllSlots(in: old)
         let new = DenseStorage(capacity: capacity)
         new.slots.update(from: old.slots, count: min(old.capacity, capacity))
+        // A damage found stays known.
+        new.pageChecks = old.pageChecks
         dense = new
     }
 
@@ -302,8 +419,10 @@ package struct KeyDirectory {
     @inline(never)
     private mutating func makeHashed(capacity: Int) {
         guard let old = dense else { return }
+        Self.checkAllSlots(in: old)
         dense = nil
         storage = Storage(capacity: Self.capacity(for: max(capacity, count)))
+        storage.pageChecks = old.pageChecks
         count = 0
         for index in 0..<old.capacity where old.slots[index].isLive {
             let slot = old.slots[index]
@@ -355,6 +474,7 @@ package struct KeyDirectory {
         forKey key: ObjectKey
     ) -> RecordLocation? {
         guard let dense else { return nil }
+        Self.checkSlot(Int(key - 1), in: dense)
         let old = DenseSlot.exchange(dense.slots + Int(key - 1), for: location)
         if key > highestKey { highestKey = key }
         if !old.isLive { count += 1 }
@@ -410,6 +530,7 @@ package struct KeyDirectory {
     package mutating func insertUnique(_ key: ObjectKey, _ location: PackedLocation) {
         // (`dense` is read after the call, which may replace it.)
         if dense != nil, makeDenseUniqueAndRoomy(for: key), let dense {
+            Self.checkSlot(Int(key - 1), in: dense)
             (dense.slots + Int(key - 1)).pointee = location
             if key > highestKey { highestKey = key }
             count += 1
@@ -436,6 +557,7 @@ package struct KeyDirectory {
     package func keyAtHome(of key: ObjectKey) -> ObjectKey {
         if let dense {
             guard key &- 1 < UInt64(dense.capacity) else { return 0 }
+            Self.checkSlot(Int(key &- 1), in: dense)
             return dense.slots[Int(key &- 1)].isLive ? key : 0
         }
         return storage.slots[home(key)].key
@@ -445,6 +567,7 @@ package struct KeyDirectory {
     package struct DenseUpdate {
         fileprivate let slots: UnsafeMutablePointer<DenseSlot>
         fileprivate let capacity: Int
+        fileprivate let checks: SlotPageChecks?
         fileprivate var added = 0
         fileprivate var highest: ObjectKey = 0
 
@@ -464,6 +587,7 @@ package struct KeyDirectory {
             forKey key: ObjectKey
         ) -> RecordLocation? {
             precondition(key &- 1 < UInt64(capacity), "key \(key) is beyond the dense update")
+            checks?.check(slot: Int(key &- 1), of: slots)
             let old = DenseSlot.exchange(slots + Int(key &- 1), for: location)
             if key > highest { highest = key }
             if !old.isLive { added += 1 }
@@ -488,7 +612,11 @@ package struct KeyDirectory {
         // No local reference to the array here: it would make the array look shared.
         if !isKnownUniquelyReferenced(&dense) { copyDense(toCapacity: capacity) }
         guard let slots = dense?.slots else { return false }
-        var update = DenseUpdate(slots: slots, capacity: Int(highest))
+        var update = DenseUpdate(
+            slots: slots,
+            capacity: Int(highest),
+            checks: dense?.pageChecks
+        )
         body(&update)
         count += update.added
         highestKey = max(highestKey, update.highest)
@@ -591,6 +719,7 @@ package struct KeyDirectory {
     /// key order when the directory ``isDense``).
     package func forEachEntry(_ body: (ObjectKey, RecordLocation) throws -> Void) rethrows {
         if let dense {
+            Self.checkAllSlots(in: dense)
             let slots = dense.slots
             for index in 0..<dense.capacity where slots[index].isLive {
                 let slot = slots[index]
@@ -613,6 +742,25 @@ package struct KeyDirectory {
                 RecordLocation(entity: slot.entity, offset: slot.offset, packedLength: slot.length)
             )
         }
+    }
+
+    /// Runs `body` with the bytes of a dense directory's slots for keys 1 through the highest
+    /// it has held, as a version 4 index file holds them (each slot's offset, packed length
+    /// and entity tag, little-endian); nil, without running `body`, for a hash table, or for a
+    /// mapped directory with a damaged page (every page is checked first: its bytes are about
+    /// to be given new checksums).
+    package func withDenseSlotBytes<Result>(
+        _ body: (UnsafeRawBufferPointer) -> Result
+    ) -> Result? {
+        #if _endian(little)
+        guard let dense, checkAllPages() == nil else { return nil }
+        let count = Int(min(highestKey, UInt64(dense.capacity)))
+        return body(
+            UnsafeRawBufferPointer(start: dense.slots, count: count * Self.denseBytesPerKey)
+        )
+        #else
+        return nil
+        #endif
     }
 
     /// Every live key with its location, sorted by key.

@@ -133,8 +133,15 @@ package struct StoreIndex {
         }
     }
 
-    /// Decodes an index file's bytes; nil if they are not a valid index.
+    /// Decodes an index file's bytes, of either version a writer writes (3, or the dense
+    /// version 4 of ``DenseIndexFile``); nil if they are not a valid index.
     package static func decode(_ bytes: [UInt8]) -> StoreIndex? {
+        if bytes.count >= 10,
+            bytes.withUnsafeBytes({ UInt16(littleEndianBytesOf: $0, at: 8) })
+                == DenseIndexFile.version
+        {
+            return DenseIndexFile.decode(bytes)
+        }
         var entries: [(key: ObjectKey, location: RecordLocation)] = []
         guard var index = decode(bytes, visit: { entries.append(($0, $1.location!)) }) else {
             return nil

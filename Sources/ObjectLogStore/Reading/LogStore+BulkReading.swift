@@ -116,6 +116,8 @@ extension LogStore {
                     total += 1
                 }
             }
+            // The scan checked every page of a mapped index.
+            try checkDirectory(state.live)
             var patches: PlanPatches?
             // (A store without patches, compacted say, keeps none in memory.)
             if patchedCount == 0, entity == nil || livePatches?.entity == entity {
@@ -211,6 +213,10 @@ extension LogStore {
             var offsets = [0]
             for part in keyParts { offsets.append(offsets[offsets.count - 1] + part.count) }
             let starts = offsets
+            // The parts look keys up on several threads, which only read the directory: the
+            // pages of a mapped index they need are checked here first.
+            if keyParts.count > 1 { state.live.checkPages(of: keyParts) }
+            try checkDirectory(state.live)
             let live = self.state.live
             var found = [Item](unsafeUninitializedCapacity: starts[keyParts.count]) {
                 buffer,

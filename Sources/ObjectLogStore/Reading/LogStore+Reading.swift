@@ -143,7 +143,9 @@ extension LogStore {
     public func readObject(_ key: ObjectKey) throws -> (payload: [UInt8], blobs: [BlobID])? {
         let found: (RecordLocation, any StoreFile, RecordLayout, ActiveUpgrade?)? = try locked {
             if state.isClosed { throw StoreError(.closed, "the store is closed", path: path) }
-            return state.live[key].map { ($0, file, state.header.layout, activeUpgrade) }
+            let location = state.live[key]
+            try checkDirectory(state.live)
+            return location.map { ($0, file, state.header.layout, activeUpgrade) }
         }
         guard let (location, file, layout, upgrade) = found else { return nil }
         if location.isPatch {

@@ -106,6 +106,10 @@ extension LogStore {
     ///
     /// The caller holds `lock`.
     func checkCopyable() throws {
+        // A copy takes every live record the directory names: every page of a mapped index
+        // is checked first, so that a damaged one cannot drop or misplace an object.
+        _ = state.live.checkAllPages()
+        try checkDirectory(state.live)
         if lacksUpgrade {
             throw StoreError(
                 .invalidArgument,

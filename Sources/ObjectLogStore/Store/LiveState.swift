@@ -63,6 +63,21 @@ struct LiveState {
         UInt64(header.length) + liveRecordBytes + UInt64(header.layout.commitRecordLength)
     }
 
+    /// The fields of the index checkpoint that describes this state, without its entries.
+    var indexHeader: StoreIndex {
+        StoreIndex(
+            storeUUID: header.storeUUID,
+            generation: header.generation,
+            coveredLength: endOffset,
+            lastCommitChecksum: lastCommitChecksum ?? 0,
+            lastNumber: lastNumber,
+            nextKey: nextKey,
+            metadataOffset: metadataOffset,
+            liveBytes: liveRecordBytes,
+            entries: []
+        )
+    }
+
     /// The index checkpoint that describes this state.
     var index: StoreIndex {
         StoreIndex(

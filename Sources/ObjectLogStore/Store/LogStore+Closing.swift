@@ -25,8 +25,63 @@ extension LogStore {
     ///
     /// The caller holds `lock`.
     func writeIndex() throws {
-        try writeIndex(state.index, besideStoreAt: path)
+        try writeIndex(
+            state.indexHeader,
+            directory: state.live,
+            counts: state.entityCounts,
+            besideStoreAt: path
+        )
         state.indexedEnd = (state.header.generation, state.endOffset)
+    }
+
+    /// Writes the index checkpoint of `directory` (with `counts`, its live keys by entity)
+    /// and `index`'s other fields beside the store file at `storePath`: a version 4 index
+    /// used in place by the next open, or, for a directory that is not dense, version 3.
+    ///
+    /// - Returns: The first bytes of the file, and its size.
+    /// - Throws: `.corrupt` when the directory's mapped index turned out damaged: its slots
+    ///   cannot be written as a checkpoint.
+    @discardableResult
+    func writeIndex(
+        _ index: StoreIndex,
+        directory: KeyDirectory,
+        counts: EntityCounter,
+        besideStoreAt storePath: String
+    ) throws -> (head: [UInt8], size: Int) {
+        try checkDirectory(directory)
+        guard let header = DenseIndexFile.header(for: index, directory: directory, counts: counts)
+        else {
+            var index = index
+            index.entries = directory.sortedEntries()
+            let bytes = try writeIndex(index, besideStoreAt: storePath)
+            return (bytes, bytes.count)
+        }
+        var size = header.count
+        try fileSystem.replaceAtomically(
+            storePath + LogFormat.indexSuffix,
+            temporary: storePath + LogFormat.indexSuffix + LogFormat.creationSuffix,
+            permissions: options.fileMode
+        ) { file in
+            try file.write(header, at: 0)
+            let written = directory.withDenseSlotBytes { slots in
+                size += slots.count
+                return Result { try file.write(slots, at: UInt64(header.count)) }
+            }
+            try written?.get()
+        }
+        return (header, size)
+    }
+
+    /// Throws `.corrupt` when `directory` was mapped from an index file with a damaged page.
+    func checkDirectory(_ directory: KeyDirectory) throws {
+        guard let page = directory.damagedPage else { return }
+        throw StoreError(
+            .corrupt,
+            "the index file's slots are damaged (page \(page) does not match its checksum); "
+                + "remove '\(path)\(LogFormat.indexSuffix)' and open the store again to rebuild "
+                + "it from the log",
+            path: path
+        )
     }
 
     /// Writes `index` as the index checkpoint of the store file at `storePath`: to a new file,

@@ -56,6 +56,7 @@ extension LogStore {
                 for: indexFile,
                 size: Int(size)
             )
+                ?? mapIndex(indexFile, size: size)
                 ?? decodeIndex(indexFile, size: Int(size)),
             index.storeUUID == header.storeUUID, index.generation == header.generation,
             index.coveredLength >= UInt64(header.length), index.coveredLength <= fileSize
@@ -74,6 +75,60 @@ extension LogStore {
             else { return nil }
         }
         return (index, directory, counts)
+    }
+
+    /// The directory of a version 4 index in `file` (`size` bytes), its slots mapped in place
+    /// (or read, from a file that cannot be mapped); nil for another version, or an index
+    /// whose header is not valid.
+    private static func mapIndex(
+        _ file: any StoreFile,
+        size: UInt64
+    ) -> (StoreIndex, KeyDirectory, EntityCounter)? {
+        guard
+            let header = DenseIndexFile.decodeHeader(
+                fileSize: size,
+                read: { offset, count in try? file.read(at: offset, count: count) }
+            )
+        else { return nil }
+        if let descriptor = file.mappableDescriptor,
+            let directory = KeyDirectory(
+                mapping: descriptor,
+                at: header.slotsOffset,
+                slotCount: header.slotCount,
+                count: header.count,
+                checksums: header.pageChecksums
+            )
+        {
+            return (header.index, directory, header.counts)
+        }
+        // Read, and checked whole, from a file that cannot be mapped.
+        guard let bytes = try? file.read(at: header.slotsOffset, count: header.slotCount * 16),
+            bytes.count == header.slotCount * 16
+        else { return nil }
+        var directory = KeyDirectory(
+            minimumCapacity: header.count,
+            keysBelow: header.index.nextKey
+        )
+        let valid = bytes.withUnsafeBytes { slots -> Bool in
+            let pageSize = SlotPageChecks.pageSize
+            for (page, checksum) in header.pageChecksums.enumerated() {
+                let start = page * pageSize
+                let end = min(start + pageSize, slots.count)
+                guard
+                    CRC32.checksum(UnsafeRawBufferPointer(rebasing: slots[start..<end]))
+                        == checksum
+                else { return false }
+            }
+            for slot in 0..<header.slotCount {
+                var location = PackedLocation()
+                location.offset = UInt64(littleEndianBytesOf: slots, at: slot * 16)
+                location.length = UInt32(littleEndianBytesOf: slots, at: slot * 16 + 8)
+                location.entity = UInt32(littleEndianBytesOf: slots, at: slot * 16 + 12)
+                if location.isLive { directory.insertUnique(ObjectKey(slot + 1), location) }
+            }
+            return directory.count == header.count
+        }
+        return valid ? (header.index, directory, header.counts) : nil
     }
 
     /// Reads and decodes the index in `file` (`size` bytes); nil for one that is not valid.

@@ -28,6 +28,7 @@ extension LogStore {
     /// not be what the file holds).
     func checkOpen() throws {
         if state.isClosed { throw StoreError(.closed, "the store is closed", path: path) }
+        try checkDirectory(state.live)
         if state.isPoisoned {
             throw StoreError(
                 .poisoned,
@@ -84,6 +85,9 @@ extension LogStore {
         defer { lock.unlock() }
         try checkWritable()
         let commit = try CommitWriter(framing: transaction, after: state, path: path)
+        // Framing read the changed keys' slots: a damaged page found there stops the commit
+        // before anything is written.
+        try checkDirectory(state.live)
         try commit.write(to: file, state: &state)
         counters.bytesWritten += UInt64(commit.length)
         var flush: PendingFlush?

@@ -1,0 +1,69 @@
+/// The checksums of a dense directory's slots as an index file holds them, page by page,
+/// checked on each page's first use.
+///
+/// A version 4 index is used in place: its slots are mapped, not read, so an open touches
+/// none of them. Checking all their checksums at the open would read every page, which is
+/// what mapping them avoids; so each page (4 KiB, 256 slots) is checked when the directory
+/// first reads or writes one of its slots, and a page that fails leaves the directory
+/// ``damage`` for the store to refuse to go on with.
+///
+/// Not thread-safe: a directory is used under its store's lock.
+final class SlotPageChecks {
+    /// The bytes of a page of slots.
+    static let pageSize = 4096
+    /// The slots of a page: 256.
+    static let slotsPerPage = pageSize / MemoryLayout<PackedLocation>.stride
+
+    /// Each page's CRC-32, as the index file records it.
+    private let checksums: [UInt32]
+    /// The bytes of slots the file holds: its last page may be partial.
+    private let byteCount: Int
+    /// One bit per page: checked.
+    private var checked: [UInt64]
+    /// How many pages are still unchecked.
+    private var unchecked: Int
+    /// The first page whose checksum did not match, if any.
+    private(set) var damagedPage: Int?
+
+    init(checksums: [UInt32], byteCount: Int) {
+        self.checksums = checksums
+        self.byteCount = byteCount
+        checked = [UInt64](repeating: 0, count: (checksums.count + 63) / 64)
+        unchecked = checksums.count
+    }
+
+    /// Whether every page has been checked and matched: the checks have nothing more to do.
+    var isComplete: Bool { unchecked == 0 && damagedPage == nil }
+
+    /// Checks the page of slot `index` of `slots` if it has not been checked yet.
+    @inline(__always)
+    func check(slot index: Int, of slots: UnsafeRawPointer) {
+        let page = index / Self.slotsPerPage
+        guard page < checksums.count, checked[page >> 6] & (1 << UInt64(page & 63)) == 0 else {
+            return
+        }
+        checkPage(page, of: slots)
+    }
+
+    /// Checks every page not checked yet.
+    func checkAll(of slots: UnsafeRawPointer) {
+        guard unchecked > 0 else { return }
+        for page in 0..<checksums.count where checked[page >> 6] & (1 << UInt64(page & 63)) == 0 {
+            checkPage(page, of: slots)
+        }
+    }
+
+    @inline(never)
+    private func checkPage(_ page: Int, of slots: UnsafeRawPointer) {
+        let start = page * Self.pageSize
+        let bytes = UnsafeRawBufferPointer(
+            start: slots + start,
+            count: min(Self.pageSize, byteCount - start)
+        )
+        if CRC32.checksum(bytes) != checksums[page], damagedPage == nil {
+            damagedPage = page
+        }
+        checked[page >> 6] |= 1 << UInt64(page & 63)
+        unchecked -= 1
+    }
+}
