@@ -1,8 +1,9 @@
 import Foundation
 
-/// An index file of version 4 (FORMAT.md, section 7): the slots of a dense key directory as
-/// they lie in memory, 16 bytes for each key from 1 to the highest, after a header that a
-/// page boundary ends. An open maps the slots in place (``KeyDirectory/init(mapping:at:slotCount:count:checksums:)``)
+/// An index file of version 4 (FORMAT.md, section 7): a dense directory's slots, in place.
+///
+/// The slots lie as they do in memory, 16 bytes for each key from 1 to the highest, after a
+/// header that a page boundary ends. An open maps the slots in place (``KeyDirectory/init(mapping:at:slotCount:count:checksums:)``)
 /// instead of decoding every entry into memory, so the memory and time of an open do not grow
 /// with the store; each page of slots is read, and checked against its checksum, when first
 /// used.
@@ -83,8 +84,10 @@ package enum DenseIndexFile {
         }
     }
 
-    /// Decodes the header at the start of an index file of `fileSize` bytes; nil when it is
-    /// not a valid version 4 header for that size. `read` returns the file's bytes in a range.
+    /// Decodes the header at the start of an index file of `fileSize` bytes.
+    ///
+    /// Nil when it is not a valid version 4 header for that size. `read` returns the file's
+    /// bytes in a range.
     package static func decodeHeader(
         fileSize: UInt64,
         read: (_ offset: UInt64, _ count: Int) -> [UInt8]?

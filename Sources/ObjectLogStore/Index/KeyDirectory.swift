@@ -126,9 +126,10 @@ package struct KeyDirectory {
             isMapped = false
         }
 
-        /// Maps the `slotCount` slots that `file` holds at `offset` (a multiple of the page
-        /// size) as the first of `capacity` zeroed slots, privately: a slot written is this
-        /// directory's, and the file never changes. Pages of the file are read when first used;
+        /// Maps the `slotCount` slots that `file` holds at `offset` as the first of `capacity`.
+        ///
+        /// `offset` is a multiple of the page size. The mapping is private: a slot written is
+        /// this directory's, and the file never changes. Pages of the file are read when first used;
         /// the slots beyond them are zeroed pages, as in `init(capacity:)`. Nil when the file
         /// cannot be mapped.
         init?(capacity: Int, mapping file: Int32, at offset: UInt64, slotCount: Int) {
@@ -226,9 +227,11 @@ package struct KeyDirectory {
         dense = DenseStorage(capacity: max(64, minimumCapacity, Int(span) + room))
     }
 
-    /// A dense directory whose slots are those an index file holds (FORMAT.md, section 7),
-    /// mapped in place: keys 1 through `slotCount` at `offset` in the file `descriptor` opens,
-    /// `count` of them live, with room beyond for new keys. Pages of slots are read from the
+    /// A dense directory whose slots are those an index file holds, mapped in place.
+    ///
+    /// The file (FORMAT.md, section 7) that `descriptor` opens holds the slots of keys 1
+    /// through `slotCount` at `offset`, `count` of them live; the directory has room beyond
+    /// them for new keys. Pages of slots are read from the
     /// file when first used, and checked against `checksums` then (see ``damagedPage``).
     ///
     /// Nil when the file cannot be mapped.
