@@ -87,8 +87,9 @@ let textCountPlan = MigrationPlan(
 
 /// ObjectLog against SQLite on the same rows, in the same run, plus the machine's raw limits.
 ///
-/// `--scale N` sets the number of objects (default 1,000,000); `--json PATH` and `--svg PATH`
-/// write the rows and a chart. Cold workloads run in child processes of this executable, so they
+/// `--scale N` sets the number of objects (default 1,000,000), and `--scales N,M,…` runs the
+/// whole group at each size in turn (``ScaleSeries``); `--json PATH` and `--svg PATH` write the
+/// rows and a chart. Cold workloads run in child processes of this executable, so they
 /// start with fresh process state and their peak memory can be read.
 func runStoreBenchmarks(arguments: [String]) {
     if arguments.first == "--child" {
@@ -115,6 +116,24 @@ func runStoreBenchmarks(arguments: [String]) {
         return
     }
     do {
+        if let scales = ScaleSeries.scales(in: arguments) {
+            // Each size's own run writes no JSON or SVG: the series writes them for all.
+            let plain = arguments.enumerated().filter { index, argument in
+                !["--json", "--svg", "--scales"].contains(argument)
+                    && !(index > 0
+                        && ["--json", "--svg", "--scales"].contains(arguments[index - 1]))
+            }.map(\.element)
+            var series = ScaleSeries(scales: scales)
+            for scale in scales {
+                let benchmark = StoreBenchmark(scale: scale, arguments: plain)
+                try benchmark.run()
+                series.add(scale: scale, rows: benchmark.report.rows)
+            }
+            series.printSummary()
+            if let path = option("--json", in: arguments) { try series.writeJSON(to: path) }
+            if let path = option("--svg", in: arguments) { try series.writeSVG(to: path) }
+            return
+        }
         try StoreBenchmark(scale: scale, arguments: arguments).run()
     } catch {
         print("error: \(error)")
