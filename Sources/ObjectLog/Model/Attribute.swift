@@ -163,9 +163,18 @@ public struct Attribute<Value> {
             // the optimiser left such a closure out of line, taking a key path object on
             // every write and keeping the client's dynamic exclusivity checks of every
             // attribute.
+            //
+            // An observed object's write stores the value in a branch of its own, between the
+            // observers' will-set and did-set: the plain path stays one check and one store,
+            // with nothing to test after the store.
             defer { extendLifetime(object) }
             if object.accessState.rawValue != 0 {
-                object.willWriteAttribute(atOffset: fieldOffset(of: storageKeyPath, in: object))
+                let offset = fieldOffset(of: storageKeyPath, in: object)
+                if object.willWriteAttribute(atOffset: offset) {
+                    object[keyPath: storageKeyPath].value = newValue
+                    object.didWriteAttribute(atOffset: offset)
+                    return
+                }
             }
             object[keyPath: storageKeyPath].value = newValue
         }
