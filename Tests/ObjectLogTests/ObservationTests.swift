@@ -1,6 +1,8 @@
 import Foundation
 import ObjectLog
-import Observation
+// For did-set tracking (`withObservationTracking(_:didSet:)`), which is SPI: the only way to
+// see that observers are told of a change after the value is stored.
+@_spi(SwiftUI) import Observation
 import Synchronization
 import Testing
 
@@ -277,6 +279,38 @@ struct ObservationTests {
         #expect(name.value == 1)
         #expect(rolledBackFeed.value == 0)
         #expect(object.name == "A")
+    }
+
+    @Test("did-set observers see the new values, of setters and of the engine's changes")
+    func didSetSeesNewValues() throws {
+        let (container, context) = try makeContext()
+        let object = try configuration("A", in: context)
+        // Read from the did-set handler, on this thread, while the change runs.
+        nonisolated(unsafe) let observed = object
+        let seen = Mutex<[String]>([])
+        withObservationTracking(
+            { _ = object.name },
+            didSet: { _ in
+                seen.withLock { $0.append("\(observed.name) \(observed.snapshots.count)") }
+            }
+        )
+        let snapshots = Mutex(0)
+        withObservationTracking(
+            { _ = object.snapshots },
+            didSet: { _ in snapshots.withLock { $0 = observed.snapshots.count } }
+        )
+        object.name = "set"
+        Snapshot(context: context).configuration = object
+        try context.save()
+        let other = container.newContext()
+        try other.object(with: object.objectID, as: Configuration.self).name = "merged"
+        var saved = ObjectChanges()
+        other.onDidSave { saved = $0 }
+        try other.save()
+        context.mergeChanges(from: saved)
+        #expect(seen.withLock { $0 }.first == "set 0")
+        #expect(seen.withLock { $0 }.last == "merged 1")
+        #expect(snapshots.withLock { $0 } == 1, "the inverse side, as the snapshot's owner was set")
     }
 
     @Test("a child context's save tells the parent's observers")

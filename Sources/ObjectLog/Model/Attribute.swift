@@ -164,19 +164,21 @@ public struct Attribute<Value> {
             // every write and keeping the client's dynamic exclusivity checks of every
             // attribute.
             //
-            // An observed object's write stores the value in a branch of its own, between the
-            // observers' will-set and did-set: the plain path stays one check and one store,
-            // with nothing to test after the store.
+            // The slow path has a store of its own, between the call that tells observers a
+            // change is coming and the one that tells them it happened; the plain path stays one
+            // check and one store. One store for both paths, with the second call behind a flag
+            // or a second check, hides from the optimiser that the access bits are still clear
+            // on the plain path: it then checks them again for each attribute that a caller
+            // sets one after another, where it otherwise checks once.
             defer { extendLifetime(object) }
             if object.accessState.rawValue != 0 {
                 let offset = fieldOffset(of: storageKeyPath, in: object)
-                if object.willWriteAttribute(atOffset: offset) {
-                    object[keyPath: storageKeyPath].value = newValue
-                    object.didWriteAttribute(atOffset: offset)
-                    return
-                }
+                object.willWriteAttribute(atOffset: offset)
+                object[keyPath: storageKeyPath].value = newValue
+                object.didWriteAttribute(atOffset: offset)
+            } else {
+                object[keyPath: storageKeyPath].value = newValue
             }
-            object[keyPath: storageKeyPath].value = newValue
         }
     }
 

@@ -23,6 +23,10 @@ import Observation
 /// Managed objects are not `Sendable`: use them only in the isolation domain of their context,
 /// and pass ``objectID`` between contexts.
 ///
+/// Managed objects are `Observable`: in a context whose
+/// ``ManagedObjectContext/objectsAreObservable`` is true, `withObservationTracking` and
+/// `Observations` see their properties change (see <doc:TrackingChanges>).
+///
 /// ## When the context is gone
 ///
 /// A context does not keep itself alive: when the last reference to it goes, its objects are
@@ -460,25 +464,22 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// ``willWrite()`` does, discards external data of the attribute (at `offset` bytes into
     /// the object) that is not loaded yet, which the new value replaces, and tells the
     /// attribute's observers that it is about to change.
-    ///
-    /// - Returns: Whether observers were told: the setter then calls
-    ///   ``didWriteAttribute(atOffset:)`` once the value is stored.
     @usableFromInline
-    final func willWriteAttribute(atOffset offset: Int) -> Bool {
+    final func willWriteAttribute(atOffset offset: Int) {
         willWrite(attributeOffset: offset, relationship: nil)
         if accessState.contains(.pendingExternal),
             let index = entity?.accessor(atOffset: offset)?.index
         {
             pendingExternal.remove(index)
         }
-        return accessState.contains(.observed) && willChangeObserved(atOffset: offset)
+        if accessState.contains(.observed) { _ = willChangeObserved(atOffset: offset) }
     }
 
-    /// Runs after a wrapped attribute was written for which ``willWriteAttribute(atOffset:)``
-    /// told observers: tells them the value has changed.
+    /// Runs after a wrapped attribute was written on the slow path: tells the observers that
+    /// ``willWriteAttribute(atOffset:)`` told of the coming change that it has happened.
     @usableFromInline
     final func didWriteAttribute(atOffset offset: Int) {
-        didChangeObserved(atOffset: offset)
+        if accessState.contains(.observed) { didChangeObserved(atOffset: offset) }
     }
 
     /// Runs before a wrapped property is written when ``accessState`` is not empty.
