@@ -255,6 +255,36 @@ struct ObservationTests {
         #expect(object.name == "renamed")
     }
 
+    @Test("a save's merge policy tells the observers of the values it puts in")
+    func mergePolicies() throws {
+        let (container, context) = try makeContext()
+        let stale = try configuration("A", in: context)
+        stale.feed = 0.02
+        let other = container.newContext()
+        try other.object(with: stale.objectID, as: Configuration.self).kill = 0.07
+        try other.save()
+        // The store's version wins the conflict: the unsaved feed goes, the saved kill comes.
+        context.mergePolicy = .rollback
+        var feed = observe { _ = stale.feed }
+        let kill = observe { _ = stale.kill }
+        var name = observe { _ = stale.name }
+        try context.save()
+        #expect(feed.value == 1 && kill.value == 1)
+        #expect(name.value == 0)
+        #expect(stale.feed == 0.055 && stale.kill == 0.07)
+
+        // An insert of an existing unique name becomes an update of that object.
+        context.mergePolicy = .overwrite
+        let survivor = try configuration("B", in: context)
+        feed = observe { _ = survivor.feed }
+        name = observe { _ = survivor.name }
+        insertConfiguration("B", into: context).feed = 0.09
+        try context.save()
+        #expect(feed.value == 1)
+        #expect(name.value == 0)
+        #expect(survivor.feed == 0.09)
+    }
+
     @Test("undo, redo and rollback tell the observers of the values they put back")
     func undoRedoRollback() throws {
         let (_, context) = try makeContext()
