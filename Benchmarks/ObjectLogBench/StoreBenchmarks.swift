@@ -114,6 +114,11 @@ func runStoreBenchmarks(arguments: [String]) {
         runPostgresStoreComparison(scale: scale)
         return
     }
+    // Workload 11 alone (GroupCommitBenchmark.swift).
+    if arguments.contains("--group-commit") {
+        runGroupCommitBenchmark(arguments: arguments)
+        return
+    }
     do {
         try StoreBenchmark(scale: scale, arguments: arguments).run()
     } catch {
@@ -430,6 +435,13 @@ private struct StoreBenchmark {
                 met: flushesPerSave == 1
             )
         )
+
+        // 11. Group commit (GroupCommitBenchmark.swift).
+        try GroupCommitBenchmark(
+            directory: directory,
+            savesPerThread: max(5, min(250, scale / 4000))
+        )
+        .run(rounds: Self.rounds, into: report)
 
         // 7. Size after compaction and compaction throughput.
         let compactionSeconds = try measure { _ = try container.coordinator.logStore!.compact() }
