@@ -120,16 +120,38 @@ struct GroupCommitBenchmark {
         records: [BenchRecord],
         name: String
     ) throws -> (rate: Double, flushesPerSave: Double) {
-        let path = directory + "/\(name).olog"
+        let run = try Self.objectLogSaves(
+            path: directory + "/\(name).olog",
+            threads: threads,
+            savesPerThread: savesPerThread,
+            records: records
+        )
+        try removeFiles(startingWith: name)
+        let saves = Double(threads * savesPerThread)
+        return (saves / run.seconds, Double(run.flushes) / saves)
+    }
+
+    /// Makes a store at `path` and saves `savesPerThread` of `records` one at a time from
+    /// each of `threads` contexts.
+    ///
+    /// `objectlog-bench store --child group-commit PATH THREADS SAVES` runs it alone, for
+    /// profiling.
+    ///
+    /// - Returns: The seconds from the first save to the last, and the flushes they took.
+    static func objectLogSaves(
+        path: String,
+        threads: Int,
+        savesPerThread: Int,
+        records: [BenchRecord]
+    ) throws -> (seconds: Double, flushes: UInt64) {
         let container = try PersistentContainer(path: path, for: [BenchItem.self])
         let store = container.coordinator.logStore!
         let before = store.statistics
         let failures = Mutex<[String]>([])
-        let perThread = savesPerThread
         let seconds = onThreads(threads) { thread in
             let context = container.newContext()
-            for index in 0..<perThread {
-                BenchItem.insert(records[thread * perThread + index], into: context)
+            for index in 0..<savesPerThread {
+                BenchItem.insert(records[thread * savesPerThread + index], into: context)
                 do {
                     try context.save()
                 } catch {
@@ -142,15 +164,13 @@ struct GroupCommitBenchmark {
         if let failure = failures.withLock({ $0.first }) {
             throw BenchmarkFailure("a group-commit save failed: \(failure)")
         }
-        let saves = threads * perThread
+        let saves = threads * savesPerThread
         let count = try container.newContext().count(FetchRequest<BenchItem>())
         guard count == saves, after.commits - before.commits == UInt64(saves) else {
             throw BenchmarkFailure("\(count) objects after \(saves) group-commit saves")
         }
         try container.close()
-        try removeFiles(startingWith: name)
-        let flushes = Double(after.logSyncs - before.logSyncs) / Double(saves)
-        return (Double(saves) / seconds, flushes)
+        return (seconds, after.logSyncs - before.logSyncs)
     }
 
     /// SQLite: `threads` connections to one database, each inserting `savesPerThread` rows in
@@ -168,7 +188,7 @@ struct GroupCommitBenchmark {
         }
         nonisolated(unsafe) let connections = peers
         let perThread = savesPerThread
-        let seconds = onThreads(threads) { thread in
+        let seconds = Self.onThreads(threads) { thread in
             let slice = records[(thread * perThread)..<((thread + 1) * perThread)]
             _ = connections[thread].smallSaves(Array(slice))
         }
@@ -183,7 +203,10 @@ struct GroupCommitBenchmark {
     ///
     /// Threads, not a dispatch queue: `concurrentPerform` runs no more work items at once than
     /// the machine has processors, and the point is more savers than processors.
-    private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> Double {
+    private static func onThreads(
+        _ count: Int,
+        _ body: @escaping @Sendable (Int) -> Void
+    ) -> Double {
         let ready = DispatchGroup()
         let done = DispatchGroup()
         let start = DispatchSemaphore(value: 0)

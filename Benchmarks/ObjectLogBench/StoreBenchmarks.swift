@@ -1097,6 +1097,23 @@ private func runChild(_ arguments: [String]) {
             seconds = try measure { checksum = try postgresStoreFetchAllChild() }
         case ("pg-store-count", 1):
             seconds = try measure { checksum = Double(try postgresStoreCountChild()) }
+        case ("group-commit", 4):
+            // Workload 11's ObjectLog side alone, into a new store at PATH: THREADS contexts
+            // saving SAVES objects each.
+            guard let threads = Int(arguments[2]), let saves = Int(arguments[3]), threads > 0,
+                saves > 0
+            else {
+                print("error: group-commit takes PATH THREADS SAVES")
+                exit(64)
+            }
+            let run = try GroupCommitBenchmark.objectLogSaves(
+                path: arguments[1],
+                threads: threads,
+                savesPerThread: saves,
+                records: makeRecords(threads * saves, seed: 11)
+            )
+            seconds = run.seconds
+            checksum = Double(run.flushes)
         default:
             print("error: unknown child work \(arguments)")
             exit(64)

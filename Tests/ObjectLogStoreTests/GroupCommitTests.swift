@@ -389,6 +389,79 @@ extension GroupCommitTests {
     }
 }
 
+extension GroupCommitTests {
+    @Test(
+        "commits, updates and deletes from threads beside compactions and checkpoints all land as the threads left them"
+    )
+    func commitsBesideCompactions() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("busy.olog")
+        let store = try LogStore.open(path: path)
+        let threadCount = 6
+        let perThread = 30
+        let keys = Array(store.allocateKeys(threadCount * perThread))
+        let failures = Mutex<[String]>([])
+        let writersDone = Mutex(0)
+        let threads = DispatchGroup()
+        for thread in 0..<threadCount {
+            spawn(threads) {
+                let mine = keys[(thread * perThread)..<((thread + 1) * perThread)]
+                do {
+                    for key in mine { try put(key, into: store) }
+                    // Every other key updated, every third deleted, one commit each.
+                    for key in mine where key % 2 == 0 {
+                        var transaction = Transaction()
+                        transaction.put(
+                            key: key,
+                            entity: 1,
+                            payload: [1] + value(of: key),
+                            isInsert: false
+                        )
+                        try store.commit(transaction)
+                    }
+                    for key in mine where key % 3 == 0 {
+                        var transaction = Transaction()
+                        transaction.delete(key: key, entity: 1)
+                        let info = try store.commit(transaction)
+                        if info.deleted != 1 { failures.withLock { $0.append("delete \(key)") } }
+                    }
+                } catch {
+                    failures.withLock { $0.append("thread \(thread): \(error)") }
+                }
+                writersDone.withLock { $0 += 1 }
+            }
+        }
+        spawn(threads) {
+            var round = 0
+            while writersDone.withLock({ $0 }) < threadCount {
+                do {
+                    if round % 2 == 0 { try store.compact() } else { try store.checkpoint() }
+                } catch {
+                    failures.withLock { $0.append("compaction: \(error)") }
+                }
+                round += 1
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+        }
+        threads.wait()
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(3) })")
+        var expected: [ObjectKey: [UInt8]] = [:]
+        for key in keys where key % 3 != 0 {
+            expected[key] = key % 2 == 0 ? [1] + value(of: key) : value(of: key)
+        }
+        #expect(try contents(of: store) == expected)
+        let count = UInt64(
+            keys.count + keys.filter { $0 % 2 == 0 }.count + keys.filter { $0 % 3 == 0 }.count
+        )
+        #expect(store.transactionCount == count)
+        try store.close()
+        let reopened = try LogStore.open(path: path)
+        #expect(try contents(of: reopened) == expected)
+        #expect(reopened.transactionCount == count)
+        try reopened.close()
+    }
+}
+
 /// Whether the store file on `fileSystem` ends with a valid commit record.
 private func lastCommitIsWhole(on fileSystem: PowerLossFileSystem) throws -> Bool {
     let file = try fileSystem.open("/group.olog", mode: .read)

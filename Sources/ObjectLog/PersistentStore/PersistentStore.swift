@@ -215,7 +215,8 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// meanwhile can share the flush (the log store's group commit).
     ///
     /// Until then the commit is part of what later saves are checked against and follow
-    /// (``recordOffsetsAndGeneration(of:)`` sees it), but not of what reads see.
+    /// (``recordOffsetsAndGeneration(of:)`` sees it), but not of what reads see. Every commit
+    /// begun must be waited for: the store may leave the flush of others to its thread.
     func beginSave(
         _ transaction: Transaction,
         checking locks: [StoreLockCheck]

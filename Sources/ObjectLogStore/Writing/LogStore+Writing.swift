@@ -92,6 +92,9 @@ extension LogStore {
     /// waits with ``waitUntilDurable(_:)`` once it has released locks of its own, so that
     /// other threads' commits meanwhile can share the flush.
     ///
+    /// Every commit begun must be waited for, soon: the flush of the commits written before
+    /// it may be left to its thread.
+    ///
     /// - Returns: The commit, which is durable already unless its `awaitsFlush`.
     /// - Throws: As ``commit(_:)``; once this returns, only the flush can still fail.
     package func beginCommit(_ transaction: Transaction) throws -> WrittenCommit {
@@ -164,6 +167,11 @@ extension LogStore {
         try commit.write(to: file, state: &state)
         counters.bytesWritten += UInt64(commit.length)
         pending.append(commit)
+        // The leader gathering commits for its flush is woken once it has them all.
+        if let gatherer = pending.gatherer, pending.hasGathered {
+            pending.gatherer = nil
+            gatherer.semaphore.signal()
+        }
         return WrittenCommit(
             info: CommitInfo(
                 number: commit.number,
@@ -180,7 +188,8 @@ extension LogStore {
     }
 
     /// Waits, holding `lock` except while waiting, until a flush that covers `commit` has
-    /// completed, running the flush itself when no other thread is.
+    /// completed, leading the flush itself when no other thread leads or when the lead is
+    /// handed to it (see ``PendingCommits``).
     private func awaitFlush(of commit: WrittenCommit) throws -> CommitInfo {
         guard commit.awaitsFlush else { return commit.info }
         let number = commit.info.number
@@ -196,62 +205,102 @@ extension LogStore {
             }
             // Numbers go on across compactions, which wait for the pending commits first.
             if state.lastNumber >= number { return commit.info }
-            if pending.isFlushing {
-                lock.wait()
-            } else {
-                // Its error reaches every commit it covered through `pending.failure`.
-                try? flushPendingCommits(releasingLock: true)
+            // Safe: a commit neither durable nor failed is pending.
+            let waiter = pending.waiter(of: number)!
+            if !pending.hasLeader {
+                pending.hasLeader = true
+                lead(as: waiter)
+                continue
+            }
+            // Woken once: the commit is durable or failed, or the lead is this thread's.
+            lock.unlock()
+            waiter.semaphore.wait()
+            lock.lock()
+            if waiter.takesLead {
+                waiter.takesLead = false
+                lead(as: waiter)
             }
         }
     }
 
+    /// Gathers the commits of the other savers for a moment, flushes every pending commit,
+    /// and hands the lead on; the caller, holding `lock`, leads, with `waiter` its commit's.
+    ///
+    /// The flush's error reaches every commit it covered through `pending.failure`.
+    private func lead(as waiter: FlushWaiter) {
+        if let deadline = pending.gatheringDeadline(now: Date()) {
+            pending.gatherer = waiter
+            lock.unlock()
+            let woken = waiter.semaphore.wait(timeout: .now() + deadline.timeIntervalSinceNow)
+            lock.lock()
+            if pending.gatherer === waiter {
+                pending.gatherer = nil
+            } else if woken == .timedOut {
+                // The last commit woke it as the wait ended: the signal is posted already.
+                waiter.semaphore.wait()
+            }
+        }
+        try? flushPendingCommits(releasingLock: true, leader: waiter)
+    }
+
     /// Makes the state hold every commit written.
     ///
-    /// It waits for the flush running on another thread, then flushes the rest on this one,
-    /// holding the lock. What needs the state and the file to agree (a compaction, the index
-    /// checkpoint) calls it first.
+    /// It waits for the thread that leads to give up the lead, then flushes the rest on this
+    /// one, holding the lock. What needs the state and the file to agree (a compaction, the
+    /// index checkpoint) calls it first.
     ///
     /// The caller holds `lock`.
     ///
     /// - Throws: The flush's error (the handle is then poisoned).
     func settlePendingCommits() throws {
-        while pending.isFlushing { lock.wait() }
-        if !pending.isEmpty { try flushPendingCommits(releasingLock: false) }
+        pending.settlers += 1
+        while pending.hasLeader { lock.wait() }
+        pending.settlers -= 1
+        guard !pending.isEmpty else { return }
+        pending.hasLeader = true
+        try flushPendingCommits(releasingLock: false, leader: nil)
     }
 
-    /// Flushes every pending commit with one `fdatasync` and applies them to the state, in
-    /// order; wakes the threads waiting for them.
+    /// Flushes every pending commit with one `fdatasync`, applies them to the state in order,
+    /// wakes their threads, and hands the lead to the thread of the first commit written
+    /// during the flush (or gives it up).
     ///
-    /// The caller holds `lock`, which is released during the flush when `releasingLock`:
-    /// other threads then write commits for the next flush, and read the state as it was.
-    /// Otherwise nobody else writes or reads meanwhile.
+    /// The caller holds `lock` and leads (`leader` is its commit's waiter, if it has one).
+    /// The lock is released during the flush when `releasingLock`: other threads then write
+    /// commits for the next flush, and read the state as it was. Otherwise nobody else
+    /// writes or reads meanwhile.
     ///
     /// - Throws: The flush's error, after poisoning the handle and failing every pending
     ///   commit: the state stays as it was before them.
-    private func flushPendingCommits(releasingLock: Bool) throws {
+    private func flushPendingCommits(releasingLock: Bool, leader: FlushWaiter?) throws {
         let covered = pending.commits.count
         counters.logSyncs += 1
-        defer { lock.broadcast() }
         var failure: (any Error)?
+        let clock = ContinuousClock()
+        let started = clock.now
         if releasingLock {
-            pending.isFlushing = true
-            // A compaction or a close, which replace or close `file`, waits for this flush.
+            // A compaction or a close, which replace or close `file`, waits for the lead.
             let file = self.file
             lock.unlock()
             do { try file.sync() } catch { failure = error }
             lock.lock()
-            pending.isFlushing = false
         } else {
             do { try file.sync() } catch { failure = error }
         }
+        let elapsed = (clock.now - started).components
+        pending.lastFlushSeconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
         if let failure {
             // The kernel may have dropped the dirty pages: nothing written since the last
             // completed flush can be trusted to be in the file.
             state.isPoisoned = true
-            pending.fail(covered: covered, with: failure)
+            for waiter in pending.fail(covered: covered, with: failure) where waiter !== leader {
+                waiter.semaphore.signal()
+            }
+            giveUpLead()
             throw failure
         }
-        for commit in pending.removeFirst(covered) {
+        let (commits, waiters) = pending.removeFirst(covered)
+        for commit in commits {
             do {
                 _ = try commit.apply(to: &state, flushing: nil)
             } catch {
@@ -260,6 +309,19 @@ extension LogStore {
             }
             counters.commits += 1
         }
+        for waiter in waiters where waiter !== leader { waiter.semaphore.signal() }
+        if pending.settlers == 0, let next = pending.waiters.first {
+            next.takesLead = true
+            next.semaphore.signal()
+        } else {
+            giveUpLead()
+        }
+    }
+
+    /// Leaves the lead to whoever wants it next, and wakes the threads waiting to settle.
+    private func giveUpLead() {
+        pending.hasLeader = false
+        if pending.settlers > 0 { lock.broadcast() }
     }
 }
 
