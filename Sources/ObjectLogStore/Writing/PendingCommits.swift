@@ -70,11 +70,12 @@ struct PendingCommits {
     /// again each write a commit soon after; flushing at once would leave them to the flush
     /// after, so that under steady concurrency each flush would cover about half the threads
     /// that save. The leader waits for as many commits as the last flush covered, or for half
-    /// that flush's duration, whichever comes first. One thread saving alone never waits: its
-    /// own commit is the one the last flush's group has written again.
+    /// that flush's duration (at most 5 ms: a flush that stalled says little of the next),
+    /// whichever comes first. One thread saving alone never waits: its own commit is the one
+    /// the last flush's group has written again.
     func gatheringDeadline(now: Date) -> Date? {
         guard lastGroupSize > 1, !hasGathered else { return nil }
-        return now.addingTimeInterval(lastFlushSeconds / 2)
+        return now.addingTimeInterval(min(lastFlushSeconds / 2, 0.005))
     }
 
     /// Whether as many commits were written since the last flush as it covered.
