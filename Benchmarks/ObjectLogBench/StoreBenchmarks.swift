@@ -489,6 +489,47 @@ private struct StoreBenchmark {
             goal: 1,
             higherIsBetterRatio: true
         )
+        // LMDB, a second peer for information (LMDBPeer.swift): workload 1's bulk insert, each
+        // round into a new file, median of three, against ObjectLog's median above; workload
+        // 2's cold fetch in child processes, median of three.
+        var lmdbInserts: [Double] = []
+        let lmdbPath = directory + "/bench.lmdb"
+        for round in 0..<Self.rounds {
+            if round > 0 { try removeFiles(startingWith: "bench.lmdb") }
+            let lmdb = LMDBPeer(path: lmdbPath)
+            lmdbInserts.append(measure { lmdb.bulkInsert(records) })
+        }
+        guard LMDBPeer(path: lmdbPath).fetchAll() == records else {
+            throw BenchmarkFailure("LMDB does not give back the records it was given")
+        }
+        let lmdbInsert = percentile(lmdbInserts, 0.5)
+        report.add(
+            BenchmarkRow(
+                workload: "1 bulk insert + durable save, LMDB (obj/s)",
+                objectlog: Double(scale) / objectLogInsert,
+                peer: Double(scale) / lmdbInsert,
+                ratio: lmdbInsert / objectLogInsert,
+                unit: "obj/s",
+                goal: "vs LMDB (info)",
+                met: nil,
+                peerName: "LMDB"
+            )
+        )
+        let lmdbFetch = try child(["lmdb-fetch-all", lmdbPath], runs: Self.rounds)
+        report.add(
+            BenchmarkRow(
+                workload: "2 cold open + fetch all, LMDB (ms)",
+                objectlog: fetch.seconds * 1000,
+                peer: lmdbFetch.seconds * 1000,
+                ratio: lmdbFetch.seconds / fetch.seconds,
+                unit: "ms",
+                goal: "vs LMDB speed (info)",
+                met: nil,
+                peerName: "LMDB"
+            )
+        )
+        try removeFiles(startingWith: "bench.lmdb")
+
         // Opens take tens of milliseconds, so one run is at the mercy of the shared machine:
         // both sides take the median of five fresh processes.
         let (withIndex, sqliteCount) = try alternating(
@@ -1077,6 +1118,16 @@ private func runChild(_ arguments: [String]) {
         case ("sqlite-fetch-all", 2):
             seconds = measure {
                 let peer = SQLitePeer(path: arguments[1])
+                for record in peer.fetchAll() {
+                    checksum +=
+                        Double(record.id) + Double(record.name.utf8.count) + record.value
+                        + Double(record.count)
+                        + record.created.timeIntervalSince1970
+                }
+            }
+        case ("lmdb-fetch-all", 2):
+            seconds = measure {
+                let peer = LMDBPeer(path: arguments[1])
                 for record in peer.fetchAll() {
                     checksum +=
                         Double(record.id) + Double(record.name.utf8.count) + record.value
