@@ -110,8 +110,7 @@ struct DeclaredIndexTests {
     /// served the count, and the column of `value` is still not built (no scan read every
     /// object).
     static func countServedByIndexAlone(_ container: PersistentContainer) throws -> Bool {
-        let context = container.newContext()
-        context.tracer = ContextTracer()
+        let context = Self.context(container)
         let everything = try container.newContext().fetch(FetchRequest<Gauge>())
         let counted = try context.count(FetchRequest<Gauge>(predicate: #Predicate { $0.value < 0 }))
         #expect(counted == everything.filter { $0.value < 0 }.count)
@@ -148,8 +147,7 @@ struct DeclaredIndexTests {
         var served = 0
         for (index, (predicate, test)) in predicates.enumerated() {
             let expected = Set(everything.filter(test).map(\.objectID))
-            let context = container.newContext()
-            context.tracer = ContextTracer()
+            let context = Self.context(container)
             let matched = try context.fetch(FetchRequest<Gauge>(predicate: predicate))
             #expect(Set(matched.map(\.objectID)) == expected, "predicate \(index)")
             #expect(matched.count == expected.count, "predicate \(index) has no duplicates")
@@ -158,6 +156,15 @@ struct DeclaredIndexTests {
             served += context.statistics.declaredIndexScans
         }
         return served
+    }
+
+    /// A new context that counts its paths, and takes a declared index whatever share of the
+    /// objects it lets through (the default leaves wide ranges to the attribute columns).
+    static func context(_ container: PersistentContainer) -> ManagedObjectContext {
+        let context = container.newContext()
+        context.tracer = ContextTracer()
+        context.tuning.declaredIndexShare = 1
+        return context
     }
 
     static func hasValueColumn(_ container: PersistentContainer) throws -> Bool {
@@ -200,8 +207,7 @@ struct DeclaredIndexTests {
         try plain.close()
         let indexed = try Self.open(fileSystem)
         for (index, predicate) in indexedPredicates.enumerated() {
-            let context = indexed.newContext()
-            context.tracer = ContextTracer()
+            let context = Self.context(indexed)
             let found = try context.fetch(FetchRequest(predicate: predicate))
             #expect(Set(found.map(\.objectID)) == expected[index], "predicate \(index)")
             #expect(context.statistics.declaredIndexScans == 1, "predicate \(index)")
@@ -215,14 +221,35 @@ struct DeclaredIndexTests {
         let fileSystem = try Self.makeStore()
         #expect(fileSystem.kind(of: Self.path + "-indexes") == .regular, "close wrote the file")
         let container = try Self.open(fileSystem)
-        let context = container.newContext()
-        context.tracer = ContextTracer()
+        let context = Self.context(container)
         let request = FetchRequest<Gauge>(predicate: #Predicate { $0.value < 0 })
         let found = try context.fetch(request)
         #expect(context.statistics.declaredIndexScans == 1)
         #expect(try !Self.hasValueColumn(container), "no scan of every object built the column")
         #expect(found.allSatisfy { $0.value < 0 })
         try Self.checkFetches(container)
+        try container.close()
+    }
+
+    @Test("a range wider than the tuning's share builds the attribute columns instead")
+    func wideRangeBuildsColumns() throws {
+        let fileSystem = try Self.makeStore()
+        let container = try Self.open(fileSystem)
+        let narrow = container.newContext()
+        narrow.tracer = ContextTracer()
+        // About 1 in 35 objects: within the default share of 1 in 16.
+        let few = try narrow.count(FetchRequest<Gauge>(predicate: #Predicate { $0.value < -80 }))
+        #expect(narrow.statistics.declaredIndexScans == 1)
+        #expect(try !Self.hasValueColumn(container))
+        let wide = container.newContext()
+        wide.tracer = ContextTracer()
+        let many = try wide.count(FetchRequest<Gauge>(predicate: #Predicate { $0.value < 500 }))
+        #expect(wide.statistics.declaredIndexScans == 0)
+        #expect(wide.statistics.columnScans == 1)
+        #expect(try Self.hasValueColumn(container))
+        let everything = try container.newContext().fetch(FetchRequest<Gauge>())
+        #expect(few == everything.filter { $0.value < -80 }.count)
+        #expect(many == everything.filter { $0.value < 500 }.count)
         try container.close()
     }
 
@@ -274,8 +301,7 @@ struct DeclaredIndexTests {
         #expect(try Self.checkFetches(container) > 0)
         try container.close()
         let reopened = try Self.open(fileSystem)
-        let first = reopened.newContext()
-        first.tracer = ContextTracer()
+        let first = Self.context(reopened)
         _ = try first.count(FetchRequest<Gauge>(predicate: #Predicate { $0.value > 900 }))
         #expect(first.statistics.declaredIndexScans == 1)
         #expect(try !Self.hasValueColumn(reopened))
@@ -357,8 +383,7 @@ struct DeclaredIndexTests {
         )
         #expect(dropping.changes.map(\.description) == ["entity 'Gauge' lost index (sensor, time)"])
         let single = try Self.open(fileSystem, [SingleIndexGauge.self])
-        let context2 = single.newContext()
-        context2.tracer = ContextTracer()
+        let context2 = Self.context(single)
         let below = try context2.count(
             FetchRequest<SingleIndexGauge>(predicate: #Predicate { $0.value < 10 })
         )

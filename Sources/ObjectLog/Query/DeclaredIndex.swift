@@ -338,38 +338,49 @@ final class DeclaredIndex {
         }
     }
 
+    /// The entries whose leading order keys lie in `bounds` (``bounds(of:)``), by entry
+    /// number; the entries must be loaded.
+    private func run(in bounds: [ClosedRange<UInt64>?]) -> Range<Int> {
+        guard let entries, !bounds.isEmpty, bounds.allSatisfy({ $0 != nil }) else { return 0..<0 }
+        let stride = width + 1
+        let count = entries.count / stride
+        let ranges = bounds.map { $0! }
+        let lower = ranges.map(\.lowerBound)
+        let upper = ranges.map(\.upperBound)
+        // The first entry whose prefix is not below `lower`, and the first above `upper`.
+        func first(_ isPast: (Int) -> Bool) -> Int {
+            var (low, high) = (0, count)
+            while low < high {
+                let middle = (low + high) / 2
+                if isPast(middle * stride) { high = middle } else { low = middle + 1 }
+            }
+            return low
+        }
+        let start = first { base in !Self.prefixLess(entries, base, lower) }
+        let end = first { base in Self.prefixLess(upper, entries, base) }
+        return start..<max(start, end)
+    }
+
+    /// At most how many keys ``keys(in:)`` returns for `bounds`: the entries in range and
+    /// the delta's keys.
+    func estimatedCount(in bounds: [ClosedRange<UInt64>?]) -> Int {
+        run(in: bounds).count + changeSlots.count
+    }
+
     /// The keys of the saved objects whose order keys lie in `bounds` (leading members;
     /// ``bounds(of:)``), and of those whose values the delta does not know; the entries must
     /// be loaded.
     func keys(in bounds: [ClosedRange<UInt64>?]) -> [ObjectKey] {
         guard let entries, !bounds.isEmpty else { return [] }
         let stride = width + 1
-        let count = entries.count / stride
+        let run = run(in: bounds)
         var keys: [ObjectKey] = []
-        if bounds.allSatisfy({ $0 != nil }) {
-            let ranges = bounds.map { $0! }
-            let lower = ranges.map(\.lowerBound)
-            let upper = ranges.map(\.upperBound)
-            // The first entry whose prefix is not below `lower`, and the first above `upper`.
-            func first(_ isPast: (Int) -> Bool) -> Int {
-                var (low, high) = (0, count)
-                while low < high {
-                    let middle = (low + high) / 2
-                    if isPast(middle * stride) { high = middle } else { low = middle + 1 }
-                }
-                return low
-            }
-            let start = first { base in !Self.prefixLess(entries, base, lower) }
-            let end = first { base in Self.prefixLess(upper, entries, base) }
-            if start < end {
-                keys.reserveCapacity(end - start)
-                let checksDelta = !changeSlots.isEmpty
-                for index in start..<end {
-                    let key = entries[index * stride + width]
-                    if checksDelta, changeSlots[key] != nil { continue }
-                    keys.append(key)
-                }
-            }
+        keys.reserveCapacity(run.count)
+        let checksDelta = !changeSlots.isEmpty
+        for index in run {
+            let key = entries[index * stride + width]
+            if checksDelta, changeSlots[key] != nil { continue }
+            keys.append(key)
         }
         for (key, slot) in changeSlots {
             switch changeStates[slot] {

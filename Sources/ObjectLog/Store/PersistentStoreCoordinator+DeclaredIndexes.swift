@@ -66,13 +66,15 @@ extension PersistentStoreCoordinator {
     }
 
     /// The keys of the saved objects of `entity` that may satisfy `condition`, through the
-    /// declared index that bounds it most narrowly, or nil if none bounds it.
+    /// declared index that bounds it most narrowly, or nil if none bounds it, or if it would
+    /// let more than `maximumCount` objects through.
     ///
     /// Every saved object that satisfies `condition` is among them; others may be too, which
     /// the fetch leaves out when it evaluates its predicate.
     func declaredIndexCandidates(
         of entity: EntityDescription,
-        condition: ColumnCondition
+        condition: ColumnCondition,
+        maximumCount: Int
     ) -> [ObjectKey]? {
         state.withLock { state -> [ObjectKey]? in
             guard let set = state.declaredIndexes, let indexes = set.byTag[entity.tag] else {
@@ -85,7 +87,8 @@ extension PersistentStoreCoordinator {
                 if best == nil || bounds.count > best!.bounds.count { best = (index, bounds) }
             }
             guard let (index, bounds) = best,
-                loadEntries(of: index, set: set, state: &state)
+                loadEntries(of: index, set: set, state: &state),
+                index.estimatedCount(in: bounds) <= maximumCount
             else { return nil }
             return index.keys(in: bounds)
         }
@@ -104,8 +107,9 @@ extension PersistentStoreCoordinator {
         if index.entries != nil { return true }
         if !set.hasReadFile {
             set.hasReadFile = true
-            if let bytes = logStore?.readDeclaredIndexFile(),
-                let (stamp, sections) = DeclaredIndexFile.decode(bytes), stamp == set.openStamp
+            if let words = logStore?.readDeclaredIndexFile(),
+                let (stamp, sections) = DeclaredIndexFile.decode(words: words),
+                stamp == set.openStamp
             {
                 for section in sections {
                     guard

@@ -1,5 +1,7 @@
-/// The file of a store's declared indexes, `NAME.olog-indexes`: for each index the engine
-/// declares, every live object's key sorted by the index's values (FORMAT.md, section 7b).
+/// The file of a store's declared indexes, `NAME.olog-indexes`.
+///
+/// For each index the engine declares, every live object's key sorted by the index's values;
+/// FORMAT.md, section 7, "Declared indexes", describes the bytes.
 ///
 /// The store does not know what the values mean: the engine hands it each index as a tag, a
 /// width (the number of 8-byte order keys before each object key), a descriptor (a number the
@@ -59,109 +61,98 @@ package enum DeclaredIndexFile {
 
     /// The bytes of a file holding `sections`, stamped with `stamp`.
     package static func encode(stamp: Stamp, sections: [Section]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        let tableEnd = headerSize + sectionSize * sections.count + 8
-        bytes.reserveCapacity(tableEnd + sections.reduce(0) { $0 + 8 * $1.entries.count })
-        bytes += magic
-        appendLittleEndian(UInt64(version), to: &bytes, size: 4)
-        appendLittleEndian(UInt64(sections.count), to: &bytes, size: 4)
-        appendLittleEndian(stamp.generation, to: &bytes, size: 8)
-        appendLittleEndian(stamp.end, to: &bytes, size: 8)
-        appendLittleEndian(stamp.transactionCount, to: &bytes, size: 8)
-        appendLittleEndian(0, to: &bytes, size: 8)
+        // Built as little-endian words: every field is 8 bytes or a pair of 4-byte ones.
+        var words: [UInt64] = []
+        words.reserveCapacity(
+            (headerSize + sectionSize * sections.count) / 8 + 1
+                + sections.reduce(0) { $0 + $1.entries.count }
+        )
+        words.append(magic.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) })
+        words.append(UInt64(littleEndian: UInt64(version) | UInt64(sections.count) << 32))
+        for value in [stamp.generation, stamp.end, stamp.transactionCount, 0] {
+            words.append(UInt64(littleEndian: value))
+        }
         for section in sections {
-            appendLittleEndian(UInt64(section.tag), to: &bytes, size: 4)
-            appendLittleEndian(UInt64(section.width), to: &bytes, size: 4)
-            appendLittleEndian(section.descriptor, to: &bytes, size: 8)
-            appendLittleEndian(
-                UInt64(section.entries.count / (section.width + 1)),
-                to: &bytes,
-                size: 8
-            )
             let crc = section.entries.withUnsafeBytes { CRC32.checksum($0) }
-            appendLittleEndian(UInt64(crc), to: &bytes, size: 4)
-            appendLittleEndian(0, to: &bytes, size: 4)
+            words.append(UInt64(littleEndian: UInt64(section.tag) | UInt64(section.width) << 32))
+            words.append(UInt64(littleEndian: section.descriptor))
+            words.append(UInt64(littleEndian: UInt64(section.entries.count / (section.width + 1))))
+            words.append(UInt64(littleEndian: UInt64(crc)))
         }
-        let crc = CRC32.checksum(bytes)
-        appendLittleEndian(UInt64(crc), to: &bytes, size: 4)
-        appendLittleEndian(0, to: &bytes, size: 4)
+        let crc = words.withUnsafeBytes { CRC32.checksum($0) }
+        words.append(UInt64(littleEndian: UInt64(crc)))
         for section in sections {
-            for word in section.entries { appendLittleEndian(word, to: &bytes, size: 8) }
+            #if _endian(big)
+            words += section.entries.map { $0.littleEndian }
+            #else
+            words += section.entries
+            #endif
         }
-        return bytes
+        return words.withUnsafeBytes { Array($0) }
     }
 
     /// The stamp and sections of a file's `bytes`, or nil unless every field and checksum is
     /// valid.
     package static func decode(_ bytes: [UInt8]) -> (stamp: Stamp, sections: [Section])? {
-        guard bytes.count >= headerSize + 8, Array(bytes[0..<8]) == magic,
-            readLittleEndian(bytes, 8, size: 4) == UInt64(version)
+        guard bytes.count % 8 == 0 else { return nil }
+        let words = [UInt64](unsafeUninitializedCapacity: bytes.count / 8) { buffer, count in
+            bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(buffer).copyMemory(from: $0) }
+            count = bytes.count / 8
+        }
+        return decode(words: words)
+    }
+
+    /// The stamp and sections of a file read as 8-byte words in the order of its bytes, or
+    /// nil unless every field and checksum is valid.
+    ///
+    /// Words, so that the file is read straight into memory the entries are copied from in
+    /// one move each, with no pass per word: the file's sizes are all multiples of 8.
+    package static func decode(words: [UInt64]) -> (stamp: Stamp, sections: [Section])? {
+        func field(_ index: Int) -> UInt64 { UInt64(littleEndian: words[index]) }
+        func crc(_ range: Range<Int>) -> UInt64 {
+            UInt64(words.withUnsafeBytes { CRC32.checksum(.init(rebasing: $0[range])) })
+        }
+        let headerWords = headerSize / 8
+        guard words.count >= headerWords + 1,
+            words.withUnsafeBytes({ $0.prefix(8).elementsEqual(magic) }),
+            field(1) & 0xffff_ffff == UInt64(version), field(5) == 0
         else { return nil }
-        let count = Int(readLittleEndian(bytes, 12, size: 4))
+        let count = Int(field(1) >> 32)
+        guard count <= (words.count - headerWords - 1) / (sectionSize / 8) else { return nil }
         let tableEnd = headerSize + sectionSize * count
-        guard count <= (bytes.count - headerSize) / sectionSize, tableEnd + 8 <= bytes.count,
-            readLittleEndian(bytes, 40, size: 8) == 0,
-            readLittleEndian(bytes, tableEnd, size: 4)
-                == UInt64(
-                    bytes.withUnsafeBytes { CRC32.checksum(.init(rebasing: $0[..<tableEnd])) }
-                ),
-            readLittleEndian(bytes, tableEnd + 4, size: 4) == 0
-        else { return nil }
-        let stamp = Stamp(
-            generation: readLittleEndian(bytes, 16, size: 8),
-            end: readLittleEndian(bytes, 24, size: 8),
-            transactionCount: readLittleEndian(bytes, 32, size: 8)
-        )
+        let trailer = field(tableEnd / 8)
+        guard trailer >> 32 == 0, trailer == crc(0..<tableEnd) else { return nil }
+        let stamp = Stamp(generation: field(2), end: field(3), transactionCount: field(4))
         var sections: [Section] = []
-        var offset = tableEnd + 8
+        var offset = tableEnd / 8 + 1
         for index in 0..<count {
-            let base = headerSize + sectionSize * index
-            let width = Int(readLittleEndian(bytes, base + 4, size: 4))
-            let entries = readLittleEndian(bytes, base + 16, size: 8)
-            guard (1...maximumWidth).contains(width),
-                entries <= UInt64(bytes.count - offset) / UInt64(8 * (width + 1)),
-                readLittleEndian(bytes, base + 28, size: 4) == 0
+            let base = (headerSize + sectionSize * index) / 8
+            let width = Int(field(base) >> 32)
+            let entries = field(base + 2)
+            let check = field(base + 3)
+            guard (1...maximumWidth).contains(width), check >> 32 == 0,
+                entries <= UInt64(words.count - offset) / UInt64(width + 1)
             else { return nil }
-            let words = Int(entries) * (width + 1)
-            let loaded = [UInt64](unsafeUninitializedCapacity: words) { buffer, initialized in
-                bytes.withUnsafeBytes { raw in
-                    for word in 0..<words {
-                        buffer[word] = UInt64(
-                            littleEndian: raw.loadUnaligned(
-                                fromByteOffset: offset + 8 * word,
-                                as: UInt64.self
-                            )
-                        )
-                    }
-                }
-                initialized = words
+            let range = offset..<(offset + Int(entries) * (width + 1))
+            guard check == crc((range.lowerBound * 8)..<(range.upperBound * 8)) else {
+                return nil
             }
-            guard
-                readLittleEndian(bytes, base + 24, size: 4)
-                    == UInt64(loaded.withUnsafeBytes { CRC32.checksum($0) })
-            else { return nil }
-            offset += 8 * words
+            var loaded = Array(words[range])
+            #if _endian(big)
+            for word in loaded.indices { loaded[word] = UInt64(littleEndian: loaded[word]) }
+            #endif
+            offset = range.upperBound
             sections.append(
                 Section(
-                    tag: UInt32(readLittleEndian(bytes, base, size: 4)),
+                    tag: UInt32(truncatingIfNeeded: field(base)),
                     width: width,
-                    descriptor: readLittleEndian(bytes, base + 8, size: 8),
+                    descriptor: field(base + 1),
                     entries: loaded
                 )
             )
         }
-        guard offset == bytes.count else { return nil }
+        guard offset == words.count else { return nil }
         return (stamp, sections)
-    }
-
-    private static func appendLittleEndian(_ value: UInt64, to bytes: inout [UInt8], size: Int) {
-        for index in 0..<size { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * index))) }
-    }
-
-    private static func readLittleEndian(_ bytes: [UInt8], _ offset: Int, size: Int) -> UInt64 {
-        var value: UInt64 = 0
-        for index in 0..<size { value |= UInt64(bytes[offset + index]) << (8 * index) }
-        return value
     }
 }
 
@@ -171,13 +162,37 @@ extension LogStore {
 
     /// The bytes of the declared index file, or nil if there is none or it cannot be read
     /// (the engine then builds its indexes from the log).
-    package func readDeclaredIndexFile() -> [UInt8]? {
+    ///
+    /// The file is read as 8-byte words, for ``DeclaredIndexFile/decode(words:)``; nil also
+    /// for a file whose size is not a multiple of 8.
+    package func readDeclaredIndexFile() -> [UInt64]? {
         guard fileSystem.kind(of: declaredIndexPath) == .regular,
             let file = try? fileSystem.open(declaredIndexPath, mode: .read)
         else { return nil }
         defer { file.close() }
-        guard let size = try? file.size(), size <= UInt64(Int.max) else { return nil }
-        return try? file.read(at: 0, count: Int(size))
+        guard let size = try? file.size(), size % 8 == 0, size <= UInt64(Int.max) / 2 else {
+            return nil
+        }
+        let count = Int(size / 8)
+        var isWhole = false
+        let words = [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            var done = 0
+            while done < raw.count {
+                guard
+                    let read = try? file.read(
+                        into: UnsafeMutableRawBufferPointer(rebasing: raw[done...]),
+                        at: UInt64(done)
+                    ), read > 0
+                else { break }
+                done += read
+            }
+            isWhole = done == raw.count
+            // Zeros past a short read: the array is dropped then, but must be initialised.
+            if !isWhole { raw[done...].initializeMemory(as: UInt8.self, repeating: 0) }
+            initialized = count
+        }
+        return isWhole ? words : nil
     }
 
     /// Replaces the declared index file with `bytes`, whole or not at all.
