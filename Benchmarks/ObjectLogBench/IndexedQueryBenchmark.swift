@@ -15,11 +15,13 @@ final class BenchIndexedItem: ManagedObject {
 /// (`@Attribute(.indexed)`), SQLite's `CREATE INDEX` made before the clock starts.
 ///
 /// Each engine's store is written, closed (ObjectLog writes its index file then) and opened
-/// again, untimed; the first query after that open is timed on its own row, since it is the
-/// one a declared index exists for (without one, ObjectLog's first query reads every object to
-/// build its attribute columns), then the median of three more. The last row compares the
-/// sizes with the indexes: ObjectLog's compacted log, index checkpoint and declared index file
-/// against SQLite's checkpointed database.
+/// again, untimed, once per query; the first query after that open is timed on its own row,
+/// since it is the one a declared index exists for (without one, ObjectLog's first query reads
+/// every object to build its attribute columns), then the median of three more, each in a new
+/// context. Two queries: workload 3's (`value < 100`, a tenth of the objects) and a narrow one
+/// (`value < 1`, a thousandth). The last row compares the sizes with the indexes: ObjectLog's
+/// compacted log, index checkpoint and declared index file against SQLite's checkpointed
+/// database.
 func runIndexedQueryWorkload(
     records: [BenchRecord],
     directory: String,
@@ -48,46 +50,57 @@ func runIndexedQueryWorkload(
         peer.execute("ANALYZE")
     }
 
-    let request = FetchRequest<BenchIndexedItem>(
-        predicate: #Predicate { $0.value < 100 },
-        sortBy: [SortDescriptor(\.name, comparator: .lexical)],
-        fetchLimit: 100
-    )
-    let container = try PersistentContainer(path: storePath, for: [BenchIndexedItem.self])
-    defer { try? container.close() }
-    let context = container.newContext()
-    let peer = SQLitePeer(path: sqlitePath)
-    var objectLogNames: [String] = []
-    var sqliteNames: [String] = []
-    let objectLogFirst = try measure { objectLogNames = try context.fetch(request).map(\.name) }
-    let sqliteFirst = measure { sqliteNames = peer.predicateSortLimit().map(\.name) }
-    guard objectLogNames == sqliteNames else {
-        throw BenchmarkFailure("the indexed query returned different rows from the two engines")
-    }
-    let objectLogQuery = try medianOfThree {
-        objectLogNames = try container.newContext().fetch(request).map(\.name)
-    }
-    let sqliteQuery = medianOfThree { sqliteNames = peer.predicateSortLimit().map(\.name) }
-    guard objectLogNames == sqliteNames else {
-        throw BenchmarkFailure("the indexed query returned different rows from the two engines")
-    }
-    let rows: [(String, Double, Double)] = [
-        ("3i value indexed, first query after open", objectLogFirst, sqliteFirst),
-        ("3i value indexed, median of three after it", objectLogQuery, sqliteQuery),
-    ]
-    for (name, objectLog, sqlite) in rows {
-        report.add(
-            BenchmarkRow(
-                workload: name + " (ms)",
-                objectlog: objectLog * 1000,
-                peer: sqlite * 1000,
-                ratio: objectLog / sqlite,
-                unit: "ms",
-                goal: "<= 1.0x SQLite time",
-                met: objectLog <= sqlite
-            )
+    // Workload 3's range (a tenth of the objects, where ObjectLog's attribute columns serve:
+    // see `ContextTuning.declaredIndexShare`) and a narrow one (a thousandth, where the
+    // declared index does), each on stores opened anew.
+    for (label, bound) in [("value<100", 100.0), ("value<1", 1.0)] {
+        let request = FetchRequest<BenchIndexedItem>(
+            predicate: #Predicate { $0.value < bound },
+            sortBy: [SortDescriptor(\.name, comparator: .lexical)],
+            fetchLimit: 100
         )
+        let container = try PersistentContainer(path: storePath, for: [BenchIndexedItem.self])
+        defer { try? container.close() }
+        let peer = SQLitePeer(path: sqlitePath)
+        var objectLogNames: [String] = []
+        var sqliteNames: [String] = []
+        let objectLogFirst = try measure {
+            objectLogNames = try container.newContext().fetch(request).map(\.name)
+        }
+        let sqliteFirst = measure {
+            sqliteNames = peer.predicateSortLimit(below: bound).map(\.name)
+        }
+        guard objectLogNames == sqliteNames, !sqliteNames.isEmpty else {
+            throw BenchmarkFailure("the indexed query returned different rows from the two engines")
+        }
+        let objectLogQuery = try medianOfThree {
+            objectLogNames = try container.newContext().fetch(request).map(\.name)
+        }
+        let sqliteQuery = medianOfThree {
+            sqliteNames = peer.predicateSortLimit(below: bound).map(\.name)
+        }
+        guard objectLogNames == sqliteNames else {
+            throw BenchmarkFailure("the indexed query returned different rows from the two engines")
+        }
+        let rows: [(String, Double, Double)] = [
+            ("3i \(label) indexed, first query after open", objectLogFirst, sqliteFirst),
+            ("3i \(label) indexed, median of three after", objectLogQuery, sqliteQuery),
+        ]
+        for (name, objectLog, sqlite) in rows {
+            report.add(
+                BenchmarkRow(
+                    workload: name + " (ms)",
+                    objectlog: objectLog * 1000,
+                    peer: sqlite * 1000,
+                    ratio: objectLog / sqlite,
+                    unit: "ms",
+                    goal: "<= 1.0x SQLite time",
+                    met: objectLog <= sqlite
+                )
+            )
+        }
     }
+    let peer = SQLitePeer(path: sqlitePath)
     func size(_ path: String) -> Double {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         return Double((attributes?[.size] as? NSNumber)?.uint64Value ?? 0)
