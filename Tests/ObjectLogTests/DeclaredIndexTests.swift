@@ -410,7 +410,12 @@ struct DeclaredIndexTests {
 
     @Test("the file's bytes decode to what was written, and any damage is refused")
     func fileRoundTrip() {
-        let stamp = DeclaredIndexFile.Stamp(generation: 2, end: 4_096, transactionCount: 9)
+        let stamp = DeclaredIndexFile.Stamp(
+            storeUUID: UUID(),
+            generation: 2,
+            end: 4_096,
+            transactionCount: 9
+        )
         let sections = [
             DeclaredIndexFile.Section(tag: 1, width: 1, descriptor: 9, entries: [1, 5, 2, 4]),
             DeclaredIndexFile.Section(tag: 3, width: 2, descriptor: 7, entries: [1, 2, 3]),

@@ -40,8 +40,16 @@ final class DeclaredIndexSet {
 extension PersistentStoreCoordinator {
     /// The state of the log store's log, as a declared index file is stamped with it.
     func declaredIndexStamp() throws -> DeclaredIndexFile.Stamp {
+        guard let logStore else {
+            throw ObjectLogError(.unsupported, "declared index files are a log store's")
+        }
         let (end, generation) = try store.endAndGeneration
-        return .init(generation: generation, end: end, transactionCount: try store.transactionCount)
+        return .init(
+            storeUUID: logStore.storeUUID,
+            generation: generation,
+            end: end,
+            transactionCount: try store.transactionCount
+        )
     }
 
     /// The declared indexes of a store this process alone writes, or nil (another kind of

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The file of a store's declared indexes, `NAME.olog-indexes`.
 ///
 /// For each index the engine declares, every live object's key sorted by the index's values;
@@ -16,7 +18,7 @@ package enum DeclaredIndexFile {
     /// The magic number, `OLDECIX\n`.
     static let magic: [UInt8] = Array("OLDECIX\n".utf8)
     static let version: UInt16 = 1
-    static let headerSize = 48
+    static let headerSize = 56
     static let sectionSize = 32
     /// The most order keys an entry may have, so that a damaged width cannot ask for a huge
     /// allocation before its checksum is checked.
@@ -25,6 +27,8 @@ package enum DeclaredIndexFile {
     /// The state of the log an index file describes: a reader takes it only for a log in
     /// exactly that state.
     package struct Stamp: Equatable, Sendable {
+        /// The store's UUID (its header's): a file beside another store is never taken.
+        package var storeUUID: UUID
         /// The log's generation (compaction counts it up).
         package var generation: UInt64
         /// The offset just past the last commit the indexes include.
@@ -32,7 +36,8 @@ package enum DeclaredIndexFile {
         /// The number of the last transaction they include.
         package var transactionCount: UInt64
 
-        package init(generation: UInt64, end: UInt64, transactionCount: UInt64) {
+        package init(storeUUID: UUID, generation: UInt64, end: UInt64, transactionCount: UInt64) {
+            self.storeUUID = storeUUID
             self.generation = generation
             self.end = end
             self.transactionCount = transactionCount
@@ -69,8 +74,12 @@ package enum DeclaredIndexFile {
         )
         words.append(magic.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) })
         words.append(UInt64(littleEndian: UInt64(version) | UInt64(sections.count) << 32))
-        for value in [stamp.generation, stamp.end, stamp.transactionCount, 0] {
+        for value in [stamp.generation, stamp.end, stamp.transactionCount] {
             words.append(UInt64(littleEndian: value))
+        }
+        withUnsafeBytes(of: stamp.storeUUID.uuid) { uuid in
+            words.append(uuid.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+            words.append(uuid.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         }
         for section in sections {
             let crc = section.entries.withUnsafeBytes { CRC32.checksum($0) }
@@ -115,14 +124,24 @@ package enum DeclaredIndexFile {
         let headerWords = headerSize / 8
         guard words.count >= headerWords + 1,
             words.withUnsafeBytes({ $0.prefix(8).elementsEqual(magic) }),
-            field(1) & 0xffff_ffff == UInt64(version), field(5) == 0
+            field(1) & 0xffff_ffff == UInt64(version)
         else { return nil }
         let count = Int(field(1) >> 32)
         guard count <= (words.count - headerWords - 1) / (sectionSize / 8) else { return nil }
         let tableEnd = headerSize + sectionSize * count
         let trailer = field(tableEnd / 8)
         guard trailer >> 32 == 0, trailer == crc(0..<tableEnd) else { return nil }
-        let stamp = Stamp(generation: field(2), end: field(3), transactionCount: field(4))
+        var uuid = UUID().uuid
+        withUnsafeMutableBytes(of: &uuid) { bytes in
+            bytes.storeBytes(of: words[5], toByteOffset: 0, as: UInt64.self)
+            bytes.storeBytes(of: words[6], toByteOffset: 8, as: UInt64.self)
+        }
+        let stamp = Stamp(
+            storeUUID: UUID(uuid: uuid),
+            generation: field(2),
+            end: field(3),
+            transactionCount: field(4)
+        )
         var sections: [Section] = []
         var offset = tableEnd / 8 + 1
         for index in 0..<count {
