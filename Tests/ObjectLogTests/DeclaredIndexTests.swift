@@ -42,6 +42,16 @@ final class NotedGauge: ManagedObject {
     @Attribute var note = ""
 }
 
+/// A parent entity with an index its subentity inherits.
+class IndexedShape: ManagedObject {
+    @Attribute(.indexed) var area = 0.0
+}
+
+/// A subentity of ``IndexedShape``, with its own objects and the inherited index.
+final class IndexedSquare: IndexedShape {
+    @Attribute var side = 0.0
+}
+
 /// An index that names an attribute the entity does not have.
 final class MisindexedGauge: ManagedObject {
     @Attribute var value = 0.0
@@ -432,5 +442,37 @@ struct DeclaredIndexTests {
         }
         #expect(DeclaredIndexFile.decode(Array(bytes.dropLast())) == nil)
         #expect(DeclaredIndexFile.decode(bytes + [0]) == nil)
+    }
+
+    @Test(
+        "a subentity keeps the inherited index for its own objects; a fetch of the parent finds both"
+    )
+    func inheritedIndex() throws {
+        let fileSystem = MemoryFileSystem()
+        let types: [ManagedObject.Type] = [IndexedShape.self, IndexedSquare.self]
+        do {
+            let container = try Self.open(fileSystem, types)
+            let context = container.newContext()
+            for index in 0..<400 {
+                let shape =
+                    index % 3 == 0
+                    ? IndexedSquare(context: context) : IndexedShape(context: context)
+                shape.area = Double(index % 50)
+            }
+            try context.save()
+            try container.close()
+        }
+        let container = try Self.open(fileSystem, types)
+        let model = container.model
+        #expect(model.entity(named: "IndexedSquare")?.schema.indexes == [["area"]])
+        let context = Self.context(container)
+        let found = try context.fetch(
+            FetchRequest<IndexedShape>(predicate: #Predicate { $0.area < 5 })
+        )
+        #expect(context.statistics.declaredIndexScans == 2, "one scan per concrete entity")
+        let all = try container.newContext().fetch(FetchRequest<IndexedShape>())
+        #expect(Set(found.map(\.objectID)) == Set(all.filter { $0.area < 5 }.map(\.objectID)))
+        #expect(found.contains { $0 is IndexedSquare } && found.contains { !($0 is IndexedSquare) })
+        try container.close()
     }
 }
