@@ -16,8 +16,8 @@
 //   RDLab            the reaction-diffusion lab; `rdlab` only calls it
 //
 // System C libraries come in as system-library targets: zlib (CRC-32), libpng (thumbnails), libpq
-// (the PostgreSQL store) and SQLite (the benchmark's peer, and the reference of ObjectLogTests'
-// differential test).
+// (the PostgreSQL store), SQLite (the benchmark's peer, and the reference of ObjectLogTests'
+// differential test) and LMDB (the benchmark's second peer).
 
 import PackageDescription
 
@@ -57,6 +57,12 @@ let package = Package(
             path: "Sources/CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLMDB",
+            path: "Sources/CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
         ),
 
         // MARK: Storage
@@ -107,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "objectlog-bench",
             dependencies: [
-                "ObjectLog", "ObjectLogStore", "ReactionDiffusion", "Thumbnails", "CSQLite",
+                "ObjectLog", "ObjectLogStore", "ReactionDiffusion", "Thumbnails", "CSQLite", "CLMDB",
                 "CLibPQ", "CSolverPeer", "ObjectLogPostgreSQL",
             ],
             path: "Benchmarks/ObjectLogBench"

@@ -10,12 +10,14 @@ struct BenchmarkRow {
     var unit: String
     var goal: String
     var met: Bool?
+    /// The peer's name when it is not the report's (the JSON key of its figure).
+    var peerName: String? = nil
 
     func json() -> [String: Any] {
         var object: [String: Any] = [
             "workload": workload, "objectlog": objectlog, "unit": unit, "goal": goal,
         ]
-        object["sqlite"] = peer ?? NSNull()
+        object[peerName?.lowercased() ?? "sqlite"] = peer ?? NSNull()
         object["ratio"] = ratio ?? NSNull()
         object["met"] = met ?? NSNull()
         return object

@@ -87,8 +87,9 @@ let textCountPlan = MigrationPlan(
 
 /// ObjectLog against SQLite on the same rows, in the same run, plus the machine's raw limits.
 ///
-/// `--scale N` sets the number of objects (default 1,000,000); `--json PATH` and `--svg PATH`
-/// write the rows and a chart. Cold workloads run in child processes of this executable, so they
+/// `--scale N` sets the number of objects (default 1,000,000), and `--scales N,M,…` runs the
+/// whole group at each size in turn (``ScaleSeries``); `--json PATH` and `--svg PATH` write the
+/// rows and a chart. Cold workloads run in child processes of this executable, so they
 /// start with fresh process state and their peak memory can be read.
 func runStoreBenchmarks(arguments: [String]) {
     if arguments.first == "--child" {
@@ -124,7 +125,30 @@ func runStoreBenchmarks(arguments: [String]) {
         runPostgresStoreComparison(scale: scale)
         return
     }
+    // Workload 11 alone (GroupCommitBenchmark.swift).
+    if arguments.contains("--group-commit") {
+        runGroupCommitBenchmark(arguments: arguments)
+        return
+    }
     do {
+        if let scales = ScaleSeries.scales(in: arguments) {
+            // Each size's own run writes no JSON or SVG: the series writes them for all.
+            let plain = arguments.enumerated().filter { index, argument in
+                !["--json", "--svg", "--scales"].contains(argument)
+                    && !(index > 0
+                        && ["--json", "--svg", "--scales"].contains(arguments[index - 1]))
+            }.map(\.element)
+            var series = ScaleSeries(scales: scales)
+            for scale in scales {
+                let benchmark = StoreBenchmark(scale: scale, arguments: plain)
+                try benchmark.run()
+                series.add(scale: scale, rows: benchmark.report.rows)
+            }
+            series.printSummary()
+            if let path = option("--json", in: arguments) { try series.writeJSON(to: path) }
+            if let path = option("--svg", in: arguments) { try series.writeSVG(to: path) }
+            return
+        }
         try StoreBenchmark(scale: scale, arguments: arguments).run()
     } catch {
         print("error: \(error)")
@@ -445,6 +469,13 @@ private struct StoreBenchmark {
             )
         )
 
+        // 11. Group commit (GroupCommitBenchmark.swift).
+        try GroupCommitBenchmark(
+            directory: directory,
+            savesPerThread: max(5, min(250, scale / 4000))
+        )
+        .run(rounds: Self.rounds, into: report)
+
         // 7. Size after compaction and compaction throughput.
         let compactionSeconds = try measure { _ = try container.coordinator.logStore!.compact() }
         let storeBytes = fileSize(storePath)
@@ -491,6 +522,47 @@ private struct StoreBenchmark {
             goal: 1,
             higherIsBetterRatio: true
         )
+        // LMDB, a second peer for information (LMDBPeer.swift): workload 1's bulk insert, each
+        // round into a new file, median of three, against ObjectLog's median above; workload
+        // 2's cold fetch in child processes, median of three.
+        var lmdbInserts: [Double] = []
+        let lmdbPath = directory + "/bench.lmdb"
+        for round in 0..<Self.rounds {
+            if round > 0 { try removeFiles(startingWith: "bench.lmdb") }
+            let lmdb = LMDBPeer(path: lmdbPath)
+            lmdbInserts.append(measure { lmdb.bulkInsert(records) })
+        }
+        guard LMDBPeer(path: lmdbPath).fetchAll() == records else {
+            throw BenchmarkFailure("LMDB does not give back the records it was given")
+        }
+        let lmdbInsert = percentile(lmdbInserts, 0.5)
+        report.add(
+            BenchmarkRow(
+                workload: "1 bulk insert + durable save, LMDB (obj/s)",
+                objectlog: Double(scale) / objectLogInsert,
+                peer: Double(scale) / lmdbInsert,
+                ratio: lmdbInsert / objectLogInsert,
+                unit: "obj/s",
+                goal: "vs LMDB (info)",
+                met: nil,
+                peerName: "LMDB"
+            )
+        )
+        let lmdbFetch = try child(["lmdb-fetch-all", lmdbPath], runs: Self.rounds)
+        report.add(
+            BenchmarkRow(
+                workload: "2 cold open + fetch all, LMDB (ms)",
+                objectlog: fetch.seconds * 1000,
+                peer: lmdbFetch.seconds * 1000,
+                ratio: lmdbFetch.seconds / fetch.seconds,
+                unit: "ms",
+                goal: "vs LMDB speed (info)",
+                met: nil,
+                peerName: "LMDB"
+            )
+        )
+        try removeFiles(startingWith: "bench.lmdb")
+
         // Opens take tens of milliseconds, so one run is at the mercy of the shared machine:
         // both sides take the median of five fresh processes.
         let (withIndex, sqliteCount) = try alternating(
@@ -1086,6 +1158,16 @@ private func runChild(_ arguments: [String]) {
                         + record.created.timeIntervalSince1970
                 }
             }
+        case ("lmdb-fetch-all", 2):
+            seconds = measure {
+                let peer = LMDBPeer(path: arguments[1])
+                for record in peer.fetchAll() {
+                    checksum +=
+                        Double(record.id) + Double(record.name.utf8.count) + record.value
+                        + Double(record.count)
+                        + record.created.timeIntervalSince1970
+                }
+            }
         case ("sqlite-count", 2):
             seconds = measure { checksum = Double(SQLitePeer(path: arguments[1]).count()) }
         case ("pg-fetch-all", 1):
@@ -1099,6 +1181,23 @@ private func runChild(_ arguments: [String]) {
             seconds = try measure { checksum = try postgresStoreFetchAllChild() }
         case ("pg-store-count", 1):
             seconds = try measure { checksum = Double(try postgresStoreCountChild()) }
+        case ("group-commit", 4):
+            // Workload 11's ObjectLog side alone, into a new store at PATH: THREADS contexts
+            // saving SAVES objects each.
+            guard let threads = Int(arguments[2]), let saves = Int(arguments[3]), threads > 0,
+                saves > 0
+            else {
+                print("error: group-commit takes PATH THREADS SAVES")
+                exit(64)
+            }
+            let run = try GroupCommitBenchmark.objectLogSaves(
+                path: arguments[1],
+                threads: threads,
+                savesPerThread: saves,
+                records: makeRecords(threads * saves, seed: 11)
+            )
+            seconds = run.seconds
+            checksum = Double(run.flushes)
         default:
             print("error: unknown child work \(arguments)")
             exit(64)

@@ -3,6 +3,7 @@
 //
 //   objectlog-bench [--scale N] [--json PATH] [--svg PATH]   everything; N objects (default 1,000,000)
 //   objectlog-bench store [--scale N] [--json PATH] [--svg PATH]
+//   objectlog-bench store --scales N,M,… [--json PATH] [--svg PATH]   each size in turn
 //   objectlog-bench store --postgres-peer [--scale N]        the PostgreSQL peer beside SQLite's
 //   objectlog-bench store --store postgresql [--scale N]     ObjectLog's PostgreSQL store beside it
 //   objectlog-bench store --indexed-only [--scale N]         workload 3i alone: declared indexes
@@ -29,6 +30,7 @@ if arguments.first != "--child", arguments.dropFirst().first != "--child",
         """
         usage: objectlog-bench [--scale N] [--json PATH] [--svg PATH]   everything
                objectlog-bench store [--scale N] [--json PATH] [--svg PATH]
+               objectlog-bench store --scales N,M,... [--json PATH] [--svg PATH]
                objectlog-bench store --postgres-peer [--scale N]
                objectlog-bench store --store postgresql [--scale N]
                objectlog-bench store --indexed-only [--scale N]
@@ -36,7 +38,8 @@ if arguments.first != "--child", arguments.dropFirst().first != "--child",
                objectlog-bench thumbnails [--runs N] [--quick]
                objectlog-bench live [--scale N]
                objectlog-bench history [--scale N] [--rounds R]
-        --scale N sets the number of objects of the store workloads (default 1,000,000).
+        --scale N sets the number of objects of the store workloads (default 1,000,000);
+        --scales N,M,... runs them at each size in turn and charts each ratio against the size.
         --postgres-peer runs the PostgreSQL peer beside the SQLite peer, on the server
         OBJECTLOG_TEST_POSTGRES_URL names or a throwaway one (tools/postgres-test-server).
         --store postgresql runs ObjectLog's PostgreSQL store beside that peer, on the same server.

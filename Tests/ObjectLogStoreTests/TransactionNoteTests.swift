@@ -27,6 +27,23 @@ struct TransactionNoteTests {
         }
     }
 
+    @Test(
+        "a durable mark after the names comes back, leaves the names as they were, and alone is no note"
+    )
+    func durableMark() {
+        let note = TransactionNote(author: "ada", contextName: "editor")
+        let marked = TransactionNote.encode(note, durableThrough: 300) + [0, 0]
+        #expect(marked.withUnsafeBytes { TransactionNote(padding: $0) } == note)
+        #expect(marked.withUnsafeBytes { TransactionNote.durableThrough(padding: $0) } == 300)
+        // A reader that knows only the names reads them as before: they come first.
+        #expect(Array(marked.prefix(note.encoded.count)) == note.encoded)
+        let alone = TransactionNote.encode(nil, durableThrough: 0) + [0]
+        #expect(alone.withUnsafeBytes { TransactionNote(padding: $0) } == nil)
+        #expect(alone.withUnsafeBytes { TransactionNote.durableThrough(padding: $0) } == 0)
+        let unmarked = note.encoded + [0, 0, 0]
+        #expect(unmarked.withUnsafeBytes { TransactionNote.durableThrough(padding: $0) } == nil)
+    }
+
     @Test("every commit with a note stays aligned, replays, and inspects clean")
     func aligned() throws {
         let fileSystem = MemoryFileSystem()

@@ -39,6 +39,28 @@ struct PinnedContextTests {
         #expect(try afterUpdate.currentHistoryToken == tokens[2])
     }
 
+    @Test("a read-only container reads a past state of a store its writer goes on saving")
+    func readOnlyContainer() throws {
+        let directory = TemporaryDirectory()
+        let (writer, tokens) = try Saves.threeSaves(directory)
+        defer { try? writer.close() }
+        var options = StoreOptions()
+        options.readOnly = true
+        let reader = try PersistentContainer(
+            path: directory.file("test.objectlog"),
+            for: testEntities,
+            options: options
+        )
+        defer { try? reader.close() }
+        let then = try reader.newContext(asOf: tokens[1])
+        let context = writer.newContext()
+        let waves = Configuration(context: context)
+        waves.name = "ripples"
+        try context.save()
+        #expect(try Self.configurations(then) == ["spots": 0.035, "waves": 0.055])
+        #expect(try Self.configurations(reader.newContext(asOf: tokens[2]))["spots"] == 0.04)
+    }
+
     @Test("a pinned context keeps its state while others save, and cannot save itself")
     func stableWhileOthersSave() throws {
         let directory = TemporaryDirectory()

@@ -1,6 +1,7 @@
 import Foundation
 import ObjectLog
 import ObjectLogPostgreSQL
+import Observation
 import StoreTestSupport
 import TestSupport
 import Testing
@@ -84,6 +85,41 @@ enum TrackingChangesArticle {
             try change()  // a save in this context, or one merged into it
         }
         return lists
+    }
+}
+
+extension TrackingChangesArticle {
+    @MainActor
+    final class RecipeView {
+        let recipe: Recipe
+        private(set) var draws = 0
+
+        init(recipe: Recipe) {
+            self.recipe = recipe
+            draw()
+        }
+
+        func draw() {
+            draws += 1
+            withObservationTracking {
+                _ = (recipe.title, recipe.steps.count)  // what the view shows
+            } onChange: { [weak self] in
+                // Called as a property is about to change; draw once it has.
+                Task { @MainActor in self?.draw() }
+            }
+        }
+    }
+
+    @MainActor
+    static func showRecipe(_ id: ObjectID, in container: PersistentContainer) throws -> RecipeView {
+        let context = container.mainContext
+        context.objectsAreObservable = true
+        return RecipeView(recipe: try context.object(with: id, as: Recipe.self))
+    }
+
+    @MainActor
+    static func titles(of recipe: Recipe) -> Observations<String, Never> {
+        Observations { recipe.title }
     }
 }
 
@@ -288,10 +324,59 @@ struct TrackingChangesArticleTests {
         #expect(history.first?.changes.first?.newValues == ["title": .string("Broth")])
     }
 
+    @Test("a view draws again when what it shows changes, here or in a merged save, only then")
+    @MainActor
+    func observationExample() async throws {
+        let container = try PersistentContainer.inMemory(for: [Recipe.self, Step.self])
+        let setup = container.newContext()
+        let broth = Recipe(context: setup)
+        broth.title = "Broth"
+        let bread = Recipe(context: setup)
+        bread.title = "Bread"
+        try setup.save()
+        let id = broth.objectID
+        let view = try TrackingChangesArticle.showRecipe(id, in: container)
+        let context = container.mainContext
+        let recipe = view.recipe
+        #expect(view.draws == 1)
+
+        recipe.title = "Soup"
+        try await waitUntil { view.draws == 2 }
+        #expect(view.draws == 2)
+        try context.object(with: bread.objectID, as: Recipe.self).title = "Rye"
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(view.draws == 2, "another recipe's title")
+
+        let step = Step(context: context)
+        step.recipe = recipe
+        try await waitUntil { view.draws == 3 }
+        #expect(view.draws == 3, "a step whose recipe was set: the inverse side changed")
+
+        try context.save()  // else the merge keeps the main context's unsaved title
+        try await container.performBackgroundTask { background in
+            try background.object(with: id, as: Recipe.self).title = "Tomato soup"
+            try background.save()
+        }
+        try await waitUntil { view.draws == 4 }
+        #expect(view.draws == 4, "a save of another context, merged into the main context")
+        #expect(recipe.title == "Tomato soup")
+
+        let seen = ObservedValues<String>()
+        let titles = TrackingChangesArticle.titles(of: recipe)
+        let consumer = Task { @MainActor in
+            for await title in titles { seen.values.append(title) }
+        }
+        defer { consumer.cancel() }
+        try await waitUntil { !seen.values.isEmpty }
+        recipe.title = "Gazpacho"
+        try await waitUntil { seen.values.count > 1 }
+        #expect(seen.values == ["Tomato soup", "Gazpacho"])
+    }
+
     @Test("this file holds every code block of the article, as the article shows it")
     func articleMatchesThisFile() throws {
         let (blocks, source) = try articleCodeBlocks("TrackingChanges.md", asIn: #filePath)
-        #expect(blocks.count == 11)
+        #expect(blocks.count == 13)
         for expected in blocks {
             #expect(source.contains(expected), "not in this file: \(expected.prefix(44))")
         }

@@ -80,7 +80,7 @@ extension ManagedObject {
                 var keys = inverse.keys(of: destination)
                 if !keys.contains(self.key) {
                     keys.append(self.key)
-                    inverse.setKeys(keys, of: destination)
+                    inverse.changeKeys(keys, of: destination)
                 }
             } else {
                 if let previous = inverse.keys(of: destination).first, previous != self.key,
@@ -89,17 +89,19 @@ extension ManagedObject {
                     context.prepareModification(of: previousOwner)
                     accessor.removeKey(destination.key, from: previousOwner)
                 }
-                inverse.setKeys([self.key], of: destination)
+                if inverse.keys(of: destination) != [self.key] {
+                    inverse.changeKeys([self.key], of: destination)
+                }
             }
         }
     }
 }
 
 extension RelationshipAccessor {
-    /// Removes one destination key.
+    /// Removes one destination key, as a change the object's observers are told of.
     func removeKey(_ key: ObjectKey, from object: ManagedObject) {
         let keys = keys(of: object)
         guard keys.contains(key) else { return }
-        setKeys(keys.filter { $0 != key }, of: object)
+        changeKeys(keys.filter { $0 != key }, of: object)
     }
 }

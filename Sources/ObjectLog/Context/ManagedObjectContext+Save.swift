@@ -323,10 +323,11 @@ extension ManagedObjectContext {
             saved.inserted.reserveCapacity(inserted.count)
             saved.updated.reserveCapacity(updated.count)
         }
+        let savedState = observationBits.union(.tracksUpdates)
         inserted.forEachUnretained { object in
             guard !skipped.contains(object.key) else { return }
             object.lifecycle = []
-            object.accessState = .tracksUpdates
+            object.accessState = savedState
             object.loadedRecordOffset = 0
             object.recordOffsetBound = commitOffset
             object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
@@ -362,7 +363,7 @@ extension ManagedObjectContext {
             deletedMap[key] = nil
             object.snapshot = nil
             object.lifecycle = []
-            object.accessState = [.fault, .tracksUpdates]
+            refault(object)
         }
         releaseSnapshotsIfUnused()
         undoManagerStorage?.contextDidSave()

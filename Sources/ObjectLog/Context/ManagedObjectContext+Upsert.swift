@@ -133,9 +133,11 @@ extension ManagedObjectContext {
         // Loads a fault and records the saved values, as a property write would.
         prepareModification(of: survivor)
         forgetExternalReferences(ofKey: survivor.key, entity: entity)
-        for accessor in entity.accessors where accessor.attribute != nil {
-            accessor.copy(from: duplicate, to: survivor)
-        }
+        assignValues(
+            of: entity.accessors.filter { $0.attribute != nil },
+            from: duplicate,
+            to: survivor
+        )
         for accessor in entity.relationshipAccessors {
             let taken = accessor.keys(of: duplicate)
             guard !taken.isEmpty else { continue }
@@ -147,7 +149,7 @@ extension ManagedObjectContext {
                 let oldSet = Set(old)
                 new = old + mapped.filter { !oldSet.contains($0) }
             }
-            accessor.setKeys(new, of: survivor)
+            accessor.changeKeys(new, of: survivor)
             let newSet = Set(new)
             let oldSet = Set(old)
             survivor.updateInverses(
@@ -201,7 +203,7 @@ extension ManagedObjectContext {
                     let target = redirects[key] ?? key
                     if target != 0, !replaced.contains(target) { replaced.append(target) }
                 }
-                accessor.setKeys(replaced, of: object)
+                accessor.changeKeys(replaced, of: object)
             }
         }
     }

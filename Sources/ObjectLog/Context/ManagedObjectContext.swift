@@ -94,6 +94,10 @@ public final class ManagedObjectContext {
     var tracer: ContextTracer?
     /// What ``undoManager`` holds (see ManagedObjectContext+Undo.swift).
     var undoManagerStorage: ContextUndoManager?
+    /// The access bits every object registered here carries besides its own state:
+    /// ``AccessState/observed`` when ``objectsAreObservable`` is true, else none (see
+    /// ManagedObjectContext+Observation.swift).
+    @exclusivity(unchecked) var observationBits: AccessState = []
 
     /// Creates a context on a coordinator.
     public init(coordinator: PersistentStoreCoordinator) {
@@ -235,7 +239,7 @@ public final class ManagedObjectContext {
         object.entity = entity
         object.contextLink = link
         object.lifecycle = .inserted
-        object.accessState = []
+        object.accessState = observationBits
         registry.insert(object, for: object.key)
         insertedList.append(object)
         insertedCount += 1
@@ -320,7 +324,7 @@ public final class ManagedObjectContext {
         object.key = key
         object.entity = entity
         object.managedObjectContext = self
-        object.accessState = [.fault, .tracksUpdates]
+        object.accessState = observationBits.union([.fault, .tracksUpdates])
         registry.insert(object, for: key)
         registeredFaults += 1
     }
@@ -764,7 +768,7 @@ public final class ManagedObjectContext {
         }
         for object in updatedMap.allObjects + Array(deletedMap.values) {
             object.lifecycle = []
-            object.accessState = [.fault, .tracksUpdates]
+            refault(object)
         }
         for object in registry.allObjects { object.snapshot = nil }
         insertedList = []
@@ -830,7 +834,7 @@ public final class ManagedObjectContext {
             if object.isDeleted {
                 adoptStoredRecord(of: object)
             } else {
-                object.accessState = [.fault, .tracksUpdates]
+                refault(object)
             }
             return
         }
@@ -858,9 +862,11 @@ public final class ManagedObjectContext {
             )
         }
         guard decoded != nil else { return }
-        for accessor in entity.accessors where changed[accessor.name] == nil {
-            accessor.copy(from: fresh, to: object)
-        }
+        assignValues(
+            of: entity.accessors.filter { changed[$0.name] == nil },
+            from: fresh,
+            to: object
+        )
         var writer = PayloadWriter()
         var sink = BlobSink(store: nil, context: self)
         try? ObjectEncoder.encode(fresh, entity: entity, to: &writer, blobs: &sink)
@@ -898,6 +904,8 @@ public final class ManagedObjectContext {
                 // A pending delete has seen the change now: its save must not call it a
                 // conflict.
                 if object.isDeleted { adoptStoredRecord(of: object) }
+                // Its next load reads the change; observers of what it held are told now.
+                replacingValuesWithStored(object) {}
                 continue
             }
             refresh(object, mergeChanges: true)

@@ -171,11 +171,22 @@ public struct Attribute<Value> {
             // the optimiser left such a closure out of line, taking a key path object on
             // every write and keeping the client's dynamic exclusivity checks of every
             // attribute.
+            //
+            // The slow path has a store of its own, between the call that tells observers a
+            // change is coming and the one that tells them it happened; the plain path stays one
+            // check and one store. One store for both paths, with the second call behind a flag
+            // or a second check, hides from the optimiser that the access bits are still clear
+            // on the plain path: it then checks them again for each attribute that a caller
+            // sets one after another, where it otherwise checks once.
             defer { extendLifetime(object) }
             if object.accessState.rawValue != 0 {
-                object.willWriteAttribute(atOffset: fieldOffset(of: storageKeyPath, in: object))
+                let offset = fieldOffset(of: storageKeyPath, in: object)
+                object.willWriteAttribute(atOffset: offset)
+                object[keyPath: storageKeyPath].value = newValue
+                object.didWriteAttribute(atOffset: offset)
+            } else {
+                object[keyPath: storageKeyPath].value = newValue
             }
-            object[keyPath: storageKeyPath].value = newValue
         }
     }
 

@@ -20,6 +20,17 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     let scalarLayout: ScalarLayout?
     /// The relationships among ``accessors``.
     let relationshipAccessors: [RelationshipAccessor]
+    /// The field offsets of the transient attributes, which have no accessor.
+    let transientOffsets: [Int]
+    /// What observers of the entity's objects track (see
+    /// ``ManagedObject/subscript(observedProperty:)``), by observation slot: the persistent
+    /// properties at their ``PropertyAccessor/index``, then the transient attributes in the
+    /// order of ``transientOffsets``.
+    ///
+    /// Made once, with the entity: a key path with a subscript argument is an allocation, too
+    /// much for every observed read. `nonisolated(unsafe)`: key paths are immutable, but
+    /// `KeyPath` is not declared `Sendable`.
+    nonisolated(unsafe) let observationKeyPaths: [KeyPath<ManagedObject, Int>]
     /// Relationship accessors by their wrapper's storage key path, learnt by probing inverses.
     nonisolated(unsafe) var relationshipsByStorage: [AnyKeyPath: RelationshipAccessor] = [:]
     /// The declared inverse key path of each relationship, parallel to ``relationshipAccessors``.
@@ -57,12 +68,17 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         tag: EntityTag,
         objectType: ManagedObject.Type,
         accessors: [PropertyAccessor],
+        transientOffsets: [Int] = [],
         isAbstract: Bool = false
     ) {
         self.name = name
         self.tag = tag
         self.objectType = objectType
         self.accessors = accessors
+        self.transientOffsets = transientOffsets
+        self.observationKeyPaths = (0..<accessors.count + transientOffsets.count).map {
+            \ManagedObject.[observedProperty: $0]
+        }
         self.isAbstract = isAbstract
         for (index, accessor) in accessors.enumerated() { accessor.index = index }
         self.hasExternalData = accessors.contains {
@@ -137,6 +153,13 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// object, or nil (a transient attribute has none).
     func accessor(atOffset offset: Int) -> PropertyAccessor? {
         accessors.first { $0.offset == offset }
+    }
+
+    /// The observation slot (see ``observationKeyPaths``) of the property whose wrapper lies
+    /// `offset` bytes into an object, or nil.
+    func observationSlot(atOffset offset: Int) -> Int? {
+        if let accessor = accessor(atOffset: offset) { return accessor.index }
+        return transientOffsets.firstIndex(of: offset).map { accessors.count + $0 }
     }
 
     /// The accessor of a property by name.

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectLogStore
+import Observation
 
 /// The base class of every entity: a Swift class whose stored properties are declared with
 /// ``Attribute`` and ``Relationship``.
@@ -21,6 +22,10 @@ import ObjectLogStore
 ///
 /// Managed objects are not `Sendable`: use them only in the isolation domain of their context,
 /// and pass ``objectID`` between contexts.
+///
+/// Managed objects are `Observable`: in a context whose
+/// ``ManagedObjectContext/objectsAreObservable`` is true, `withObservationTracking` and
+/// `Observations` see their properties change (see <doc:TrackingChanges>).
 ///
 /// ## When the context is gone
 ///
@@ -177,6 +182,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         var loadError: ObjectLogError?
         var detachedExternal: [Int: BlobID] = [:]
         var pendingExternal = PropertyIndexSet()
+        var observationRegistrar: ObservationRegistrar?
     }
 
     /// Set while the model is probing an inverse key path.
@@ -207,6 +213,22 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         set {
             if !newValue.isEmpty || extras != nil { extrasForWriting().pendingExternal = newValue }
         }
+    }
+
+    /// The object's observation registrar; nil until a read reports to one.
+    ///
+    /// Reads report to a registrar while the object is observed (see
+    /// ``AccessState/observed``). Observers are found only through a registrar that a read
+    /// reported to, so an object without one has none, and a change tells no one.
+    final var observationRegistrar: ObservationRegistrar? { extras?.observationRegistrar }
+
+    /// ``observationRegistrar``, made now if the object has none yet.
+    final func makeObservationRegistrar() -> ObservationRegistrar {
+        let extras = extrasForWriting()
+        if let registrar = extras.observationRegistrar { return registrar }
+        let made = ObservationRegistrar()
+        extras.observationRegistrar = made
+        return made
     }
 
     private func extrasForWriting() -> Extras {
@@ -406,34 +428,33 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     // MARK: - Access hooks used by the property wrappers
 
-    /// Runs before a wrapped property is read: loads a fault.
-    @inlinable
-    final func prepareRead(_ storage: AnyKeyPath) {
-        if accessState.rawValue & AccessState.readBits != 0 { willRead(storage) }
-    }
-
     /// Runs before a wrapped property is written: loads a fault and records the change.
     @inlinable
     final func prepareWrite() {
         if accessState.rawValue != 0 { willWrite() }
     }
 
-    /// Runs before a wrapped property is read when ``accessState`` is not empty.
-    @usableFromInline
-    final func willRead(_ storage: AnyKeyPath) {
+    /// Runs before a wrapped relationship is read when a read bit of ``accessState`` is set;
+    /// the relationship's wrapper is `storage`, `offset` bytes into the object.
+    ///
+    /// While probing, the read records the storage key path. Otherwise a fault is loaded, and
+    /// the read is reported to the object's observers (see ``AccessState/observed``).
+    final func willReadRelationship(_ storage: AnyKeyPath, atOffset offset: Int) {
         if accessState.contains(.probing) {
             probe?.storage = storage
             probe?.reads += 1
             return
         }
         if accessState.contains(.fault) { fireFault() }
+        if accessState.contains(.observed) { reportRead(atOffset: offset) }
     }
 
     /// Runs before a wrapped attribute is read when a read bit of ``accessState`` is set.
     ///
     /// The attribute is the one whose wrapper lies `offset` bytes into the object. While
-    /// probing, the read is counted and the offset recorded. Otherwise a fault is loaded, and
-    /// then external data of the attribute that is not loaded yet: the result is then
+    /// probing, the read is counted and the offset recorded. Otherwise a fault is loaded, the
+    /// read is reported to the object's observers (see ``AccessState/observed``), and then
+    /// external data of the attribute that is not loaded yet is read: the result is then
     /// `.some(data)`, with `data` nil if it could not be read (the error is kept). `nil` means
     /// there is nothing to store.
     ///
@@ -446,6 +467,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             return nil
         }
         if accessState.contains(.fault) { fireFault() }
+        if accessState.contains(.observed) { reportRead(atOffset: offset) }
         guard accessState.contains(.pendingExternal),
             let index = entity?.accessor(atOffset: offset)?.index,
             pendingExternal.contains(index)
@@ -458,8 +480,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// Runs before a wrapped attribute is written when ``accessState`` is not empty: does what
-    /// ``willWrite()`` does, and discards external data of the attribute (at `offset` bytes
-    /// into the object) that is not loaded yet, which the new value replaces.
+    /// ``willWrite()`` does, discards external data of the attribute (at `offset` bytes into
+    /// the object) that is not loaded yet, which the new value replaces, and tells the
+    /// attribute's observers that it is about to change.
     @usableFromInline
     final func willWriteAttribute(atOffset offset: Int) {
         willWrite(attributeOffset: offset, relationship: nil)
@@ -468,6 +491,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         {
             pendingExternal.remove(index)
         }
+        if accessState.contains(.observed) { _ = willChangeObserved(atOffset: offset) }
+    }
+
+    /// Runs after a wrapped attribute was written on the slow path: tells the observers that
+    /// ``willWriteAttribute(atOffset:)`` told of the coming change that it has happened.
+    @usableFromInline
+    final func didWriteAttribute(atOffset offset: Int) {
+        if accessState.contains(.observed) { didChangeObserved(atOffset: offset) }
     }
 
     /// Runs before a wrapped property is written when ``accessState`` is not empty.
@@ -604,9 +635,16 @@ struct AccessState: OptionSet, Sendable {
     /// the plain path (inserted or already changed) need it; a clean object's first write is
     /// checked anyway.
     static let recordsUndo = AccessState(rawValue: 16)
+    /// Reads and writes are reported to the object's observation registrar (Swift's
+    /// Observation framework): the object is registered in a context whose
+    /// ``ManagedObjectContext/objectsAreObservable`` is true.
+    ///
+    /// A bit rather than a look at the context: objects of other contexts keep the fast path,
+    /// with nothing more to check.
+    static let observed = AccessState(rawValue: 32)
     /// The bits a read must act on (a clean object's reads stay on the fast path).
     @usableFromInline
-    static let readBits: UInt8 = 1 | 4 | 8
+    static let readBits: UInt8 = 1 | 4 | 8 | 32
 }
 
 /// Where an object is in its context's unit of work.

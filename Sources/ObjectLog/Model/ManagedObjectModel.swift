@@ -73,12 +73,16 @@ public final class ManagedObjectModel: Sendable {
         var drafts: [ObjectIdentifier: [PropertyAccessor]] = [:]
         var checks: [ObjectIdentifier: [(accessor: PropertyAccessor, checks: [AttributeCheck])]] =
             [:]
+        var transients: [ObjectIdentifier: [Int]] = [:]
         while let type = pending.popLast() {
             guard all[ObjectIdentifier(type)] == nil else { continue }
             all[ObjectIdentifier(type)] = type
-            let (accessors, declaredChecks) = try Self.discoverAccessors(of: type)
+            let (accessors, declaredChecks, transientOffsets) = try Self.discoverAccessors(
+                of: type
+            )
             drafts[ObjectIdentifier(type)] = accessors
             checks[ObjectIdentifier(type)] = declaredChecks
+            transients[ObjectIdentifier(type)] = transientOffsets
             for case let relationship as RelationshipAccessor in accessors {
                 pending.append(relationship.destinationType)
             }
@@ -134,6 +138,7 @@ public final class ManagedObjectModel: Sendable {
                 tag: tag,
                 objectType: type,
                 accessors: drafts[ObjectIdentifier(type)] ?? [],
+                transientOffsets: transients[ObjectIdentifier(type)] ?? [],
                 isAbstract: type.isAbstract
             )
             entity.attributeChecks = checks[ObjectIdentifier(type)] ?? []
@@ -205,12 +210,14 @@ public final class ManagedObjectModel: Sendable {
     ///
     /// The attribute options come from a prototype made with ``AttributeDiscovery``.
     /// Also returns the validation checks of the attributes that declare a rule; a rule the
-    /// model cannot use (a pattern that does not compile) is an error.
+    /// model cannot use (a pattern that does not compile) is an error; and the field offsets
+    /// of the transient attributes, which get no accessor (observers track them by offset).
     private static func discoverAccessors(
         of type: ManagedObject.Type
     ) throws(ObjectLogError) -> (
         accessors: [PropertyAccessor],
-        checks: [(accessor: PropertyAccessor, checks: [AttributeCheck])]
+        checks: [(accessor: PropertyAccessor, checks: [AttributeCheck])],
+        transientOffsets: [Int]
     ) {
         let recorded = AttributeDiscovery.makePrototype(of: type).options
         guard let walkOrder = AttributeDiscovery.fieldOptions(of: type, recorded: recorded) else {
@@ -223,6 +230,7 @@ public final class ManagedObjectModel: Sendable {
         var options = walkOrder[...]
         var accessors: [PropertyAccessor] = []
         var checks: [(accessor: PropertyAccessor, checks: [AttributeCheck])] = []
+        var transientOffsets: [Int] = []
         // The class-type walk visits inherited fields too, base class first.
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) {
             name,
@@ -243,6 +251,7 @@ public final class ManagedObjectModel: Sendable {
             accessor.originalName =
                 declared?.originalName ?? type.originalPropertyNames[propertyName]
             if let attribute = accessor.attribute, attribute.options.contains(.transient) {
+                transientOffsets.append(offset)
                 return true
             }
             accessors.append(accessor)
@@ -261,7 +270,7 @@ public final class ManagedObjectModel: Sendable {
                 )
             }
         }
-        return (accessors, checks)
+        return (accessors, checks, transientOffsets)
     }
 
     /// Resolves inverses, rules and constraints, and fills in each entity's schema.

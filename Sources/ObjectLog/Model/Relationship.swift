@@ -189,7 +189,12 @@ public struct Relationship<Value: RelationshipValue> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Relationship<Value>>
     ) -> Value {
         get {
-            object.prepareRead(storageKeyPath)
+            if object.accessState.rawValue & AccessState.readBits != 0 {
+                object.willReadRelationship(
+                    storageKeyPath,
+                    atOffset: fieldOffset(of: storageKeyPath, in: object)
+                )
+            }
             let storage = object[keyPath: storageKeyPath]
             guard let context = object.managedObjectContext else {
                 return Value(relatedObjects: [])
@@ -209,9 +214,17 @@ public struct Relationship<Value: RelationshipValue> {
             return Value(relatedObjects: [destination])
         }
         set {
+            // The offset of the relationship whose observers were told it is about to change.
+            var observedOffset: Int?
             if object.accessState.rawValue != 0 {
                 object.willWrite(attributeOffset: nil, relationship: storageKeyPath)
+                if object.accessState.contains(.observed) {
+                    let offset = fieldOffset(of: storageKeyPath, in: object)
+                    if object.willChangeObserved(atOffset: offset) { observedOffset = offset }
+                }
             }
+            // Also when the assignment is refused below: the observers were told it would come.
+            defer { if let observedOffset { object.didChangeObserved(atOffset: observedOffset) } }
             let related = newValue.relatedObjects
             guard object.adoptContext(for: related, property: storageKeyPath) else { return }
             var newKeys: [ObjectKey] = []
@@ -234,6 +247,18 @@ public struct Relationship<Value: RelationshipValue> {
                 removing: oldKeys.filter { !newKeys.contains($0) },
                 adding: newKeys.filter { !oldKeys.contains($0) }
             )
+        }
+    }
+
+    /// The byte offset of the wrapper's storage in `object`, for the access slow paths (the
+    /// observers find the relationship by it, as an attribute's find theirs).
+    static func fieldOffset<Object: ManagedObject>(
+        of storageKeyPath: ReferenceWritableKeyPath<Object, Relationship<Value>>,
+        in object: Object
+    ) -> Int {
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        return withUnsafeMutablePointer(to: &object[keyPath: storageKeyPath]) {
+            UnsafeRawPointer($0) - base
         }
     }
 }

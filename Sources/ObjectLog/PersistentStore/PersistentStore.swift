@@ -218,6 +218,46 @@ package protocol PersistentStore: AnyObject, Sendable {
     /// Work the store does after a commit, once the coordinator has released its lock (the
     /// log store's automatic compaction).
     func finishCommit()
+
+    /// Commits `transaction` as ``commitSave(_:checking:)`` does, but may return once it is
+    /// written and before it is durable (its `awaitsFlush`): the coordinator then releases
+    /// its lock and calls ``waitUntilDurable(_:)``, so that the saves of other contexts
+    /// meanwhile can share the flush (the log store's group commit).
+    ///
+    /// Until then the commit is part of what later saves are checked against and follow
+    /// (``recordOffsetsAndGeneration(of:)`` sees it), but not of what reads see. Every commit
+    /// begun must be waited for: the store may leave the flush of others to its thread.
+    func beginSave(
+        _ transaction: Transaction,
+        checking locks: [StoreLockCheck]
+    ) throws
+        -> StoreCommit
+
+    /// Waits until a commit that ``beginSave(_:checking:)`` returned is durable.
+    ///
+    /// - Throws: The error of the flush, which leaves the store refusing writes.
+    func waitUntilDurable(_ commit: StoreCommit) throws
+
+    /// Waits until every commit begun is durable and seen by reads: what the coordinator
+    /// calls before it reads the store to build what it keeps of it (uniqueness indexes,
+    /// attribute columns) or to decide from its values.
+    func waitForPendingCommits() throws
+}
+
+extension PersistentStore {
+    /// Commits at once: a store without group commit.
+    package func beginSave(
+        _ transaction: Transaction,
+        checking locks: [StoreLockCheck]
+    ) throws -> StoreCommit {
+        try commitSave(transaction, checking: locks)
+    }
+
+    /// Nothing to wait for: ``beginSave(_:checking:)`` committed.
+    package func waitUntilDurable(_ commit: StoreCommit) throws {}
+
+    /// Nothing to wait for: every commit is durable when it returns.
+    package func waitForPendingCommits() throws {}
 }
 
 /// A snapshot of where some objects' records are, taken by
@@ -259,6 +299,9 @@ package struct StoreCommit: Sendable {
     package var end: UInt64
     /// The generation positions are counted in.
     package var generation: UInt64
+    /// Whether the commit is written but not durable yet: see
+    /// ``PersistentStore/beginSave(_:checking:)``.
+    package var awaitsFlush = false
 
     /// A commit's description.
     package init(info: CommitInfo, end: UInt64, generation: UInt64) {

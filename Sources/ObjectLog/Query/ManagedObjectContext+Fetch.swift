@@ -224,6 +224,7 @@ extension ManagedObjectContext {
         // A fresh context has nothing registered to look up.
         let looksUp = registry.count > 0
         let chunk = (keys.count + parts - 1) / parts
+        let faultState = observationBits.union([.fault, .tracksUpdates])
         let objects = [ManagedObject](unsafeUninitializedCapacity: keys.count) {
             buffer,
             initialized in
@@ -246,7 +247,7 @@ extension ManagedObjectContext {
                     object.key = keys[index]
                     object.entity = entity
                     object.contextLink = link
-                    object.accessState = [.fault, .tracksUpdates]
+                    object.accessState = faultState
                     // The registry's reference, taken while the object is at hand.
                     _ = Unmanaged.passUnretained(object).retain()
                     (base + index).initialize(to: object)
@@ -585,6 +586,8 @@ extension ManagedObjectContext {
         // Every record the scan sees is older than the log's end now, and every later write
         // lies beyond it.
         let (scanBound, generation) = try readingStore { try store.endAndGeneration }
+        // What a scratch object gains as it is registered (it has no access bits before).
+        let registeredState = observationBits.union(.tracksUpdates)
         do {
             try scan { key, _, buffer in
                 let registered = registry[key]
@@ -652,7 +655,7 @@ extension ManagedObjectContext {
                 scratch = next
                 if plan.register {
                     registry.insert(object, for: key)
-                    object.accessState.insert(.tracksUpdates)
+                    object.accessState.formUnion(registeredState)
                     object.loadedRecordOffset = 0
                     object.recordOffsetBound = scanBound
                     object.loadedGeneration = UInt32(truncatingIfNeeded: generation)
@@ -671,7 +674,7 @@ extension ManagedObjectContext {
         if plan.keepBest != nil {
             for object in matches.objects where registry[object.key] == nil {
                 registry.insert(object, for: object.key)
-                object.accessState.insert(.tracksUpdates)
+                object.accessState.formUnion(registeredState)
                 object.loadedRecordOffset = 0
                 object.recordOffsetBound = scanBound
                 object.loadedGeneration = UInt32(truncatingIfNeeded: generation)

@@ -247,7 +247,12 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Stages `value` under `key` for the next save, reserved keys included: the engine's own
     /// settings (the history retention) travel as metadata.
     func stageMetadata(_ value: MetadataValue?, forKey key: String) throws(ObjectLogError) {
-        let committed = try readingStore { try store.metadata }
+        // With the commits of saves still waiting for their flush: one of them may change the
+        // metadata, and the staged dictionary replaces the whole.
+        let committed = try readingStore {
+            try store.waitForPendingCommits()
+            return try store.metadata
+        }
         state.withLock { state in
             if !state.hasStagedMetadata {
                 state.stagedMetadata = committed
@@ -394,7 +399,9 @@ public final class PersistentStoreCoordinator: Sendable {
         return commit
     }
 
-    /// Checks conflicts and uniqueness and commits, all under the lock.
+    /// Checks conflicts and uniqueness and writes the commit, all under the lock; then waits
+    /// for the commit's flush without it, so that the saves of other contexts meanwhile share
+    /// the flush (group commit, see ``PersistentStore/beginSave(_:checking:)``).
     ///
     /// A batch update's records hold the values it found: its `batchUpdate` basis makes the
     /// commit fail with ``ObjectLogError/Code/conflict`` if any of its objects changed since it
@@ -414,7 +421,7 @@ public final class PersistentStoreCoordinator: Sendable {
     ) throws(ObjectLogError) -> (
         CommitInfo?, endOffset: UInt64, generation: UInt64, conflicts: [ObjectKey]
     ) {
-        let result: Result<(CommitInfo?, UInt64, UInt64, [ObjectKey]), ObjectLogError> =
+        let result: Result<(StoreCommit?, [ObjectKey]), ObjectLogError> =
             state
             .withLock {
                 state in
@@ -424,6 +431,9 @@ public final class PersistentStoreCoordinator: Sendable {
                 if let batchUpdate {
                     let now: (end: UInt64, generation: UInt64)
                     do {
+                        // The end reads see: once the commits before it are, the end after
+                        // them, which the basis is compared with.
+                        try store.waitForPendingCommits()
                         now = try store.endAndGeneration
                     } catch {
                         return .failure(ObjectLogError.store(error, "cannot commit the save"))
@@ -488,7 +498,15 @@ public final class PersistentStoreCoordinator: Sendable {
                             if translated == nil {
                                 // Compactions since have forgotten where the record was: the
                                 // values decide. The object is unchanged in the store if its
-                                // record holds the values the context loaded.
+                                // record holds the values the context loaded, as reads see it
+                                // once every commit before is.
+                                do {
+                                    try store.waitForPendingCommits()
+                                } catch {
+                                    return .failure(
+                                        ObjectLogError.store(error, "cannot commit the save")
+                                    )
+                                }
                                 if !storedValues(of: check.key, equal: loadedValues(check.key)) {
                                     conflicts.append(check.key)
                                 } else {
@@ -533,7 +551,7 @@ public final class PersistentStoreCoordinator: Sendable {
                     return .failure(error)
                 }
                 if state.hasStagedMetadata { transaction.metadata = state.stagedMetadata }
-                guard !transaction.isEmpty else { return .success((nil, 0, 0, conflicts)) }
+                guard !transaction.isEmpty else { return .success((nil, conflicts)) }
                 let commit: StoreCommit
                 do {
                     commit = try commitUpdatingColumns(
@@ -562,13 +580,25 @@ public final class PersistentStoreCoordinator: Sendable {
                     // Other processes save too: the indexes are read again when next needed.
                     state.uniqueIndexes = [:]
                 }
-                return .success((commit.info, commit.end, commit.generation, conflicts))
+                return .success((commit, conflicts))
             }
-        let committed = try result.get()
+        let (commit, conflicts) = try result.get()
+        guard let commit else { return (nil, 0, 0, conflicts) }
+        do {
+            try store.waitUntilDurable(commit)
+        } catch {
+            // What the coordinator keeps holds the commit's values: built again from the store
+            // when next needed (the store, poisoned, takes no more saves meanwhile).
+            state.withLock { state in
+                state.columns = [:]
+                state.uniqueIndexes = [:]
+            }
+            throw ObjectLogError.store(error, "cannot commit the save")
+        }
         // Once the coordinator's lock is released: contexts keep reading and saving while a
         // compaction copies the store, as they do while one is started by hand.
-        if committed.0 != nil { store.finishCommit() }
-        return committed
+        store.finishCommit()
+        return (commit.info, commit.end, commit.generation, conflicts)
     }
 
     /// The error of a save whose objects `keys` changed in the store since they were loaded.
@@ -595,7 +625,9 @@ public final class PersistentStoreCoordinator: Sendable {
     ///
     /// The store is told nothing of the columns and never calls back: a large save's commit
     /// runs on another thread while this one, holding the coordinator's lock, updates them.
-    /// When the commit throws, the caller drops the columns.
+    /// A small save's commit may return before it is durable (``PersistentStore/beginSave(_:checking:)``);
+    /// the columns then hold its values before reads see them, which ``withColumns(of:indices:_:)``
+    /// waits for. When the commit throws, the caller drops the columns.
     private func commitUpdatingColumns(
         _ transaction: Transaction,
         setting setValues: [Int: [UInt8]]?,
@@ -616,7 +648,7 @@ public final class PersistentStoreCoordinator: Sendable {
         }
         guard !state.columns.isEmpty, transaction.count >= Self.concurrentColumnUpdateChanges
         else {
-            let commit = try store.commitSave(transaction, checking: locks)
+            let commit = try store.beginSave(transaction, checking: locks)
             updateColumns(state: &state)
             return commit
         }
@@ -643,6 +675,16 @@ public final class PersistentStoreCoordinator: Sendable {
         var output: Result?
         var failure: (any Error)?
         state.withLock { state in
+            // The columns hold the values of saves whose commits may still wait for their
+            // flush, and `body` reads records as reads see them: once those commits are
+            // durable, the two agree (no save can begin another meanwhile, as this holds the
+            // coordinator's lock).
+            do {
+                try store.waitForPendingCommits()
+            } catch {
+                failure = error
+                return
+            }
             let columns: AttributeColumns
             if let existing = state.columns[entity.tag] {
                 columns = existing
@@ -792,6 +834,10 @@ public final class PersistentStoreCoordinator: Sendable {
                 }
             }
         }
+        // Built from the store as reads see it: once the commits of saves that still wait for
+        // their flush are too (the indexes already hold their values only where built). A
+        // failed flush leaves the store refusing saves, so the indexes need not be right then.
+        if !missing.isEmpty { try? store.waitForPendingCommits() }
         for (tag, scopes) in missing {
             var indexes = Array(repeating: UniqueIndex(), count: scopes.count)
             for entity in model.entity(tag: tag)?.concreteEntities ?? [] {

@@ -61,6 +61,8 @@ extension LogStore {
         lock.lock()
         defer { lock.unlock() }
         try checkWritable()
+        // The copy is of the state, which then holds every commit written to the old file.
+        try settlePendingCommits()
         if lacksUpgrade {
             throw StoreError(
                 .invalidArgument,
@@ -169,6 +171,7 @@ extension LogStore {
         lock.lock()
         defer { lock.unlock() }
         try checkOpen()
+        try settlePendingCommits()
         try checkCopyable()
         let copy = try Compactor(copying: self).writeCopy(
             to: target,

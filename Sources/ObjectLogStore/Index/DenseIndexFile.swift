@@ -196,30 +196,46 @@ package enum DenseIndexFile {
         var index = header.index
         let valid = bytes.withUnsafeBytes { file -> Bool in
             let slots = UnsafeRawBufferPointer(rebasing: file[Int(header.slotsOffset)...])
-            let pageSize = SlotPageChecks.pageSize
-            for (page, checksum) in header.pageChecksums.enumerated() {
-                let start = page * pageSize
-                let end = min(start + pageSize, slots.count)
-                guard
-                    CRC32.checksum(UnsafeRawBufferPointer(rebasing: slots[start..<end]))
-                        == checksum
-                else { return false }
-            }
-            for slot in 0..<header.slotCount {
-                let length = UInt32(littleEndianBytesOf: slots, at: slot * 16 + 8)
-                guard length != 0 else { continue }
+            return forEachLiveSlot(of: slots, checkedBy: header.pageChecksums) { key, slot in
                 let location = RecordLocation(
-                    entity: UInt32(littleEndianBytesOf: slots, at: slot * 16 + 12),
-                    offset: UInt64(littleEndianBytesOf: slots, at: slot * 16),
-                    packedLength: length
+                    entity: slot.entity,
+                    offset: slot.offset,
+                    packedLength: slot.length
                 )
                 guard location.offset < index.coveredLength,
                     UInt64(location.length) <= index.coveredLength - location.offset
                 else { return false }
-                index.entries.append((ObjectKey(slot + 1), location))
+                index.entries.append((key, location))
+                return true
             }
-            return index.entries.count == header.count
         }
-        return valid ? index : nil
+        return valid && index.entries.count == header.count ? index : nil
+    }
+
+    /// Checks every page of `slots` against `checksums`, then calls `body` with each live
+    /// slot's key and location in key order.
+    ///
+    /// False as soon as a page does not match or `body` returns false.
+    static func forEachLiveSlot(
+        of slots: UnsafeRawBufferPointer,
+        checkedBy checksums: [UInt32],
+        _ body: (ObjectKey, PackedLocation) -> Bool
+    ) -> Bool {
+        let pageSize = SlotPageChecks.pageSize
+        for (page, checksum) in checksums.enumerated() {
+            let start = page * pageSize
+            let end = min(start + pageSize, slots.count)
+            guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: slots[start..<end])) == checksum
+            else { return false }
+        }
+        for slot in 0..<slots.count / 16 {
+            var location = PackedLocation()
+            location.length = UInt32(littleEndianBytesOf: slots, at: slot * 16 + 8)
+            guard location.isLive else { continue }
+            location.offset = UInt64(littleEndianBytesOf: slots, at: slot * 16)
+            location.entity = UInt32(littleEndianBytesOf: slots, at: slot * 16 + 12)
+            guard body(ObjectKey(slot + 1), location) else { return false }
+        }
+        return true
     }
 }

@@ -40,13 +40,24 @@ extension LogStore {
     /// the file's generation, all read together under one lock.
     ///
     /// The batch form of ``locationAndGeneration(of:)`` for a save's optimistic-locking checks:
-    /// one lock round trip for the whole save instead of one per object.
+    /// one lock round trip for the whole save instead of one per object. Unlike reads, it
+    /// sees the commits written whose flush has not completed: a save that follows them must
+    /// be checked against them.
     package func recordOffsetsAndGeneration(
         of keys: [ObjectKey]
     ) -> (offsets: [UInt64?], generation: UInt64) {
         locked {
+            if !pending.isEmpty { pending.buildLocations() }
+            let locations = pending.locations
             let offsets = [UInt64?](unsafeUninitializedCapacity: keys.count) { buffer, count in
-                for index in keys.indices { buffer[index] = state.live[keys[index]]?.offset }
+                for index in keys.indices {
+                    let key = keys[index]
+                    if let locations, let location = locations[key] {
+                        buffer[index] = location?.offset
+                    } else {
+                        buffer[index] = state.live[key]?.offset
+                    }
+                }
                 count = keys.count
             }
             return (offsets, state.header.generation)

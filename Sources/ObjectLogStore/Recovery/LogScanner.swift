@@ -124,14 +124,17 @@ package struct ScannedCommit: Sendable {
 /// Damage found where a record should be.
 package struct LogDamage: Sendable, Equatable {
     package enum Kind: Sendable, Equatable {
-        /// The file ends inside, or is damaged only within, its last transaction, nobody is
-        /// writing the store and no index checkpoint covers that transaction: what a crash
-        /// during an unacknowledged save leaves. Opening for writing cuts it off.
+        /// The file ends inside, or is damaged within, the transactions written since the
+        /// last flush that completed (no later commit shows the damaged one was
+        /// acknowledged), nobody is writing the store and no index checkpoint covers that
+        /// transaction: what a crash during unacknowledged saves leaves. Opening for writing
+        /// cuts it off.
         case tornTail
         /// As a torn tail, but another process holds the writer lock: its save is in progress.
         case inFlight
-        /// Damage with a valid commit after it, or in a transaction an index checkpoint covers
-        /// (so it was acknowledged): committed data is unreadable.
+        /// Damage with a valid commit after it that shows the damaged transaction was
+        /// acknowledged, or in a transaction an index checkpoint covers: committed data is
+        /// unreadable.
         case corrupt
     }
 
@@ -418,6 +421,7 @@ package struct LogScanner {
             result.damage = try classify(
                 at: offset,
                 transactionStart: transactionStart,
+                number: outcome.lastNumber + 1,
                 reason: reason,
                 writtenWhole: writtenWhole
             )
@@ -636,7 +640,7 @@ package struct LogScanner {
     }
 
     /// Decides whether damage at `offset` is a torn tail or corruption, by looking for valid
-    /// commit records after it.
+    /// commit records after it that show the damaged transaction was acknowledged.
     ///
     /// Damage in a transaction `writtenWhole` (every record intact and its commit valid: a
     /// patch whose base is wrong) is corruption wherever it lies: a torn write leaves a record
@@ -644,22 +648,32 @@ package struct LogScanner {
     private mutating func classify(
         at offset: UInt64,
         transactionStart: UInt64,
+        number: UInt64,
         reason: String,
         writtenWhole: Bool = false
     ) throws -> LogDamage {
         let commits = try validCommits(after: offset)
-        // Damage confined to the last transaction (no commit after it, or only that
-        // transaction's own commit at the very end of the file) is what an interrupted,
-        // unacknowledged save leaves: its sectors may reach the disk in any order. Unless an
-        // index checkpoint covers that transaction: the index is written only after its
-        // commit was synced, so the transaction was acknowledged and its damage is corruption.
-        let isConfined =
-            commits.isEmpty
-            || (commits.count == 1 && commits[0].firstRecordOffset == transactionStart
-                && commits[0].end == fileSize)
+        // Damage that no later transaction shows was acknowledged is what an interrupted,
+        // unacknowledged save leaves: the sectors written since the last completed flush may
+        // reach the disk in any order, and those may hold several transactions when saves
+        // shared a flush. Unless an index checkpoint covers that transaction: the index is
+        // written only after its commit was synced, so the transaction was acknowledged and
+        // its damage is corruption.
+        var isAcknowledged = false
+        for commit in commits {
+            if try showsAcknowledged(
+                commit,
+                damageAt: offset,
+                transactionStart: transactionStart,
+                number: number
+            ) {
+                isAcknowledged = true
+                break
+            }
+        }
         let kind: LogDamage.Kind
         var reason = reason
-        if !isConfined {
+        if isAcknowledged {
             kind = .corrupt
         } else if writtenWhole {
             kind = .corrupt
@@ -678,6 +692,76 @@ package struct LogScanner {
             laterCommits: kind == .corrupt ? commits.count : 0,
             resumeCandidates: kind == .corrupt ? Array(commits.prefix(16)) : []
         )
+    }
+
+    /// Whether `commit`, valid and after damage at `offset` in the transaction numbered
+    /// `number` that starts at `transactionStart`, shows that transaction was acknowledged.
+    ///
+    /// The damaged transaction's own commit shows nothing. A later transaction shows it when it
+    /// was written after the damaged one was durable: it is intact and its note names no
+    /// durable mark (every transaction before it was durable when it was written, as every
+    /// writer before group commit wrote them), or a mark at `number` or beyond (FORMAT.md,
+    /// section 5). A damaged one shows nothing: it may be one of a torn group. A commit of no
+    /// transaction a writer could have written there is taken as showing it, as before group
+    /// commit every valid commit after the damage was.
+    private mutating func showsAcknowledged(
+        _ commit: FoundCommit,
+        damageAt offset: UInt64,
+        transactionStart: UInt64,
+        number: UInt64
+    ) throws -> Bool {
+        if commit.firstRecordOffset == transactionStart { return false }
+        let commitStart = commit.end - UInt64(layout.commitRecordLength)
+        guard commit.firstRecordOffset > offset, commit.firstRecordOffset <= commitStart else {
+            return true
+        }
+        guard let mark = try durableMark(from: commit.firstRecordOffset, to: commitStart, commit)
+        else { return false }
+        return mark.map { $0 >= number } ?? true
+    }
+
+    /// The durable mark of the transaction whose records run from `start` to its commit at
+    /// `end`: `.some(nil)` when it is intact (every record valid and as many as `commit`
+    /// counts) and its note names none; nil when it is damaged.
+    private mutating func durableMark(
+        from start: UInt64,
+        to end: UInt64,
+        _ commit: FoundCommit
+    ) throws -> UInt64?? {
+        var offset = start
+        var count: UInt32 = 0
+        var mark: UInt64?
+        while offset < end {
+            let available = Int(min(UInt64(layout.maximumAnyFrameLength), end - offset))
+            guard let frameAt = try ensure(offset, available) else { return nil }
+            // Safe: `ensure` has filled the window, so it exists.
+            let frameBytes = UnsafeRawBufferPointer(
+                start: UnsafeRawBufferPointer(window!.bytes).baseAddress! + frameAt,
+                count: available
+            )
+            guard case .frame(let frame) = RecordFrame.decode(frameBytes, layout: layout),
+                frame.type != .commit, UInt64(frame.totalLength) <= end - offset
+            else { return nil }
+            let total = frame.totalLength
+            guard let recordAt = try ensure(offset, total) else { return nil }
+            // Safe: `ensure` has made `total` bytes from `recordAt` available in the window.
+            let record = UnsafeRawBufferPointer(
+                start: UnsafeRawBufferPointer(window!.bytes).baseAddress! + recordAt,
+                count: total
+            )
+            let payload = UnsafeRawBufferPointer(rebasing: record[frame.frameLength...])
+            guard checksumsMatch(frame.checksum, RecordFrame.checksum(of: record)),
+                Self.structuralProblem(frame: frame, payload: payload, layout: layout) == nil
+            else { return nil }
+            // The note is in the padding just before the commit record.
+            mark =
+                frame.type == .padding && offset + UInt64(total) == end
+                ? TransactionNote.durableThrough(padding: payload) : nil
+            count += 1
+            offset += UInt64(total)
+        }
+        guard offset == end, count == commit.recordCount else { return nil }
+        return .some(mark)
     }
 
     /// Valid commit records wholly after `offset`, found by their trailer.

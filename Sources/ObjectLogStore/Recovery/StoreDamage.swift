@@ -2,14 +2,15 @@
 public struct StoreDamage: Sendable, Equatable, CustomStringConvertible {
     /// Whether the damage is a torn tail or corruption.
     public enum Kind: String, Sendable {
-        /// An incomplete or damaged last transaction, as an interrupted save leaves, in a store
-        /// nobody is writing; dropped.
+        /// An incomplete or damaged last transaction, or group of transactions written before
+        /// one flush, as interrupted saves leave, in a store nobody is writing; dropped.
         case tornTail
         /// An incomplete last transaction while another process holds the writer lock: a save
         /// in progress, not damage. Readers see the store without it.
         case inFlight
-        /// Damage with valid commits after it, or in a transaction the index checkpoint shows
-        /// was committed: committed data cannot be read.
+        /// Damage with a valid commit after it that shows the damaged transaction was
+        /// acknowledged, or in a transaction the index checkpoint shows was committed:
+        /// committed data cannot be read.
         case corrupt
     }
 

@@ -80,16 +80,8 @@ struct LiveState {
 
     /// The index checkpoint that describes this state.
     var index: StoreIndex {
-        StoreIndex(
-            storeUUID: header.storeUUID,
-            generation: header.generation,
-            coveredLength: endOffset,
-            lastCommitChecksum: lastCommitChecksum ?? 0,
-            lastNumber: lastNumber,
-            nextKey: nextKey,
-            metadataOffset: metadataOffset,
-            liveBytes: liveRecordBytes,
-            entries: live.sortedEntries()
-        )
+        var index = indexHeader
+        index.entries = live.sortedEntries()
+        return index
     }
 }

@@ -10,12 +10,16 @@ extension LogStore {
         lock.lock()
         defer { lock.unlock() }
         guard !state.isClosed else { return }
+        // Commits written and not flushed yet are made durable (or fail) before the file
+        // closes under them.
+        let settled = Result { try settlePendingCommits() }
         defer {
             state.isClosed = true
             file.close()
             lockFile?.close()
             lockFile = nil
         }
+        try settled.get()
         if !isReadOnly && !state.isPoisoned && !state.indexIsCurrent {
             try writeIndex()
         }
@@ -107,6 +111,7 @@ extension LogStore {
         lock.lock()
         defer { lock.unlock() }
         try checkWritable()
+        try settlePendingCommits()
         try writeIndex()
     }
 }

@@ -109,26 +109,14 @@ extension LogStore {
             minimumCapacity: header.count,
             keysBelow: header.index.nextKey
         )
-        let valid = bytes.withUnsafeBytes { slots -> Bool in
-            let pageSize = SlotPageChecks.pageSize
-            for (page, checksum) in header.pageChecksums.enumerated() {
-                let start = page * pageSize
-                let end = min(start + pageSize, slots.count)
-                guard
-                    CRC32.checksum(UnsafeRawBufferPointer(rebasing: slots[start..<end]))
-                        == checksum
-                else { return false }
+        let valid = bytes.withUnsafeBytes { slots in
+            DenseIndexFile.forEachLiveSlot(of: slots, checkedBy: header.pageChecksums) {
+                directory.insertUnique($0, $1)
+                return true
             }
-            for slot in 0..<header.slotCount {
-                var location = PackedLocation()
-                location.offset = UInt64(littleEndianBytesOf: slots, at: slot * 16)
-                location.length = UInt32(littleEndianBytesOf: slots, at: slot * 16 + 8)
-                location.entity = UInt32(littleEndianBytesOf: slots, at: slot * 16 + 12)
-                if location.isLive { directory.insertUnique(ObjectKey(slot + 1), location) }
-            }
-            return directory.count == header.count
         }
-        return valid ? (header.index, directory, header.counts) : nil
+        return valid && directory.count == header.count
+            ? (header.index, directory, header.counts) : nil
     }
 
     /// Reads and decodes the index in `file` (`size` bytes); nil for one that is not valid.

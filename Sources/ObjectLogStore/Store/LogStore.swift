@@ -20,7 +20,8 @@ import Foundation
 /// 1. One writer at a time: a second writable open of the same path, in this process or
 ///    another, fails with `StoreError.Code.locked`. Read-only opens are always allowed.
 /// 2. A commit that returned is durable (with the default options) and atomic; nothing of a
-///    transaction is visible before its commit record is.
+///    transaction is visible before its commit record is, nor, with durable options, before
+///    it is durable. Commits from several threads share a flush (group commit).
 /// 3. After a failed `fdatasync` the handle is *poisoned*: later commits fail with
 ///    `StoreError.Code.poisoned` until the store is reopened (the kernel may have dropped the
 ///    dirty pages, so retrying could silently lose data).
@@ -48,7 +49,8 @@ public final class LogStore: @unchecked Sendable {
 
     /// Counts of what this handle has done since it was opened.
     ///
-    /// `logSyncs / commits` is the number of flushes per save: exactly 1 with durable options.
+    /// `logSyncs / commits` is the number of flushes per save: 1 with durable options when
+    /// one thread saves, less when saves of several threads share a flush.
     public struct Statistics: Sendable, Equatable {
         /// Transactions committed.
         public var commits: UInt64 = 0
@@ -67,7 +69,8 @@ public final class LogStore: @unchecked Sendable {
 
     // Internal rather than private so that the extensions in the other files can use them.
     // Safe: every mutable property below is read and written only while holding `lock`.
-    let lock = NSLock()
+    /// The handle's lock; savers wait on it for a flush that covers their commit.
+    let lock = NSCondition()
     let fileSystem: any FileSystem
     package let options: StoreOptions
     var file: any StoreFile
@@ -77,6 +80,8 @@ public final class LogStore: @unchecked Sendable {
     var follower: LogFollower?
     /// What the handle knows of its log; see ``LiveState``.
     var state: LiveState
+    /// Commits written after `state`'s end whose flush has not completed.
+    var pending = PendingCommits()
     var counters = Statistics()
     /// Bytes that single-object loads read ahead while they went forward through the file.
     var readAhead = ReadAhead()

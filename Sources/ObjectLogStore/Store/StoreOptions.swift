@@ -6,7 +6,8 @@ public struct StoreOptions: Sendable {
     public var readOnly = false
     /// Make each commit durable before it returns.
     ///
-    /// Durable means `write` then `fdatasync`: one flush per save.
+    /// Durable means `write` then `fdatasync`: one flush per save from one thread; saves from
+    /// several threads share flushes, each returning once a flush that covers it completes.
     /// Turning this off is for bulk loads only: a crash may lose recent commits (never atomicity).
     public var durable = true
     /// Create the store if no file is at the path (not with `readOnly`).

@@ -110,7 +110,8 @@ extension CommitWriter {
             state.currentMetadata = metadata
             state.metadataOffset = metadataOffset
         }
-        state.lastNumber += 1
+        assert(number == state.lastNumber + 1, "commits are applied in the order of their numbers")
+        state.lastNumber = number
         state.lastCommitChecksum = commitChecksum
         state.endOffset = start + UInt64(length)
         return CommitInfo(
@@ -122,6 +123,46 @@ extension CommitWriter {
             deleted: Int(deleted)
         )
     }
+}
+
+extension CommitWriter {
+    /// Calls `body` with each key the transaction puts or deletes and its new location (nil
+    /// for a delete), in an order that leaves a key's last change last.
+    func forEachLocation(_ body: (ObjectKey, RecordLocation?) -> Void) {
+        if writesFramedPuts {
+            transaction.entries.withUnsafeBufferPointer { entries in
+                var update = FramedPutUpdate(
+                    entries: entries,
+                    holes: transaction.holes,
+                    start: start,
+                    keepsUndo: false,
+                    undo: [],
+                    counts: EntityCounter(),
+                    recordBytes: 0
+                )
+                withoutActuallyEscaping(body) { body in
+                    var recorder = LocationRecorder(body: body)
+                    update.apply(to: &recorder)
+                }
+            }
+        }
+        for (key, location) in written { body(key, location) }
+    }
+}
+
+/// Hands each location set to a closure: what the pending commits' locations are made with.
+private struct LocationRecorder: LocationSetter {
+    let body: (ObjectKey, RecordLocation?) -> Void
+
+    mutating func updateValue(
+        _ location: RecordLocation,
+        forKey key: ObjectKey
+    ) -> RecordLocation? {
+        body(key, location)
+        return nil
+    }
+
+    func prefetch(_ key: ObjectKey) {}
 }
 
 /// Where a key's location is set: a key directory, or a run of updates of a dense one.

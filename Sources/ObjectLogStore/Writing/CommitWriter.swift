@@ -1,8 +1,9 @@
 import Foundation
 
-/// One transaction on its way into the log: framed as records after the live state's end,
-/// written, flushed, then applied to the live state, with the old locations kept to undo it
-/// while its flush may still fail.
+/// One transaction on its way into the log: framed as records after the live state's end (or
+/// after the commits written before it whose flush has not completed), written, flushed, then
+/// applied to the live state, with the old locations kept to undo it while its flush may still
+/// fail.
 ///
 /// ``LogStore`` drives the four steps under its lock:
 /// ```swift
@@ -11,8 +12,10 @@ import Foundation
 /// let flush = try commit.flush(file, state: &state)
 /// let info = try commit.apply(to: &state, flushing: flush)
 /// ```
-/// Framing reads the state and writes nothing; nothing of the transaction reaches the state
-/// before its records are in the file.
+/// A small durable commit is flushed with the others written meanwhile instead (see
+/// ``PendingCommits``), and applied once that flush has completed. Framing reads the state and
+/// writes nothing; nothing of the transaction reaches the state before its records are in the
+/// file.
 struct CommitWriter {
     /// Commits of at least this many changes update the key directory while their flush runs.
     ///
@@ -26,7 +29,10 @@ struct CommitWriter {
     static var prefetchDistance: Int { 16 }
 
     let transaction: Transaction
-    /// The file offset the transaction starts at: the live state's end.
+    /// The transaction's number.
+    let number: UInt64
+    /// The file offset the transaction starts at: the live state's end, or the end of the
+    /// last commit written before it.
     let start: UInt64
     /// Whether the puts go out as the transaction framed them, ahead of `bytes`.
     let writesFramedPuts: Bool
@@ -50,14 +56,24 @@ struct CommitWriter {
     /// The transaction's bytes in the file.
     var length: Int { framedLength + bytes.count }
 
-    /// Frames `transaction` to follow the last commit of `state`.
+    /// Frames `transaction` to follow the last commit of `state`, or, when there are
+    /// `pending` commits, the last of them.
+    ///
+    /// A delete or a patch looks its key up in the pending commits' locations first, which the
+    /// caller has built (``PendingCommits/buildLocations()``) when the transaction has one.
     ///
     /// - Throws: `StoreError` — `.tooLarge` (an object or the metadata over its limit),
     ///   `.invalidArgument` (a key never allocated, a patch in a store without patches, or one
     ///   whose base is not its key's record).
-    init(framing transaction: Transaction, after state: LiveState, path: String) throws {
+    init(
+        framing transaction: Transaction,
+        after state: LiveState,
+        pending: PendingCommits = PendingCommits(),
+        path: String
+    ) throws {
         self.transaction = transaction
-        start = state.endOffset
+        start = pending.end ?? state.endOffset
+        number = (pending.lastNumber ?? state.lastNumber) + 1
         let metadataBytes = transaction.metadata.map { MetadataCoding.encode($0) }
         if let metadataBytes, metadataBytes.count > LogFormat.maximumMetadataLength {
             throw StoreError(
@@ -108,7 +124,15 @@ struct CommitWriter {
         if !writesFramedPuts || transaction.hasDelete {
             written.reserveCapacity(transaction.entries.count)
         }
-        if transaction.hasPatch { try Self.checkPatches(of: transaction, in: state, path: path) }
+        // Where the pending commits put or delete keys, ahead of the live state's directory.
+        let locations = pending.locations
+        precondition(
+            pending.isEmpty || locations != nil || !(transaction.hasDelete || transaction.hasPatch),
+            "the pending commits' locations are needed to frame deletes and patches"
+        )
+        if transaction.hasPatch {
+            try Self.checkPatches(of: transaction, in: state, pending: locations, path: path)
+        }
         // Which keys this transaction has put or deleted so far; built only once a delete needs
         // to know whether its key is live.
         var touched: TouchedKeys?
@@ -146,7 +170,8 @@ struct CommitWriter {
                 if index &+ distance < entries.count, entries[index &+ distance].isDelete {
                     live.prefetch(entries[index &+ distance].key)
                 }
-                let isLive = touched![key] ?? (live[key] != nil)
+                let isLive =
+                    touched![key] ?? (locations?[key].map { $0 != nil } ?? (live[key] != nil))
                 guard isLive else { continue }
                 layout.appendDelete(key: key, entity: entries[index].entity, into: &writer)
                 touched![key] = false
@@ -221,7 +246,7 @@ struct CommitWriter {
             }
             recordCount += 1
         }
-        var metadataOffset = state.metadataOffset
+        var metadataOffset = pending.metadataOffset ?? state.metadataOffset
         if let metadataBytes {
             metadataOffset = base + UInt64(writer.count)
             metadataBytes.withUnsafeBytes { layout.appendMetadata($0, into: &writer) }
@@ -231,7 +256,7 @@ struct CommitWriter {
         layout.appendPaddingBeforeCommit(
             base: base,
             into: &writer,
-            note: TransactionNote(transaction)?.encoded ?? []
+            note: Self.note(of: transaction, pending: pending, state: state)
         )
         if writer.count != beforePadding { recordCount += 1 }
         let commit = CommitPayload(
@@ -245,7 +270,7 @@ struct CommitWriter {
             nextKey: nextKey
         )
         commitChecksum = layout.appendCommit(
-            number: state.lastNumber + 1,
+            number: number,
             flags: 0,
             commit,
             into: &writer
@@ -260,13 +285,28 @@ struct CommitWriter {
         bytes = writer.takeBytes()
     }
 
+    /// The bytes the padding before the commit record starts with: the transaction's note,
+    /// and, when commits written before it are not durable yet, how far the log is (FORMAT.md,
+    /// section 5: what tells their torn group from damage to acknowledged transactions).
+    private static func note(
+        of transaction: Transaction,
+        pending: PendingCommits,
+        state: LiveState
+    ) -> [UInt8] {
+        let note = TransactionNote(transaction)
+        guard !pending.isEmpty else { return note?.encoded ?? [] }
+        return TransactionNote.encode(note, durableThrough: state.lastNumber)
+    }
+
     /// Refuses a transaction with a patch whose base is not its key's record.
     ///
     /// The base must be the key's record as of the last commit, a put, of a key no earlier
-    /// change of the transaction touched (FORMAT.md, section 4).
+    /// change of the transaction touched (FORMAT.md, section 4); the last commit may be a
+    /// pending one, whose `locations` come first.
     private static func checkPatches(
         of transaction: Transaction,
         in state: LiveState,
+        pending locations: [ObjectKey: RecordLocation?]?,
         path: String
     ) throws {
         let live = state.live
@@ -287,7 +327,8 @@ struct CommitWriter {
                         live.prefetch(entries[index &+ distance].key)
                     }
                     let base = Transaction.patchBase(of: entries[index], in: records)
-                    guard touched[key] == nil, let current = live[key], !current.isPatch,
+                    let current = locations?[key] ?? live[key]
+                    guard touched[key] == nil, let current, !current.isPatch,
                         current.offset == base.offset, current.length == base.length,
                         current.entity == base.entity
                     else {

@@ -41,6 +41,7 @@ extension ManagedObjectContext {
             coordinator: PersistentStoreCoordinator(model: model, parentStore: store)
         )
         child.name = name.map { "\($0) (child)" }
+        child.objectsAreObservable = objectsAreObservable
         return child
     }
 
@@ -79,12 +80,22 @@ extension ManagedObjectContext {
                 applied.inserted.append(object.objectID)
             }
             let before = entity.relationshipAccessors.map { $0.keys(of: object) }
+            // An observed object's values are decoded beside it, and then copied in, so that
+            // its observers hear of the properties whose values change before they do.
+            let target: ManagedObject
+            if object.observationRegistrar != nil {
+                target = entity.objectType.init()
+                target.key = change.key
+                target.entity = entity
+            } else {
+                target = object
+            }
             let failure = change.payload.withUnsafeBytes { buffer -> ObjectLogError? in
                 var reader = PayloadReader(buffer)
                 do throws(ObjectLogError) {
                     try ObjectDecoder.decode(
                         &reader,
-                        into: object,
+                        into: target,
                         entity: entity,
                         source: RecordSource(store: store, key: change.key, context: self)
                     )
@@ -94,6 +105,7 @@ extension ManagedObjectContext {
                 return nil
             }
             if let failure { throw failure }
+            if target !== object { assignValues(of: entity.accessors, from: target, to: object) }
             for (index, accessor) in entity.relationshipAccessors.enumerated() {
                 let after = accessor.keys(of: object)
                 let removed = before[index].filter { !after.contains($0) }
@@ -120,7 +132,7 @@ extension ManagedObjectContext {
         object.entity = entity
         object.contextLink = link
         object.lifecycle = .inserted
-        object.accessState = []
+        object.accessState = observationBits
         registry.insert(object, for: key)
         insertedList.append(object)
         insertedCount += 1

@@ -139,7 +139,7 @@ extension ManagedObjectContext {
                 changes.inserted.append(object.objectID)
                 object.contextLink = link
                 object.lifecycle = .inserted
-                object.accessState = []
+                object.accessState = observationBits
                 object.snapshotSpan = 0
                 registry.insert(object, for: object.key)
                 insertedList.append(object)
@@ -167,7 +167,7 @@ extension ManagedObjectContext {
                     }
                 }
             }
-            for accessor in entity.accessors { accessor.copy(from: values, to: object) }
+            assignValues(of: entity.accessors, from: values, to: object)
         }
     }
 }

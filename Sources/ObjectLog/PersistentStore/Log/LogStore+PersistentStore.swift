@@ -119,10 +119,37 @@ extension LogStore: PersistentStore {
         _ transaction: Transaction,
         checking locks: [StoreLockCheck]
     ) throws -> StoreCommit {
-        let info = try commitWithoutCompacting(transaction)
-        // Read at once: the coordinator's lock keeps every other save of this process out.
-        let (end, generation) = endAndGeneration
-        return StoreCommit(info: info, end: end, generation: generation)
+        let commit = try beginSave(transaction, checking: locks)
+        try waitUntilDurable(commit)
+        return StoreCommit(info: commit.info, end: commit.end, generation: commit.generation)
+    }
+
+    // The commit's own end, not the log's: saves of other threads may follow it in the same
+    // flush.
+    package func beginSave(
+        _ transaction: Transaction,
+        checking locks: [StoreLockCheck]
+    ) throws -> StoreCommit {
+        let written = try beginCommit(transaction)
+        var commit = StoreCommit(
+            info: written.info,
+            end: written.end,
+            generation: written.generation
+        )
+        commit.awaitsFlush = written.awaitsFlush
+        return commit
+    }
+
+    package func waitUntilDurable(_ commit: StoreCommit) throws {
+        guard commit.awaitsFlush else { return }
+        try waitUntilDurable(
+            WrittenCommit(
+                info: commit.info,
+                end: commit.end,
+                generation: commit.generation,
+                awaitsFlush: true
+            )
+        )
     }
 
     // A writable handle holds the log's writer lock: no other process commits, and it follows
