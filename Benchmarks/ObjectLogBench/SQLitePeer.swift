@@ -156,6 +156,19 @@ final class SQLitePeer {
         return records
     }
 
+    /// Workload 3i: `value < bound`, sorted by name, first 100 (through the index on value
+    /// that workload 3i makes).
+    func predicateSortLimit(below bound: Double) -> [BenchRecord] {
+        let statement = prepare(
+            "SELECT id, name, value, count, created FROM item WHERE value < ? ORDER BY name LIMIT 100"
+        )
+        defer { sqlite3_finalize(statement) }
+        sqlite3_bind_double(statement, 1, bound)
+        var records: [BenchRecord] = []
+        while sqlite3_step(statement) == SQLITE_ROW { records.append(row(statement)) }
+        return records
+    }
+
     /// Workload 3b: `count(*) WHERE name LIKE pattern` (case-insensitive for ASCII, as
     /// SQLite's `LIKE` is by default; no index on name).
     func countNames(like pattern: String) -> Int {

@@ -101,6 +101,16 @@ func runStoreBenchmarks(arguments: [String]) {
         print("error: --scale must be at least 100")
         exit(64)
     }
+    // Workload 3i alone (IndexedQueryBenchmark.swift).
+    if arguments.contains("--indexed-only") {
+        do {
+            try runIndexedQueryBenchmark(scale: scale)
+        } catch {
+            print("error: \(error)")
+            exit(1)
+        }
+        return
+    }
     // The PostgreSQL peer beside the SQLite peer (PostgresPeerComparison.swift).
     if arguments.contains("--postgres-peer") {
         runPostgresPeerComparison(scale: scale)
@@ -342,6 +352,10 @@ private struct StoreBenchmark {
             }
             addTime(name, objectlog: objectLogTime, sqlite: sqliteTime, goal: 1)
         }
+
+        // 3i. Workload 3 with an index on `value` in both engines, on stores of their own
+        // (IndexedQueryBenchmark.swift).
+        try runIndexedQueryWorkload(records: records, directory: directory, report: report)
 
         // 4. Update 10% by identity in one save: the median of three rounds, alternating (each
         // round updates the same objects again, in both engines).

@@ -33,6 +33,11 @@ public struct SchemaChange: Sendable, Hashable, CustomStringConvertible {
         case constraintAdded
         /// A uniqueness constraint is gone; no stored object is touched.
         case constraintRemoved
+        /// A new declared index (``ManagedObject/indexes``, ``AttributeOptions/indexed``): the
+        /// store builds it from the stored values; no stored object is touched.
+        case indexAdded
+        /// A declared index is gone: the store drops it; no stored object is touched.
+        case indexRemoved
         /// A change the migration cannot infer: the open is refused (a ``MigrationPlan`` stage
         /// can make it).
         case notInferred
@@ -94,6 +99,8 @@ public struct SchemaChange: Sendable, Hashable, CustomStringConvertible {
         case .entityChanged, .propertyChanged: line = "\(place) changed: \(detail)"
         case .constraintAdded: line = "\(place) gained uniqueness constraint \(detail)"
         case .constraintRemoved: line = "\(place) lost uniqueness constraint \(detail)"
+        case .indexAdded: line = "\(place) gained index \(detail)"
+        case .indexRemoved: line = "\(place) lost index \(detail)"
         case .notInferred: return detail
         }
         if let count = affectedObjects, let effect = effect(count: count) { line += ": " + effect }
@@ -109,6 +116,7 @@ public struct SchemaChange: Sendable, Hashable, CustomStringConvertible {
         case .propertyRemoved: return "drops its values in \(count) object(s)"
         case .propertyChanged: return "converts its values in \(count) object(s)"
         case .constraintAdded: return "checked against \(count) object(s)"
+        case .indexAdded: return "built from \(count) object(s)"
         case .entityRenamed, .propertyRenamed: return "\(count) object(s) keep their values"
         default: return nil
         }
@@ -199,6 +207,32 @@ extension SchemaMapping {
                 changes.append(
                     SchemaChange(
                         kind: .constraintRemoved,
+                        entity: entity.name,
+                        detail: "(" + group.joined(separator: ", ") + ")"
+                    )
+                )
+            }
+            // Indexes by the stored names of their attributes: a renamed attribute keeps its
+            // index.
+            let oldIndexes = Set(source.indexes)
+            let renamedIndexes = entity.indexes.map { group in
+                group.map { transcoder.sourceName(of: $0) ?? "\u{0}" }
+            }
+            for (group, renamed) in zip(entity.indexes, renamedIndexes)
+            where !oldIndexes.contains(renamed) {
+                changes.append(
+                    SchemaChange(
+                        kind: .indexAdded,
+                        entity: entity.name,
+                        detail: "(" + group.joined(separator: ", ") + ")",
+                        affectedObjects: objects
+                    )
+                )
+            }
+            for group in source.indexes where !renamedIndexes.contains(group) {
+                changes.append(
+                    SchemaChange(
+                        kind: .indexRemoved,
                         entity: entity.name,
                         detail: "(" + group.joined(separator: ", ") + ")"
                     )

@@ -20,6 +20,14 @@ public struct AttributeOptions: OptionSet, Sendable, Hashable {
     public static let externalStorage = AttributeOptions(rawValue: 2)
     /// The value lives only in memory: it is neither saved nor part of the schema.
     public static let transient = AttributeOptions(rawValue: 4)
+    /// Fetches that compare the attribute with a constant find their candidates through an
+    /// index kept in the store, from the first fetch after an open.
+    ///
+    /// The same as listing the attribute alone in ``ManagedObject/indexes``, as Core Data's
+    /// fetch indexes and SwiftData's `#Index` do. The index is part of the model's schema:
+    /// adding or dropping it is a lightweight migration that rewrites no object. See
+    /// <doc:FetchingAndIndexes>.
+    public static let indexed = AttributeOptions(rawValue: 8)
 }
 
 /// Where `.externalStorage` data goes.

@@ -48,6 +48,9 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// For each of ``uniquenessConstraints``, the tag of the entity whose objects it spans: the
     /// highest superentity that declares it, so that a constraint holds across a hierarchy.
     nonisolated(unsafe) var uniquenessScopes: [EntityTag] = []
+    /// Accessor indices of each declared index (``ManagedObject/indexes``, attributes declared
+    /// ``AttributeOptions/indexed``), in sort order.
+    nonisolated(unsafe) var indexes: [[Int]] = []
     /// The stored description of the entity.
     nonisolated(unsafe) public internal(set) var schema: ModelSchema.Entity
     /// Whether the entity has no objects of its own, only its subentities'

@@ -286,6 +286,25 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// be listed here.
     open class var uniquenessConstraints: [[String]] { [] }
 
+    /// Indexes of the entity's attributes kept in the store, by property name: one list per
+    /// index, a compound index listing its attributes in the order it sorts by.
+    ///
+    /// A fetch whose predicate compares the first attribute of an index with constants (or
+    /// fixes it with `==` and compares the next) reads only the objects the index gives, from
+    /// the first fetch after an open. An attribute declared with ``AttributeOptions/indexed``
+    /// has an index of its own and need not be listed here. The indexes are part of the
+    /// model's schema, so adding or dropping one is a lightweight migration that rewrites no
+    /// object. See <doc:FetchingAndIndexes>.
+    ///
+    /// ```swift
+    /// final class Reading: ManagedObject {
+    ///     @Attribute var sensor = 0
+    ///     @Attribute var time = Date.distantPast
+    ///     override class var indexes: [[String]] { [["sensor", "time"]] }
+    /// }
+    /// ```
+    open class var indexes: [[String]] { [] }
+
     /// The entity's name in an earlier model version, when it was renamed: stores written by
     /// that version are migrated on open, keeping the entity's objects.
     ///

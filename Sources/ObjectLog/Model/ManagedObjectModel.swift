@@ -447,6 +447,30 @@ public final class ManagedObjectModel: Sendable {
             indices.append(members)
         }
         entity.uniquenessConstraints = indices
+        var declaredIndexes: [[String]] = entity.accessors.compactMap { accessor in
+            accessor.attribute?.options.contains(.indexed) == true ? [accessor.name] : nil
+        }
+        for group in entity.objectType.indexes where !declaredIndexes.contains(group) {
+            declaredIndexes.append(group)
+        }
+        entity.indexes = try declaredIndexes.map { group throws(ObjectLogError) -> [Int] in
+            guard !group.isEmpty else {
+                throw ObjectLogError(.invalidModel, "an index of '\(entity.name)' names nothing")
+            }
+            return try group.map { name throws(ObjectLogError) -> Int in
+                guard let index = entity.accessors.firstIndex(where: { $0.name == name }),
+                    entity.accessors[index].attribute != nil
+                else {
+                    throw ObjectLogError(
+                        .invalidModel,
+                        "an index of '\(entity.name)' names '\(name)', "
+                            + "which is not a stored attribute",
+                        property: name
+                    )
+                }
+                return index
+            }
+        }
         // A constraint the superentity has spans the hierarchy below the entity that declared it
         // (described first); the others span this entity's own family.
         let parent = entity.superentity
@@ -467,6 +491,7 @@ public final class ManagedObjectModel: Sendable {
             superentity: parent?.name,
             isAbstract: entity.isAbstract
         )
+        entity.schema.indexes = declaredIndexes
     }
 }
 

@@ -35,6 +35,9 @@ public struct ModelSchema: Codable, Sendable, Hashable {
         public var superentity: String?
         /// Whether the entity has objects of its subentities only.
         public var isAbstract: Bool
+        /// The declared indexes (``ManagedObject/indexes`` and attributes declared
+        /// ``AttributeOptions/indexed``), each a list of attribute names in sort order.
+        public var indexes: [[String]] = []
 
         /// Creates an entity description.
         public init(
@@ -57,12 +60,12 @@ public struct ModelSchema: Codable, Sendable, Hashable {
 
         private enum CodingKeys: String, CodingKey {
             case name, tag, properties, uniquenessConstraints, originalName, superentity
-            case isAbstract
+            case isAbstract, indexes
         }
 
         // Written by hand so that an entity outside any hierarchy is described, and hashed,
-        // exactly as before hierarchies existed: `superentity` and `isAbstract` appear only
-        // when set.
+        // exactly as before hierarchies existed: `superentity`, `isAbstract` and `indexes`
+        // appear only when set.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             name = try container.decode(String.self, forKey: .name)
@@ -75,6 +78,7 @@ public struct ModelSchema: Codable, Sendable, Hashable {
             originalName = try container.decodeIfPresent(String.self, forKey: .originalName)
             superentity = try container.decodeIfPresent(String.self, forKey: .superentity)
             isAbstract = try container.decodeIfPresent(Bool.self, forKey: .isAbstract) ?? false
+            indexes = try container.decodeIfPresent([[String]].self, forKey: .indexes) ?? []
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -86,6 +90,8 @@ public struct ModelSchema: Codable, Sendable, Hashable {
             try container.encodeIfPresent(originalName, forKey: .originalName)
             try container.encodeIfPresent(superentity, forKey: .superentity)
             if isAbstract { try container.encode(true, forKey: .isAbstract) }
+            // Only when declared: a model without indexes keeps the hash it had before them.
+            if !indexes.isEmpty { try container.encode(indexes, forKey: .indexes) }
         }
 
         /// The property with a name.

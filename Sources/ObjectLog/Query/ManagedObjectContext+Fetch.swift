@@ -748,8 +748,27 @@ extension ManagedObjectContext {
             if object.hasEntity(entity) { registered.append(key) }
         }
         // With many of them registered, the columns would save little.
-        guard try registered.count <= store.liveCount(entity: entity.tag) / 4 else { return nil }
+        let saved = try store.liveCount(entity: entity.tag)
+        guard registered.count <= saved / 4 else { return nil }
         let indices = (condition?.indices ?? []) + (order.map { [$0.index] } ?? [])
+        // Columns already built decide the condition, and the order, faster than a declared
+        // index, whose candidates are read and tested one by one; the index serves until then
+        // (when its range is narrow enough, see `ContextTuning.declaredIndexShare`), so that
+        // the first fetch after an open reads only the objects in its range instead of every
+        // object to build the columns.
+        if let condition, !coordinator.hasColumns(of: entity, indices: indices),
+            let keys = coordinator.declaredIndexCandidates(
+                of: entity,
+                condition: condition,
+                maximumCount: saved / max(tuning.declaredIndexShare, 1)
+            )
+        {
+            trace(.declaredIndexScan)
+            let skipped = Set(registered)
+            var candidates = skipped.isEmpty ? keys : keys.filter { !skipped.contains($0) }
+            candidates += registered
+            return (try store.readPlan(keys: candidates), 0)
+        }
         let plan = try coordinator.withColumns(of: entity, indices: indices) {
             columns -> (plan: any StoreReadPlan, counted: Int)? in
             guard var bits = condition.map({ columns.matches($0) }) ?? columns.presentBits() else {

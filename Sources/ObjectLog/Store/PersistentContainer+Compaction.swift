@@ -61,6 +61,9 @@ extension PersistentContainer {
         } catch {
             throw ObjectLogError.store(error, "cannot compact the store")
         }
+        // The compacted log is a new generation: the declared indexes are stamped with it, so
+        // that the next open takes them.
+        coordinator.checkpointDeclaredIndexes()
         return CompactionResult(
             bytesBefore: report.bytesBefore,
             bytesAfter: report.bytesAfter,

@@ -373,6 +373,7 @@ public final class PersistentContainer: Sendable {
             }
             return
         }
+        coordinator.checkpointDeclaredIndexes()
         do {
             try coordinator.store.close()
         } catch {

@@ -53,6 +53,8 @@ public final class PersistentStoreCoordinator: Sendable {
         var uniqueIndexes: [UniqueScope: UniqueIndex] = [:]
         /// In-memory attribute columns, per entity, that fetches filter with.
         var columns: [EntityTag: AttributeColumns] = [:]
+        /// The model's declared indexes, in a log store this process alone writes.
+        var declaredIndexes: DeclaredIndexSet?
     }
 
     struct UniqueIndex {
@@ -181,6 +183,8 @@ public final class PersistentStoreCoordinator: Sendable {
         self.store = store
         self.isExclusive = store.capabilities.contains(.exclusiveWriter)
         self.state = LockedValue(State())
+        let declaredIndexes = makeDeclaredIndexes()
+        state.withLock { $0.declaredIndexes = declaredIndexes }
         store.observeOtherProcesses { [weak self] changes in self?.receive(changes) }
     }
 
@@ -381,7 +385,9 @@ public final class PersistentStoreCoordinator: Sendable {
             // The batch changes values the indexes hold, in a store others write too.
             if !isExclusive { state.uniqueIndexes = [:] }
             do {
-                return .success(try store.execute(batch))
+                let commit = try store.execute(batch)
+                if commit != nil { invalidateDeclaredIndexes(state: &state) }
+                return .success(commit)
             } catch let error as ObjectLogError {
                 return .failure(error)
             } catch {
@@ -557,11 +563,13 @@ public final class PersistentStoreCoordinator: Sendable {
                 } catch let conflict as StoreConflict {
                     // Another process saved the objects since the checks above.
                     state.columns = [:]
+                    invalidateDeclaredIndexes(state: &state)
                     return .failure(Self.conflictError(conflict.keys, objectIDs: objectIDs))
                 } catch {
                     // They may hold the values of a save that failed: they are built again from
                     // the store when next needed.
                     state.columns = [:]
+                    invalidateDeclaredIndexes(state: &state)
                     return .failure(ObjectLogError.store(error, "cannot commit the save"))
                 }
                 state.hasStagedMetadata = false
@@ -632,6 +640,11 @@ public final class PersistentStoreCoordinator: Sendable {
             } else {
                 self.updateColumns(with: transaction, state: &state)
             }
+            updateDeclaredIndexes(
+                with: transaction,
+                setting: setValues.map { Set($0.keys) },
+                state: &state
+            )
         }
         guard !state.columns.isEmpty, transaction.count >= Self.concurrentColumnUpdateChanges
         else {

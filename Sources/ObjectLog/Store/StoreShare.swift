@@ -87,6 +87,7 @@ final class StoreShare: Sendable {
             return last
         }
         guard isLast && closing else { return nil }
+        coordinator.checkpointDeclaredIndexes()
         do {
             try coordinator.store.close()
             return nil

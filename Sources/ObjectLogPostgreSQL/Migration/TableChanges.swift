@@ -202,6 +202,18 @@ struct TableChanges {
         let constraints = planConstraints()
         // Restructuring, on the old names first.
         restructuring.append(("SET LOCAL client_min_messages = warning", []))
+        // Declared indexes the new version does not have, by name (a renamed table or column
+        // gives an index another name: it is dropped and made again).
+        let declared = Set(
+            new.tables.flatMap { PostgresStore.declaredIndexes(of: $0, schema: schema) }
+                .map(\.name)
+        )
+        for table in old.tables where continued.values.contains(table.name) {
+            for index in PostgresStore.declaredIndexes(of: table, schema: stored)
+            where !declared.contains(index.name) {
+                restructuring.append(("DROP INDEX IF EXISTS \(quoted(index.name))", []))
+            }
+        }
         for index in constraints.dropped {
             restructuring.append(
                 (
@@ -324,6 +336,12 @@ struct TableChanges {
         }
         completion = references.map { ($0, []) } + completion
         completion += constraints.created.map { (SchemaMapping.statement(creating: $0), []) }
+        // Every declared index of the kept tables: one they have already stays (`IF NOT
+        // EXISTS`), and one whose column a change made anew is made again.
+        for table in new.tables where continued[table.name] != nil {
+            completion += PostgresStore.declaredIndexes(of: table, schema: schema)
+                .map { ($0.create, []) }
+        }
     }
 
     /// The statements that add, fill and constrain the columns of `table`, a table that

@@ -237,7 +237,52 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
                 }
             }
         }
+        if columns == nil {
+            statements += declaredIndexes(of: table, schema: schema).map(\.create)
+        }
         return statements
+    }
+
+    /// The declared indexes (``ManagedObject/indexes``, `@Attribute(.indexed)`) of the
+    /// entities whose rows `table` holds: each a B-tree index on its attributes' columns, in
+    /// the declared order, named after the table and the columns so that a migration finds
+    /// the ones the stored version made.
+    ///
+    /// The statements say `IF NOT EXISTS`: a migration creates every index of the new version,
+    /// and one that a kept table already has stays as it is.
+    static func declaredIndexes(
+        of table: SchemaMapping.Table,
+        schema: ModelSchema
+    ) -> [(name: String, create: String)] {
+        var found: [(name: String, create: String)] = []
+        var seen: Set<String> = []
+        for tag in table.entities.keys.sorted() {
+            guard let entity = schema.entity(tag: tag) else { continue }
+            for columns in entity.indexes {
+                let name = declaredIndexName(table: table.name, columns: columns)
+                guard seen.insert(name).inserted else { continue }
+                let list = columns.map(quoted).joined(separator: ", ")
+                found.append(
+                    (
+                        name,
+                        "CREATE INDEX IF NOT EXISTS \(quoted(name)) ON \(quoted(table.name)) (\(list))"
+                    )
+                )
+            }
+        }
+        return found
+    }
+
+    /// The name of a declared index: `objectlog_index_TABLE_COLUMNS`, or, past PostgreSQL's
+    /// 63 bytes, its start and a hash of the whole.
+    static func declaredIndexName(table: String, columns: [String]) -> String {
+        let full = "objectlog_index_" + ([table] + columns).joined(separator: "_")
+        guard full.utf8.count > 63 else { return full }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in full.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let hex = String(hash, radix: 16)
+        let start = String(decoding: full.utf8.prefix(63 - 17), as: UTF8.self)
+        return start + "_" + String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// The index of a join table's destinations.

@@ -211,7 +211,7 @@ public struct DemoCommand: Command {
         // Take the store's lock first, so a demo store in use by another process is left alone.
         let check = try LabStore(path: storePath, access: .write)
         try check.close()
-        for suffix in ["", "-index", "-blobs", "-history", "-lock"] {
+        for suffix in ["", "-index", "-indexes", "-blobs", "-history", "-lock"] {
             let path = storePath + suffix
             guard manager.fileExists(atPath: path) else { continue }
             do {

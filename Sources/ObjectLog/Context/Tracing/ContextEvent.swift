@@ -18,6 +18,8 @@ enum ContextEvent: Sendable, Hashable {
     case parallelPlan
     /// A fetch, count or aggregate read only the records the attribute columns let through.
     case columnScan
+    /// A fetch or count read only the records a declared index let through.
+    case declaredIndexScan
     /// A fetch, count or aggregate read only the records its store selected for it (a
     /// database store's `SELECT`).
     case storeQuery

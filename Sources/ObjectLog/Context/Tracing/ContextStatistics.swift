@@ -21,6 +21,8 @@ struct ContextStatistics {
     /// How many fetches and counts read only the records the attribute columns let through,
     /// not every record of the entity.
     var columnScans = 0
+    /// How many fetches and counts read only the records a declared index let through.
+    var declaredIndexScans = 0
     /// Scans that read only the records their store selected.
     var storeQueries = 0
     /// Batch requests their store ran as its own statements.
@@ -38,6 +40,7 @@ struct ContextStatistics {
         case .parallelBatchUpdate: parallelBatchUpdates += 1
         case .parallelPlan: parallelPlans += 1
         case .columnScan: columnScans += 1
+        case .declaredIndexScan: declaredIndexScans += 1
         case .storeQuery: storeQueries += 1
         case .storeBatch: storeBatches += 1
         case .beforeBatchUpdateCommit: break
