@@ -10,7 +10,7 @@ import ObjectLogStore
 ///
 /// `@unchecked Sendable`: the snapshot is never changed after `init`, and its values are read
 /// with positioned reads of the log file, which any thread may make.
-final class PinnedStore: RecordsPlanStore, @unchecked Sendable {
+final class PinnedStore: PinnedStateStore, @unchecked Sendable {
     private let log: LogStore
     private let snapshot: LogSnapshot
     /// The live keys, sorted, by entity tag, and all of them under nil.
@@ -26,15 +26,8 @@ final class PinnedStore: RecordsPlanStore, @unchecked Sendable {
         keysByEntity = keys
     }
 
-    var capabilities: StoreCapabilities { [] }
     var displayName: String { "\(log.path) as of transaction \(snapshot.number)" }
-    var isReadOnly: Bool { true }
     var externalStorageMinimumByteCount: Int { log.externalStorageMinimumByteCount }
-    var allowsPatches: Bool { false }
-
-    func close() throws {}
-
-    func snapshot(asOf number: UInt64) -> (any PersistentStore)? { nil }
 
     // The store's history up to the pinned transaction.
     func history(after number: UInt64, limit: Int) throws -> StoreHistory? {
@@ -50,11 +43,7 @@ final class PinnedStore: RecordsPlanStore, @unchecked Sendable {
 
     var metadata: Metadata { get throws { log.metadata } }
 
-    func allocateKeys(_ count: Int) throws -> ClosedRange<ObjectKey> {
-        throw refusal()
-    }
-
-    var transactionCount: UInt64 { snapshot.number }
+    var pinnedTransaction: UInt64 { snapshot.number }
 
     // MARK: Reading
 
@@ -123,33 +112,9 @@ final class PinnedStore: RecordsPlanStore, @unchecked Sendable {
         return RecordsPlan(records)
     }
 
-    // Nothing changes under a pinned context.
-    func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {}
-
-    func execute(_ batch: StoreBatch) throws -> StoreBatchCommit? { throw refusal() }
-
     // MARK: External data and writing
 
     func readBlob(_ id: BlobID) throws -> Data { try log.readBlob(id) }
-
-    func writeBlob(_ bytes: Data) throws -> BlobID { throw refusal() }
-
-    func commitSave(
-        _ transaction: Transaction,
-        checking locks: [StoreLockCheck]
-    ) throws -> StoreCommit {
-        throw refusal()
-    }
-
-    func finishCommit() {}
-
-    private func refusal() -> ObjectLogError {
-        ObjectLogError(
-            .unsupported,
-            "a context pinned to transaction \(snapshot.number) reads the store as it was "
-                + "then; it cannot save"
-        )
-    }
 }
 
 extension PersistentContainer {

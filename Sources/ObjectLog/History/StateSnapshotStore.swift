@@ -21,7 +21,7 @@ package func pinnedState(
 ///
 /// `@unchecked Sendable`: the objects are never changed after `init`, and the base store is
 /// `Sendable`.
-final class StateSnapshotStore: RecordsPlanStore, @unchecked Sendable {
+final class StateSnapshotStore: PinnedStateStore, @unchecked Sendable {
     private let base: any PersistentStore
     private let number: UInt64
     private let objects: [ObjectKey: (entity: EntityTag, payload: [UInt8])]
@@ -44,15 +44,8 @@ final class StateSnapshotStore: RecordsPlanStore, @unchecked Sendable {
         keysByEntity = keys
     }
 
-    var capabilities: StoreCapabilities { [] }
     var displayName: String { "\(base.displayName) as of transaction \(number)" }
-    var isReadOnly: Bool { true }
     var externalStorageMinimumByteCount: Int { base.externalStorageMinimumByteCount }
-    var allowsPatches: Bool { false }
-
-    func close() throws {}
-
-    func snapshot(asOf number: UInt64) -> (any PersistentStore)? { nil }
 
     // The store's history up to the pinned transaction.
     func history(after number: UInt64, limit: Int) throws -> StoreHistory? {
@@ -64,9 +57,7 @@ final class StateSnapshotStore: RecordsPlanStore, @unchecked Sendable {
 
     var metadata: Metadata { get throws { try base.metadata } }
 
-    func allocateKeys(_ count: Int) throws -> ClosedRange<ObjectKey> { throw refusal() }
-
-    var transactionCount: UInt64 { number }
+    var pinnedTransaction: UInt64 { number }
 
     // MARK: Reading
 
@@ -124,31 +115,7 @@ final class StateSnapshotStore: RecordsPlanStore, @unchecked Sendable {
         )
     }
 
-    // Nothing changes under a pinned context.
-    func observeOtherProcesses(_ handler: @escaping @Sendable (StoreChanges) -> Void) {}
-
-    func execute(_ batch: StoreBatch) throws -> StoreBatchCommit? { throw refusal() }
-
     // MARK: External data and writing
 
     func readBlob(_ id: BlobID) throws -> Data { try base.readBlob(id) }
-
-    func writeBlob(_ bytes: Data) throws -> BlobID { throw refusal() }
-
-    func commitSave(
-        _ transaction: Transaction,
-        checking locks: [StoreLockCheck]
-    ) throws -> StoreCommit {
-        throw refusal()
-    }
-
-    func finishCommit() {}
-
-    private func refusal() -> ObjectLogError {
-        ObjectLogError(
-            .unsupported,
-            "a context pinned to transaction \(number) reads the store as it was then; it "
-                + "cannot save"
-        )
-    }
 }
