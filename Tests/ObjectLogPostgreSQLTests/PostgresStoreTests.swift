@@ -27,6 +27,12 @@ final class Label: ManagedObject {
     @Relationship var labs: Set<Lab>
 }
 
+final class Sample: ManagedObject {
+    @Attribute var number = 0
+    @Attribute var name = ""
+    @Attribute var value = 0.0
+}
+
 let labEntities: [ManagedObject.Type] = [Lab.self, Run.self, Label.self]
 
 @Suite("The PostgreSQL store", .enabled(if: TestServer.runs, TestServer.skipReason))
@@ -121,6 +127,61 @@ struct PostgresStoreTests {
         #expect(faults.allSatisfy { $0.isFault })
         #expect(faults.map(\.text) == labels.map(\.text))
         #expect(reader.statistics.bulkFaultLoads == 1)
+    }
+
+    @Test(
+        "a fetch of every object reads its rows once and loads them on two threads, in key order, with the context's pending changes"
+    )
+    func wholeEntityFetch() throws {
+        let url = try TestServer.freshDatabase()
+        let container = try PersistentContainer(url: url, for: [Sample.self])
+        defer { try? container.close() }
+        let writer = container.newContext()
+        let saved = (0..<300).map { number in
+            let sample = Sample(context: writer)
+            sample.number = number
+            sample.name = "sample \(number)"
+            sample.value = Double(number) / 4
+            return sample
+        }
+        try writer.save()
+        // Rewritten rows move to the table's end: the server finds them out of key order.
+        for sample in saved where sample.number.isMultiple(of: 7) { sample.value += 1000 }
+        try writer.save()
+        func expectedValue(_ number: Int) -> Double {
+            Double(number) / 4 + (number.isMultiple(of: 7) ? 1000 : 0)
+        }
+
+        let reader = container.newContext()
+        reader.tuning.parallelDecodingThreshold = 2
+        reader.tracer = ContextTracer()
+        let changed = try reader.object(with: saved[5].objectID, as: Sample.self)
+        changed.name = "changed"
+        let deleted = try reader.object(with: saved[6].objectID, as: Sample.self)
+        reader.delete(deleted)
+        let inserted = Sample(context: reader)
+        inserted.number = 1000
+        let queries = reader.statistics.storeQueries
+        let fetched = try reader.fetch(FetchRequest<Sample>())
+        #expect(reader.statistics.storeQueries == queries + 1, "one statement reads every row")
+        let twoThreads = ProcessInfo.processInfo.activeProcessorCount >= 2
+        #expect(reader.statistics.parallelDecodings == (twoThreads ? 1 : 0))
+        #expect(fetched.count == 300, "299 saved objects and one inserted")
+        #expect(fetched.map(\.key) == fetched.map(\.key).sorted())
+        #expect(fetched.contains { $0 === inserted })
+        #expect(!fetched.contains { $0 === deleted })
+        #expect(fetched.contains { $0 === changed } && changed.name == "changed")
+        #expect(fetched.allSatisfy { !$0.isFault })
+        for sample in fetched where sample !== inserted && sample !== changed {
+            #expect(sample.name == "sample \(sample.number)")
+            #expect(sample.value == expectedValue(sample.number))
+        }
+        // A window is cut from the same order.
+        var window = FetchRequest<Sample>()
+        window.fetchOffset = 10
+        window.includesPendingChanges = false
+        let tail = try container.newContext().fetch(window)
+        #expect(tail.map(\.number) == Array(10..<300))
     }
 
     @Test("two containers saving the same object meet the conflict error")

@@ -472,6 +472,19 @@ public final class ManagedObjectContext {
             ProcessInfo.processInfo.activeProcessorCount >= 2
         else { return false }
         let plans = try store.liveObjectPlans(entity: entity.tag, parts: tuning.parts(for: count))
+        try loadFaultsInParallel(of: entity, from: plans, bound: bound, generation: generation)
+        return true
+    }
+
+    /// Loads the registered faults of `entity` that `plans` hold records of, a plan a thread
+    /// at a time (see ``loadAllFaultsInParallel(of:bound:generation:)``); the entity must have a
+    /// ``ScalarLayout``.
+    func loadFaultsInParallel(
+        of entity: EntityDescription,
+        from plans: [any StoreReadPlan],
+        bound: UInt64,
+        generation: UInt64
+    ) throws {
         let results = ParallelDecodeResults(count: plans.count)
         // Safe to share: see above. The registry, the entity and the store are only read.
         let shared = UncheckedSendable((self, registry, entity, store))
@@ -508,7 +521,6 @@ public final class ManagedObjectContext {
         results.forEachLoaded { $0._withUnsafeGuaranteedRef { $0.awakeAfterLoad() } }
         registeredFaults = max(0, registeredFaults - results.loaded)
         if let error = results.firstError { throw error }
-        return true
     }
 
     /// Loads one registered fault from a record seen by a scan.

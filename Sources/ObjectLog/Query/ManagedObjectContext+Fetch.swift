@@ -71,6 +71,7 @@ extension ManagedObjectContext {
             }
             return objects
         }
+        if let whole = try fetchWholeEntityFromStore(request, entity: entity) { return whole }
         // With a sort and a small window, only the best `offset + limit` matches are kept and
         // registered: the others are decoded into reused scratch objects and dropped.
         var keepBest: Int?
@@ -211,7 +212,7 @@ extension ManagedObjectContext {
     /// for one reference count), retains each for the registry, and only reads the registry. The
     /// calling thread waits for all parts, then registers the new faults without touching them:
     /// reading their memory again would be most of the cost of registering them there.
-    private func makeFaultsInParallel(
+    func makeFaultsInParallel(
         keys: [ObjectKey],
         entity: EntityDescription
     ) -> [ManagedObject]? {
@@ -418,7 +419,7 @@ extension ManagedObjectContext {
         return entity
     }
 
-    private func window<Element>(
+    func window<Element>(
         _ elements: [Element],
         _ request: FetchRequest<some ManagedObject>
     )

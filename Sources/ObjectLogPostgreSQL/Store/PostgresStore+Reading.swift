@@ -67,8 +67,21 @@ extension PostgresStore {
             // A statement without values (a fetch of every object, most often) streams its
             // rows through COPY, which builds no result of them; COPY takes no parameters.
             if parameters.isEmpty {
+                // Room for the rows the server's statistics expect, so that a large read does
+                // not copy and fault in its arrays again each time they double.
+                let expected = try expectedRows(of: layout.table, connection)
+                if expected > 0 {
+                    packed.keys.reserveCapacity(expected)
+                    packed.entities.reserveCapacity(expected)
+                    packed.versions.reserveCapacity(expected)
+                    packed.ends.reserveCapacity(expected)
+                }
                 try connection.copyOut("COPY (\(statement)) TO STDOUT (FORMAT binary)") {
-                    row throws(PostgresError) in try append(row)
+                    row throws(PostgresError) in
+                    try append(row)
+                    if packed.keys.count == 1, expected > 1 {
+                        writer.reserveCapacity(writer.count * expected * 9 / 8)
+                    }
                 }
                 return
             }
@@ -88,6 +101,22 @@ extension PostgresStore {
         }
         packed.bytes = writer.bytes
         return packed
+    }
+
+    /// How many rows the server's statistics say `table` holds (a little more, for the rows
+    /// added since they were taken); 0 when it has none.
+    private func expectedRows(
+        of table: String,
+        _ connection: PostgresConnection
+    ) throws(PostgresError) -> Int {
+        let rows = try connection.execute(
+            "SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)",
+            [quoted(table)]
+        ).rows
+        guard let text = rows.first?.first ?? nil, let tuples = Double(text), tuples >= 1,
+            tuples < 1e12
+        else { return 0 }
+        return Int(tuples) + Int(tuples) / 16
     }
 
     /// The model-version records among `keys` (all of them when nil).
