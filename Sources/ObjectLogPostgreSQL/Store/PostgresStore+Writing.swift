@@ -258,7 +258,10 @@ extension PostgresStore {
         let columnList = columns.map(quoted).joined(separator: ", ")
         // New objects, whose keys no row has, are copied in, in binary straight from their
         // payloads: the cheapest way into a table PostgreSQL has.
-        let inserts = puts.filter(\.isInsert)
+        // A save of new objects only, the common large one, copies them without a filtered
+        // copy of its changes.
+        let onlyInserts = puts.allSatisfy(\.isInsert)
+        let inserts = onlyInserts ? puts : ArraySlice(puts.filter(\.isInsert))
         if !inserts.isEmpty {
             try copyRows(
                 inserts,
@@ -271,6 +274,7 @@ extension PostgresStore {
                 lists: &lists
             )
         }
+        guard !onlyInserts else { return }
         let updates = puts.filter { !$0.isInsert }
         guard !updates.isEmpty else { return }
         let assignments = columns.dropFirst().map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }
@@ -287,7 +291,7 @@ extension PostgresStore {
                     + "DEFAULTS) ON COMMIT DROP"
             )
             try copyRows(
-                updates,
+                updates[...],
                 tag: tag,
                 layout: layout,
                 statement: "COPY \(staging) (\(columnList)) FROM STDIN (FORMAT binary)",
@@ -333,7 +337,7 @@ extension PostgresStore {
     /// Rows are made while the copy runs, a megabyte at a time, so that the server stores one
     /// part while the next is made.
     private func copyRows(
-        _ puts: [Transaction.Change],
+        _ puts: ArraySlice<Transaction.Change>,
         tag: UInt32,
         layout: RowLayout,
         statement: String,
@@ -352,7 +356,7 @@ extension PostgresStore {
             case .column, .external: return false
             }
         }
-        var next = 0
+        var next = puts.startIndex
         var started = false
         try connection.copyIn(statement) { buffer throws(PostgresError) in
             if !started {
@@ -362,7 +366,7 @@ extension PostgresStore {
                 buffer += [0, 0, 0, 0, 0, 0, 0, 0]
                 started = true
             }
-            while next < puts.count, buffer.count < 1 << 20 {
+            while next < puts.endIndex, buffer.count < 1 << 20 {
                 let put = puts[next]
                 next += 1
                 BinaryColumn.append(Int16(width).bigEndian, to: &buffer)
@@ -410,7 +414,7 @@ extension PostgresStore {
                     throw PostgresError(.invalidParameter, "object \(put.key): \(error)")
                 }
             }
-            guard next == puts.count else { return true }
+            guard next == puts.endIndex else { return true }
             BinaryColumn.append(Int16(-1).bigEndian, to: &buffer)
             return false
         }
@@ -419,7 +423,7 @@ extension PostgresStore {
     /// The bytes of the external data `puts` refer to, read before a copy starts: reading data
     /// saved before takes this connection, which runs nothing else while it copies.
     private func externalBytes(
-        of puts: [Transaction.Change],
+        of puts: ArraySlice<Transaction.Change>,
         entity: ModelSchema.Entity,
         columns: [BinaryColumn?]
     ) throws(PostgresError) -> [BlobID: Data] {
