@@ -94,24 +94,40 @@ struct ReadsDoNotWriteTests {
     @Test("reads work while another process holds the store's writer lock; a writer waits for it")
     func whileLocked() throws {
         let lab = try Self.makeLab()
-        // flock(1) takes the same lock a writer takes (flock(2) on the store's -lock file).
+        // flock(1) takes the same lock a writer takes (flock(2) on the store's -lock file), and
+        // its command holds it until the test says so: how long the reads take under load
+        // then cannot decide whether the lock was held throughout.
+        let held = lab.directory.file("lock-held")
+        let release = lab.directory.file("lock-release")
         let holder = try BackgroundRun(
             URL(fileURLWithPath: "/usr/bin/flock"),
-            [lab.store + "-lock", "sleep", "2"],
+            [
+                lab.store + "-lock", "/bin/sh", "-c",
+                #"touch "$1"; while [ ! -e "$2" ]; do sleep 0.02; done"#, "holder", held, release,
+            ],
             directory: lab.directory.path
         )
-        defer { holder.kill() }
-        Thread.sleep(forTimeInterval: 0.3)
-        #expect(holder.isRunning)
+        defer {
+            _ = FileManager.default.createFile(atPath: release, contents: nil)
+            _ = holder.wait()
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: held), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        try #require(FileManager.default.fileExists(atPath: held), "flock never took the lock")
         for arguments in Self.reads {
             try lab.succeed(arguments)
         }
         #expect(holder.isRunning, "the lock was released before the reads finished")
         // A writer waits for a short-lived lock (another process's save) rather than failing.
         let started = Date()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.7) {
+            _ = FileManager.default.createFile(atPath: release, contents: nil)
+        }
         try lab.succeed(["edit", "a", "--notes", "after the lock"])
         #expect(Date().timeIntervalSince(started) > 0.5)
-        #expect(!holder.isRunning)
+        #expect(holder.wait().exitCode == 0)
         let shown = try lab.json(["show", "a"]) as? [String: Any] ?? [:]
         #expect(shown["notes"] as? String == "after the lock")
     }
