@@ -53,4 +53,36 @@ struct PostgresLiveQueryTests {
         defer { watchdog.cancel() }
         try await task.value
     }
+
+    @Test("incomplete changes make a live query fetch anew")
+    @MainActor
+    func incompleteChanges() async throws {
+        let url = try TestServer.freshDatabase()
+        let writer = try PersistentContainer(url: url, for: labEntities)
+        let reader = try PersistentContainer(url: url, for: labEntities)
+        defer {
+            try? writer.close()
+            try? reader.close()
+        }
+        let request = FetchRequest<Lab>(sortBy: [SortDescriptor(\.name)])
+        // A context of its own, which merges nothing by itself: only the incomplete changes
+        // below can tell its query of the other container's save.
+        let context = reader.newContext()
+        let task = Task { @MainActor in
+            var results = context.observe(request).makeAsyncIterator()
+            #expect(try await results.next()?.objects.isEmpty == true)
+            let writing = writer.newContext()
+            Lab(context: writing).name = "saved elsewhere"
+            try writing.save()
+            context.mergeChanges(from: ObjectChanges(isIncomplete: true))
+            let fetched = try #require(try await results.next())
+            #expect(fetched.objects.map(\.name) == ["saved elsewhere"])
+        }
+        let watchdog = Task {
+            try? await Task.sleep(for: .seconds(20))
+            task.cancel()
+        }
+        defer { watchdog.cancel() }
+        try await task.value
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ObjectLogStore
 import StoreTestSupport
+import Synchronization
 import Testing
 
 @testable import ObjectLog
@@ -231,6 +232,112 @@ struct PostgresStoreTests {
         } catch {
             #expect(error.code == .uniqueness)
         }
+    }
+
+    @Test(
+        "commits drop the change lists that outlived the retention; a listener that missed them hands on incomplete changes"
+    )
+    func commitListsArePruned() throws {
+        let url = try TestServer.freshDatabase()
+        let container = try PersistentContainer(url: url, for: [Sample.self])
+        defer { try? container.close() }
+        let store = try #require(container.coordinator.store as? PostgresStore)
+        let connection = try PostgresConnection(url: url)
+        defer { connection.close() }
+        func lastCommit() throws -> UInt64 {
+            let text = try connection.execute("SELECT last_commit FROM objectlog_store").rows
+            return try #require(text.first?.first.flatMap { $0 }.flatMap { UInt64($0) })
+        }
+        func listed() throws -> [UInt64] {
+            try connection.execute("SELECT commit FROM objectlog_commits ORDER BY commit").rows
+                .compactMap { $0[0].flatMap { UInt64($0) } }
+        }
+        let context = container.newContext()
+        for number in 0..<3 {
+            Sample(context: context).number = number
+            try context.save()
+        }
+        let before = try lastCommit()
+        let kept = try listed()
+        #expect(kept.suffix(3) == [before - 2, before - 1, before], "minutes of lists: \(kept)")
+
+        // Every commit now drops every list older than itself.
+        store.commitRetention = (seconds: 0, everyCommits: 1)
+        for number in 3..<6 {
+            Sample(context: context).number = number
+            try context.save()
+        }
+        let last = try lastCommit()
+        #expect(try listed() == [last], "each commit dropped the lists before its own")
+
+        // A listener that last saw `before` finds the lists after it gone but the last one.
+        let received = Mutex<[StoreChanges]>([])
+        let seen = try CommitListener.handOn(
+            after: before,
+            connection,
+            { _ in false },
+            { changes in received.withLock { $0.append(changes) } }
+        )
+        #expect(seen == last)
+        let handed = received.withLock { $0 }
+        #expect(handed.count == 2)
+        #expect(handed.first?.isIncomplete == true)
+        #expect(handed.first?.number == last - 1)
+        #expect(handed.last?.isIncomplete == false)
+        #expect(handed.last?.inserted.count == 1)
+        // One that saw every commit up to the last list misses nothing.
+        let none = try CommitListener.handOn(
+            after: last - 1,
+            connection,
+            { _ in false },
+            { changes in #expect(!changes.isIncomplete) }
+        )
+        #expect(none == last)
+    }
+
+    @Test(
+        "incomplete changes make a context check every object it holds: updated ones refreshed, deleted ones gone"
+    )
+    func incompleteChangesMerge() throws {
+        let url = try TestServer.freshDatabase()
+        let mine = try PersistentContainer(url: url, for: [Sample.self])
+        let theirs = try PersistentContainer(url: url, for: [Sample.self])
+        defer {
+            try? mine.close()
+            try? theirs.close()
+        }
+        let writer = theirs.newContext()
+        for number in 0..<3 {
+            let sample = Sample(context: writer)
+            sample.number = number
+            sample.value = Double(number)
+        }
+        try writer.save()
+        let reader = mine.newContext()
+        let held = try reader.fetch(FetchRequest<Sample>(sortBy: [SortDescriptor(\.number)]))
+        #expect(held.map(\.value) == [0, 1, 2])
+        let unsaved = Sample(context: reader)
+        unsaved.number = 10
+
+        // The other process updates one object and deletes another.
+        let changing = try writer.fetch(FetchRequest<Sample>(sortBy: [SortDescriptor(\.number)]))
+        changing[0].value = 99
+        writer.delete(changing[1])
+        try writer.save()
+        #expect(held[0].value == 0, "not merged yet")
+
+        var told: [ObjectChanges] = []
+        let token = reader.onObjectsDidChange { told.append($0) }
+        defer { reader.removeObserver(token) }
+        reader.mergeChanges(from: ObjectChanges(isIncomplete: true))
+        #expect(held[0].value == 99, "refreshed from the store")
+        #expect(held[2].value == 2)
+        #expect(held[1].managedObjectContext == nil, "deleted elsewhere: it left the context")
+        #expect(unsaved.isInserted && unsaved.managedObjectContext === reader)
+        #expect(try reader.fetch(FetchRequest<Sample>()).count == 3, "two saved and one unsaved")
+        #expect(told.count == 1)
+        #expect(Set(told.first?.deleted ?? []) == [changing[1].objectID])
+        #expect(Set(told.first?.updated ?? []) == [held[0].objectID, held[2].objectID])
     }
 
     @Test("a URI that cannot connect names the host and database, never the password")

@@ -906,10 +906,14 @@ public final class ManagedObjectContext {
     ///
     /// Registered objects that were updated elsewhere are refreshed (keeping this context's
     /// unsaved changes to them), deleted ones leave the context. Inserted objects appear in the
-    /// next fetch.
+    /// next fetch. Changes that are ``ObjectChanges/isIncomplete`` count every saved object
+    /// the context holds as updated, or as deleted when the store no longer has it.
     public func mergeChanges(from changes: ObjectChanges) {
-        var merged = ObjectChanges(inserted: changes.inserted)
-        for id in changes.updated {
+        var merged = ObjectChanges(inserted: changes.inserted, isIncomplete: changes.isIncomplete)
+        var updated = changes.updated
+        var deleted = changes.deleted
+        if changes.isIncomplete { heldObjectsChanged(updated: &updated, deleted: &deleted) }
+        for id in updated {
             guard let object = registry[id.key] else { continue }
             merged.updated.append(id)
             if object.isFault {
@@ -922,7 +926,7 @@ public final class ManagedObjectContext {
             }
             refresh(object, mergeChanges: true)
         }
-        for id in changes.deleted {
+        for id in deleted {
             guard let object = registry[id.key] else { continue }
             merged.deleted.append(id)
             registry[id.key] = nil
@@ -935,6 +939,22 @@ public final class ManagedObjectContext {
         // A live query needs the objects this context has not registered too: one of them may
         // now match its predicate.
         if !merged.isEmpty || !changes.isEmpty { post(objectsDidChange: merged, all: changes) }
+    }
+
+    /// Adds every saved object the context holds to `updated`, or to `deleted` if it is gone.
+    ///
+    /// That is what incomplete changes may have done to them. When the store cannot be read,
+    /// every one counts as updated, and a deleted one's next load finds it gone.
+    private func heldObjectsChanged(updated: inout [ObjectID], deleted: inout [ObjectID]) {
+        let held = registry.allObjects.filter { !$0.isInserted }
+        let offsets = try? store.recordOffsetsAndGeneration(of: held.map(\.key)).offsets
+        for (index, object) in held.enumerated() {
+            if let offsets, offsets[index] == nil {
+                deleted.append(object.objectID)
+            } else {
+                updated.append(object.objectID)
+            }
+        }
     }
 }
 

@@ -285,6 +285,9 @@ package struct StoreChanges: Sendable {
     package var updated: [(key: ObjectKey, entity: EntityTag)] = []
     /// The objects it deleted.
     package var deleted: [(key: ObjectKey, entity: EntityTag)] = []
+    /// Whether what the commits up to `number` changed is unknown (the store no longer holds
+    /// their lists): every object may have changed.
+    package var isIncomplete = false
 
     /// The changes of commit `number`, none yet.
     package init(number: UInt64) { self.number = number }

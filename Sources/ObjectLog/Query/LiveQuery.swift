@@ -192,6 +192,12 @@ final class LiveQueryObserver<T: ManagedObject> {
         let deleted = relevant(changes.deleted)
         let inserted = relevant(changes.inserted)
         let updated = relevant(changes.updated)
+        if changes.isIncomplete {
+            // What changed is unknown: the results are fetched anew, every member updated.
+            refetch(updated: current.map(\.objectID))
+            if hasChanges { waiter.resume() }
+            return
+        }
         if deleted.isEmpty && inserted.isEmpty && updated.isEmpty { return }
         if patches {
             patch(inserted: inserted, updated: updated, deleted: deleted)

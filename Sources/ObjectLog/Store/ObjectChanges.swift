@@ -15,6 +15,15 @@ public struct ObjectChanges: Sendable, Hashable {
     public var deleted: [ObjectID]
     /// The store's transaction number of the save, when the changes come from a save.
     public var transactionNumber: UInt64?
+    /// Whether the store could not say which objects changed, so that every object may have.
+    ///
+    /// A database store keeps what each commit changed for a while (see "Choosing a store"):
+    /// a process that was cut off from the server for longer misses those lists, and its
+    /// containers announce one change set with this set instead of the commits they missed,
+    /// as Core Data's persistent history reports an expired token.
+    /// ``ManagedObjectContext/mergeChanges(from:)`` then checks every saved object the
+    /// context holds against the store, and live queries fetch anew.
+    public var isIncomplete = false
     /// The context that saved, so it can skip merging its own changes.
     var origin: UInt64 = 0
 
@@ -23,16 +32,20 @@ public struct ObjectChanges: Sendable, Hashable {
         inserted: [ObjectID] = [],
         updated: [ObjectID] = [],
         deleted: [ObjectID] = [],
-        transactionNumber: UInt64? = nil
+        transactionNumber: UInt64? = nil,
+        isIncomplete: Bool = false
     ) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
         self.transactionNumber = transactionNumber
+        self.isIncomplete = isIncomplete
     }
 
-    /// Whether nothing changed.
-    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    /// Whether nothing changed: no IDs, and the changes are not ``isIncomplete``.
+    public var isEmpty: Bool {
+        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && !isIncomplete
+    }
 }
 
 /// How a save resolves conflicts: objects that another context changed in the store since they

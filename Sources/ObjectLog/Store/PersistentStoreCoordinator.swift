@@ -788,7 +788,8 @@ public final class PersistentStoreCoordinator: Sendable {
             inserted: ids(changes.inserted),
             updated: ids(changes.updated),
             deleted: ids(changes.deleted),
-            transactionNumber: changes.number
+            transactionNumber: changes.number,
+            isIncomplete: changes.isIncomplete
         )
         guard !objectChanges.isEmpty else { return }
         broadcast(objectChanges)

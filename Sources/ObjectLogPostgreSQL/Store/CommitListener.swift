@@ -74,12 +74,12 @@ final class CommitListener: @unchecked Sendable {
                     try fresh.execute("LISTEN \(quoted(PostgresStore.commitChannel))")
                     connection = fresh
                     // Commits made while no connection listened are read now.
-                    lastSeen = try handOn(after: lastSeen, fresh, isOwn, handler)
+                    lastSeen = try Self.handOn(after: lastSeen, fresh, isOwn, handler)
                 }
                 guard let connection else { continue }
                 let wakeEnd = wake.read >= 0 ? wake.read : nil
                 if try !connection.notifications(waitingUpTo: Self.period, wake: wakeEnd).isEmpty {
-                    lastSeen = try handOn(after: lastSeen, connection, isOwn, handler)
+                    lastSeen = try Self.handOn(after: lastSeen, connection, isOwn, handler)
                 }
             } catch {
                 // The server is out of reach: try again in a while, from the last commit seen.
@@ -92,7 +92,7 @@ final class CommitListener: @unchecked Sendable {
     }
 
     /// Hands on the changes of the commits after `lastSeen`; returns the last one read.
-    private func handOn(
+    static func handOn(
         after lastSeen: UInt64,
         _ connection: PostgresConnection,
         _ isOwn: @Sendable (UInt64) -> Bool,
@@ -107,6 +107,14 @@ final class CommitListener: @unchecked Sendable {
             for row in 0..<rows.count {
                 guard let signed = rows.int64(row, 0), signed > 0 else { continue }
                 let number = UInt64(signed)
+                // Commits take consecutive numbers, and the newest list is always kept: a
+                // first list after the next number means the lists between were dropped
+                // (`PostgresStore.recordCommit`) before this process read them.
+                if last == lastSeen, number > lastSeen + 1 {
+                    var missed = StoreChanges(number: number - 1)
+                    missed.isIncomplete = true
+                    handler(missed)
+                }
                 last = max(last, number)
                 var changes = StoreChanges(number: number)
                 guard let list = rows.value(row, 1), CommitChanges.read(list, into: &changes)

@@ -524,14 +524,32 @@ extension PostgresStore {
     }
 
     /// Records commit `commit` with its list of changes (``CommitChanges``), and announces it.
+    ///
+    /// Every ``commitRetention`` `everyCommits` commits, the lists of commits older than its
+    /// `seconds` (by the committing process's clock) are dropped too, so that the table holds
+    /// minutes of commits rather than every commit ever made. The oldest list kept is found
+    /// through the key, without reading the rest; this commit's own is always kept, so a
+    /// listener can tell lists it missed from none at all (``CommitListener``).
     func recordCommit(_ commit: UInt64, date: Date, changes list: [UInt8]) throws(PostgresError) {
+        let table = quoted(Self.commitsTable)
         _ = try connection.query(
-            "INSERT INTO \(quoted(Self.commitsTable)) VALUES ($1, $2, $3)",
+            "INSERT INTO \(table) VALUES ($1, $2, $3)",
             [
                 .text(String(commit)), .text(String(date.timeIntervalSinceReferenceDate)),
                 .binary(list),
             ]
         ) { _ in }
+        let retention = commitRetention
+        if commit % max(retention.everyCommits, 1) == 0 {
+            try connection.execute(
+                "DELETE FROM \(table) WHERE commit < coalesce((SELECT commit FROM \(table) "
+                    + "WHERE date >= $1 ORDER BY commit LIMIT 1), $2)",
+                [
+                    String(date.timeIntervalSinceReferenceDate - retention.seconds),
+                    String(commit),
+                ]
+            )
+        }
         try connection.execute(
             "SELECT pg_notify($1, $2)",
             [Self.commitChannel, String(commit)]

@@ -40,6 +40,14 @@ package final class PostgresStore: PersistentStore, @unchecked Sendable {
     var takenCommit: UInt64?
     /// The thread that listens for other processes' commits, once something observes them.
     var listener: CommitListener?
+    /// How long the list of what a commit changed stays in `objectlog_commits`, and how often
+    /// a commit drops the lists that have outlived it (see ``recordCommit(_:date:changes:)``).
+    ///
+    /// A listener reads each list as soon as its commit is announced; only a process cut off
+    /// from the server for longer than this misses lists, and its contexts then check every
+    /// object they hold (``ObjectChanges/isIncomplete``). Set before the first save; tests
+    /// shorten it.
+    var commitRetention = (seconds: 600.0, everyCommits: UInt64(64))
 
     package let displayName: String
     package let isReadOnly: Bool
