@@ -43,18 +43,7 @@ extension ManagedObjectContext {
         if request.predicate == nil, request.textMatch == nil, request.sortDescriptors.isEmpty,
             coordinator.isExclusive
         {
-            let keys = window(try allKeys(of: entity, request), request)
-            registry.reserveCapacity(registry.count + keys.count)
-            var found: [ManagedObject]
-            if let made = makeFaultsInParallel(keys: keys, entity: entity) {
-                found = made
-            } else {
-                found = []
-                found.reserveCapacity(keys.count)
-                for key in keys {
-                    found.append(registry[key] ?? makeFault(key: key, entity: entity))
-                }
-            }
+            let found = faults(forKeys: window(try allKeys(of: entity, request), request), entity)
             // Safe: `entity` is `T`'s own entity or one of its subentities, and every object
             // registered under one of its keys, or made for one, is an instance of its class: a
             // `T`. (A checked cast or a generic `map` per object cost more than making the
@@ -200,6 +189,19 @@ extension ManagedObjectContext {
     }
 
     // MARK: - Implementation
+
+    /// The objects of `keys` (of `entity`): those registered, and faults registered for the
+    /// others, made on two threads when there are many (``makeFaultsInParallel(keys:entity:)``).
+    func faults(forKeys keys: [ObjectKey], _ entity: EntityDescription) -> [ManagedObject] {
+        registry.reserveCapacity(registry.count + keys.count)
+        if let made = makeFaultsInParallel(keys: keys, entity: entity) { return made }
+        var found: [ManagedObject] = []
+        found.reserveCapacity(keys.count)
+        for key in keys {
+            found.append(registry[key] ?? makeFault(key: key, entity: entity))
+        }
+        return found
+    }
 
     /// The objects registered under `keys`, with faults made for the keys that have none, on
     /// two threads; nil when the fetch does not qualify, and nothing was done.

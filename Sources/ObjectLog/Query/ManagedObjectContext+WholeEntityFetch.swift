@@ -32,17 +32,7 @@ extension ManagedObjectContext {
         guard let read else { return nil }
         trace(.storeQuery)
         let keys = window(keys(of: read, request, entity: entity), request)
-        registry.reserveCapacity(registry.count + keys.count)
-        var found: [ManagedObject]
-        if let made = makeFaultsInParallel(keys: keys, entity: entity) {
-            found = made
-        } else {
-            found = []
-            found.reserveCapacity(keys.count)
-            for key in keys {
-                found.append(registry[key] ?? makeFault(key: key, entity: entity))
-            }
-        }
+        let found = faults(forKeys: keys, entity)
         do {
             if entity.scalarLayout != nil, read.count >= max(tuning.parallelDecodingThreshold, 2),
                 ProcessInfo.processInfo.activeProcessorCount >= 2
