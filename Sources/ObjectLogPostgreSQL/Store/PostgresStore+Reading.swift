@@ -146,9 +146,12 @@ extension PostgresStore {
         "{" + keys.map(String.init).joined(separator: ",") + "}"
     }
 
-    /// The condition that selects the rows of `entity` (every entity of the table when nil).
-    static func entityCondition(_ entity: EntityTag?) -> String {
-        entity.map { "t.\(quoted(SchemaMapping.entityColumn)) = \($0)" } ?? "true"
+    /// The condition that selects the rows of `entity` in `layout`'s table (every entity of
+    /// the table when nil): none when the table holds that entity alone, so that the server
+    /// tests nothing on each row.
+    static func entityCondition(_ entity: EntityTag?, in layout: RowLayout) -> String {
+        guard let entity, entity != layout.soleEntity else { return "true" }
+        return "t.\(quoted(SchemaMapping.entityColumn)) = \(entity)"
     }
 
     /// The records of `keys`, wherever they are, in the order of `keys` (keys without a live
@@ -184,7 +187,8 @@ extension PostgresStore {
         if entity == ModelHistory.schemaEntityTag { return try schemaRecords(nil) }
         if let entity {
             guard let index = layoutOfTag[entity] else { return [] }
-            return try records(of: layouts[index], where: Self.entityCondition(entity), [])
+            let layout = layouts[index]
+            return try records(of: layout, where: Self.entityCondition(entity, in: layout), [])
         }
         var all: [StoredRow] = []
         for layout in layouts { all += try records(of: layout, where: "true", []) }
@@ -206,7 +210,7 @@ extension PostgresStore {
             selects.append(
                 "SELECT t.\(key), t.\(quoted(SchemaMapping.entityColumn)), t.\(version) FROM "
                     + "\(quoted(layout.table)) t WHERE \(keyCondition) AND "
-                    + Self.entityCondition(entity)
+                    + Self.entityCondition(entity, in: layout)
             )
         }
         if entity == nil || entity == ModelHistory.schemaEntityTag {
@@ -265,7 +269,7 @@ extension PostgresStore {
         for layout in layouts where entity.map({ layout.entities[$0] != nil }) ?? true {
             selects.append(
                 "SELECT count(*) AS n FROM \(quoted(layout.table)) t WHERE "
-                    + Self.entityCondition(entity)
+                    + Self.entityCondition(entity, in: layout)
             )
         }
         if entity == nil {
