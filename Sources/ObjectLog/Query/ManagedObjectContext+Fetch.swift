@@ -442,7 +442,18 @@ extension ManagedObjectContext {
     ) throws(ObjectLogError)
         -> [ObjectKey]
     {
-        var keys = try readingStore { try store.liveKeys(entity: entity.tag) }
+        let keys = try readingStore { try store.liveKeys(entity: entity.tag) }
+        return withPendingChanges(keys, request, entity)
+    }
+
+    /// Saved keys of `entity` in key order, with the pending inserts and without the pending
+    /// deletes when `request` includes pending changes.
+    func withPendingChanges(
+        _ keys: [ObjectKey],
+        _ request: FetchRequest<some ManagedObject>,
+        _ entity: EntityDescription
+    ) -> [ObjectKey] {
+        var keys = keys
         guard request.includesPendingChanges else { return keys }
         if !deletedMap.isEmpty { keys.removeAll { deletedMap[$0] != nil } }
         var inserted: [ObjectKey] = []

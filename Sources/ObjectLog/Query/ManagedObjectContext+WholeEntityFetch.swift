@@ -75,13 +75,7 @@ extension ManagedObjectContext {
         // A server returns rows in the order it finds them, which is mostly the key order with
         // runs of rewritten rows; the standard library's sort merges such runs in one pass.
         if !keys.isSorted() { keys.sort() }
-        guard request.includesPendingChanges else { return keys }
-        if !deletedMap.isEmpty { keys.removeAll { deletedMap[$0] != nil } }
-        let inserted = insertedList.lazy.filter {
-            $0.isInserted && $0.managedObjectContext === self && $0.hasEntity(entity)
-        }.map(\.key)
-        guard !inserted.isEmpty else { return keys }
-        return (keys + inserted).sorted()
+        return withPendingChanges(keys, request, entity)
     }
 }
 
