@@ -211,12 +211,37 @@ struct BinaryColumnTests {
         try container.close()
     }
 
+    @Test("a copy's buffer writes numbers in network order and keeps its bytes as it grows")
+    func copyRowBuffer() {
+        var buffer = CopyRowBuffer(capacity: 3)
+        buffer.append(bigEndian: Int16(-1))
+        buffer.append(bigEndian: UInt32(0x0102_0304))
+        buffer.append(byte: 0xAB)
+        buffer.append(contentsOf: [0x50, 0x47])
+        let start: [UInt8] = [0xFF, 0xFF, 0x01, 0x02, 0x03, 0x04, 0xAB, 0x50, 0x47]
+        #expect(buffer.withUnsafeBytes { Array($0) } == start)
+        // Past its first growth and well past the next: every byte stays where it was written.
+        var expected = start
+        for index in 0..<100_000 {
+            buffer.append(bigEndian: Int64(index))
+            withUnsafeBytes(of: Int64(index).bigEndian) { expected += $0 }
+        }
+        let text = Array("0123456789".utf8)
+        text.withUnsafeBytes { buffer.append(bytes: $0) }
+        expected += text
+        #expect(buffer.count == expected.count)
+        #expect(buffer.withUnsafeBytes { Array($0) } == expected)
+        buffer.removeAll()
+        buffer.append(byte: 7)
+        #expect(buffer.withUnsafeBytes { Array($0) } == [7])
+    }
+
     @Test("numeric's binary form holds every UInt64 and refuses what is not one")
     func numeric() throws {
         for number: UInt64 in [0, 1, 9_999, 10_000, 10_001, 100_000_000, .max, .max - 1] {
-            var field: [UInt8] = []
+            var field = CopyRowBuffer()
             BinaryColumn.appendNumeric(number, to: &field)
-            let value = Array(field.dropFirst(4))
+            let value = field.withUnsafeBytes { Array($0.dropFirst(4)) }
             #expect(value.withUnsafeBytes { BinaryColumn.unsignedNumeric($0) } == number)
         }
         // -1: the sign field says negative; 0.5: a digit below the units position.

@@ -239,9 +239,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// - Throws: ``PostgresError/Code/statementFailed`` with the server's reason (the whole
     ///   copy is then undone with its transaction), ``PostgresError/Code/connectionLost``.
     @discardableResult
-    public func copyIn(
+    package func copyIn(
         _ statement: String,
-        rows write: (inout [UInt8]) throws(PostgresError) -> Bool
+        rows write: (inout CopyRowBuffer) throws(PostgresError) -> Bool
     ) throws(PostgresError) -> Int {
         lock.lock()
         defer { lock.unlock() }
@@ -254,8 +254,7 @@ public final class PostgresConnection: @unchecked Sendable {
         guard status == PGRES_COPY_IN else {
             throw lostOrFailed(connection, "COPY did not start")
         }
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(1 << 20)
+        var buffer = CopyRowBuffer(capacity: (1 << 20) + (1 << 16))
         var more = true
         var failure: PostgresError?
         while more {
@@ -273,7 +272,7 @@ public final class PostgresConnection: @unchecked Sendable {
                         Int32(bytes.count)
                     )
                 }
-                buffer.removeAll(keepingCapacity: true)
+                buffer.removeAll()
                 guard sent == 1 else {
                     failure = lostOrFailed(connection, "cannot send COPY data")
                     break

@@ -180,7 +180,7 @@ struct BinaryColumn: Sendable {
     /// External data's bytes come from `blob`, given the blob's ID.
     func appendField(
         from reader: inout PayloadReader,
-        to buffer: inout [UInt8],
+        to buffer: inout CopyRowBuffer,
         blob: (BlobID) throws(PostgresError) -> Data
     ) throws(PostgresError) {
         do {
@@ -188,25 +188,25 @@ struct BinaryColumn: Sendable {
                 let key = try reader.readVarint()
                 guard key != 0 else { return Self.appendNull(to: &buffer) }
                 guard let signed = Int64(exactly: key) else { throw Self.outOfRange }
-                Self.append(Int32(8).bigEndian, to: &buffer)
-                return Self.append(signed.bigEndian, to: &buffer)
+                Self.append(Int32(8), to: &buffer)
+                return Self.append(signed, to: &buffer)
             }
             if hasPresenceByte, try reader.readByte() == 0 {
                 return Self.appendNull(to: &buffer)
             }
             switch form {
             case .bool:
-                Self.append(Int32(1).bigEndian, to: &buffer)
-                buffer.append(try reader.readByte() == 0 ? 0 : 1)
+                Self.append(Int32(1), to: &buffer)
+                buffer.append(byte: try reader.readByte() == 0 ? 0 : 1)
             case .int8:
-                Self.append(Int32(2).bigEndian, to: &buffer)
-                Self.append(Int16(Int8(bitPattern: try reader.readByte())).bigEndian, to: &buffer)
+                Self.append(Int32(2), to: &buffer)
+                Self.append(Int16(Int8(bitPattern: try reader.readByte())), to: &buffer)
             case .signed(let width):
                 let number = try reader.readZigzag()
                 try Self.append(number, width: width, to: &buffer)
             case .uint8:
-                Self.append(Int32(2).bigEndian, to: &buffer)
-                Self.append(Int16(try reader.readByte()).bigEndian, to: &buffer)
+                Self.append(Int32(2), to: &buffer)
+                Self.append(Int16(try reader.readByte()), to: &buffer)
             case .unsigned(let width):
                 guard let number = Int64(exactly: try reader.readVarint()) else {
                     throw Self.outOfRange
@@ -215,11 +215,11 @@ struct BinaryColumn: Sendable {
             case .uint64:
                 Self.appendNumeric(try reader.readVarint(), to: &buffer)
             case .float:
-                Self.append(Int32(4).bigEndian, to: &buffer)
-                Self.append(try reader.readFixed32().bigEndian, to: &buffer)
+                Self.append(Int32(4), to: &buffer)
+                Self.append(try reader.readFixed32(), to: &buffer)
             case .double:
-                Self.append(Int32(8).bigEndian, to: &buffer)
-                Self.append(try reader.readFixed64().bigEndian, to: &buffer)
+                Self.append(Int32(8), to: &buffer)
+                Self.append(try reader.readFixed64(), to: &buffer)
             case .text:
                 try Self.appendText(try reader.readLengthPrefixed(), to: &buffer)
             case .json:
@@ -235,16 +235,16 @@ struct BinaryColumn: Sendable {
                     _ = try reader.readVarint()
                     guard let id = BlobID(bytes: Array(digest)) else { throw Self.outOfRange }
                     let bytes = try blob(id)
-                    Self.append(Int32(bytes.count).bigEndian, to: &buffer)
-                    buffer.append(contentsOf: bytes)
+                    Self.append(Int32(bytes.count), to: &buffer)
+                    bytes.withUnsafeBytes { buffer.append(bytes: $0) }
                 } else {
                     let bytes = try reader.readLengthPrefixed()
-                    Self.append(Int32(bytes.count).bigEndian, to: &buffer)
-                    buffer.append(contentsOf: bytes)
+                    Self.append(Int32(bytes.count), to: &buffer)
+                    buffer.append(bytes: bytes)
                 }
             case .uuid:
-                Self.append(Int32(16).bigEndian, to: &buffer)
-                buffer.append(contentsOf: try reader.readRaw(count: 16))
+                Self.append(Int32(16), to: &buffer)
+                buffer.append(bytes: try reader.readRaw(count: 16))
             case .toOne:
                 break
             }
@@ -260,31 +260,32 @@ struct BinaryColumn: Sendable {
         "a value out of its column's range"
     )
 
-    static func appendNull(to buffer: inout [UInt8]) {
-        append(Int32(-1).bigEndian, to: &buffer)
+    static func appendNull(to buffer: inout CopyRowBuffer) {
+        append(Int32(-1), to: &buffer)
     }
 
-    /// Appends the bytes of a fixed-width value as they lie in memory.
-    static func append<Value: FixedWidthInteger>(_ value: Value, to buffer: inout [UInt8]) {
-        withUnsafeBytes(of: value) { buffer.append(contentsOf: $0) }
+    /// Appends a fixed-width value in network byte order.
+    @inline(__always)
+    static func append<Value: FixedWidthInteger>(_ value: Value, to buffer: inout CopyRowBuffer) {
+        buffer.append(bigEndian: value)
     }
 
     /// Appends an integer field of `width` bytes.
     private static func append(
         _ number: Int64,
         width: Int,
-        to buffer: inout [UInt8]
+        to buffer: inout CopyRowBuffer
     ) throws(PostgresError) {
-        append(Int32(width).bigEndian, to: &buffer)
+        append(Int32(width), to: &buffer)
         switch width {
         case 2:
             guard let narrow = Int16(exactly: number) else { throw outOfRange }
-            append(narrow.bigEndian, to: &buffer)
+            append(narrow, to: &buffer)
         case 4:
             guard let narrow = Int32(exactly: number) else { throw outOfRange }
-            append(narrow.bigEndian, to: &buffer)
+            append(narrow, to: &buffer)
         default:
-            append(number.bigEndian, to: &buffer)
+            append(number, to: &buffer)
         }
     }
 
@@ -292,7 +293,7 @@ struct BinaryColumn: Sendable {
     /// cannot hold one.
     private static func appendText(
         _ text: UnsafeRawBufferPointer,
-        to buffer: inout [UInt8]
+        to buffer: inout CopyRowBuffer
     ) throws(PostgresError) {
         if text.contains(0) {
             throw PostgresError(
@@ -300,12 +301,12 @@ struct BinaryColumn: Sendable {
                 "a value holds a NUL character, which PostgreSQL text cannot hold"
             )
         }
-        append(Int32(text.count).bigEndian, to: &buffer)
-        buffer.append(contentsOf: text)
+        append(Int32(text.count), to: &buffer)
+        buffer.append(bytes: text)
     }
 
     /// Appends a `numeric` field holding `number`.
-    static func appendNumeric(_ number: UInt64, to buffer: inout [UInt8]) {
+    static func appendNumeric(_ number: UInt64, to buffer: inout CopyRowBuffer) {
         var digits: [Int16] = []
         var rest = number
         while rest > 0 {
@@ -316,11 +317,11 @@ struct BinaryColumn: Sendable {
         let weight = max(digits.count - 1, 0)
         // Trailing zero digits are implied by the weight, as PostgreSQL writes them.
         while digits.last == 0 { digits.removeLast() }
-        append(Int32(8 + 2 * digits.count).bigEndian, to: &buffer)
-        append(Int16(digits.count).bigEndian, to: &buffer)
-        append(Int16(weight).bigEndian, to: &buffer)
-        append(Int16(0).bigEndian, to: &buffer)  // sign: positive
-        append(Int16(0).bigEndian, to: &buffer)  // display scale
-        for digit in digits { append(digit.bigEndian, to: &buffer) }
+        append(Int32(8 + 2 * digits.count), to: &buffer)
+        append(Int16(digits.count), to: &buffer)
+        append(Int16(weight), to: &buffer)
+        append(Int16(0), to: &buffer)  // sign: positive
+        append(Int16(0), to: &buffer)  // display scale
+        for digit in digits { append(digit, to: &buffer) }
     }
 }

@@ -111,7 +111,7 @@ extension PostgresStore {
                 )
                 written = transaction.changes.flatMap(\.blobs)
                 _ = try write(
-                    transaction.changes,
+                    transaction,
                     metadata: transaction.metadata,
                     locks: [],
                     note: HistoryNote(recordsValues: false)

@@ -48,8 +48,22 @@ extension PostgresStore {
                         isInsert: row.isInsert
                     )
                 }
+                // The recording's changes (the new model version) follow the rows.
+                for change in transaction.changes {
+                    if change.isDelete {
+                        puts.delete(key: change.key, entity: change.entity)
+                    } else {
+                        puts.put(
+                            key: change.key,
+                            entity: change.entity,
+                            payload: change.payload,
+                            blobs: change.blobs,
+                            isInsert: change.isInsert
+                        )
+                    }
+                }
                 _ = try write(
-                    puts.changes + transaction.changes,
+                    puts,
                     metadata: transaction.metadata,
                     locks: [],
                     note: HistoryNote(

@@ -49,20 +49,10 @@ extension PostgresStore {
         let statement =
             "SELECT \(layout.selectList(alias: alias)) FROM \(quoted(layout.table)) \(alias) "
             + "WHERE \(condition)"
-        var packed = PackedRecords()
-        var writer = PayloadWriter()
-        var steps: (tag: UInt32, steps: [RowLayout.ReadStep])?
-        func append(_ row: some RowValues) throws(PostgresError) {
-            let (key, entity, version) = try layout.appendRecord(
-                row,
-                to: &writer,
-                steps: &steps
-            )
-            packed.keys.append(key)
-            packed.entities.append(entity)
-            packed.versions.append(version)
-            packed.ends.append(writer.count)
-        }
+        // One value holds what the rows become, and the closures below mutate it in place: a
+        // local function capturing several variables instead makes each row pay for dynamic
+        // exclusivity checks on them.
+        var packing = RecordPacking(layout: layout)
         try locked { connection throws(PostgresError) in
             // A statement without values (a fetch of every object, most often) streams its
             // rows through COPY, which builds no result of them; COPY takes no parameters.
@@ -70,37 +60,28 @@ extension PostgresStore {
                 // Room for the rows the server's statistics expect, so that a large read does
                 // not copy and fault in its arrays again each time they double.
                 let expected = try expectedRows(of: layout.table, connection)
-                if expected > 0 {
-                    packed.keys.reserveCapacity(expected)
-                    packed.entities.reserveCapacity(expected)
-                    packed.versions.reserveCapacity(expected)
-                    packed.ends.reserveCapacity(expected)
-                }
+                packing.reserve(rows: expected)
                 try connection.copyOut("COPY (\(statement)) TO STDOUT (FORMAT binary)") {
                     row throws(PostgresError) in
-                    try append(row)
-                    if packed.keys.count == 1, expected > 1 {
-                        writer.reserveCapacity(writer.count * expected * 9 / 8)
+                    try packing.append(row)
+                    if packing.packed.keys.count == 1, expected > 1 {
+                        packing.reservePayloads(perRow: 9, of: expected, per: 8)
                     }
                 }
                 return
             }
             try connection.query(statement, parameters.map { $0.map(PostgresParameter.text) }) {
                 rows throws(PostgresError) in
-                packed.keys.reserveCapacity(rows.count)
-                packed.entities.reserveCapacity(rows.count)
-                packed.versions.reserveCapacity(rows.count)
-                packed.ends.reserveCapacity(rows.count)
+                packing.reserve(rows: rows.count)
                 for row in 0..<rows.count {
-                    try append(rows.row(row))
+                    try packing.append(rows.row(row))
                     // Room for the rest at the first row's size, with a margin: growing by
                     // doubling would copy and touch the bytes twice over.
-                    if row == 0 { writer.reserveCapacity(writer.count * rows.count * 5 / 4) }
+                    if row == 0 { packing.reservePayloads(perRow: 5, of: rows.count, per: 4) }
                 }
             }
         }
-        packed.bytes = writer.bytes
-        return packed
+        return packing.finish()
     }
 
     /// How many rows the server's statistics say `table` holds (a little more, for the rows
@@ -439,5 +420,46 @@ extension PostgresStore {
     /// write it (an entity of another model version, say).
     func keySelect(_ query: StoreQuery) -> SQLSelect? {
         try? SQLSelect(query, schema: schema, mapping: mapping, columns: [SchemaMapping.keyColumn])
+    }
+}
+
+/// The records of rows as they arrive, packed: each row's key, entity and version, and its
+/// payload after the others in one buffer.
+private struct RecordPacking {
+    let layout: RowLayout
+    var packed = PackedRecords()
+    var writer = PayloadWriter()
+    /// The read steps of the entity of the rows before, which most rows share.
+    var steps: (tag: UInt32, steps: [RowLayout.ReadStep])?
+
+    init(layout: RowLayout) {
+        self.layout = layout
+    }
+
+    mutating func reserve(rows: Int) {
+        guard rows > 0 else { return }
+        packed.keys.reserveCapacity(rows)
+        packed.entities.reserveCapacity(rows)
+        packed.versions.reserveCapacity(rows)
+        packed.ends.reserveCapacity(rows)
+    }
+
+    /// Room for the payloads of `rows` rows at the size of those so far, times
+    /// `numerator / denominator`.
+    mutating func reservePayloads(perRow numerator: Int, of rows: Int, per denominator: Int) {
+        writer.reserveCapacity(writer.count * rows * numerator / denominator)
+    }
+
+    mutating func append(_ row: some RowValues) throws(PostgresError) {
+        let (key, entity, version) = try layout.appendRecord(row, to: &writer, steps: &steps)
+        packed.keys.append(key)
+        packed.entities.append(entity)
+        packed.versions.append(version)
+        packed.ends.append(writer.count)
+    }
+
+    consuming func finish() -> PackedRecords {
+        packed.bytes = writer.bytes
+        return packed
     }
 }

@@ -17,13 +17,12 @@ extension PostgresStore {
         if isReadOnly {
             throw PostgresError(.statementFailed, "the store at \(displayName) is open read-only")
         }
-        let changes = transaction.changes
         let note = HistoryNote(author: transaction.author, contextName: transaction.contextName)
         let info = try inCommitTransaction {
-            try write(changes, metadata: transaction.metadata, locks: locks, note: note)
+            try write(transaction, metadata: transaction.metadata, locks: locks, note: note)
         }
         withPendingBlobs { pending in
-            for change in changes { for blob in change.blobs { pending[blob] = nil } }
+            for blobs in transaction.blobLists.values { for blob in blobs { pending[blob] = nil } }
         }
         // The next commit, of any process, takes the next number.
         return StoreCommit(info: info, end: info.offset + 1, generation: 1)
@@ -77,12 +76,17 @@ extension PostgresStore {
 
     /// The statements of one save, within its SQL transaction, and its history when the
     /// store's retention keeps one (``HistoryNote`` says what it records).
+    ///
+    /// The puts are read where the transaction packed them: a save of a million objects would
+    /// otherwise copy each payload into an array of its own first. Only the history, when the
+    /// store keeps one, takes the changes as copies.
     func write(
-        _ changes: [Transaction.Change],
+        _ transaction: Transaction,
         metadata: Metadata?,
         locks: [StoreLockCheck],
         note: HistoryNote
     ) throws -> CommitInfo {
+        let entries = transaction.entries
         let (version, number, storedRetention) = try takeCommitNumber()
         if !locks.isEmpty {
             let current = try recordOffsetsAndGeneration(of: locks.map(\.key)).offsets
@@ -91,30 +95,40 @@ extension PostgresStore {
         }
         // The retention this commit leaves the store with decides whether it is recorded.
         let retention = metadata.map(LogHistoryRetention.init) ?? storedRetention
+        let changes = Self.records(retention) ? transaction.changes : []
         let before =
             Self.records(retention)
             ? try valuesBefore(changes, number: number, note: note) : nil
         var counts = (inserted: 0, updated: 0, deleted: 0)
-        // A save without deletes, the common one, writes its changes as they are (no copy).
-        let hasDeletes = changes.contains(where: \.isDelete)
-        if hasDeletes { try deleteRows(changes.filter(\.isDelete), counted: &counts.deleted) }
-        let puts = hasDeletes ? changes.filter { !$0.isDelete } : changes
-        for put in puts where put.patchBase != nil {
+        let hasDeletes = entries.contains(where: \.isDelete)
+        if hasDeletes {
+            try deleteRows(
+                entries.lazy.filter(\.isDelete).map { ($0.key, $0.entity) },
+                counted: &counts.deleted
+            )
+        }
+        // The puts, by index in the transaction's entries.
+        let puts =
+            hasDeletes ? entries.indices.filter { !entries[$0].isDelete } : Array(entries.indices)
+        if entries.contains(where: \.isPatch) {
             throw PostgresError(.invalidParameter, "a PostgreSQL store holds no patches")
         }
         var lists: [(field: RowLayout.Field, key: ObjectKey, keys: [ObjectKey])] = []
         var start = 0
         while start < puts.count {
+            let entity = entries[puts[start]].entity
             var end = start + 1
-            while end < puts.count, puts[end].entity == puts[start].entity { end += 1 }
-            try writeRows(puts[start..<end], version: version, lists: &lists)
+            while end < puts.count, entries[puts[end]].entity == entity { end += 1 }
+            try writeRows(puts[start..<end], of: transaction, version: version, lists: &lists)
             start = end
         }
-        for put in puts { if put.isInsert { counts.inserted += 1 } else { counts.updated += 1 } }
+        for index in puts {
+            if entries[index].isInsert { counts.inserted += 1 } else { counts.updated += 1 }
+        }
         try writeLists(lists)
         if let metadata { try writeMetadata(metadata) }
         let date = Date()
-        try recordChanges(changes, commit: version, date: date)
+        try recordChanges(entries, commit: version, date: date)
         try recordHistory(
             HistoryEntry(number: number, date: date, changes: changes, before: before, note: note),
             retention: retention,
@@ -156,21 +170,21 @@ extension PostgresStore {
         return (version, number, retention)
     }
 
+    /// Deletes the rows of `deletes`, each an object's key and entity.
     private func deleteRows(
-        _ deletes: [Transaction.Change],
+        _ deletes: some Sequence<(key: ObjectKey, entity: EntityTag)>,
         counted: inout Int
     ) throws(PostgresError) {
-        guard !deletes.isEmpty else { return }
-        counted += deletes.count
         var byTable: [String: [ObjectKey]] = [:]
-        for delete in deletes {
+        for (key, entity) in deletes {
             let table =
-                delete.entity == ModelHistory.schemaEntityTag
-                ? Self.versionsTable : layoutOfTag[delete.entity].map { layouts[$0].table }
+                entity == ModelHistory.schemaEntityTag
+                ? Self.versionsTable : layoutOfTag[entity].map { layouts[$0].table }
             guard let table else {
-                throw PostgresError(.invalidParameter, "entity \(delete.entity) has no table")
+                throw PostgresError(.invalidParameter, "entity \(entity) has no table")
             }
-            byTable[table, default: []].append(delete.key)
+            byTable[table, default: []].append(key)
+            counted += 1
         }
         for (table, keys) in byTable.sorted(by: { $0.key < $1.key }) {
             try connection.execute(
@@ -181,16 +195,19 @@ extension PostgresStore {
         }
     }
 
-    /// Writes the rows of puts of one entity, as multi-row `INSERT … ON CONFLICT DO UPDATE`s,
-    /// and collects the to-many lists this side of each relationship writes.
+    /// Writes the rows of puts of one entity (by index in `transaction`'s entries): new ones
+    /// copied in, changed ones as `INSERT … ON CONFLICT DO UPDATE`s. Collects the to-many
+    /// lists this side of each relationship writes.
     private func writeRows(
-        _ puts: ArraySlice<Transaction.Change>,
+        _ puts: ArraySlice<Int>,
+        of transaction: Transaction,
         version: UInt64,
         lists: inout [(field: RowLayout.Field, key: ObjectKey, keys: [ObjectKey])]
     ) throws(PostgresError) {
-        guard let tag = puts.first?.entity else { return }
+        let entries = transaction.entries
+        guard let tag = puts.first.map({ entries[$0].entity }) else { return }
         if tag == ModelHistory.schemaEntityTag {
-            for put in puts {
+            for put in puts.map(transaction.change(at:)) {
                 try connection.execute(
                     "INSERT INTO \(quoted(Self.versionsTable)) VALUES ($1, $2, $3) ON CONFLICT "
                         + "(\(quoted(SchemaMapping.keyColumn))) DO UPDATE SET "
@@ -260,11 +277,12 @@ extension PostgresStore {
         // payloads: the cheapest way into a table PostgreSQL has.
         // A save of new objects only, the common large one, copies them without a filtered
         // copy of its changes.
-        let onlyInserts = puts.allSatisfy(\.isInsert)
-        let inserts = onlyInserts ? puts : ArraySlice(puts.filter(\.isInsert))
+        let onlyInserts = puts.allSatisfy { entries[$0].isInsert }
+        let inserts = onlyInserts ? puts : ArraySlice(puts.filter { entries[$0].isInsert })
         if !inserts.isEmpty {
             try copyRows(
                 inserts,
+                of: transaction,
                 tag: tag,
                 layout: layout,
                 statement:
@@ -275,7 +293,7 @@ extension PostgresStore {
             )
         }
         guard !onlyInserts else { return }
-        let updates = puts.filter { !$0.isInsert }
+        let updates = puts.filter { !entries[$0].isInsert }
         guard !updates.isEmpty else { return }
         let assignments = columns.dropFirst().map { "\(quoted($0)) = EXCLUDED.\(quoted($0))" }
         let upsert =
@@ -292,6 +310,7 @@ extension PostgresStore {
             )
             try copyRows(
                 updates[...],
+                of: transaction,
                 tag: tag,
                 layout: layout,
                 statement: "COPY \(staging) (\(columnList)) FROM STDIN (FORMAT binary)",
@@ -322,7 +341,7 @@ extension PostgresStore {
             parameters.removeAll(keepingCapacity: true)
             rows = 0
         }
-        for put in updates {
+        for put in updates.map(transaction.change(at:)) {
             parameters += try row(of: put)
             rows += 1
             if (rows + 1) * columns.count > Self.maximumParameters { try flush() }
@@ -330,14 +349,16 @@ extension PostgresStore {
         try flush()
     }
 
-    /// Copies the rows of `puts`, all of entity `tag`, into `layout`'s table with `statement`
-    /// (a binary `COPY` of `width` columns: key, entity, version, then each column of the
-    /// entity's properties in their order), and collects the to-many lists they write.
+    /// Copies the rows of `puts` (by index in `transaction`'s entries), all of entity `tag`,
+    /// into `layout`'s table with `statement` (a binary `COPY` of `width` columns: key,
+    /// entity, version, then each column of the entity's properties in their order), and
+    /// collects the to-many lists they write.
     ///
     /// Rows are made while the copy runs, a megabyte at a time, so that the server stores one
     /// part while the next is made.
     private func copyRows(
-        _ puts: ArraySlice<Transaction.Change>,
+        _ puts: ArraySlice<Int>,
+        of transaction: Transaction,
         tag: UInt32,
         layout: RowLayout,
         statement: String,
@@ -347,7 +368,7 @@ extension PostgresStore {
     ) throws(PostgresError) {
         guard let (entity, fields) = layout.entities[tag], let columns = layout.binaryColumns[tag]
         else { throw PostgresError(.invalidParameter, "entity \(tag) has no table") }
-        let blobs = try externalBytes(of: puts, entity: entity, columns: columns)
+        let blobs = try externalBytes(of: puts, in: transaction, entity: entity, columns: columns)
         let writesList = fields.map { index -> Bool in
             switch layout.fields[index].source {
             case .inverseColumn(_, _, let position): return position != nil
@@ -356,80 +377,91 @@ extension PostgresStore {
             case .column, .external: return false
             }
         }
+        let entries = transaction.entries
         var next = puts.startIndex
         var started = false
-        try connection.copyIn(statement) { buffer throws(PostgresError) in
-            if !started {
-                // The signature ("PGCOPY\n\xFF\r\n\0"), the flags, and the header extension's
-                // length.
-                buffer += [0x50, 0x47, 0x43, 0x4F, 0x50, 0x59, 0x0A, 0xFF, 0x0D, 0x0A, 0x00]
-                buffer += [0, 0, 0, 0, 0, 0, 0, 0]
-                started = true
-            }
-            while next < puts.endIndex, buffer.count < 1 << 20 {
-                let put = puts[next]
-                next += 1
-                BinaryColumn.append(Int16(width).bigEndian, to: &buffer)
-                BinaryColumn.append(Int32(8).bigEndian, to: &buffer)
-                BinaryColumn.append(Int64(put.key).bigEndian, to: &buffer)
-                BinaryColumn.append(Int32(4).bigEndian, to: &buffer)
-                BinaryColumn.append(Int32(bitPattern: tag).bigEndian, to: &buffer)
-                BinaryColumn.append(Int32(8).bigEndian, to: &buffer)
-                BinaryColumn.append(Int64(version).bigEndian, to: &buffer)
-                do {
-                    try put.payload.withUnsafeBytes { payload in
-                        var reader = PayloadReader(payload)
-                        guard try reader.readVarint() == UInt64(columns.count) else {
-                            throw PostgresError(
-                                .invalidParameter,
-                                "object \(put.key): a payload of another model version"
-                            )
-                        }
-                        for position in columns.indices {
-                            if let column = columns[position] {
-                                try column.appendField(from: &reader, to: &buffer) {
-                                    id throws(PostgresError) in
-                                    guard let bytes = blobs[id] else {
-                                        throw PostgresError(
-                                            .invalidParameter,
-                                            "external data \(id.hex) is missing"
-                                        )
+        // The payloads are read where the transaction packed them; each call of the copy's
+        // closure appends the rows of the next megabyte's worth of puts.
+        let copied: Result<Void, PostgresError> = transaction.records.withUnsafeBytes { records in
+            Result { () throws(PostgresError) in
+                try connection.copyIn(statement) { buffer throws(PostgresError) in
+                    if !started {
+                        // The signature ("PGCOPY\n\xFF\r\n\0"), the flags, and the header extension's
+                        // length.
+                        buffer.append(contentsOf: [
+                            0x50, 0x47, 0x43, 0x4F, 0x50, 0x59, 0x0A, 0xFF, 0x0D,
+                        ])
+                        buffer.append(contentsOf: [0x0A, 0x00, 0, 0, 0, 0, 0, 0, 0, 0])
+                        started = true
+                    }
+                    while next < puts.endIndex, buffer.count < 1 << 20 {
+                        let entry = entries[puts[next]]
+                        next += 1
+                        buffer.append(bigEndian: Int16(width))
+                        buffer.append(bigEndian: Int32(8))
+                        buffer.append(bigEndian: Int64(entry.key))
+                        buffer.append(bigEndian: Int32(4))
+                        buffer.append(bigEndian: Int32(bitPattern: tag))
+                        buffer.append(bigEndian: Int32(8))
+                        buffer.append(bigEndian: Int64(version))
+                        var reader = PayloadReader(
+                            UnsafeRawBufferPointer(rebasing: records[entry.valueRange])
+                        )
+                        do {
+                            guard try reader.readVarint() == UInt64(columns.count) else {
+                                throw PostgresError(
+                                    .invalidParameter,
+                                    "object \(entry.key): a payload of another model version"
+                                )
+                            }
+                            for position in columns.indices {
+                                if let column = columns[position] {
+                                    try column.appendField(from: &reader, to: &buffer) {
+                                        id throws(PostgresError) in
+                                        guard let bytes = blobs[id] else {
+                                            throw PostgresError(
+                                                .invalidParameter,
+                                                "external data \(id.hex) is missing"
+                                            )
+                                        }
+                                        return bytes
                                     }
-                                    return bytes
+                                    continue
                                 }
-                                continue
+                                let count = try reader.readVarint()
+                                var keys: [ObjectKey] = []
+                                keys.reserveCapacity(Int(min(count, 1 << 16)))
+                                for _ in 0..<count { keys.append(try reader.readVarint()) }
+                                if writesList[position] {
+                                    lists.append((layout.fields[fields[position]], entry.key, keys))
+                                }
                             }
-                            let count = try reader.readVarint()
-                            var keys: [ObjectKey] = []
-                            keys.reserveCapacity(Int(min(count, 1 << 16)))
-                            for _ in 0..<count { keys.append(try reader.readVarint()) }
-                            if writesList[position] {
-                                lists.append((layout.fields[fields[position]], put.key, keys))
-                            }
+                        } catch let error as PostgresError {
+                            throw error
+                        } catch {
+                            throw PostgresError(.invalidParameter, "object \(entry.key): \(error)")
                         }
                     }
-                } catch let error as PostgresError {
-                    throw error
-                } catch {
-                    throw PostgresError(.invalidParameter, "object \(put.key): \(error)")
+                    guard next == puts.endIndex else { return true }
+                    buffer.append(bigEndian: Int16(-1))
+                    return false
                 }
             }
-            guard next == puts.endIndex else { return true }
-            BinaryColumn.append(Int16(-1).bigEndian, to: &buffer)
-            return false
         }
+        try copied.get()
     }
 
     /// The bytes of the external data `puts` refer to, read before a copy starts: reading data
     /// saved before takes this connection, which runs nothing else while it copies.
     private func externalBytes(
-        of puts: ArraySlice<Transaction.Change>,
+        of puts: ArraySlice<Int>,
+        in transaction: Transaction,
         entity: ModelSchema.Entity,
         columns: [BinaryColumn?]
     ) throws(PostgresError) -> [BlobID: Data] {
         guard columns.contains(where: { $0?.isExternal == true }) else { return [:] }
         var blobs: [BlobID: Data] = [:]
-        for put in puts {
+        for put in puts.map(transaction.change(at:)) {
             let values: [(name: String, value: StoredValue)]
             do {
                 values = try put.payload.withUnsafeBytes { payload throws(ObjectLogError) in
@@ -510,16 +542,17 @@ extension PostgresStore {
     /// Records the commit and the objects it changed, and announces it: the other processes
     /// that listen read its changes when it has committed (a notification is delivered then).
     private func recordChanges(
-        _ changes: [Transaction.Change],
+        _ entries: [Transaction.Entry],
         commit: UInt64,
         date: Date
     ) throws(PostgresError) {
-        let entries = CommitChanges.entries(
-            of: changes.lazy.map { change in
-                (change.key, change.entity, change.isDelete ? 2 : change.isInsert ? 0 : 1)
-            }
+        let list = CommitChanges.encode(
+            CommitChanges.entries(
+                of: entries.lazy.map { entry in
+                    (entry.key, entry.entity, entry.isDelete ? 2 : entry.isInsert ? 0 : 1)
+                }
+            )
         )
-        let list = CommitChanges.encode(entries)
         try recordCommit(commit, date: date, changes: list)
     }
 

@@ -151,6 +151,22 @@ public struct Transaction: Sendable {
         }
     }
 
+    /// The change at `index` in ``entries``, its payload copied out of the packed buffer.
+    package func change(at index: Int) -> Change {
+        records.withUnsafeBytes { records in
+            let entry = entries[index]
+            return Change(
+                key: entry.key,
+                entity: entry.entity,
+                payload: entry.isDelete ? [] : Array(records[entry.valueRange]),
+                blobs: blobs(ofEntry: index),
+                isInsert: entry.isInsert,
+                isDelete: entry.isDelete,
+                patchBase: entry.isPatch ? Self.patchBase(of: entry, in: records) : nil
+            )
+        }
+    }
+
     /// The number of puts and deletes.
     public var count: Int { entries.count }
 
