@@ -195,9 +195,11 @@ extension PostgresStore {
         }
     }
 
-    /// Writes the rows of puts of one entity (by index in `transaction`'s entries): new ones
-    /// copied in, changed ones as `INSERT … ON CONFLICT DO UPDATE`s. Collects the to-many
-    /// lists this side of each relationship writes.
+    /// Writes the rows of puts of one entity, and collects the to-many lists this side of
+    /// each relationship writes.
+    ///
+    /// The puts are indices in `transaction`'s entries. New objects are copied in; changed
+    /// ones are written by `INSERT … ON CONFLICT DO UPDATE`.
     private func writeRows(
         _ puts: ArraySlice<Int>,
         of transaction: Transaction,
