@@ -13,6 +13,24 @@ final class Reagent: ManagedObject {
     @Attribute var note: String? = nil
 }
 
+/// A rack whose bottles go with it and whose tasters lose it: a batch delete's cascade and
+/// nullify rules, in the store's statements.
+final class Rack: ManagedObject {
+    @Attribute var name = ""
+    @Relationship(inverse: \Bottle.rack, deleteRule: .cascade) var bottles: [Bottle]
+    @Relationship(inverse: \Taster.racks, deleteRule: .nullify) var tasters: Set<Taster>
+}
+
+final class Bottle: ManagedObject {
+    @Attribute var wine = ""
+    @Relationship var rack: Rack?
+}
+
+final class Taster: ManagedObject {
+    @Attribute var name = ""
+    @Relationship var racks: Set<Rack>
+}
+
 @Suite(
     "Batch requests as the PostgreSQL store's own statements",
     .enabled(if: TestServer.runs, TestServer.skipReason)
@@ -77,6 +95,64 @@ struct PostgresBatchTests {
         #expect(context.statistics.storeBatches == 2)
         #expect(try container.newContext().count(FetchRequest<Reagent>()) == 13)
         #expect(Set(received.wait(for: 2).last?.deleted ?? []) == Set(deleted.deleted))
+    }
+
+    @Test(
+        "a delete with relationships is one commit: its deletes and nullified inverses reach another process and the history"
+    )
+    func deleteRules() throws {
+        let url = try TestServer.freshDatabase()
+        let entities: [ManagedObject.Type] = [Rack.self, Bottle.self, Taster.self]
+        let container = try PersistentContainer(url: url, for: entities)
+        defer { try? container.close() }
+        try container.setHistoryRetention(.all)
+        let context = container.newContext()
+        let cellar = Rack(context: context)
+        cellar.name = "cellar"
+        let shelf = Rack(context: context)
+        shelf.name = "shelf"
+        for (wine, rack) in [("rioja", cellar), ("barolo", cellar), ("chablis", shelf)] {
+            let bottle = Bottle(context: context)
+            bottle.wine = wine
+            bottle.rack = rack
+        }
+        let taster = Taster(context: context)
+        taster.name = "ann"
+        taster.racks = [cellar, shelf]
+        try context.save()
+        let token = try context.currentHistoryToken
+        // Another process, opened after the objects were saved: it hears of the delete alone.
+        let other = try PersistentContainer(url: url, for: entities)
+        defer { try? other.close() }
+        let received = ReceivedChanges()
+        other.coordinator.addSaveObserver { received.append($0) }
+        let watcher = other.newContext()
+        let watched = try #require(try watcher.fetch(Taster.self).first)
+        #expect(watched.racks.count == 2)
+
+        context.tracer = ContextTracer()
+        let changes = try context.execute(
+            BatchDeleteRequest<Rack>(predicate: #Predicate { $0.name == "cellar" })
+        )
+        #expect(context.statistics.storeBatches == 1)
+        #expect(changes.deleted.count == 3)
+        #expect(changes.updated == [taster.objectID])
+        let heard = try #require(received.wait(for: 1).first)
+        #expect(Set(heard.deleted) == Set(changes.deleted))
+        #expect(heard.updated == [taster.objectID])
+        watcher.mergeChanges(from: heard)
+        #expect(watched.racks.map(\.name) == ["shelf"])
+
+        let history = try context.history(after: token)
+        #expect(history.count == 1)
+        let kinds = try #require(history.first).changes.map(\.kind)
+        #expect(kinds.filter { $0 == .delete }.count == 3)
+        #expect(kinds.filter { $0 == .update }.count == 1)
+        let update = try #require(history.first?.changes.first { $0.kind == .update })
+        #expect(update.objectID == taster.objectID)
+        #expect(update.oldValues["racks"] != update.newValues["racks"])
+        let deletedWines = history.first?.changes.compactMap { $0.oldValues["wine"] }
+        #expect(Set(deletedWines ?? []) == [.string("rioja"), .string("barolo")])
     }
 
     @Test("a batch update that breaks uniqueness is the engine's error, and changes nothing")

@@ -10,8 +10,10 @@ extension ManagedObjectContext {
     /// Deletes the saved objects that match the request's predicate.
     ///
     /// Objects of an entity without relationships are deleted in the store in one transaction
-    /// without being loaded; those of an entity with relationships are loaded into a context
-    /// of their own and deleted there, so that delete rules hold.
+    /// without being loaded. Those of an entity with relationships follow their delete rules:
+    /// a PostgreSQL store runs the rules as SQL statements in one transaction, without loading
+    /// the objects; on a store file they are loaded into a context of their own and deleted
+    /// there.
     /// - Returns: The objects deleted (and, through delete rules, the others deleted or
     ///   updated), as a save reports them.
     /// - Throws: ``ObjectLogError/Code/entityNotInModel`` for a class outside the model;
@@ -25,11 +27,11 @@ extension ManagedObjectContext {
         var fetched = FetchRequest<T>(predicate: request.predicate)
         fetched.includesSubentities = request.includesSubentities
         let entities = try fetchedEntities(fetched)
-        guard entities.allSatisfy({ $0.relationshipAccessors.isEmpty }) else {
-            return try deleteThroughContext(fetched)
-        }
         if let changes = try executeInStore(fetched, entity: entity, change: .delete) {
             return changes
+        }
+        guard entities.allSatisfy({ $0.relationshipAccessors.isEmpty }) else {
+            return try deleteThroughContext(fetched)
         }
         // One transaction for the objects of every entity the request reaches.
         var transaction = Transaction()
@@ -372,7 +374,13 @@ extension ManagedObjectContext {
         }
         var changes: ObjectChanges
         switch change {
-        case .delete: changes = ObjectChanges(deleted: ids)
+        case .delete:
+            let updated = commit.updated.compactMap { object in
+                model.entity(tag: object.entity).map {
+                    ObjectID(entityName: $0.name, key: object.key)
+                }
+            }
+            changes = ObjectChanges(updated: updated, deleted: ids)
         case .update: changes = ObjectChanges(updated: ids)
         }
         changes.transactionNumber = commit.info.number

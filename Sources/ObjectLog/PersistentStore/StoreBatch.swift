@@ -4,8 +4,10 @@ import ObjectLogStore
 /// query selects, deleted or given new attribute values.
 ///
 /// The engine hands one over only when the query's condition is exactly the request's
-/// predicate (``StoreCondition/Translation/isExact``), and a delete only for entities without
-/// relationships, whose delete rules have nothing to do.
+/// predicate (``StoreCondition/Translation/isExact``). A store that runs a delete of objects
+/// with relationships follows their delete rules as ``ManagedObjectContext/delete(_:)`` does
+/// (cascade, deny, and nullify of the inverses); one that cannot returns nil, and the engine
+/// deletes them through a context.
 package struct StoreBatch: Sendable {
     /// What the batch does to the objects it selects.
     package enum Change: Sendable {
@@ -28,10 +30,19 @@ package struct StoreBatch: Sendable {
 /// A batch a store ran: its commit and the objects it changed.
 package struct StoreBatchCommit: Sendable {
     package var info: CommitInfo
+    /// The objects the batch updated or deleted, as its change says.
     package var objects: [(key: ObjectKey, entity: EntityTag)]
+    /// The other objects a delete updated: those whose inverse relationships held an object
+    /// it deleted (the nullify rule).
+    package var updated: [(key: ObjectKey, entity: EntityTag)]
 
-    package init(info: CommitInfo, objects: [(key: ObjectKey, entity: EntityTag)]) {
+    package init(
+        info: CommitInfo,
+        objects: [(key: ObjectKey, entity: EntityTag)],
+        updated: [(key: ObjectKey, entity: EntityTag)] = []
+    ) {
         self.info = info
         self.objects = objects
+        self.updated = updated
     }
 }

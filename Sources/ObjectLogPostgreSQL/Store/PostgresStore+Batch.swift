@@ -6,9 +6,9 @@ extension PostgresStore {
     // A batch request is one `UPDATE … SET … WHERE` or `DELETE … WHERE` on its entity's table,
     // the `WHERE` the fetch's own (``SQLSelect``), in a commit like a save's: the store row's
     // next commit number as every changed row's version, the changes recorded and announced.
-    // Uniqueness holds through the table's constraints, checked when the commit ends; the
-    // engine hands over only deletes of entities without relationships, so no delete rule is
-    // left undone. When the store keeps history, the rows are read before the statement (the
+    // Uniqueness holds through the table's constraints, checked when the commit ends. A delete
+    // of objects with relationships follows their delete rules in statements of its own
+    // (PostgresStore+BatchDelete.swift). When the store keeps history, the rows are read before the statement (the
     // old values) and, for an update, after it (the new ones), and the batch is a transaction
     // of the history like a save.
     package func execute(_ batch: StoreBatch) throws -> StoreBatchCommit? {
@@ -37,6 +37,9 @@ extension PostgresStore {
         }
         if isReadOnly {
             throw PostgresError(.statementFailed, "the store at \(displayName) is open read-only")
+        }
+        if case .delete = batch.change, hasRelationships(query.entityTags) {
+            return try deleteFollowingRules(select, in: layout)
         }
         let alias = select.alias
         let condition = select.condition.map { " WHERE \($0)" } ?? ""
@@ -103,9 +106,9 @@ extension PostgresStore {
                 try recordBatchHistory(
                     number: number,
                     date: date,
-                    objects: objects,
+                    updated: kind == 1 ? objects : [],
+                    deleted: kind == 2 ? objects : [],
                     before: before,
-                    isDelete: kind == 2,
                     retention: retention
                 )
             }
@@ -123,25 +126,21 @@ extension PostgresStore {
 
     /// Records a batch's transaction in the history: the old values read before it, and the
     /// new values of the rows it updated.
-    private func recordBatchHistory(
+    func recordBatchHistory(
         number: UInt64,
         date: Date,
-        objects: [(key: ObjectKey, entity: EntityTag)],
+        updated: [(key: ObjectKey, entity: EntityTag)],
+        deleted: [(key: ObjectKey, entity: EntityTag)],
         before: [ObjectKey: [UInt8]],
-        isDelete: Bool,
         retention: LogHistoryRetention
     ) throws(PostgresError) {
         var after: [ObjectKey: [UInt8]] = [:]
-        if !isDelete {
-            for record in try records(keys: objects.map(\.key)) {
-                after[record.key] = record.payload
-            }
+        for record in try records(keys: updated.map(\.key)) {
+            after[record.key] = record.payload
         }
         var transaction = Transaction()
-        for object in objects {
-            if isDelete {
-                transaction.delete(key: object.key, entity: object.entity)
-            } else if let payload = after[object.key] {
+        for object in updated {
+            if let payload = after[object.key] {
                 transaction.put(
                     key: object.key,
                     entity: object.entity,
@@ -150,6 +149,7 @@ extension PostgresStore {
                 )
             }
         }
+        for object in deleted { transaction.delete(key: object.key, entity: object.entity) }
         try recordHistory(
             HistoryEntry(
                 number: number,

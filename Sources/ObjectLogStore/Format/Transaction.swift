@@ -136,35 +136,26 @@ public struct Transaction: Sendable {
     /// Each change's payload is copied out of the transaction's packed buffer.
     public var changes: [Change] {
         records.withUnsafeBytes { records in
-            entries.indices.map { index in
-                let entry = entries[index]
-                return Change(
-                    key: entry.key,
-                    entity: entry.entity,
-                    payload: entry.isDelete ? [] : Array(records[entry.valueRange]),
-                    blobs: blobs(ofEntry: index),
-                    isInsert: entry.isInsert,
-                    isDelete: entry.isDelete,
-                    patchBase: entry.isPatch ? Self.patchBase(of: entry, in: records) : nil
-                )
-            }
+            entries.indices.map { change(at: $0, in: records) }
         }
     }
 
     /// The change at `index` in ``entries``, its payload copied out of the packed buffer.
     package func change(at index: Int) -> Change {
-        records.withUnsafeBytes { records in
-            let entry = entries[index]
-            return Change(
-                key: entry.key,
-                entity: entry.entity,
-                payload: entry.isDelete ? [] : Array(records[entry.valueRange]),
-                blobs: blobs(ofEntry: index),
-                isInsert: entry.isInsert,
-                isDelete: entry.isDelete,
-                patchBase: entry.isPatch ? Self.patchBase(of: entry, in: records) : nil
-            )
-        }
+        records.withUnsafeBytes { change(at: index, in: $0) }
+    }
+
+    private func change(at index: Int, in records: UnsafeRawBufferPointer) -> Change {
+        let entry = entries[index]
+        return Change(
+            key: entry.key,
+            entity: entry.entity,
+            payload: entry.isDelete ? [] : Array(records[entry.valueRange]),
+            blobs: blobs(ofEntry: index),
+            isInsert: entry.isInsert,
+            isDelete: entry.isDelete,
+            patchBase: entry.isPatch ? Self.patchBase(of: entry, in: records) : nil
+        )
     }
 
     /// The number of puts and deletes.
