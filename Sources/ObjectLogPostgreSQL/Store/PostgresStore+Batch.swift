@@ -83,50 +83,82 @@ extension PostgresStore {
                     + " RETURNING \(alias).\(key), \(alias).\(entityColumn)"
                 kind = 1
             }
-            let objects = try connection.query(
-                statement,
-                parameters.map { $0.map(PostgresParameter.text) }
-            ) { rows throws(PostgresError) in
-                var objects: [(key: ObjectKey, entity: EntityTag)] = []
-                objects.reserveCapacity(rows.count)
-                for row in 0..<rows.count {
-                    guard let key = rows.int64(row, 0), let entity = rows.int32(row, 1) else {
-                        throw RowLayout.corrupt(layout.table, "a row without its key or entity")
-                    }
-                    objects.append((ObjectKey(key), EntityTag(bitPattern: entity)))
-                }
-                return objects.sorted { $0.key < $1.key }
+            let objects = try changedRows(statement, parameters, in: quoted(layout.table)).sorted {
+                $0.key < $1.key
             }
-            let list = CommitChanges.encode(
-                objects.map { CommitChanges.Entry(key: $0.key, entity: $0.entity, kind: kind) }
-            )
-            let date = Date()
-            try recordCommit(version, date: date, changes: list)
-            if let before {
-                try recordBatchHistory(
-                    number: number,
-                    date: date,
-                    updated: kind == 1 ? objects : [],
-                    deleted: kind == 2 ? objects : [],
-                    before: before,
-                    retention: retention
-                )
-            }
-            let info = CommitInfo(
+            let info = try finishBatch(
+                version: version,
                 number: number,
-                offset: version,
-                date: date,
-                inserted: 0,
-                updated: kind == 1 ? objects.count : 0,
-                deleted: kind == 2 ? objects.count : 0
+                retention: retention,
+                updated: kind == 1 ? objects : [],
+                deleted: kind == 2 ? objects : [],
+                before: before
             )
             return StoreBatchCommit(info: info, objects: objects)
         }
     }
 
+    /// Records a batch's commit (the objects it changed, each list in key order, announced to
+    /// other processes) and, when `before` holds the old values, its history; returns the
+    /// commit.
+    func finishBatch(
+        version: UInt64,
+        number: UInt64,
+        retention: LogHistoryRetention,
+        updated: [(key: ObjectKey, entity: EntityTag)],
+        deleted: [(key: ObjectKey, entity: EntityTag)],
+        before: [ObjectKey: [UInt8]]?
+    ) throws(PostgresError) -> CommitInfo {
+        let entries =
+            (updated.map { CommitChanges.Entry(key: $0.key, entity: $0.entity, kind: 1) }
+            + deleted.map { CommitChanges.Entry(key: $0.key, entity: $0.entity, kind: 2) })
+            .sorted { $0.key < $1.key }
+        let date = Date()
+        try recordCommit(version, date: date, changes: CommitChanges.encode(entries))
+        if let before {
+            try recordBatchHistory(
+                number: number,
+                date: date,
+                updated: updated,
+                deleted: deleted,
+                before: before,
+                retention: retention
+            )
+        }
+        return CommitInfo(
+            number: number,
+            offset: version,
+            date: date,
+            inserted: 0,
+            updated: updated.count,
+            deleted: deleted.count
+        )
+    }
+
+    /// The key and entity of each row that `statement` (ending `RETURNING key, entity`)
+    /// changed in `table`.
+    func changedRows(
+        _ statement: String,
+        _ parameters: [String?] = [],
+        in table: String
+    ) throws(PostgresError) -> [(key: ObjectKey, entity: EntityTag)] {
+        try connection.query(statement, parameters.map { $0.map(PostgresParameter.text) }) {
+            rows throws(PostgresError) in
+            var objects: [(key: ObjectKey, entity: EntityTag)] = []
+            objects.reserveCapacity(rows.count)
+            for row in 0..<rows.count {
+                guard let key = rows.int64(row, 0), let entity = rows.int32(row, 1) else {
+                    throw RowLayout.corrupt(table, "a row without its key or entity")
+                }
+                objects.append((ObjectKey(key), EntityTag(bitPattern: entity)))
+            }
+            return objects
+        }
+    }
+
     /// Records a batch's transaction in the history: the old values read before it, and the
     /// new values of the rows it updated.
-    func recordBatchHistory(
+    private func recordBatchHistory(
         number: UInt64,
         date: Date,
         updated: [(key: ObjectKey, entity: EntityTag)],

@@ -185,53 +185,15 @@ extension PostgresStore {
             }
             updated.sort { $0.key < $1.key }
             deleted.sort { $0.key < $1.key }
-            let list = CommitChanges.encode(
-                (updated.map { CommitChanges.Entry(key: $0.key, entity: $0.entity, kind: 1) }
-                    + deleted.map { CommitChanges.Entry(key: $0.key, entity: $0.entity, kind: 2) })
-                    .sorted { $0.key < $1.key }
-            )
-            let date = Date()
-            try recordCommit(version, date: date, changes: list)
-            if let before {
-                try recordBatchHistory(
-                    number: number,
-                    date: date,
-                    updated: updated,
-                    deleted: deleted,
-                    before: before,
-                    retention: retention
-                )
-            }
-            let info = CommitInfo(
+            let info = try finishBatch(
+                version: version,
                 number: number,
-                offset: version,
-                date: date,
-                inserted: 0,
-                updated: updated.count,
-                deleted: deleted.count
+                retention: retention,
+                updated: updated,
+                deleted: deleted,
+                before: before
             )
             return StoreBatchCommit(info: info, objects: deleted, updated: updated)
-        }
-    }
-
-    /// The key and entity of each row that `statement` (ending `RETURNING key, entity`)
-    /// changed in `table`.
-    private func changedRows(
-        _ statement: String,
-        _ parameters: [String] = [],
-        in table: String
-    ) throws(PostgresError) -> [(key: ObjectKey, entity: EntityTag)] {
-        try connection.query(statement, parameters.map(PostgresParameter.text)) {
-            rows throws(PostgresError) in
-            var objects: [(key: ObjectKey, entity: EntityTag)] = []
-            objects.reserveCapacity(rows.count)
-            for row in 0..<rows.count {
-                guard let key = rows.int64(row, 0), let entity = rows.int32(row, 1) else {
-                    throw RowLayout.corrupt(table, "a row without its key or entity")
-                }
-                objects.append((ObjectKey(key), EntityTag(bitPattern: entity)))
-            }
-            return objects
         }
     }
 
