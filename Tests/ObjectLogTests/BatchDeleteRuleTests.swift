@@ -1,5 +1,6 @@
 import Foundation
 import StoreTestSupport
+import TestSupport
 import Testing
 
 @testable import ObjectLog
@@ -233,5 +234,102 @@ struct BatchDeleteRuleTests {
         )
         #expect(left.map(\.name) == ["b", "root"])
         #expect(left.last?.children.map(\.name) == ["b"])
+    }
+
+    /// A pantry of random shape, made the same way in any store: shelves with jars (some
+    /// with lids), plates, keepers on several shelves, badges.
+    static func randomPantry(seed: UInt64, into context: ManagedObjectContext) throws {
+        var generator = SeededGenerator(seed: seed)
+        var shelves: [PantryShelf] = []
+        for index in 0..<8 {
+            let shelf = PantryShelf(context: context)
+            shelf.label = "s\(index % 4)-\(index)"
+            shelves.append(shelf)
+        }
+        for index in 0..<20 {
+            let jar = PantryJar(context: context)
+            jar.content = "j\(index)"
+            jar.shelf =
+                Int.random(in: 0..<5, using: &generator) == 0
+                ? nil : shelves.randomElement(using: &generator)
+            if Int.random(in: 0..<12, using: &generator) == 0 {
+                let lid = PantryLid(context: context)
+                lid.size = index
+                lid.jar = jar
+            }
+        }
+        for (index, shelf) in shelves.enumerated() where Bool.random(using: &generator) {
+            let plate = PantryPlate(context: context)
+            plate.text = "p\(index)"
+            plate.shelf = shelf
+        }
+        for index in 0..<5 {
+            let keeper = PantryKeeper(context: context)
+            keeper.name = "k\(index)"
+            keeper.shelves = Set(
+                shelves.filter { _ in Int.random(in: 0..<3, using: &generator) == 0 }
+            )
+        }
+        if Bool.random(using: &generator) {
+            let badge = PantryBadge(context: context)
+            badge.mark = "b"
+            badge.shelf = shelves.randomElement(using: &generator)
+        }
+        try context.save()
+    }
+
+    /// What a pantry holds, by the objects' names: enough to tell two stores' apart.
+    static func describe(_ context: ManagedObjectContext) throws -> [String] {
+        var lines: [String] = []
+        for shelf in try context.fetch(PantryShelf.self) {
+            lines.append(
+                "shelf \(shelf.label): jars \(shelf.jars.map(\.content).sorted()) plate "
+                    + "\(shelf.plate?.text ?? "-") keepers \(shelf.keepers.map(\.name).sorted()) "
+                    + "badges \(shelf.badges.map(\.mark))"
+            )
+        }
+        for jar in try context.fetch(PantryJar.self) {
+            lines.append("jar \(jar.content): \(jar.shelf?.label ?? "-") lids \(jar.lids.count)")
+        }
+        for plate in try context.fetch(PantryPlate.self) {
+            lines.append("plate \(plate.text): \(plate.shelf?.label ?? "-")")
+        }
+        for keeper in try context.fetch(PantryKeeper.self) {
+            lines.append("keeper \(keeper.name): \(keeper.shelves.map(\.label).sorted())")
+        }
+        lines.append("lids \(try context.count(FetchRequest<PantryLid>()))")
+        return lines.sorted()
+    }
+
+    @Test(
+        "random pantries: a delete the database runs in SQL ends as the store file's does",
+        .enabled(if: TestServer.runs, TestServer.skipReason),
+        arguments: 0..<16
+    )
+    func randomDifferential(seed: UInt64) throws {
+        let group = "s\(seed % 4)-"
+        var outcomes: [String] = []
+        var states: [[String]] = []
+        for kind in [TestStoreKind.logFile, .postgreSQL] {
+            let store = try TestStore(kind)
+            let container = try store.open(for: pantryEntities)
+            defer { try? container.close() }
+            let context = container.newContext()
+            try Self.randomPantry(seed: seed, into: context)
+            do {
+                let changes = try context.execute(
+                    BatchDeleteRequest<PantryShelf>(
+                        predicate: #Predicate { $0.label.starts(with: group) }
+                    )
+                )
+                let deleted = changes.deleted.map(\.entityName).sorted()
+                outcomes.append("deleted \(deleted), updated \(changes.updated.count)")
+            } catch {
+                outcomes.append("refused: \(error.code) \(error.property ?? "-")")
+            }
+            states.append(try Self.describe(container.newContext()))
+        }
+        #expect(outcomes[0] == outcomes[1])
+        #expect(states[0] == states[1])
     }
 }

@@ -95,21 +95,8 @@ extension PostgresStore {
                 }
             }
             let staying = "NOT EXISTS (SELECT 1 FROM \(doomed) e WHERE e.key = x.\(key))"
-            for edge in edges where edge.rule == .deny {
-                let found = try connection.execute(
-                    "SELECT d.key, count(*) \(edge.destinations) AND \(staying) GROUP BY d.key "
-                        + "ORDER BY d.key LIMIT 1"
-                ).rows.first
-                guard let found, let object = found[0].flatMap({ ObjectKey($0) }) else { continue }
-                throw ObjectLogError(
-                    .validation,
-                    "cannot delete \(ObjectID(entityName: edge.entity.name, key: object)): its "
-                        + "relationship '\(edge.property.name)' has the deny rule and "
-                        + "\(found[1] ?? "some") related objects",
-                    objectID: ObjectID(entityName: edge.entity.name, key: object),
-                    property: edge.property.name
-                )
-            }
+            // The objects left below an inverse's minimum first, then the deny rules: the
+            // order in which a context's save lists the two.
             for edge in edges where edge.rule == .nullify {
                 guard let inverse = edge.inverseMinimum else { continue }
                 let short = inverse.remaining.map { "(\($0)) < \(inverse.minimum)" } ?? "true"
@@ -132,6 +119,21 @@ extension PostgresStore {
                             + "minimum \(inverse.minimum)",
                     objectID: id,
                     property: inverse.name
+                )
+            }
+            for edge in edges where edge.rule == .deny {
+                let found = try connection.execute(
+                    "SELECT d.key, count(*) \(edge.destinations) AND \(staying) GROUP BY d.key "
+                        + "ORDER BY d.key LIMIT 1"
+                ).rows.first
+                guard let found, let object = found[0].flatMap({ ObjectKey($0) }) else { continue }
+                throw ObjectLogError(
+                    .validation,
+                    "cannot delete \(ObjectID(entityName: edge.entity.name, key: object)): its "
+                        + "relationship '\(edge.property.name)' has the deny rule and "
+                        + "\(found[1] ?? "some") related objects",
+                    objectID: ObjectID(entityName: edge.entity.name, key: object),
+                    property: edge.property.name
                 )
             }
             for edge in edges where edge.rule == .nullify && edge.property.inverse != nil {
