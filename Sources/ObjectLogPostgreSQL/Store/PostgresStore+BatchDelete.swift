@@ -9,9 +9,9 @@ import ObjectLogStore
 // 1. The objects the request selects go into a temporary table of the doomed.
 // 2. Each relationship with the cascade rule adds the destinations of the doomed objects of
 //    its entity, until a round adds none.
-// 3. A relationship with the deny rule that still has a destination outside the doomed fails
-//    the request with the engine's validation error, as does a destination left with fewer
-//    objects in its inverse than that relationship's minimum count.
+// 3. A destination left with fewer objects in its inverse than that relationship's minimum
+//    count fails the request with the engine's validation error, as does a relationship with
+//    the deny rule that still has a destination outside the doomed.
 // 4. A nullify (or cascade) relationship with an inverse changes each destination that stays:
 //    its inverse no longer holds the doomed object. Those objects go into a second table, are
 //    written with this commit's version, and are reported as updated. A column that points
@@ -32,8 +32,6 @@ extension PostgresStore {
         var entity: ModelSchema.Entity
         var property: ModelSchema.Property
         var rule: DeleteRule
-        /// The destination's table.
-        var destinationTable: String
         /// `FROM … WHERE …` over the destination rows `x` of the doomed rows `d` of `entity`.
         var destinations: String
         /// The statement that sets to `NULL` the destinations' column that points back at a
@@ -57,8 +55,9 @@ extension PostgresStore {
     /// delete rules (see the steps above); returns its commit, with the objects deleted and
     /// those updated.
     ///
-    /// - Throws: ``ObjectLog/ObjectLogError/Code/validation`` when a deny rule refuses
-    ///   (nothing is written); ``PostgresError`` when a statement fails.
+    /// - Throws: ``ObjectLog/ObjectLogError/Code/validation`` when a deny rule refuses, or an
+    ///   inverse would be left below its minimum count (nothing is written); ``PostgresError``
+    ///   when a statement fails.
     func deleteFollowingRules(_ select: SQLSelect, in layout: RowLayout) throws -> StoreBatchCommit
     {
         let key = quoted(SchemaMapping.keyColumn)
@@ -269,7 +268,6 @@ extension PostgresStore {
                         entity: entity,
                         property: property,
                         rule: rule,
-                        destinationTable: destinationTable,
                         destinations: destinations,
                         nulling: rule == .nullify ? nulling : nil,
                         inverseMinimum: inverseMinimum
