@@ -122,7 +122,11 @@ func runStoreBenchmarks(arguments: [String]) {
             print("error: --store takes 'postgresql' (the log store is the default)")
             exit(64)
         }
-        runPostgresStoreComparison(scale: scale)
+        if arguments.contains("--delete-rules") {
+            runPostgresDeleteRulesBenchmark(scale: scale)
+        } else {
+            runPostgresStoreComparison(scale: scale)
+        }
         return
     }
     // Workload 11 alone (GroupCommitBenchmark.swift).

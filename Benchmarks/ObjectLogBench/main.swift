@@ -6,6 +6,7 @@
 //   objectlog-bench store --scales N,M,… [--json PATH] [--svg PATH]   each size in turn
 //   objectlog-bench store --postgres-peer [--scale N]        the PostgreSQL peer beside SQLite's
 //   objectlog-bench store --store postgresql [--scale N]     ObjectLog's PostgreSQL store beside it
+//   objectlog-bench store --store postgresql --delete-rules [--scale N]   a batch delete by its rules
 //   objectlog-bench store --indexed-only [--scale N]         workload 3i alone: declared indexes
 //   objectlog-bench solver [--scale S] [--samples N] [--size N]
 //   objectlog-bench thumbnails [--runs N] [--quick]
@@ -33,6 +34,7 @@ if arguments.first != "--child", arguments.dropFirst().first != "--child",
                objectlog-bench store --scales N,M,... [--json PATH] [--svg PATH]
                objectlog-bench store --postgres-peer [--scale N]
                objectlog-bench store --store postgresql [--scale N]
+               objectlog-bench store --store postgresql --delete-rules [--scale N]
                objectlog-bench store --indexed-only [--scale N]
                objectlog-bench solver [--scale S] [--samples N] [--size N]
                objectlog-bench thumbnails [--runs N] [--quick]
@@ -42,7 +44,8 @@ if arguments.first != "--child", arguments.dropFirst().first != "--child",
         --scales N,M,... runs them at each size in turn and charts each ratio against the size.
         --postgres-peer runs the PostgreSQL peer beside the SQLite peer, on the server
         OBJECTLOG_TEST_POSTGRES_URL names or a throwaway one (tools/postgres-test-server).
-        --store postgresql runs ObjectLog's PostgreSQL store beside that peer, on the same server.
+        --store postgresql runs ObjectLog's PostgreSQL store beside that peer, on the same server;
+        with --delete-rules, a batch delete that cascades and nullifies (N / 10 racks) instead.
         --indexed-only runs workload 3i alone: workload 3 with an index on value in both engines.
         """
     )
