@@ -188,38 +188,38 @@ struct BinaryColumn: Sendable {
                 let key = try reader.readVarint()
                 guard key != 0 else { return Self.appendNull(to: &buffer) }
                 guard let signed = Int64(exactly: key) else { throw Self.outOfRange }
-                Self.append(Int32(8), to: &buffer)
-                return Self.append(signed, to: &buffer)
+                buffer.append(bigEndian: Int32(8))
+                return buffer.append(bigEndian: signed)
             }
             if hasPresenceByte, try reader.readByte() == 0 {
                 return Self.appendNull(to: &buffer)
             }
             switch form {
             case .bool:
-                Self.append(Int32(1), to: &buffer)
+                buffer.append(bigEndian: Int32(1))
                 buffer.append(byte: try reader.readByte() == 0 ? 0 : 1)
             case .int8:
-                Self.append(Int32(2), to: &buffer)
-                Self.append(Int16(Int8(bitPattern: try reader.readByte())), to: &buffer)
+                buffer.append(bigEndian: Int32(2))
+                buffer.append(bigEndian: Int16(Int8(bitPattern: try reader.readByte())))
             case .signed(let width):
                 let number = try reader.readZigzag()
-                try Self.append(number, width: width, to: &buffer)
+                try Self.appendInteger(number, width: width, to: &buffer)
             case .uint8:
-                Self.append(Int32(2), to: &buffer)
-                Self.append(Int16(try reader.readByte()), to: &buffer)
+                buffer.append(bigEndian: Int32(2))
+                buffer.append(bigEndian: Int16(try reader.readByte()))
             case .unsigned(let width):
                 guard let number = Int64(exactly: try reader.readVarint()) else {
                     throw Self.outOfRange
                 }
-                try Self.append(number, width: width, to: &buffer)
+                try Self.appendInteger(number, width: width, to: &buffer)
             case .uint64:
                 Self.appendNumeric(try reader.readVarint(), to: &buffer)
             case .float:
-                Self.append(Int32(4), to: &buffer)
-                Self.append(try reader.readFixed32(), to: &buffer)
+                buffer.append(bigEndian: Int32(4))
+                buffer.append(bigEndian: try reader.readFixed32())
             case .double:
-                Self.append(Int32(8), to: &buffer)
-                Self.append(try reader.readFixed64(), to: &buffer)
+                buffer.append(bigEndian: Int32(8))
+                buffer.append(bigEndian: try reader.readFixed64())
             case .text:
                 try Self.appendText(try reader.readLengthPrefixed(), to: &buffer)
             case .json:
@@ -235,15 +235,15 @@ struct BinaryColumn: Sendable {
                     _ = try reader.readVarint()
                     guard let id = BlobID(bytes: Array(digest)) else { throw Self.outOfRange }
                     let bytes = try blob(id)
-                    Self.append(Int32(bytes.count), to: &buffer)
+                    buffer.append(bigEndian: Int32(bytes.count))
                     bytes.withUnsafeBytes { buffer.append(bytes: $0) }
                 } else {
                     let bytes = try reader.readLengthPrefixed()
-                    Self.append(Int32(bytes.count), to: &buffer)
+                    buffer.append(bigEndian: Int32(bytes.count))
                     buffer.append(bytes: bytes)
                 }
             case .uuid:
-                Self.append(Int32(16), to: &buffer)
+                buffer.append(bigEndian: Int32(16))
                 buffer.append(bytes: try reader.readRaw(count: 16))
             case .toOne:
                 break
@@ -261,31 +261,25 @@ struct BinaryColumn: Sendable {
     )
 
     static func appendNull(to buffer: inout CopyRowBuffer) {
-        append(Int32(-1), to: &buffer)
-    }
-
-    /// Appends a fixed-width value in network byte order.
-    @inline(__always)
-    static func append<Value: FixedWidthInteger>(_ value: Value, to buffer: inout CopyRowBuffer) {
-        buffer.append(bigEndian: value)
+        buffer.append(bigEndian: Int32(-1))
     }
 
     /// Appends an integer field of `width` bytes.
-    private static func append(
+    private static func appendInteger(
         _ number: Int64,
         width: Int,
         to buffer: inout CopyRowBuffer
     ) throws(PostgresError) {
-        append(Int32(width), to: &buffer)
+        buffer.append(bigEndian: Int32(width))
         switch width {
         case 2:
             guard let narrow = Int16(exactly: number) else { throw outOfRange }
-            append(narrow, to: &buffer)
+            buffer.append(bigEndian: narrow)
         case 4:
             guard let narrow = Int32(exactly: number) else { throw outOfRange }
-            append(narrow, to: &buffer)
+            buffer.append(bigEndian: narrow)
         default:
-            append(number, to: &buffer)
+            buffer.append(bigEndian: number)
         }
     }
 
@@ -301,7 +295,7 @@ struct BinaryColumn: Sendable {
                 "a value holds a NUL character, which PostgreSQL text cannot hold"
             )
         }
-        append(Int32(text.count), to: &buffer)
+        buffer.append(bigEndian: Int32(text.count))
         buffer.append(bytes: text)
     }
 
@@ -317,11 +311,11 @@ struct BinaryColumn: Sendable {
         let weight = max(digits.count - 1, 0)
         // Trailing zero digits are implied by the weight, as PostgreSQL writes them.
         while digits.last == 0 { digits.removeLast() }
-        append(Int32(8 + 2 * digits.count), to: &buffer)
-        append(Int16(digits.count), to: &buffer)
-        append(Int16(weight), to: &buffer)
-        append(Int16(0), to: &buffer)  // sign: positive
-        append(Int16(0), to: &buffer)  // display scale
-        for digit in digits { append(digit, to: &buffer) }
+        buffer.append(bigEndian: Int32(8 + 2 * digits.count))
+        buffer.append(bigEndian: Int16(digits.count))
+        buffer.append(bigEndian: Int16(weight))
+        buffer.append(bigEndian: Int16(0))  // sign: positive
+        buffer.append(bigEndian: Int16(0))  // display scale
+        for digit in digits { buffer.append(bigEndian: digit) }
     }
 }
