@@ -133,7 +133,9 @@ func runIndexedQueryBenchmark(scale: Int) throws {
     let directory =
         FileManager.default.temporaryDirectory.path + "/objectlog-bench-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
+    // OBJECTLOG_BENCH_KEEP=1 keeps the stores, for `store --child indexed-query`.
+    let keep = ProcessInfo.processInfo.environment["OBJECTLOG_BENCH_KEEP"] == "1"
+    defer { if !keep { try? FileManager.default.removeItem(atPath: directory) } }
     print("objects: \(scale), directory: \(directory)")
     let report = BenchmarkReport(title: "ObjectLog vs SQLite, workload 3 with indexes")
     report.header()

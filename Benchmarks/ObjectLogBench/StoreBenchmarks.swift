@@ -1068,6 +1068,31 @@ private func runChild(_ arguments: [String]) {
                     checksum += Double(names.count)
                 }
             }
+        case ("indexed-query", 4):
+            // Workload 3i alone on a store it made (OBJECTLOG_BENCH_KEEP=1 store
+            // --indexed-only keeps it), for profiling by hand: `indexed-query PATH BOUND
+            // REPEATS` runs the first query after the open and REPEATS more, each in a new
+            // context, all timed.
+            guard let bound = Double(arguments[2]), let repeats = Int(arguments[3]), repeats >= 0
+            else {
+                print("error: indexed-query takes PATH BOUND REPEATS")
+                exit(64)
+            }
+            let request = FetchRequest<BenchIndexedItem>(
+                predicate: #Predicate { $0.value < bound },
+                sortBy: [SortDescriptor(\.name, comparator: .lexical)],
+                fetchLimit: 100
+            )
+            let container = try PersistentContainer(
+                path: arguments[1],
+                for: [BenchIndexedItem.self]
+            )
+            seconds = try measure {
+                for _ in 0...repeats {
+                    checksum += Double(try container.newContext().fetch(request).count)
+                }
+            }
+            try container.close()
         case ("text", 2):
             // Workload 3b alone, for profiling by hand (not part of the report): the text
             // match's count five times, after an unmeasured first one that reads the store.

@@ -418,30 +418,96 @@ struct DeclaredIndexTests {
         #expect(throws: ObjectLogError.self) { try ManagedObjectModel([MisindexedGauge.self]) }
     }
 
-    @Test("the file's bytes decode to what was written, and any damage is refused")
-    func fileRoundTrip() {
+    @Test("the file's bytes decode to what was written, and any damage is refused or found")
+    func fileRoundTrip() throws {
         let stamp = DeclaredIndexFile.Stamp(
             storeUUID: UUID(),
             generation: 2,
             end: 4_096,
             transactionCount: 9
         )
+        // The second index's entries fill more than a page, so that one page of them can be
+        // damaged while the others stay readable.
+        let long = (0..<900).map { UInt64($0) * 3 }
         let sections = [
-            DeclaredIndexFile.Section(tag: 1, width: 1, descriptor: 9, entries: [1, 5, 2, 4]),
-            DeclaredIndexFile.Section(tag: 3, width: 2, descriptor: 7, entries: [1, 2, 3]),
+            DeclaredIndexFile.Section(
+                tag: 1,
+                width: 1,
+                descriptor: 9,
+                entries: DeclaredIndexEntries([1, 5, 2, 4])
+            ),
+            DeclaredIndexFile.Section(
+                tag: 3,
+                width: 2,
+                descriptor: 7,
+                entries: DeclaredIndexEntries(long)
+            ),
         ]
-        let bytes = DeclaredIndexFile.encode(stamp: stamp, sections: sections)
-        let decoded = DeclaredIndexFile.decode(bytes)
-        #expect(decoded?.stamp == stamp)
-        #expect(decoded?.sections.map(\.entries) == [[1, 5, 2, 4], [1, 2, 3]])
-        #expect(decoded?.sections.map(\.descriptor) == [9, 7])
+        let bytes = try #require(DeclaredIndexFile.encode(stamp: stamp, sections: sections))
+        #expect(bytes.count % 4_096 == 0)
+        let decoded = try #require(DeclaredIndexFile.decode(bytes))
+        #expect(decoded.stamp == stamp)
+        let words = decoded.sections.map { $0.entries.withWords { Array($0) } }
+        #expect(words == [[1, 5, 2, 4], long])
+        #expect(decoded.sections.map(\.descriptor) == [9, 7])
+        #expect(decoded.sections.map(\.width) == [1, 2])
+        // A word read alone comes from a page that is checked when first read.
+        let second = decoded.sections[1].entries
+        #expect(second[899] == long[899])
+        #expect(!second.isDamaged)
+        // The header (the first page) is checked at once; a damaged entry page is found
+        // when read, and then the entries refuse to be used whole.
         for offset in bytes.indices {
             var damaged = bytes
             damaged[offset] ^= 0x10
-            #expect(DeclaredIndexFile.decode(damaged) == nil, "byte \(offset)")
+            guard let read = DeclaredIndexFile.decode(damaged) else {
+                continue
+            }
+            #expect(offset >= 4_096, "byte \(offset) of the header")
+            let refused = read.sections.contains { $0.entries.withWords { _ in true } == nil }
+            #expect(refused, "byte \(offset)")
         }
+        // A lookup that reads only undamaged pages trusts them; one that reads the damaged
+        // page sees it.
+        var lastPage = bytes
+        lastPage[bytes.count - 1] ^= 1
+        let partly = try #require(DeclaredIndexFile.decode(lastPage))
+        #expect(partly.sections[1].entries[0] == long[0])
+        #expect(!partly.sections[1].entries.isDamaged)
+        _ = partly.sections[1].entries[long.count - 1]
+        #expect(partly.sections[1].entries.isDamaged)
         #expect(DeclaredIndexFile.decode(Array(bytes.dropLast())) == nil)
-        #expect(DeclaredIndexFile.decode(bytes + [0]) == nil)
+        #expect(DeclaredIndexFile.decode(bytes + [UInt8](repeating: 0, count: 4_096)) == nil)
+    }
+
+    @Test(
+        "a damaged page of entries is found by the lookup that reads it, and the index is rebuilt"
+    )
+    func damagedPageInPlace() throws {
+        let fileSystem = try Self.makeStore()
+        let file = Self.path + "-indexes"
+        var bytes = try Self.contents(of: file, in: fileSystem)
+        // The entries follow a header of whole pages: the value index's 3,000 entries of two
+        // words, then the compound index's of three.
+        let pages = [2, 3].map { (Self.count * $0 * 8 + 4_095) / 4_096 }.reduce(0, +)
+        let header = bytes.count - pages * 4_096
+        #expect(header > 0 && header % 4_096 == 0)
+        // The key of the value index's 1,500th entry, now another object's.
+        bytes[header + 1_500 * 16 + 8] ^= 0x01
+        try Self.write(bytes, to: file, in: fileSystem)
+        let container = try Self.open(fileSystem)
+        let everything = try container.newContext().fetch(FetchRequest<Gauge>())
+        let context = Self.context(container)
+        let counted = try context.count(
+            FetchRequest<Gauge>(predicate: #Predicate { $0.value < 1_000 })
+        )
+        #expect(counted == everything.filter { $0.value < 1_000 }.count)
+        #expect(try Self.hasValueColumn(container), "the index was built from every object")
+        #expect(try Self.checkFetches(container) > 0)
+        try container.close()
+        let reopened = try Self.open(fileSystem)
+        #expect(try Self.countServedByIndexAlone(reopened), "the close wrote a valid file again")
+        try reopened.close()
     }
 
     @Test(

@@ -28,7 +28,7 @@ final class DeclaredIndex {
     /// definition (another attribute, kind or payload position) is never taken for this one.
     let descriptor: UInt64
     /// The sorted entries, `width + 1` words each; nil until loaded or built.
-    var entries: [UInt64]?
+    var entries: DeclaredIndexEntries?
     /// Each changed key's slot in ``changeValues`` and ``changeStates``.
     private var changeSlots: [ObjectKey: Int] = [:]
     private var changeValues: [UInt64] = []
@@ -206,7 +206,7 @@ final class DeclaredIndex {
             }
             sorted.append(columns.key(ofSlot: row))
         }
-        entries = sorted
+        entries = DeclaredIndexEntries(sorted)
         clearChanges()
         isCurrent = true
     }
@@ -214,11 +214,13 @@ final class DeclaredIndex {
     /// The entries with the delta merged in, the values of keys whose values are unknown read
     /// with `read` (nil: the object is gone); the delta is then empty.
     ///
-    /// - Returns: False if a value cannot be read; the index is then as before.
+    /// - Returns: False if a value cannot be read, or a page of entries read from the file
+    ///   fails its check; the index is then as before.
     func mergeChanges(
         reading read: (ObjectKey) throws -> [UInt8]?
     ) rethrows -> Bool {
-        guard let entries, !changeSlots.isEmpty else { return true }
+        guard let stored = entries else { return true }
+        if changeSlots.isEmpty { return stored.withWords { _ in true } ?? false }
         let stride = width + 1
         var added: [UInt64] = []
         for (key, slot) in changeSlots {
@@ -234,7 +236,27 @@ final class DeclaredIndex {
             added.append(key)
         }
         var order = Array(0..<(added.count / stride))
-        order.sort { Self.less(added, $0 * stride, added, $1 * stride, count: stride) }
+        added.withUnsafeBufferPointer { added in
+            order.sort { Self.less(added, $0 * stride, added, $1 * stride, count: stride) }
+        }
+        guard
+            let merged = stored.withWords({ entries in
+                added.withUnsafeBufferPointer { merge(entries, added: $0, order: order) }
+            })
+        else { return false }
+        self.entries = DeclaredIndexEntries(merged)
+        clearChanges()
+        return true
+    }
+
+    /// `entries` without the delta's keys, and the delta's `added` entries merged in, in
+    /// `order`.
+    private func merge(
+        _ entries: UnsafeBufferPointer<UInt64>,
+        added: UnsafeBufferPointer<UInt64>,
+        order: [Int]
+    ) -> [UInt64] {
+        let stride = width + 1
         var merged: [UInt64] = []
         merged.reserveCapacity(entries.count + added.count)
         var next = 0
@@ -259,15 +281,13 @@ final class DeclaredIndex {
         for index in order[next...] {
             merged.append(contentsOf: added[(index * stride)..<(index * stride + stride)])
         }
-        self.entries = merged
-        clearChanges()
-        return true
+        return merged
     }
 
     private static func less(
-        _ left: [UInt64],
+        _ left: UnsafeBufferPointer<UInt64>,
         _ leftStart: Int,
-        _ right: [UInt64],
+        _ right: UnsafeBufferPointer<UInt64>,
         _ rightStart: Int,
         count: Int
     ) -> Bool {
@@ -370,6 +390,9 @@ final class DeclaredIndex {
     /// The keys of the saved objects whose order keys lie in `bounds` (leading members;
     /// ``bounds(of:)``), and of those whose values the delta does not know; the entries must
     /// be loaded.
+    ///
+    /// Entries used in place may turn out ``DeclaredIndexEntries/isDamaged`` in the lookup:
+    /// the keys are then not to be used.
     func keys(in bounds: [ClosedRange<UInt64>?]) -> [ObjectKey] {
         guard let entries, !bounds.isEmpty else { return [] }
         let stride = width + 1
@@ -401,7 +424,11 @@ final class DeclaredIndex {
     }
 
     /// Whether the first `bound.count` words of the entry at `base` are below `bound`.
-    private static func prefixLess(_ entries: [UInt64], _ base: Int, _ bound: [UInt64]) -> Bool {
+    private static func prefixLess(
+        _ entries: DeclaredIndexEntries,
+        _ base: Int,
+        _ bound: [UInt64]
+    ) -> Bool {
         for (offset, value) in bound.enumerated() where entries[base + offset] != value {
             return entries[base + offset] < value
         }
@@ -409,7 +436,11 @@ final class DeclaredIndex {
     }
 
     /// Whether `bound` is below the first `bound.count` words of the entry at `base`.
-    private static func prefixLess(_ bound: [UInt64], _ entries: [UInt64], _ base: Int) -> Bool {
+    private static func prefixLess(
+        _ bound: [UInt64],
+        _ entries: DeclaredIndexEntries,
+        _ base: Int
+    ) -> Bool {
         for (offset, value) in bound.enumerated() where entries[base + offset] != value {
             return value < entries[base + offset]
         }

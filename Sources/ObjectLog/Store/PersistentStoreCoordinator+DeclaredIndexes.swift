@@ -94,11 +94,18 @@ extension PersistentStoreCoordinator {
                 guard !bounds.isEmpty else { continue }
                 if best == nil || bounds.count > best!.bounds.count { best = (index, bounds) }
             }
-            guard let (index, bounds) = best,
-                loadEntries(of: index, set: set, state: &state),
-                index.estimatedCount(in: bounds) <= maximumCount
-            else { return nil }
-            return index.keys(in: bounds)
+            guard let (index, bounds) = best else { return nil }
+            // Entries used in place in the file are checked page by page as the lookup reads
+            // them: one that fails makes the index be built from the store, once.
+            for _ in 0..<2 {
+                guard loadEntries(of: index, set: set, state: &state) else { return nil }
+                let fits = index.estimatedCount(in: bounds) <= maximumCount
+                let keys = fits ? index.keys(in: bounds) : nil
+                guard index.entries?.isDamaged == true else { return keys }
+                index.invalidate()
+                set.isFileCurrent = false
+            }
+            return nil
         }
     }
 
@@ -115,8 +122,7 @@ extension PersistentStoreCoordinator {
         if index.entries != nil { return true }
         if !set.hasReadFile {
             set.hasReadFile = true
-            if let words = logStore?.readDeclaredIndexFile(),
-                let (stamp, sections) = DeclaredIndexFile.decode(words: words),
+            if let (stamp, sections) = logStore?.openDeclaredIndexFile(),
                 stamp == set.openStamp
             {
                 for section in sections {
@@ -221,10 +227,12 @@ extension PersistentStoreCoordinator {
                 }
                 sections.append(section(of: index, entries))
             }
+            // The entries were checked by the merge, or built in memory.
+            guard let bytes = DeclaredIndexFile.encode(stamp: stamp, sections: sections) else {
+                return
+            }
             do {
-                try logStore.writeDeclaredIndexFile(
-                    DeclaredIndexFile.encode(stamp: stamp, sections: sections)
-                )
+                try logStore.writeDeclaredIndexFile(bytes)
                 set.isFileCurrent = true
                 set.fileStamp = stamp
             } catch {
@@ -235,7 +243,7 @@ extension PersistentStoreCoordinator {
 
     private func section(
         of index: DeclaredIndex,
-        _ entries: [UInt64]
+        _ entries: DeclaredIndexEntries
     ) -> DeclaredIndexFile.Section {
         .init(
             tag: index.entity.tag,

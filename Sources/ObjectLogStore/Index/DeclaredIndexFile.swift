@@ -12,14 +12,22 @@ import Foundation
 /// hint: it is stamped with the state of the log it describes, and a reader that finds it
 /// missing, damaged or stamped with another state ignores it and builds the indexes from the
 /// log again. Nothing in it is ever needed to read an object.
+///
+/// The entries are used in place (``DeclaredIndexEntries``): each index's start on a page of
+/// their own, and the header lists a CRC-32 per page, so that a lookup reads and checks only
+/// the pages it touches, where checking one checksum over all of them would read the whole
+/// file at the first fetch after an open.
 package enum DeclaredIndexFile {
     /// The suffix of the file's name after the store's.
     package static let suffix = "-indexes"
     /// The magic number, `OLDECIX\n`.
     static let magic: [UInt8] = Array("OLDECIX\n".utf8)
-    static let version: UInt16 = 1
-    static let headerSize = 56
+    /// Version 1 kept one checksum per index over all its entries; a reader ignores such a
+    /// file (and so builds the indexes from the log) and the next close writes version 2.
+    static let version: UInt32 = 2
+    static let fixedHeaderSize = 56
     static let sectionSize = 32
+    static let pageSize = SlotPageChecks.pageSize
     /// The most order keys an entry may have, so that a damaged width cannot ask for a huge
     /// allocation before its checksum is checked.
     package static let maximumWidth = 16
@@ -46,7 +54,7 @@ package enum DeclaredIndexFile {
 
     /// One index: its entries, each `width` order keys and then an object key, in ascending
     /// order of the `width + 1` words.
-    package struct Section: Sendable {
+    package struct Section {
         /// The tag of the entity whose objects it lists.
         package var tag: UInt32
         /// The number of order keys per entry.
@@ -54,9 +62,9 @@ package enum DeclaredIndexFile {
         /// The engine's number for the index's definition.
         package var descriptor: UInt64
         /// The entries, `width + 1` words each.
-        package var entries: [UInt64]
+        package var entries: DeclaredIndexEntries
 
-        package init(tag: UInt32, width: Int, descriptor: UInt64, entries: [UInt64]) {
+        package init(tag: UInt32, width: Int, descriptor: UInt64, entries: DeclaredIndexEntries) {
             self.tag = tag
             self.width = width
             self.descriptor = descriptor
@@ -64,113 +72,151 @@ package enum DeclaredIndexFile {
         }
     }
 
-    /// The bytes of a file holding `sections`, stamped with `stamp`.
-    package static func encode(stamp: Stamp, sections: [Section]) -> [UInt8] {
-        // Built as little-endian words: every field is 8 bytes or a pair of 4-byte ones.
-        var words: [UInt64] = []
-        words.reserveCapacity(
-            (headerSize + sectionSize * sections.count) / 8 + 1
-                + sections.reduce(0) { $0 + $1.entries.count }
-        )
-        words.append(magic.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) })
-        words.append(UInt64(littleEndian: UInt64(version) | UInt64(sections.count) << 32))
-        for value in [stamp.generation, stamp.end, stamp.transactionCount] {
-            words.append(UInt64(littleEndian: value))
-        }
-        withUnsafeBytes(of: stamp.storeUUID.uuid) { uuid in
-            words.append(uuid.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
-            words.append(uuid.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-        }
-        for section in sections {
-            let crc = section.entries.withUnsafeBytes { CRC32.checksum($0) }
-            words.append(UInt64(littleEndian: UInt64(section.tag) | UInt64(section.width) << 32))
-            words.append(UInt64(littleEndian: section.descriptor))
-            words.append(UInt64(littleEndian: UInt64(section.entries.count / (section.width + 1))))
-            words.append(UInt64(littleEndian: UInt64(crc)))
-        }
-        let crc = words.withUnsafeBytes { CRC32.checksum($0) }
-        words.append(UInt64(littleEndian: UInt64(crc)))
-        for section in sections {
-            #if _endian(big)
-            words += section.entries.map { $0.littleEndian }
-            #else
-            words += section.entries
-            #endif
-        }
-        return words.withUnsafeBytes { Array($0) }
+    /// The pages `words` entry words take.
+    private static func pages(words: Int) -> Int { (words * 8 + pageSize - 1) / pageSize }
+
+    /// The length of the header of a file of `sections` indexes whose entries take `pages`
+    /// pages in all: a whole number of pages.
+    private static func headerLength(sections: Int, pages: Int) -> Int {
+        let fields = fixedHeaderSize + sectionSize * sections + 4 * pages + 8
+        return (fields + pageSize - 1) / pageSize * pageSize
     }
 
-    /// The stamp and sections of a file's `bytes`, or nil unless every field and checksum is
-    /// valid.
+    /// The bytes of a file holding `sections`, stamped with `stamp`; nil if the entries of one
+    /// are damaged (``DeclaredIndexEntries/withWords(_:)``).
+    package static func encode(stamp: Stamp, sections: [Section]) -> [UInt8]? {
+        let pageCounts = sections.map { pages(words: $0.entries.count) }
+        let totalPages = pageCounts.reduce(0, +)
+        let header = headerLength(sections: sections.count, pages: totalPages)
+        var bytes = [UInt8](repeating: 0, count: header + totalPages * pageSize)
+        let isWhole = bytes.withUnsafeMutableBytes { file -> Bool in
+            func put(_ value: UInt64, at offset: Int) {
+                file.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt64.self)
+            }
+            func put32(_ value: UInt32, at offset: Int) {
+                file.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self)
+            }
+            for (offset, byte) in magic.enumerated() { file[offset] = byte }
+            put32(version, at: 8)
+            put32(UInt32(sections.count), at: 12)
+            put(stamp.generation, at: 16)
+            put(stamp.end, at: 24)
+            put(stamp.transactionCount, at: 32)
+            withUnsafeBytes(of: stamp.storeUUID.uuid) { uuid in
+                for (offset, byte) in uuid.enumerated() { file[40 + offset] = byte }
+            }
+            var checksum = fixedHeaderSize + sectionSize * sections.count
+            var page = header
+            for (index, section) in sections.enumerated() {
+                let base = fixedHeaderSize + sectionSize * index
+                put32(section.tag, at: base)
+                put32(UInt32(section.width), at: base + 4)
+                put(section.descriptor, at: base + 8)
+                put(UInt64(section.entries.count / (section.width + 1)), at: base + 16)
+                let written = section.entries.withWords { words -> Bool in
+                    #if _endian(big)
+                    for (offset, word) in words.enumerated() {
+                        put(word, at: page + offset * 8)
+                    }
+                    #else
+                    UnsafeMutableRawBufferPointer(rebasing: file[page...]).copyMemory(
+                        from: UnsafeRawBufferPointer(words)
+                    )
+                    #endif
+                    return true
+                }
+                guard written == true else { return false }
+                for _ in 0..<pageCounts[index] {
+                    let crc = CRC32.checksum(
+                        UnsafeRawBufferPointer(rebasing: file[page..<(page + pageSize)])
+                    )
+                    put32(crc, at: checksum)
+                    checksum += 4
+                    page += pageSize
+                }
+            }
+            put32(
+                CRC32.checksum(UnsafeRawBufferPointer(rebasing: file[..<(header - 8)])),
+                at: header - 8
+            )
+            return true
+        }
+        return isWhole ? bytes : nil
+    }
+
+    /// The stamp and sections of a file's `bytes`, or nil unless every field of the header
+    /// and its checksum is valid; the entries' pages are checked when they are read.
     package static func decode(_ bytes: [UInt8]) -> (stamp: Stamp, sections: [Section])? {
-        guard bytes.count % 8 == 0 else { return nil }
-        let words = [UInt64](unsafeUninitializedCapacity: bytes.count / 8) { buffer, count in
-            bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(buffer).copyMemory(from: $0) }
-            count = bytes.count / 8
-        }
-        return decode(words: words)
+        decode(FileRegion(copying: bytes))
     }
 
-    /// The stamp and sections of a file read as 8-byte words in the order of its bytes, or
-    /// nil unless every field and checksum is valid.
-    ///
-    /// Words, so that the file is read straight into memory the entries are copied from in
-    /// one move each, with no pass per word: the file's sizes are all multiples of 8.
-    package static func decode(words: [UInt64]) -> (stamp: Stamp, sections: [Section])? {
-        func field(_ index: Int) -> UInt64 { UInt64(littleEndian: words[index]) }
-        func crc(_ range: Range<Int>) -> UInt64 {
-            UInt64(words.withUnsafeBytes { CRC32.checksum(.init(rebasing: $0[range])) })
+    /// The stamp and sections of the file whose bytes `region` holds, or nil unless every
+    /// field of the header and its checksum is valid and the file is exactly as long as the
+    /// header says; the sections' entries stay in `region`, their pages checked when read.
+    package static func decode(_ region: FileRegion) -> (stamp: Stamp, sections: [Section])? {
+        let size = region.count
+        let file = UnsafeRawBufferPointer(start: region.bytes, count: size)
+        func field(_ offset: Int) -> UInt64 {
+            UInt64(littleEndian: file.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
         }
-        let headerWords = headerSize / 8
-        guard words.count >= headerWords + 1,
-            words.withUnsafeBytes({ $0.prefix(8).elementsEqual(magic) }),
-            field(1) & 0xffff_ffff == UInt64(version)
+        func field32(_ offset: Int) -> UInt32 {
+            UInt32(littleEndian: file.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+        }
+        guard size >= fixedHeaderSize + 8, size % pageSize == 0,
+            file.prefix(8).elementsEqual(magic), field32(8) == version
         else { return nil }
-        let count = Int(field(1) >> 32)
-        guard count <= (words.count - headerWords - 1) / (sectionSize / 8) else { return nil }
-        let tableEnd = headerSize + sectionSize * count
-        let trailer = field(tableEnd / 8)
-        guard trailer >> 32 == 0, trailer == crc(0..<tableEnd) else { return nil }
-        var uuid = UUID().uuid
-        withUnsafeMutableBytes(of: &uuid) { bytes in
-            bytes.storeBytes(of: words[5], toByteOffset: 0, as: UInt64.self)
-            bytes.storeBytes(of: words[6], toByteOffset: 8, as: UInt64.self)
+        let count = Int(field32(12))
+        guard count <= (size - fixedHeaderSize) / sectionSize else { return nil }
+        var pageCounts: [Int] = []
+        var totalPages = 0
+        for index in 0..<count {
+            let base = fixedHeaderSize + sectionSize * index
+            let width = Int(field32(base + 4))
+            let entries = field(base + 16)
+            guard (1...maximumWidth).contains(width), field(base + 24) == 0,
+                entries <= UInt64(size / 8 / (width + 1))
+            else { return nil }
+            let pageCount = pages(words: Int(entries) * (width + 1))
+            pageCounts.append(pageCount)
+            totalPages += pageCount
         }
+        guard totalPages <= size / pageSize else { return nil }
+        let header = headerLength(sections: count, pages: totalPages)
+        guard header + totalPages * pageSize == size,
+            field32(header - 8) == CRC32.checksum(.init(rebasing: file[..<(header - 8)])),
+            field32(header - 4) == 0
+        else { return nil }
+        var uuid = UUID().uuid
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: .init(rebasing: file[40..<56])) }
         let stamp = Stamp(
             storeUUID: UUID(uuid: uuid),
-            generation: field(2),
-            end: field(3),
-            transactionCount: field(4)
+            generation: field(16),
+            end: field(24),
+            transactionCount: field(32)
         )
         var sections: [Section] = []
-        var offset = tableEnd / 8 + 1
+        var checksum = fixedHeaderSize + sectionSize * count
+        var page = header
         for index in 0..<count {
-            let base = (headerSize + sectionSize * index) / 8
-            let width = Int(field(base) >> 32)
-            let entries = field(base + 2)
-            let check = field(base + 3)
-            guard (1...maximumWidth).contains(width), check >> 32 == 0,
-                entries <= UInt64(words.count - offset) / UInt64(width + 1)
-            else { return nil }
-            let range = offset..<(offset + Int(entries) * (width + 1))
-            guard check == crc((range.lowerBound * 8)..<(range.upperBound * 8)) else {
-                return nil
-            }
-            var loaded = Array(words[range])
-            #if _endian(big)
-            for word in loaded.indices { loaded[word] = UInt64(littleEndian: loaded[word]) }
-            #endif
-            offset = range.upperBound
+            let base = fixedHeaderSize + sectionSize * index
+            let width = Int(field32(base + 4))
+            let checksums = (0..<pageCounts[index]).map { field32(checksum + 4 * $0) }
             sections.append(
                 Section(
-                    tag: UInt32(truncatingIfNeeded: field(base)),
+                    tag: field32(base),
                     width: width,
-                    descriptor: field(base + 1),
-                    entries: loaded
+                    descriptor: field(base + 8),
+                    entries: DeclaredIndexEntries(
+                        region: region,
+                        offset: page,
+                        count: Int(field(base + 16)) * (width + 1),
+                        checksums: checksums
+                    )
                 )
             )
+            checksum += 4 * pageCounts[index]
+            page += pageCounts[index] * pageSize
         }
-        guard offset == words.count else { return nil }
         return (stamp, sections)
     }
 }
@@ -179,39 +225,23 @@ extension LogStore {
     /// The path of the store's declared indexes (see ``DeclaredIndexFile``).
     package var declaredIndexPath: String { path + DeclaredIndexFile.suffix }
 
-    /// The bytes of the declared index file, or nil if there is none or it cannot be read
-    /// (the engine then builds its indexes from the log).
+    /// The declared index file's stamp and indexes, or nil if there is none or it cannot be
+    /// read or its header is not valid (the engine then builds its indexes from the log).
     ///
-    /// The file is read as 8-byte words, for ``DeclaredIndexFile/decode(words:)``; nil also
-    /// for a file whose size is not a multiple of 8.
-    package func readDeclaredIndexFile() -> [UInt64]? {
+    /// The file is mapped, not read: its entries stay in place, and only the pages a lookup
+    /// touches are read (and checked). A file of another kind of file system is read whole.
+    package func openDeclaredIndexFile() -> (
+        stamp: DeclaredIndexFile.Stamp, sections: [DeclaredIndexFile.Section]
+    )? {
         guard fileSystem.kind(of: declaredIndexPath) == .regular,
             let file = try? fileSystem.open(declaredIndexPath, mode: .read)
         else { return nil }
+        // The mapping outlives the descriptor.
         defer { file.close() }
-        guard let size = try? file.size(), size % 8 == 0, size <= UInt64(Int.max) / 2 else {
+        guard let size = try? file.size(), let region = FileRegion(file: file, size: size) else {
             return nil
         }
-        let count = Int(size / 8)
-        var isWhole = false
-        let words = [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
-            var done = 0
-            while done < raw.count {
-                guard
-                    let read = try? file.read(
-                        into: UnsafeMutableRawBufferPointer(rebasing: raw[done...]),
-                        at: UInt64(done)
-                    ), read > 0
-                else { break }
-                done += read
-            }
-            isWhole = done == raw.count
-            // Zeros past a short read: the array is dropped then, but must be initialised.
-            if !isWhole { raw[done...].initializeMemory(as: UInt8.self, repeating: 0) }
-            initialized = count
-        }
-        return isWhole ? words : nil
+        return DeclaredIndexFile.decode(region)
     }
 
     /// Replaces the declared index file with `bytes`, whole or not at all.

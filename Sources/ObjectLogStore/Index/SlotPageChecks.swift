@@ -1,5 +1,6 @@
 /// The checksums of a dense directory's slots as an index file holds them, page by page,
-/// checked on each page's first use.
+/// checked on each page's first use (and, the same way, of a declared index's entries used in
+/// place: ``DeclaredIndexEntries``).
 ///
 /// A version 4 index is used in place: its slots are mapped, not read, so an open touches
 /// none of them. Checking all their checksums at the open would read every page, which is
@@ -43,6 +44,16 @@ final class SlotPageChecks {
             return
         }
         checkPage(page, of: slots)
+    }
+
+    /// Checks the page of byte `offset` of `bytes` if it has not been checked yet.
+    @inline(__always)
+    func check(byte offset: Int, of bytes: UnsafeRawPointer) {
+        let page = offset / Self.pageSize
+        guard page < checksums.count, checked[page >> 6] & (1 << UInt64(page & 63)) == 0 else {
+            return
+        }
+        checkPage(page, of: bytes)
     }
 
     /// Checks every page not checked yet.

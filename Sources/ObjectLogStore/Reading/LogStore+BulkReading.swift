@@ -726,7 +726,8 @@ extension LogStore {
     }
 
     /// Calls `each` with the bytes of every record `items` locate (lengths without the patch
-    /// bit), reading them through 1 MiB windows, or one by one when `alone`.
+    /// bit), reading them through 1 MiB windows, or one by one when `alone` or when few of
+    /// them lie in a window.
     @inline(__always)
     private func forEachRecord(
         _ items: ArraySlice<Item>,
@@ -747,7 +748,15 @@ extension LogStore {
         defer { window.map(readWindows.give) }
         var windowStart: UInt64 = 0
         var windowCount = 0
-        var single: [UInt8] = []
+        // A window is read only for at least this many records: fewer cost less as a read
+        // each (a system call and the record's bytes) than as the window's copy out of the
+        // page cache. One record in 16 KiB is where the two cost about the same.
+        let denseEnough = max(windowSize >> 14, 1)
+        // The items from this index on, up to `sparseEnd`, lie in a window read record by
+        // record.
+        var sparseEnd = items.startIndex
+        var single = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
+        defer { single.deallocate() }
 
         func pastTheEnd(_ item: Item) -> StoreError {
             StoreError(
@@ -758,7 +767,8 @@ extension LogStore {
             )
         }
 
-        for item in items {
+        for index in items.indices {
+            let item = items[index]
             let total = Int(item.length & ~RecordLocation.patchBit)
             if let window, item.offset >= windowStart,
                 item.offset + UInt64(total) <= windowStart + UInt64(windowCount)
@@ -768,7 +778,19 @@ extension LogStore {
                 continue
             }
             let aligned = (item.offset >> windowShift) << windowShift
-            if !alone, item.offset + UInt64(total) <= aligned + UInt64(windowSize + spill) {
+            if !alone, index >= sparseEnd {
+                // Plans come grouped by window: count this window's records, up to enough.
+                var next = index + 1
+                while next < items.endIndex, next - index < denseEnough,
+                    items[next].offset >> windowShift == item.offset >> windowShift
+                {
+                    next += 1
+                }
+                if next - index < denseEnough { sparseEnd = next }
+            }
+            if !alone, index >= sparseEnd,
+                item.offset + UInt64(total) <= aligned + UInt64(windowSize + spill)
+            {
                 let length = Int(min(UInt64(windowSize + spill), end - aligned))
                 // A new window is faulted in only for the bytes this first read fills (a small
                 // store's file is far shorter than a window); later windows lie nearer the
@@ -788,9 +810,15 @@ extension LogStore {
                 try each(UnsafeRawBufferPointer(rebasing: buffer[at..<(at + total)]), item)
             } else {
                 // A record too large for a window, or far from the others: read it alone.
-                single = try file.read(at: item.offset, count: total)
-                guard total <= single.count else { throw pastTheEnd(item) }
-                try single.withUnsafeBytes { try each($0, item) }
+                if single.count < total {
+                    single.deallocate()
+                    single = .allocate(byteCount: max(total, 4096), alignment: 8)
+                }
+                let record = UnsafeMutableRawBufferPointer(rebasing: single[..<total])
+                guard try file.read(into: record, at: item.offset) == total else {
+                    throw pastTheEnd(item)
+                }
+                try each(UnsafeRawBufferPointer(record), item)
             }
         }
     }
