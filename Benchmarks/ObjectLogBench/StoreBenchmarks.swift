@@ -1068,14 +1068,16 @@ private func runChild(_ arguments: [String]) {
                     checksum += Double(names.count)
                 }
             }
-        case ("indexed-query", 4):
+        case ("indexed-query", 4), ("indexed-query", 5):
             // Workload 3i alone on a store it made (OBJECTLOG_BENCH_KEEP=1 store
             // --indexed-only keeps it), for profiling by hand: `indexed-query PATH BOUND
             // REPEATS` runs the first query after the open and REPEATS more, each in a new
-            // context, all timed.
-            guard let bound = Double(arguments[2]), let repeats = Int(arguments[3]), repeats >= 0
+            // context, all timed; with `first` after them, REPEATS first queries, each after an
+            // open of its own, the queries alone timed.
+            guard let bound = Double(arguments[2]), let repeats = Int(arguments[3]), repeats >= 0,
+                arguments.count == 4 || arguments[4] == "first"
             else {
-                print("error: indexed-query takes PATH BOUND REPEATS")
+                print("error: indexed-query takes PATH BOUND REPEATS [first]")
                 exit(64)
             }
             let request = FetchRequest<BenchIndexedItem>(
@@ -1083,6 +1085,19 @@ private func runChild(_ arguments: [String]) {
                 sortBy: [SortDescriptor(\.name, comparator: .lexical)],
                 fetchLimit: 100
             )
+            if arguments.count == 5 {
+                for _ in 0..<repeats {
+                    let container = try PersistentContainer(
+                        path: arguments[1],
+                        for: [BenchIndexedItem.self]
+                    )
+                    seconds += try measure {
+                        checksum += Double(try container.newContext().fetch(request).count)
+                    }
+                    try container.close()
+                }
+                break
+            }
             let container = try PersistentContainer(
                 path: arguments[1],
                 for: [BenchIndexedItem.self]

@@ -4,7 +4,7 @@ import Testing
 
 @testable import ObjectLogStore
 
-@Suite("An index of version 4: the directory's slots used in place")
+@Suite("An index of version 5 (or 4): the directory's slots used in place")
 struct MappedIndexTests {
     /// A closed store of `count` objects with keys from 1, every third one updated, and its
     /// path.
@@ -31,14 +31,19 @@ struct MappedIndexTests {
         return path
     }
 
-    @Test("a dense store's index is version 4 and opens to the directory a replay builds")
+    @Test("a dense store's index is version 5 and opens to the directory a replay builds")
     func sameAsReplay() throws {
         let directory = TemporaryDirectory()
         let path = try Self.store(in: directory, count: 5_000)
         let bytes = readBytes(path + LogFormat.indexSuffix)
-        #expect(bytes.withUnsafeBytes { UInt16(littleEndianBytesOf: $0, at: 8) } == 4)
-        // The slots start at a page boundary, 16 bytes for each key.
-        #expect((bytes.count - 5_000 * 16) % SlotPageChecks.pageSize == 0)
+        #expect(bytes.withUnsafeBytes { UInt16(littleEndianBytesOf: $0, at: 8) } == 5)
+        // The slots start at a page boundary, 16 bytes for each key, checked in pages of 512
+        // bytes.
+        #expect((bytes.count - 5_000 * 16) % DenseIndexFile.alignment == 0)
+        #expect(
+            bytes.withUnsafeBytes { UInt32(littleEndianBytesOf: $0, at: 116) }
+                == UInt32((5_000 * 16 + 511) / 512)
+        )
         let mapped = try LogStore.open(path: path)
         var options = StoreOptions()
         options.usesIndex = false
@@ -54,6 +59,62 @@ struct MappedIndexTests {
         try mapped.close()
         try replayed.close()
         #expect(StoreIndex.decode(bytes)?.entries.count == 5_000)
+    }
+
+    /// The bytes of a version 4 index with the slots of the version 5 index `bytes`: the
+    /// same header but for its version, its page count and checksums (one per 4 KiB of
+    /// slots) and its own checksum, then the slots.
+    static func versionFour(of bytes: [UInt8]) -> [UInt8] {
+        func field32(_ offset: Int) -> Int {
+            Int(bytes.withUnsafeBytes { UInt32(littleEndianBytesOf: $0, at: offset) })
+        }
+        func field64(_ offset: Int) -> Int {
+            Int(bytes.withUnsafeBytes { UInt64(littleEndianBytesOf: $0, at: offset) })
+        }
+        let slots = Array(bytes[field64(104)...])
+        let pages = (slots.count + 4_095) / 4_096
+        var header = Array(bytes[..<(120 + 16 * field32(112))])
+        header[8] = 4
+        withUnsafeBytes(of: UInt32(pages).littleEndian) {
+            header.replaceSubrange(116..<120, with: $0)
+        }
+        for page in 0..<pages {
+            let checksum = CRC32.checksum(
+                Array(slots[(page * 4_096)..<min(slots.count, page * 4_096 + 4_096)])
+            )
+            withUnsafeBytes(of: checksum.littleEndian) { header.append(contentsOf: $0) }
+        }
+        withUnsafeBytes(of: CRC32.checksum(header).littleEndian) { header.append(contentsOf: $0) }
+        let offset = (header.count + 4_095) / 4_096 * 4_096
+        header += [UInt8](repeating: 0, count: offset - header.count)
+        withUnsafeBytes(of: UInt64(offset).littleEndian) {
+            header.replaceSubrange(104..<112, with: $0)
+        }
+        // The header's checksum covers the slots' offset: computed again over the final bytes.
+        let end = 120 + 16 * field32(112) + 4 * pages
+        withUnsafeBytes(of: CRC32.checksum(Array(header[..<end])).littleEndian) {
+            header.replaceSubrange(end..<(end + 4), with: $0)
+        }
+        return header + slots
+    }
+
+    @Test("a version 4 index, written before version 5, still opens in place, checked by 4 KiB")
+    func versionFourStillOpens() throws {
+        let directory = TemporaryDirectory()
+        let path = try Self.store(in: directory, count: 5_000)
+        let older = Self.versionFour(of: readBytes(path + LogFormat.indexSuffix))
+        #expect(StoreIndex.decode(older)?.entries.count == 5_000)
+        writeBytes(older, to: path + LogFormat.indexSuffix)
+        let mapped = try LogStore.open(path: path)
+        #expect(mapped.indexState == .loaded)
+        #expect(mapped.liveKeys(entity: nil).count == 5_000)
+        #expect(try mapped.readObject(3)?.payload == [9, 9])
+        #expect(try mapped.readObject(4_999)?.payload.count == 8)
+        try mapped.close()
+        // Damage in a version 4 page is found as in version 5.
+        var damaged = older
+        damaged[damaged.count - 5_000 * 16 + 2_000 * 16] ^= 0x40
+        #expect(StoreIndex.decode(damaged) == nil)
     }
 
     @Test("commits after a mapped open change the directory, never the index file")

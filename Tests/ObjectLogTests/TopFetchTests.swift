@@ -4,6 +4,15 @@ import StoreTestSupport
 import TestSupport
 import Testing
 
+/// Values whose first sort keys decide some comparisons and not others: strings sharing their
+/// first 8 bytes or not all ASCII, NaN and signed zeros, equal dates.
+final class Ranked: ManagedObject {
+    @Attribute var name = ""
+    @Attribute var score = 0.0
+    @Attribute var when = Date(timeIntervalSinceReferenceDate: 0)
+    @Attribute var rank = 0
+}
+
 @Suite("Sorted fetches with a small limit keep only the best matches")
 struct TopFetchTests {
     @Test(
@@ -76,5 +85,60 @@ struct TopFetchTests {
         )
         #expect(again.map(\.objectID) == best.map(\.objectID))
         #expect(again.allSatisfy { $0.row >= 100_000 })
+    }
+
+    @Test(
+        "the best are the same whether their first sort's keys decide or the descriptors do",
+        arguments: TestStoreKind.available
+    )
+    func orderKeysAgreeWithDescriptors(kind: TestStoreKind) throws {
+        let store = try TestStore(kind)
+        let container = try store.open(for: [Ranked.self])
+        var generator = SeededGenerator(seed: 11)
+        // Precomposed only: this toolchain's `String` comparison is not transitive over a
+        // mix of composed and decomposed forms ("e\u{301}" equals "\u{e9}" and "\u{e9}0"),
+        // so no sort could agree with itself on them.
+        let names = [
+            "", "a", "A", "samePrefix", "samePrefix-b", "samePrefix-a", "samePrefiy", "\u{e9}", "e",
+            "f", "zz", "Zebra", "na\u{ef}ve", "naive",
+        ]
+        let scores: [Double] = [.nan, -0.0, 0.0, .infinity, -.infinity, 1, -1, 2.5]
+        let setup = container.newContext()
+        for _ in 0..<1_500 {
+            let ranked = Ranked(context: setup)
+            ranked.name =
+                names[Int.random(in: 0..<names.count, using: &generator)]
+                + (Bool.random(using: &generator)
+                    ? "" : String(Int.random(in: 0..<9, using: &generator)))
+            ranked.score = scores[Int.random(in: 0..<scores.count, using: &generator)]
+            ranked.when = Date(
+                timeIntervalSinceReferenceDate: Double(Int.random(in: -3...3, using: &generator))
+            )
+            ranked.rank = Int.random(in: -5...5, using: &generator)
+        }
+        try setup.save()
+        let orders: [[SortDescriptor<Ranked>]] = [
+            [SortDescriptor(\.name, comparator: .lexical)],
+            [
+                SortDescriptor(\.name, comparator: .lexical, order: .reverse),
+                SortDescriptor(\.rank),
+            ],
+            [SortDescriptor(\.name)],
+            [SortDescriptor(\.score), SortDescriptor(\.name, comparator: .lexical)],
+            [SortDescriptor(\.score, order: .reverse)],
+            [SortDescriptor(\.when), SortDescriptor(\.rank, order: .reverse)],
+            [SortDescriptor(\.rank, order: .reverse), SortDescriptor(\.score)],
+        ]
+        for (index, sortBy) in orders.enumerated() {
+            let all = try container.newContext().fetch(FetchRequest<Ranked>(sortBy: sortBy))
+            for limit in [1, 10, 99] {
+                let context = container.newContext()
+                let top = try context.fetch(FetchRequest<Ranked>(sortBy: sortBy, fetchLimit: limit))
+                #expect(
+                    top.map(\.objectID) == all.prefix(limit).map(\.objectID),
+                    "order \(index), limit \(limit)"
+                )
+            }
+        }
     }
 }

@@ -69,6 +69,42 @@ enum ScalarKind: UInt8, Sendable {
         }
     }
 
+    /// The value at `address` as an unsigned integer in its ascending order, or nil when no
+    /// integer orders it (a NaN, a string that is not all ASCII, a Boolean).
+    ///
+    /// Strict one way: a smaller key means a smaller value, so two keys that differ decide a
+    /// comparison; equal keys decide nothing (two strings with the same first 8 bytes, -0 and
+    /// +0). A string's key is its first 8 UTF-8 bytes, big-endian and zero-padded: for ASCII,
+    /// byte order is both `String`'s order and `.lexical`'s.
+    @inline(__always)
+    func orderKey(at address: UnsafeRawPointer) -> UInt64? {
+        func ordered(_ value: Double) -> UInt64? {
+            guard !value.isNaN else { return nil }
+            let bits = value.bitPattern
+            return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+        }
+        switch self {
+        case .int:
+            return UInt64(bitPattern: Int64(address.assumingMemoryBound(to: Int.self).pointee))
+                ^ (1 << 63)
+        case .int64:
+            return UInt64(bitPattern: address.assumingMemoryBound(to: Int64.self).pointee)
+                ^ (1 << 63)
+        case .double: return ordered(address.assumingMemoryBound(to: Double.self).pointee)
+        case .date:
+            return ordered(
+                address.assumingMemoryBound(to: Date.self).pointee.timeIntervalSinceReferenceDate
+            )
+        case .bool: return nil
+        case .string:
+            var string = address.assumingMemoryBound(to: String.self).pointee
+            return string.withUTF8 { utf8 in
+                let (value, isASCII) = AttributeColumns.prefix(of: UnsafeRawBufferPointer(utf8))
+                return isASCII ? value : nil
+            }
+        }
+    }
+
     /// Moves past a value of this kind.
     @inline(__always)
     func skip(from reader: inout PayloadReader) throws(PayloadError) {

@@ -26,16 +26,17 @@ package final class DeclaredIndexEntries {
         count = words.count
     }
 
-    /// `count` words at byte `offset` of `region` (a multiple of 8), in pages of
-    /// ``SlotPageChecks/pageSize`` bytes whose CRC-32s are `checksums`; the last page is
-    /// padded to its full size in the region.
-    init(region: FileRegion, offset: Int, count: Int, checksums: [UInt32]) {
+    /// `count` words at byte `offset` of `region` (a multiple of 8), in pages of `pageSize`
+    /// bytes whose CRC-32s are `checksums`; the last page is padded to its full size in the
+    /// region.
+    init(region: FileRegion, offset: Int, count: Int, pageSize: Int, checksums: [UInt32]) {
         storage = .file(
             region,
             words: (region.bytes + offset).assumingMemoryBound(to: UInt64.self),
             checks: SlotPageChecks(
                 checksums: checksums,
-                byteCount: checksums.count * SlotPageChecks.pageSize
+                byteCount: checksums.count * pageSize,
+                pageSize: pageSize
             )
         )
         self.count = count

@@ -27,7 +27,8 @@ package enum DeclaredIndexFile {
     static let version: UInt32 = 2
     static let fixedHeaderSize = 56
     static let sectionSize = 32
-    static let pageSize = SlotPageChecks.pageSize
+    /// The size of a page of entries, each checked against its own CRC-32.
+    static let pageSize = 4096
     /// The most order keys an entry may have, so that a damaged width cannot ask for a huge
     /// allocation before its checksum is checked.
     package static let maximumWidth = 16
@@ -210,6 +211,7 @@ package enum DeclaredIndexFile {
                         region: region,
                         offset: page,
                         count: Int(field(base + 16)) * (width + 1),
+                        pageSize: pageSize,
                         checksums: checksums
                     )
                 )

@@ -1,9 +1,10 @@
 import Foundation
 
-/// An index file of version 4 (FORMAT.md, section 7): a dense directory's slots, in place.
+/// An index file of version 5 or 4 (FORMAT.md, section 7): a dense directory's slots, in
+/// place.
 ///
 /// The slots lie as they do in memory, 16 bytes for each key from 1 to the highest, after a
-/// header that a page boundary ends. An open maps the slots in place (``KeyDirectory/init(mapping:at:slotCount:count:checksums:)``)
+/// header that a page boundary ends. An open maps the slots in place (``KeyDirectory/init(mapping:at:slotCount:count:checksums:pageSize:)``)
 /// instead of decoding every entry into memory, so the memory and time of an open do not grow
 /// with the store; each page of slots is read, and checked against its checksum, when first
 /// used.
@@ -11,8 +12,16 @@ import Foundation
 /// The header holds what an open needs without the slots: the fields every index version has,
 /// the live count of each entity, and the CRC-32 of each page of slots, with a CRC-32 of its
 /// own. A directory that is not dense (keys too sparse) is written as version 3.
+///
+/// Versions 5 and 4 differ only in the size of a checked page: 512 bytes in version 5, which
+/// writers write, and 4 KiB in version 4, which readers still take.
 package enum DenseIndexFile {
-    package static let version: UInt16 = 4
+    package static let version: UInt16 = 5
+    /// The slots start at a multiple of this, so that they can be mapped.
+    static let alignment = 4096
+
+    /// The bytes of a checked page of slots in an index of `version` (5 or 4).
+    static func pageSize(of version: UInt16) -> Int { version == 4 ? 4096 : 512 }
     /// Where the entity counts start, after the common fields and this version's own.
     private static let countsOffset = 120
 
@@ -28,6 +37,8 @@ package enum DenseIndexFile {
         package var slotsOffset: UInt64
         package var counts: EntityCounter
         package var pageChecksums: [UInt32]
+        /// The bytes of slots each of `pageChecksums` covers.
+        package var pageSize: Int
     }
 
     /// The bytes of the header of an index for `index` (its entries are ignored) and
@@ -40,7 +51,7 @@ package enum DenseIndexFile {
     ) -> [UInt8]? {
         directory.withDenseSlotBytes { slots in
             let slotCount = slots.count / KeyDirectory.denseBytesPerKey
-            let pageSize = SlotPageChecks.pageSize
+            let pageSize = pageSize(of: version)
             let pages = (slots.count + pageSize - 1) / pageSize
             let entityCounts = counts.nonZero.sorted { $0.key < $1.key }
             var writer = ByteWriter(capacity: countsOffset + entityCounts.count * 16 + pages * 4)
@@ -60,7 +71,7 @@ package enum DenseIndexFile {
             writer.append(index.liveBytes)
             writer.append(UInt64(slotCount))
             let headerLength = countsOffset + entityCounts.count * 16 + pages * 4 + 4
-            let slotsOffset = (headerLength + pageSize - 1) / pageSize * pageSize
+            let slotsOffset = (headerLength + alignment - 1) / alignment * alignment
             writer.append(UInt64(slotsOffset))
             writer.append(UInt32(entityCounts.count))
             writer.append(UInt32(pages))
@@ -86,7 +97,7 @@ package enum DenseIndexFile {
 
     /// Decodes the header at the start of an index file of `fileSize` bytes.
     ///
-    /// Nil when it is not a valid version 4 header for that size. `read` returns the file's
+    /// Nil when it is not a valid version 5 or 4 header for that size. `read` returns the file's
     /// bytes in a range.
     package static func decodeHeader(
         fileSize: UInt64,
@@ -97,7 +108,7 @@ package enum DenseIndexFile {
         else { return nil }
         return fixed.withUnsafeBytes { buffer -> Header? in
             guard buffer[0..<8].elementsEqual(StoreIndex.magic),
-                UInt16(littleEndianBytesOf: buffer, at: 8) == version,
+                [4, version].contains(UInt16(littleEndianBytesOf: buffer, at: 8)),
                 UInt16(littleEndianBytesOf: buffer, at: 10) == 0,
                 UInt32(littleEndianBytesOf: buffer, at: 12) == 0,
                 UInt32(littleEndianBytesOf: buffer, at: 52) == 0
@@ -107,11 +118,11 @@ package enum DenseIndexFile {
             let slotsOffset = UInt64(littleEndianBytesOf: buffer, at: 104)
             let entityCount = UInt64(UInt32(littleEndianBytesOf: buffer, at: 112))
             let pages = UInt64(UInt32(littleEndianBytesOf: buffer, at: 116))
-            let pageSize = UInt64(SlotPageChecks.pageSize)
+            let pageSize = UInt64(pageSize(of: UInt16(littleEndianBytesOf: buffer, at: 8)))
             let slotBytes = slotCount.multipliedReportingOverflow(by: 16)
             guard !slotBytes.overflow, count <= slotCount,
                 pages == (slotBytes.partialValue + pageSize - 1) / pageSize,
-                slotsOffset % pageSize == 0,
+                slotsOffset % UInt64(alignment) == 0,
                 slotsOffset >= UInt64(countsOffset) + entityCount * 16 + pages * 4 + 4,
                 slotsOffset <= fileSize, fileSize - slotsOffset == slotBytes.partialValue,
                 slotCount <= LogFormat.maximumCounter
@@ -175,12 +186,13 @@ package enum DenseIndexFile {
                 slotCount: Int(slotCount),
                 slotsOffset: slotsOffset,
                 counts: counts,
-                pageChecksums: checksums
+                pageChecksums: checksums,
+                pageSize: Int(pageSize)
             )
         }
     }
 
-    /// Decodes a whole version 4 index file, checking every page of slots, with its entries
+    /// Decodes a whole version 5 or 4 index file, checking every page of slots, with its entries
     /// listed (for tools that compare an index with the log); nil when it is not a valid one.
     package static func decode(_ bytes: [UInt8]) -> StoreIndex? {
         guard
@@ -196,7 +208,11 @@ package enum DenseIndexFile {
         var index = header.index
         let valid = bytes.withUnsafeBytes { file -> Bool in
             let slots = UnsafeRawBufferPointer(rebasing: file[Int(header.slotsOffset)...])
-            return forEachLiveSlot(of: slots, checkedBy: header.pageChecksums) { key, slot in
+            return forEachLiveSlot(
+                of: slots,
+                checkedBy: header.pageChecksums,
+                pageSize: header.pageSize
+            ) { key, slot in
                 let location = RecordLocation(
                     entity: slot.entity,
                     offset: slot.offset,
@@ -219,9 +235,9 @@ package enum DenseIndexFile {
     static func forEachLiveSlot(
         of slots: UnsafeRawBufferPointer,
         checkedBy checksums: [UInt32],
+        pageSize: Int,
         _ body: (ObjectKey, PackedLocation) -> Bool
     ) -> Bool {
-        let pageSize = SlotPageChecks.pageSize
         for (page, checksum) in checksums.enumerated() {
             let start = page * pageSize
             let end = min(start + pageSize, slots.count)

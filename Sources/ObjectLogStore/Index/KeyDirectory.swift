@@ -232,7 +232,8 @@ package struct KeyDirectory {
     /// The file (FORMAT.md, section 7) that `descriptor` opens holds the slots of keys 1
     /// through `slotCount` at `offset`, `count` of them live; the directory has room beyond
     /// them for new keys. Pages of slots are read from the
-    /// file when first used, and checked against `checksums` then (see ``damagedPage``).
+    /// file when first used, and checked against `checksums`, one for each `pageSize` bytes of
+    /// slots, then (see ``damagedPage``).
     ///
     /// Nil when the file cannot be mapped.
     package init?(
@@ -240,7 +241,8 @@ package struct KeyDirectory {
         at offset: UInt64,
         slotCount: Int,
         count: Int,
-        checksums: [UInt32]
+        checksums: [UInt32],
+        pageSize: Int
     ) {
         // Room for the next saves' new keys, as `init(minimumCapacity:keysBelow:)` leaves.
         let capacity = max(64, slotCount + slotCount / 32 + 1024)
@@ -254,7 +256,8 @@ package struct KeyDirectory {
         else { return nil }
         slots.pageChecks = SlotPageChecks(
             checksums: checksums,
-            byteCount: slotCount * Self.denseBytesPerKey
+            byteCount: slotCount * Self.denseBytesPerKey,
+            pageSize: pageSize
         )
         storage = Storage(capacity: 64)
         dense = slots
@@ -748,7 +751,7 @@ package struct KeyDirectory {
     }
 
     /// Runs `body` with the bytes of a dense directory's slots for keys 1 through the highest
-    /// it has held, as a version 4 index file holds them (each slot's offset, packed length
+    /// it has held, as a version 5 index file holds them (each slot's offset, packed length
     /// and entity tag, little-endian); nil, without running `body`, for a hash table, or for a
     /// mapped directory with a damaged page (every page is checked first: its bytes are about
     /// to be given new checksums).

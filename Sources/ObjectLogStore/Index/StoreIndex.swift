@@ -134,11 +134,12 @@ package struct StoreIndex {
     }
 
     /// Decodes an index file's bytes, of either version a writer writes (3, or the dense
-    /// version 4 of ``DenseIndexFile``); nil if they are not a valid index.
+    /// version 5 or 4 of ``DenseIndexFile``); nil if they are not a valid index.
     package static func decode(_ bytes: [UInt8]) -> StoreIndex? {
         if bytes.count >= 10,
-            bytes.withUnsafeBytes({ UInt16(littleEndianBytesOf: $0, at: 8) })
-                == DenseIndexFile.version
+            [4, DenseIndexFile.version].contains(
+                bytes.withUnsafeBytes { UInt16(littleEndianBytesOf: $0, at: 8) }
+            )
         {
             return DenseIndexFile.decode(bytes)
         }

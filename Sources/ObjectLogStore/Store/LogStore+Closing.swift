@@ -39,7 +39,7 @@ extension LogStore {
     }
 
     /// Writes the index checkpoint of `directory` (with `counts`, its live keys by entity)
-    /// and `index`'s other fields beside the store file at `storePath`: a version 4 index
+    /// and `index`'s other fields beside the store file at `storePath`: a version 5 index
     /// used in place by the next open, or, for a directory that is not dense, version 3.
     ///
     /// - Returns: The first bytes of the file, and its size.

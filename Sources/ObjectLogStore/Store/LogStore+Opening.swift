@@ -77,7 +77,7 @@ extension LogStore {
         return (index, directory, counts)
     }
 
-    /// The directory of a version 4 index in `file` (`size` bytes), its slots mapped in place
+    /// The directory of a version 5 or 4 index in `file` (`size` bytes), its slots mapped in place
     /// (or read, from a file that cannot be mapped); nil for another version, or an index
     /// whose header is not valid.
     private static func mapIndex(
@@ -96,7 +96,8 @@ extension LogStore {
                 at: header.slotsOffset,
                 slotCount: header.slotCount,
                 count: header.count,
-                checksums: header.pageChecksums
+                checksums: header.pageChecksums,
+                pageSize: header.pageSize
             )
         {
             return (header.index, directory, header.counts)
@@ -110,7 +111,11 @@ extension LogStore {
             keysBelow: header.index.nextKey
         )
         let valid = bytes.withUnsafeBytes { slots in
-            DenseIndexFile.forEachLiveSlot(of: slots, checkedBy: header.pageChecksums) {
+            DenseIndexFile.forEachLiveSlot(
+                of: slots,
+                checkedBy: header.pageChecksums,
+                pageSize: header.pageSize
+            ) {
                 directory.insertUnique($0, $1)
                 return true
             }
