@@ -129,15 +129,27 @@ struct TopFetchTests {
             [SortDescriptor(\.when), SortDescriptor(\.rank, order: .reverse)],
             [SortDescriptor(\.rank, order: .reverse), SortDescriptor(\.score)],
         ]
-        for (index, sortBy) in orders.enumerated() {
-            let all = try container.newContext().fetch(FetchRequest<Ranked>(sortBy: sortBy))
-            for limit in [1, 10, 99] {
-                let context = container.newContext()
-                let top = try context.fetch(FetchRequest<Ranked>(sortBy: sortBy, fetchLimit: limit))
-                #expect(
-                    top.map(\.objectID) == all.prefix(limit).map(\.objectID),
-                    "order \(index), limit \(limit)"
+        // Also the zeros alone, which the sort on the score cannot tell apart: -0 and +0.
+        let zeros = #Predicate<Ranked> { $0.score > -1 && $0.score < 1 }
+        for predicate in [nil, zeros] {
+            for (index, sortBy) in orders.enumerated() {
+                let all = try container.newContext().fetch(
+                    FetchRequest<Ranked>(predicate: predicate, sortBy: sortBy)
                 )
+                for limit in [1, 10, 99] {
+                    let context = container.newContext()
+                    let top = try context.fetch(
+                        FetchRequest<Ranked>(
+                            predicate: predicate,
+                            sortBy: sortBy,
+                            fetchLimit: limit
+                        )
+                    )
+                    #expect(
+                        top.map(\.objectID) == all.prefix(limit).map(\.objectID),
+                        "order \(index), limit \(limit), zeros only: \(predicate != nil)"
+                    )
+                }
             }
         }
     }

@@ -80,7 +80,8 @@ enum ScalarKind: UInt8, Sendable {
     func orderKey(at address: UnsafeRawPointer) -> UInt64? {
         func ordered(_ value: Double) -> UInt64? {
             guard !value.isNaN else { return nil }
-            let bits = value.bitPattern
+            // -0 and +0 are equal, so they take one key.
+            let bits = value == 0 ? 0 : value.bitPattern
             return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
         }
         switch self {

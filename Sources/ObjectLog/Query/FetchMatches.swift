@@ -50,6 +50,19 @@ struct FetchMatches {
         return less(object, objects[index])
     }
 
+    /// Counts `object`, a match, and returns true, if it cannot be among the best.
+    ///
+    /// It cannot when as many as are wanted are kept and its first sort's value (decoded,
+    /// with the predicate's) comes after the last one's. Its other values need not be decoded
+    /// then.
+    mutating func countIfOutranked(_ object: ManagedObject) -> Bool {
+        guard let wanted = keepBest, objects.count == wanted, !countOnly,
+            let last = orderKeys.last, let last, let key = orderKey(of: object), key > last
+        else { return false }
+        count += 1
+        return true
+    }
+
     /// Counts a match, and keeps it unless only the count is wanted or it is not among the
     /// best.
     mutating func accept(_ object: ManagedObject) {

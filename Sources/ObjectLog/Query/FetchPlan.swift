@@ -22,8 +22,11 @@ struct FetchPlan {
     private let textBeforePredicate: CompiledTextMatch?
     /// The predicate, evaluated on a decoded object, when it could not be compiled.
     private let evaluatePredicate: ((ManagedObject) throws -> Bool)?
-    /// The properties a compiled predicate reads, when it reads only some: records are decoded
-    /// that far first, and in full only when they match.
+    /// The properties a compiled predicate reads, when it reads only some.
+    ///
+    /// Records are decoded that far first, and in full only when they match. When only the
+    /// best are kept, the first sort's attribute is read too, so that a match that would not
+    /// be kept is never decoded in full.
     let predicateReads: [Bool]?
     let includesPendingChanges: Bool
     /// Whether the request sorts.
@@ -113,12 +116,14 @@ struct FetchPlan {
         self.condition = condition
         textBeforePredicate = condition == nil ? text : nil
         evaluatePredicate = evaluate
-        predicateReads = reads.flatMap { reads in reads.contains(false) ? reads : nil }
         includesPendingChanges = request.includesPendingChanges
         sorts = !request.sortDescriptors.isEmpty
         self.keepBest = keepBest
         self.less = keepBest == nil ? nil : less()
-        self.columnOrder = keepBest == nil ? nil : columnOrder()
+        let order = keepBest == nil ? nil : columnOrder()
+        self.columnOrder = order
+        if let order, reads != nil { reads?[order.index] = true }
+        predicateReads = reads.flatMap { reads in reads.contains(false) ? reads : nil }
         self.register = register
         self.countOnly = countOnly
         var query = storeQuery()

@@ -633,6 +633,7 @@ extension ManagedObjectContext {
                             source: nil
                         )
                         guard try plan.evaluate(scratch) else { return }
+                        if registered == nil, matches.countIfOutranked(scratch) { return }
                     }
                     var reader = PayloadReader(buffer)
                     try ObjectDecoder.decode(
