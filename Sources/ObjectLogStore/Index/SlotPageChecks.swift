@@ -44,17 +44,17 @@ final class SlotPageChecks {
     /// Checks the page of slot `index` of `slots` if it has not been checked yet.
     @inline(__always)
     func check(slot index: Int, of slots: UnsafeRawPointer) {
-        let page = index / slotsPerPage
-        guard page < checksums.count, checked[page >> 6] & (1 << UInt64(page & 63)) == 0 else {
-            return
-        }
-        checkPage(page, of: slots)
+        check(page: index / slotsPerPage, of: slots)
     }
 
     /// Checks the page of byte `offset` of `bytes` if it has not been checked yet.
     @inline(__always)
     func check(byte offset: Int, of bytes: UnsafeRawPointer) {
-        let page = offset / pageSize
+        check(page: offset / pageSize, of: bytes)
+    }
+
+    @inline(__always)
+    private func check(page: Int, of bytes: UnsafeRawPointer) {
         guard page < checksums.count, checked[page >> 6] & (1 << UInt64(page & 63)) == 0 else {
             return
         }
