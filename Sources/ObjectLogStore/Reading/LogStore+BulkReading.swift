@@ -576,26 +576,18 @@ extension LogStore {
 
     /// Calls `body` with each object of `plan`, checking each record's checksum.
     ///
-    /// Records far apart (on average more than 64 KiB) are read one by one; closer ones through
-    /// 1 MiB windows.
+    /// Records read through 1 MiB windows where many lie close together, one by one elsewhere.
     package func forEachObject(
         in plan: ReadPlan,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        let items = plan.items
-        // Plans of live objects are in window order, not offset order, within a window.
-        var span: UInt64 = 0
-        if let first = items.first?.offset, let last = items.last?.offset {
-            span = last >= first ? last - first : first - last
-        }
         try visit(
-            items,
+            plan.items,
             file: plan.file,
             end: plan.end,
             layout: plan.layout,
             upgrade: plan.upgrade,
             patches: plan.patches,
-            alone: span / UInt64(max(items.count, 1)) > 64 << 10,
             body
         )
     }
@@ -611,11 +603,10 @@ extension LogStore {
         layout: RecordLayout,
         upgrade: ActiveUpgrade?,
         patches: PlanPatches?,
-        alone: Bool = false,
         _ body: (ObjectKey, EntityTag, UnsafeRawBufferPointer) throws -> Void
     ) throws {
         let tables = CRC32.lookupTables
-        try forEachRecord(items, file: file, end: end, alone: alone) { record, item in
+        try forEachRecord(items, file: file, end: end) { record, item in
             let (frame, payload, contents) = try checkedPut(
                 record,
                 key: item.key,
@@ -726,14 +717,13 @@ extension LogStore {
     }
 
     /// Calls `each` with the bytes of every record `items` locate (lengths without the patch
-    /// bit), reading them through 1 MiB windows, or one by one when `alone` or when few of
-    /// them lie in a window.
+    /// bit), reading them through 1 MiB windows, or one by one when few of them lie in a
+    /// window.
     @inline(__always)
     private func forEachRecord(
         _ items: ArraySlice<Item>,
         file: any StoreFile,
         end: UInt64,
-        alone: Bool = false,
         _ each: (UnsafeRawBufferPointer, Item) throws -> Void
     ) throws {
         let windowShift = options.bulkReadWindowShift
@@ -778,7 +768,7 @@ extension LogStore {
                 continue
             }
             let aligned = (item.offset >> windowShift) << windowShift
-            if !alone, index >= sparseEnd {
+            if index >= sparseEnd {
                 // Plans come grouped by window: count this window's records, up to enough.
                 var next = index + 1
                 while next < items.endIndex, next - index < denseEnough,
@@ -788,7 +778,7 @@ extension LogStore {
                 }
                 if next - index < denseEnough { sparseEnd = next }
             }
-            if !alone, index >= sparseEnd,
+            if index >= sparseEnd,
                 item.offset + UInt64(total) <= aligned + UInt64(windowSize + spill)
             {
                 let length = Int(min(UInt64(windowSize + spill), end - aligned))
