@@ -69,6 +69,23 @@ enum ScalarKind: UInt8, Sendable {
         }
     }
 
+    /// A column value of this kind (``columnValue(from:)``) as an unsigned integer in the
+    /// attribute's ascending order: equal values map equal, and a smaller one smaller.
+    ///
+    /// -0 and +0 map to one key, a NaN above every number, and a string to its first 8 bytes
+    /// (the order of ASCII strings): the callers leave such values to a comparison of the
+    /// values themselves.
+    @inline(__always)
+    func orderKey(ofColumnValue value: UInt64) -> UInt64 {
+        switch self {
+        case .int, .int64: return value ^ (1 << 63)
+        case .double, .date:
+            let bits = value == 1 << 63 ? 0 : value
+            return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+        case .bool, .string: return value
+        }
+    }
+
     /// The value at `address` as an unsigned integer in its ascending order, or nil when no
     /// integer orders it (a NaN, a string that is not all ASCII, a Boolean).
     ///
@@ -78,32 +95,28 @@ enum ScalarKind: UInt8, Sendable {
     /// byte order is both `String`'s order and `.lexical`'s.
     @inline(__always)
     func orderKey(at address: UnsafeRawPointer) -> UInt64? {
-        func ordered(_ value: Double) -> UInt64? {
-            guard !value.isNaN else { return nil }
-            // -0 and +0 are equal, so they take one key.
-            let bits = value == 0 ? 0 : value.bitPattern
-            return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
-        }
+        let value: UInt64
         switch self {
         case .int:
-            return UInt64(bitPattern: Int64(address.assumingMemoryBound(to: Int.self).pointee))
-                ^ (1 << 63)
-        case .int64:
-            return UInt64(bitPattern: address.assumingMemoryBound(to: Int64.self).pointee)
-                ^ (1 << 63)
-        case .double: return ordered(address.assumingMemoryBound(to: Double.self).pointee)
-        case .date:
-            return ordered(
-                address.assumingMemoryBound(to: Date.self).pointee.timeIntervalSinceReferenceDate
-            )
+            value = UInt64(bitPattern: Int64(address.assumingMemoryBound(to: Int.self).pointee))
+        case .int64: value = UInt64(bitPattern: address.assumingMemoryBound(to: Int64.self).pointee)
+        case .double, .date:
+            let number =
+                self == .double
+                ? address.assumingMemoryBound(to: Double.self).pointee
+                : address.assumingMemoryBound(to: Date.self).pointee.timeIntervalSinceReferenceDate
+            guard !number.isNaN else { return nil }
+            value = number.bitPattern
         case .bool: return nil
         case .string:
             var string = address.assumingMemoryBound(to: String.self).pointee
-            return string.withUTF8 { utf8 in
-                let (value, isASCII) = AttributeColumns.prefix(of: UnsafeRawBufferPointer(utf8))
-                return isASCII ? value : nil
+            let (prefix, isASCII) = string.withUTF8 {
+                AttributeColumns.prefix(of: UnsafeRawBufferPointer($0))
             }
+            guard isASCII else { return nil }
+            value = prefix
         }
+        return orderKey(ofColumnValue: value)
     }
 
     /// Moves past a value of this kind.

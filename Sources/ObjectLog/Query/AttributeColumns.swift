@@ -564,15 +564,7 @@ final class AttributeColumns: @unchecked Sendable {
     @inline(__always)
     func orderKey(_ column: Column, slot: Int) -> UInt64? {
         if column.unordered[slot >> 6] & (1 << UInt64(slot & 63)) != 0 { return nil }
-        let value = column.values[slot]
-        switch column.kind {
-        case .int, .int64: return value ^ (1 << 63)
-        case .double, .date:
-            // -0 and +0 are equal, so they take one place.
-            let bits = value == 1 << 63 ? 0 : value
-            return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
-        case .bool, .string: return value
-        }
+        return column.kind.orderKey(ofColumnValue: column.values[slot])
     }
 
     /// The key of a row.

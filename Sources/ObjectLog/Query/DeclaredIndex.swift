@@ -7,8 +7,8 @@ import ObjectLogStore
 /// The sorted entries come from the store's declared index file (``DeclaredIndexFile``) when
 /// it describes the log as it was opened, or are built from the store (through the entity's
 /// ``AttributeColumns``) when it is missing, stale or damaged. Each entry is the order keys of
-/// the attributes (``orderKey(_:of:)``: equal values equal, smaller values smaller), then the
-/// object's key. Commits do not touch the entries: they record what they change in a delta
+/// the attributes (``ScalarKind/orderKey(ofColumnValue:)``: equal values equal, smaller values
+/// smaller), then the object's key. Commits do not touch the entries: they record what they change in a delta
 /// (each changed key's new order keys, or that it was deleted, or that its values are unknown
 /// when a commit wrote a partial value), which a lookup reads beside the entries, and which
 /// the checkpoint at close or compaction merges into them before writing the file.
@@ -79,25 +79,6 @@ final class DeclaredIndex {
         scratch = entity.objectType.init()
     }
 
-    // MARK: - Order keys
-
-    /// A column value of `kind` (see ``ScalarKind/columnValue(from:)``) as an unsigned integer
-    /// in the attribute's ascending order: equal values map equal, and a smaller one smaller.
-    ///
-    /// A NaN maps above every number, and a string to its first 8 bytes (the order of ASCII
-    /// strings): values a comparison cannot decide from the key are let through, never left
-    /// out, by the bounds ``bounds(of:)`` makes.
-    static func orderKey(_ value: UInt64, of kind: ScalarKind) -> UInt64 {
-        switch kind {
-        case .int, .int64: return value ^ (1 << 63)
-        case .double, .date:
-            // -0 and +0 are equal, so they take one place.
-            let bits = value == 1 << 63 ? 0 : value
-            return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
-        case .bool, .string: return value
-        }
-    }
-
     // MARK: - Commits
 
     /// Records a committed put of `key` from its encoding, or that its values are unknown
@@ -164,9 +145,8 @@ final class DeclaredIndex {
             return false
         }
         for (position, member) in members.enumerated() {
-            changeValues[slot * width + position] = Self.orderKey(
-                found[member],
-                of: kinds[position]
+            changeValues[slot * width + position] = kinds[position].orderKey(
+                ofColumnValue: found[member]
             )
         }
         return true
@@ -194,14 +174,14 @@ final class DeclaredIndex {
         for position in (0..<width).reversed() {
             let column = memberColumns[position]
             let kind = kinds[position]
-            RadixSort.sort(&rows) { Self.orderKey(column.values[$0], of: kind) }
+            RadixSort.sort(&rows) { kind.orderKey(ofColumnValue: column.values[$0]) }
         }
         var sorted: [UInt64] = []
         sorted.reserveCapacity(rows.count * (width + 1))
         for row in rows {
             for position in 0..<width {
                 sorted.append(
-                    Self.orderKey(memberColumns[position].values[row], of: kinds[position])
+                    kinds[position].orderKey(ofColumnValue: memberColumns[position].values[row])
                 )
             }
             sorted.append(columns.key(ofSlot: row))
@@ -327,7 +307,9 @@ final class DeclaredIndex {
         switch condition {
         case .compare(let index, let op, let constant):
             guard index == member else { return nil }
-            let key = orderKey(constant, of: kind)
+            // A NaN, or strings that share their first 8 bytes or are not ASCII, take keys a
+            // comparison cannot decide: the bounds let them through, never leave them out.
+            let key = kind.orderKey(ofColumnValue: constant)
             switch op {
             case .less: return .some(key == 0 ? nil : 0...(key - 1))
             case .lessOrEqual: return .some(0...key)
